@@ -1,0 +1,1 @@
+//! Native chat: threads, messages, mentions, inboxes, promotion, answers, memory, moot.

@@ -1,0 +1,161 @@
+//! `gitmoot agent add|list|show|rm`.
+
+use clap::{Args, Subcommand};
+
+use super::Ctx;
+use super::output::print_json;
+use crate::clock::now_ms;
+use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
+use crate::registry;
+use crate::store::agents::{self, Agent};
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCmd {
+    /// Register an agent.
+    Add(AddArgs),
+    /// List registered agents.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one agent.
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an agent.
+    Rm { name: String },
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    pub name: String,
+    #[arg(long, value_parser = parse::<RuntimeKind>)]
+    pub runtime: RuntimeKind,
+    /// The command a shell agent runs with `sh -c`.
+    #[arg(long)]
+    pub command: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub effort: Option<String>,
+    /// ask | review | implement (repeatable; default ask and review).
+    #[arg(long = "capability", value_parser = parse::<Capability>)]
+    pub capabilities: Vec<Capability>,
+    /// auto | read-only | workspace-write | danger-full-access (default read-only).
+    #[arg(long, value_parser = parse::<AutonomyPolicy>)]
+    pub policy: Option<AutonomyPolicy>,
+    /// Repos the agent may work on (repeatable; none = every repo).
+    #[arg(long = "repo")]
+    pub repos: Vec<String>,
+    /// Let the daemon's auto-respond sweep answer this agent's mentions.
+    #[arg(long)]
+    pub chat_autorespond: bool,
+}
+
+/// clap value parser for our named enums, keeping their one-line error text.
+pub fn parse<T: std::str::FromStr<Err = crate::Invalid>>(s: &str) -> Result<T, String> {
+    s.parse::<T>().map_err(|e| e.0)
+}
+
+pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
+    match cmd {
+        AgentCmd::Add(a) => add(ctx, a),
+        AgentCmd::List { json } => {
+            let store = ctx.store()?;
+            let all = agents::list(store.conn())?;
+            if json {
+                return print_json(&all);
+            }
+            if all.is_empty() {
+                println!(
+                    "no agents registered (add one with `gitmoot agent add NAME --runtime ...`)"
+                );
+            }
+            for a in &all {
+                println!(
+                    "{:<20} {:<7} {:<24} {}",
+                    a.name,
+                    a.runtime,
+                    caps(&a.capabilities),
+                    a.policy
+                );
+            }
+            Ok(())
+        }
+        AgentCmd::Show { name, json } => {
+            let store = ctx.store()?;
+            let a = agents::require(store.conn(), &name)?;
+            if json {
+                return print_json(&a);
+            }
+            println!("name:         {}", a.name);
+            println!("runtime:      {}", a.runtime);
+            if let Some(c) = &a.command {
+                println!("command:      {c}");
+            }
+            println!(
+                "model:        {}",
+                a.model.as_deref().unwrap_or("(runtime default)")
+            );
+            println!(
+                "effort:       {}",
+                a.effort.as_deref().unwrap_or("(runtime default)")
+            );
+            println!("capabilities: {}", caps(&a.capabilities));
+            println!("policy:       {}", a.policy);
+            println!(
+                "repos:        {}",
+                if a.repos.is_empty() {
+                    "(every repo)".into()
+                } else {
+                    a.repos.join(", ")
+                }
+            );
+            println!("autorespond:  {}", a.chat_autorespond);
+            Ok(())
+        }
+        AgentCmd::Rm { name } => {
+            let mut store = ctx.store()?;
+            let removed = store.write(|tx| agents::remove(tx, &name))?;
+            if !removed {
+                return Err(crate::Invalid(format!("agent {name:?} is not registered")).into());
+            }
+            println!("removed agent {name}");
+            Ok(())
+        }
+    }
+}
+
+fn caps(c: &[Capability]) -> String {
+    c.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(",")
+}
+
+fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
+    let mut capabilities = if a.capabilities.is_empty() {
+        registry::DEFAULT_CAPABILITIES.to_vec()
+    } else {
+        a.capabilities
+    };
+    capabilities.sort();
+    capabilities.dedup();
+    let agent = Agent {
+        name: a.name,
+        runtime: a.runtime,
+        command: a.command,
+        model: a.model,
+        effort: a.effort,
+        capabilities,
+        policy: a.policy.unwrap_or(registry::DEFAULT_POLICY),
+        repos: a.repos,
+        chat_autorespond: a.chat_autorespond,
+        created_ms: now_ms(),
+    };
+    // Validate before touching the store so bad input creates nothing, not even a home.
+    registry::validate(&agent)?;
+    let mut store = ctx.store()?;
+    store.write(|tx| agents::insert(tx, &agent))?;
+    println!("registered agent {} ({})", agent.name, agent.runtime);
+    Ok(())
+}

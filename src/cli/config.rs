@@ -1,0 +1,34 @@
+//! `gitmoot config show`: the effective configuration as TOML or JSON.
+
+use clap::Subcommand;
+
+use super::Ctx;
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCmd {
+    /// Print the effective config (file values over defaults).
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the config file's path.
+    Path,
+}
+
+pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> anyhow::Result<()> {
+    match cmd {
+        ConfigCmd::Show { json } => {
+            let config = ctx.config()?;
+            if json {
+                super::output::print_json(&config)
+            } else {
+                print!("{}", config.to_toml());
+                Ok(())
+            }
+        }
+        ConfigCmd::Path => {
+            println!("{}", ctx.home.config_path().display());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! `gitmoot job …`: submit, list, show, tree and events.
+
+use std::collections::HashMap;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use super::Ctx;
+use super::agent::parse;
+use super::output::{age, print_json};
+use crate::clock::{SystemClock, now_ms};
+use crate::domain::{Action, JobState};
+use crate::engine::{self, SubmitRoot};
+use crate::store::jobs::{self, Job, JobFilter};
+use crate::store::{events, runs};
+
+#[derive(Debug, Subcommand)]
+pub enum JobCmd {
+    /// Submit a root job; prints its id.
+    Run(RunArgs),
+    /// List jobs, newest first.
+    List {
+        #[arg(long, value_parser = parse::<JobState>)]
+        state: Option<JobState>,
+        #[arg(long)]
+        root: Option<String>,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        repo: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one job.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a root's whole tree.
+    Tree {
+        root: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the events of a job (or of a whole tree when given a root).
+    Events {
+        id: String,
+        /// Keep printing new events until interrupted.
+        #[arg(long)]
+        follow: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[arg(long)]
+    pub agent: String,
+    #[arg(long, value_parser = parse::<Action>, default_value = "ask")]
+    pub action: Action,
+    #[arg(long)]
+    pub repo: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Kill the job after this long (e.g. 10m).
+    #[arg(long, value_parser = |s: &str| crate::duration::parse_positive_ms(s).map_err(|e| e.0))]
+    pub timeout: Option<i64>,
+    /// Wait for the tree to settle and print the final result.
+    #[arg(long)]
+    pub wait: bool,
+    #[arg(long)]
+    pub json: bool,
+    pub prompt: String,
+}
+
+pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
+    match cmd {
+        JobCmd::Run(a) => submit(ctx, a),
+        JobCmd::List {
+            state,
+            root,
+            agent,
+            repo,
+            json,
+        } => {
+            let store = ctx.store()?;
+            let list = jobs::list(
+                store.conn(),
+                &JobFilter {
+                    state,
+                    root,
+                    agent,
+                    repo,
+                    limit: None,
+                },
+            )?;
+            if json {
+                return print_json(&list.iter().map(job_json).collect::<Vec<_>>());
+            }
+            let now = now_ms();
+            for j in &list {
+                println!(
+                    "{:<36} {:<10} {:<14} {:<9} {:>4}  {}",
+                    j.id,
+                    j.state,
+                    j.agent,
+                    j.action,
+                    age(now, j.created_ms),
+                    first_line(&j.prompt)
+                );
+            }
+            Ok(())
+        }
+        JobCmd::Show { id, json } => {
+            let store = ctx.store()?;
+            let job = jobs::require(store.conn(), &id)?;
+            if json {
+                return print_json(&job_json(&job));
+            }
+            print_job(&job);
+            Ok(())
+        }
+        JobCmd::Tree { root, json } => {
+            let store = ctx.store()?;
+            let tree = tree_json(store.conn(), &root)?;
+            if json {
+                return print_json(&tree);
+            }
+            let run = &tree["run"];
+            println!(
+                "{} [{}] {}",
+                root,
+                run["state"].as_str().unwrap_or(""),
+                run["title"].as_str().unwrap_or("")
+            );
+            print_tree(&tree["tree"], 0);
+            Ok(())
+        }
+        JobCmd::Events { id, follow, json } => {
+            let store = ctx.store()?;
+            jobs::require(store.conn(), &id)?;
+            let mut cursor = 0;
+            loop {
+                let batch = events::for_job_or_root(store.conn(), &id, cursor)?;
+                if let Some(last) = batch.last() {
+                    cursor = last.id;
+                }
+                if json && !follow {
+                    return print_json(&batch);
+                }
+                for e in &batch {
+                    if json {
+                        println!("{}", serde_json::to_string(e)?);
+                    } else {
+                        println!(
+                            "{:>6} {} {:<32} {}",
+                            e.id,
+                            e.job_id.as_deref().unwrap_or("-"),
+                            e.kind,
+                            e.message
+                        );
+                    }
+                }
+                if !follow {
+                    return Ok(());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+        }
+    }
+}
+
+fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let root = store.write(|tx| {
+        engine::submit_root(
+            tx,
+            &SystemClock,
+            SubmitRoot {
+                agent: a.agent,
+                action: a.action,
+                prompt: a.prompt,
+                repo: a.repo,
+                model: a.model,
+                timeout_ms: a.timeout,
+                dispatched_by: "cli".into(),
+            },
+        )
+    })?;
+    if a.wait {
+        anyhow::bail!(
+            "job run --wait needs the daemon, which is not built yet (job {root} is queued)"
+        );
+    }
+    if a.json {
+        return print_json(&json!({ "id": root }));
+    }
+    println!("{root}");
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    line.chars().take(60).collect()
+}
+
+/// The `job show --json` document.
+pub fn job_json(j: &Job) -> Value {
+    json!({
+        "id": j.id,
+        "root_id": j.root_id,
+        "parent_id": j.parent_id,
+        "delegation_id": j.delegation_id,
+        "kind": j.kind,
+        "agent": j.agent,
+        "action": j.action,
+        "state": j.state,
+        "depth": j.depth,
+        "attempt": j.attempt,
+        "prompt": j.prompt,
+        "repo": j.repo,
+        "model": j.model,
+        "effort": j.effort,
+        "phase": j.phase,
+        "timeout_ms": j.timeout_ms,
+        "result": j.result,
+        "error": j.error,
+        "output_truncated": j.output_truncated,
+        "tokens": {"in": j.tokens_in, "out": j.tokens_out, "total": j.tokens()},
+        "cost_usd": j.cost_usd,
+        "dispatched_by": j.dispatched_by,
+        "created": j.created_ms,
+        "started": j.started_ms,
+        "finished": j.finished_ms,
+    })
+}
+
+/// The `job tree --json` document: the run and the root with nested children.
+pub fn tree_json(conn: &rusqlite::Connection, root: &str) -> anyhow::Result<Value> {
+    let run = runs::require(conn, root)?;
+    let all = jobs::by_root(conn, root)?;
+    let mut children: HashMap<&str, Vec<&Job>> = HashMap::new();
+    for j in &all {
+        if let Some(p) = &j.parent_id {
+            children.entry(p.as_str()).or_default().push(j);
+        }
+    }
+    fn node(j: &Job, children: &HashMap<&str, Vec<&Job>>) -> Value {
+        let mut v = job_json(j);
+        let kids: Vec<Value> = children
+            .get(j.id.as_str())
+            .into_iter()
+            .flatten()
+            .map(|c| node(c, children))
+            .collect();
+        v["children"] = Value::Array(kids);
+        v
+    }
+    let root_job = all
+        .iter()
+        .find(|j| j.id == root)
+        .ok_or_else(|| crate::Invalid(format!("job {root:?} not found")))?;
+    Ok(json!({
+        "run": {
+            "root_id": run.root_id,
+            "state": run.state,
+            "title": run.title,
+            "killed": run.killed,
+            "jobs": all.len(),
+            "tokens": all.iter().map(Job::tokens).sum::<u64>(),
+            "cost_usd": all.iter().map(|j| j.cost_usd).sum::<f64>(),
+            "created": run.created_ms,
+            "finished": run.finished_ms,
+        },
+        "tree": node(root_job, &children),
+    }))
+}
+
+fn print_tree(node: &Value, depth: usize) {
+    let label = node["delegation_id"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| node["id"].as_str().unwrap_or("").to_string());
+    let decision = node["result"]["decision"]
+        .as_str()
+        .map(|d| format!(" → {d}"))
+        .unwrap_or_default();
+    println!(
+        "{}{} [{}] {} ({}){}",
+        "  ".repeat(depth + 1),
+        label,
+        node["state"].as_str().unwrap_or(""),
+        node["agent"].as_str().unwrap_or(""),
+        node["kind"].as_str().unwrap_or(""),
+        decision
+    );
+    for c in node["children"].as_array().into_iter().flatten() {
+        print_tree(c, depth + 1);
+    }
+}
+
+fn print_job(j: &Job) {
+    println!("id:        {}", j.id);
+    println!("root:      {}", j.root_id);
+    if let Some(p) = &j.parent_id {
+        println!("parent:    {p}");
+    }
+    println!("kind:      {}", j.kind);
+    println!("agent:     {} ({})", j.agent, j.action);
+    println!("state:     {}", j.state);
+    println!("attempt:   {}   depth: {}", j.attempt, j.depth);
+    println!(
+        "tokens:    {} in, {} out  (${:.4})",
+        j.tokens_in, j.tokens_out, j.cost_usd
+    );
+    if let Some(r) = &j.result {
+        println!("decision:  {}", r["decision"].as_str().unwrap_or("?"));
+        println!("summary:   {}", r["summary"].as_str().unwrap_or(""));
+    }
+    if let Some(e) = &j.error {
+        println!("error:     {e}");
+    }
+    println!("prompt:\n{}", j.prompt);
+}

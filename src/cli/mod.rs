@@ -1,0 +1,119 @@
+//! The command line: clap definitions (one file per command group), human and `--json`
+//! output, and the mapping of errors to exit codes (2 usage/validation, 1 runtime).
+//!
+//! Every verb calls a library function that the control room calls too; nothing here
+//! decides behaviour.
+
+pub mod agent;
+pub mod config;
+pub mod job;
+pub mod output;
+pub mod result;
+
+use std::path::PathBuf;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::config::Config;
+use crate::home::Home;
+use crate::store::Store;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gitmoot",
+    version,
+    about = "Local-first orchestrator and control room for fleets of coding agents"
+)]
+pub struct Cli {
+    /// The gitmoot home (default: $GITMOOT_HOME, else ~/.gitmoot).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Register, list, show and remove agents.
+    #[command(subcommand)]
+    Agent(agent::AgentCmd),
+    /// Submit, inspect, kill and resume jobs.
+    #[command(subcommand)]
+    Job(job::JobCmd),
+    /// Validate an agent's output against the result contract.
+    #[command(subcommand)]
+    Result(result::ResultCmd),
+    /// Show the effective configuration.
+    #[command(subcommand)]
+    Config(config::ConfigCmd),
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Everything a command needs from its surroundings, opened lazily.
+pub struct Ctx {
+    pub home: Home,
+}
+
+impl Ctx {
+    pub fn new(home_flag: Option<PathBuf>) -> anyhow::Result<Self> {
+        Ok(Self {
+            home: Home::resolve(home_flag.as_deref())?,
+        })
+    }
+
+    /// Opens the store (creating the home) and starts file logging.
+    pub fn store(&self) -> anyhow::Result<Store> {
+        let store = Store::open_home(&self.home)?;
+        crate::logging::init(&self.home);
+        Ok(store)
+    }
+
+    pub fn config(&self) -> anyhow::Result<Config> {
+        Ok(Config::load(&self.home.config_path())?)
+    }
+}
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let ctx = Ctx::new(cli.home)?;
+    match cli.command {
+        Command::Agent(cmd) => agent::run(&ctx, cmd),
+        Command::Job(cmd) => job::run(&ctx, cmd),
+        Command::Result(cmd) => result::run(&ctx, cmd),
+        Command::Config(cmd) => config::run(&ctx, cmd),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "gitmoot",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
+    }
+}
+
+/// The error as one line: its causes joined, skipping causes that repeat their wrapper.
+pub fn error_line(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string().replace('\n', " ");
+        if !parts.last().is_some_and(|prev| prev.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    parts.join(": ")
+}
+
+/// Exit code for an error: 2 when any cause is a validation failure.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    if err.chain().any(|e| e.is::<crate::Invalid>()) {
+        2
+    } else {
+        1
+    }
+}

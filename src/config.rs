@@ -1,0 +1,439 @@
+//! `config.toml`: typed sections with the seeds' defaults, strict parsing (unknown keys and
+//! bad values name the key and the file), and rendering of the effective config.
+//!
+//! Owns only configuration values; the engine, daemon and chat read them, never the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::RuntimeKind;
+use crate::duration;
+
+/// A duration written as "10m" in TOML, held as milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Duration(pub i64);
+
+impl Serialize for Duration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&duration::format_ms(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Duration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        duration::parse_ms(&text)
+            .map(Duration)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DaemonConfig {
+    /// Jobs run at once.
+    pub parallel: usize,
+    /// Safety poll interval; wake-ups normally come from store changes.
+    pub tick: Duration,
+    /// How long running jobs may finish after SIGINT/SIGTERM before they are terminated.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        Self {
+            parallel: 2,
+            tick: Duration(1_000),
+            shutdown_grace: Duration(10_000),
+        }
+    }
+}
+
+/// Every `[orchestrate]` knob of the result-contract seed, with its defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OrchestrateConfig {
+    pub max_delegation_depth: u32,
+    pub max_delegation_total_jobs: u32,
+    pub max_delegation_width: u32,
+    pub max_delegation_walltime: Duration,
+    /// 0 = unlimited.
+    pub max_delegation_token_budget: u64,
+    /// 0 = unlimited.
+    pub max_delegation_cost_usd: f64,
+    pub max_delegation_non_progress_streak: u32,
+    pub max_verify_replan_attempts: u32,
+    pub max_repair_attempts: u32,
+    pub escalation_ttl: Duration,
+    pub escalation_handle: String,
+    pub inline_artifact_bodies: bool,
+    /// Per-body cap when inlining; 0 = the engine's built-in cap.
+    pub inline_artifact_max_bytes: u64,
+    pub inject_upstream_dep_context: bool,
+    pub default_delegation_timeout: Option<Duration>,
+    pub default_plan_timeout: Option<Duration>,
+    pub default_implement_timeout: Option<Duration>,
+    pub default_review_timeout: Option<Duration>,
+    pub default_gate_timeout: Option<Duration>,
+    pub default_repair_timeout: Option<Duration>,
+}
+
+impl Default for OrchestrateConfig {
+    fn default() -> Self {
+        Self {
+            max_delegation_depth: 8,
+            max_delegation_total_jobs: 64,
+            max_delegation_width: 16,
+            max_delegation_walltime: Duration(2 * 3_600_000),
+            max_delegation_token_budget: 0,
+            max_delegation_cost_usd: 0.0,
+            max_delegation_non_progress_streak: 2,
+            max_verify_replan_attempts: 2,
+            max_repair_attempts: 1,
+            escalation_ttl: Duration(24 * 3_600_000),
+            escalation_handle: String::new(),
+            inline_artifact_bodies: false,
+            inline_artifact_max_bytes: 0,
+            inject_upstream_dep_context: false,
+            default_delegation_timeout: None,
+            default_plan_timeout: None,
+            default_implement_timeout: None,
+            default_review_timeout: None,
+            default_gate_timeout: None,
+            default_repair_timeout: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChatConfig {
+    pub auto_respond: bool,
+    pub auto_respond_cap: u32,
+    pub auto_respond_cooldown: Duration,
+    pub moot_max_seats: u32,
+    pub moot_message_cap: u32,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        Self {
+            auto_respond: false,
+            auto_respond_cap: 4,
+            auto_respond_cooldown: Duration(120_000),
+            moot_max_seats: 6,
+            moot_message_cap: 30,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemoryConfig {
+    pub ingest_auto_confirm: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RuntimeConfig {
+    /// The binary; found on PATH when absent.
+    pub path: Option<PathBuf>,
+    pub default_model: Option<String>,
+    pub default_effort: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RepoConfig {
+    /// The local git checkout; read-only legs run in detached worktrees of it.
+    pub path: Option<PathBuf>,
+    /// 0 = the daemon's global parallelism.
+    pub max_parallel: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TuiConfig {
+    pub theme: String,
+    pub mouse: bool,
+}
+
+impl Default for TuiConfig {
+    fn default() -> Self {
+        Self {
+            theme: "default".into(),
+            mouse: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub daemon: DaemonConfig,
+    pub orchestrate: OrchestrateConfig,
+    pub chat: ChatConfig,
+    pub memory: MemoryConfig,
+    pub runtimes: BTreeMap<String, RuntimeConfig>,
+    pub repos: BTreeMap<String, RepoConfig>,
+    pub tui: TuiConfig,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(#[from] crate::Invalid),
+}
+
+impl Config {
+    /// Loads `path`; a missing file means every default.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ok(Self::parse(&text, path)?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(source) => Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    /// Parses and validates TOML text; errors are one line naming the file and the key.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, crate::Invalid> {
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let place = e
+                .span()
+                .map(|span| key_at(text, span.start))
+                .unwrap_or_default();
+            let message = e.message().replace('\n', " ");
+            crate::Invalid(format!(
+                "config {}: {place}{}",
+                path.display(),
+                message.trim()
+            ))
+        })?;
+        config.validate().map_err(|(key, why)| {
+            crate::Invalid(format!("config {}: {key}: {why}", path.display()))
+        })?;
+        Ok(config.with_env_overrides())
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let positive = |key: &str, v: u64| {
+            if v == 0 {
+                Err((key.to_string(), "must be at least 1, got 0".to_string()))
+            } else {
+                Ok(())
+            }
+        };
+        positive("[daemon].parallel", self.daemon.parallel as u64)?;
+        positive("[daemon].tick", self.daemon.tick.0 as u64)?;
+        let o = &self.orchestrate;
+        positive(
+            "[orchestrate].max_delegation_depth",
+            o.max_delegation_depth.into(),
+        )?;
+        positive(
+            "[orchestrate].max_delegation_total_jobs",
+            o.max_delegation_total_jobs.into(),
+        )?;
+        positive(
+            "[orchestrate].max_delegation_width",
+            o.max_delegation_width.into(),
+        )?;
+        positive(
+            "[orchestrate].max_delegation_walltime",
+            o.max_delegation_walltime.0 as u64,
+        )?;
+        positive("[orchestrate].escalation_ttl", o.escalation_ttl.0 as u64)?;
+        if !(o.max_delegation_cost_usd >= 0.0 && o.max_delegation_cost_usd.is_finite()) {
+            return Err((
+                "[orchestrate].max_delegation_cost_usd".into(),
+                format!("must be a number >= 0, got {}", o.max_delegation_cost_usd),
+            ));
+        }
+        positive("[chat].moot_max_seats", self.chat.moot_max_seats.into())?;
+        positive("[chat].moot_message_cap", self.chat.moot_message_cap.into())?;
+        for name in self.runtimes.keys() {
+            name.parse::<RuntimeKind>()
+                .map_err(|e| (format!("[runtimes.{name}]"), e.0))?;
+        }
+        for name in self.repos.keys() {
+            if !is_repo_name(name) {
+                return Err((
+                    format!("[repos.\"{name}\"]"),
+                    "repo must look like owner/name".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The seed's environment overrides for the two structural bounds.
+    fn with_env_overrides(mut self) -> Self {
+        let read = |var: &str| {
+            std::env::var(var)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .filter(|v| *v > 0)
+        };
+        if let Some(v) = read("GITMOOT_MAX_DELEGATION_DEPTH") {
+            self.orchestrate.max_delegation_depth = v;
+        }
+        if let Some(v) = read("GITMOOT_MAX_DELEGATION_TOTAL_JOBS") {
+            self.orchestrate.max_delegation_total_jobs = v;
+        }
+        self
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("the config always serialises")
+    }
+
+    pub fn runtime(&self, kind: RuntimeKind) -> RuntimeConfig {
+        self.runtimes
+            .get(kind.as_str())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// `owner/name`, each part non-empty and free of whitespace and further slashes.
+pub fn is_repo_name(s: &str) -> bool {
+    let mut parts = s.split('/');
+    matches!((parts.next(), parts.next(), parts.next()), (Some(o), Some(n), None)
+        if !o.is_empty() && !n.is_empty() && !s.contains(char::is_whitespace))
+}
+
+/// Names the `[section].key` (and line) an error offset falls in.
+fn key_at(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line_no = before.matches('\n').count() + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("");
+    let section = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .unwrap_or("");
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim())
+        .filter(|k| !k.starts_with('['));
+    match key {
+        Some(k) => format!("{section}.{k} (line {line_no}): "),
+        None if !section.is_empty() => format!("{section} (line {line_no}): "),
+        None => format!("line {line_no}: "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("/h/config.toml")).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn empty_file_gives_the_seed_defaults() {
+        let c = parse("").unwrap();
+        assert_eq!(c.orchestrate.max_delegation_depth, 8);
+        assert_eq!(c.orchestrate.max_delegation_total_jobs, 64);
+        assert_eq!(c.orchestrate.max_delegation_width, 16);
+        assert_eq!(c.orchestrate.max_delegation_walltime.0, 7_200_000);
+        assert_eq!(c.orchestrate.escalation_ttl.0, 86_400_000);
+        assert_eq!(c.orchestrate.max_delegation_non_progress_streak, 2);
+        assert_eq!(c.orchestrate.max_verify_replan_attempts, 2);
+        assert_eq!(c.chat.auto_respond_cap, 4);
+        assert_eq!(c.chat.auto_respond_cooldown.0, 120_000);
+        assert_eq!(c.chat.moot_max_seats, 6);
+        assert_eq!(c.chat.moot_message_cap, 30);
+        assert_eq!(c.daemon.parallel, 2);
+    }
+
+    #[test]
+    fn every_section_parses() {
+        let c = parse(
+            r#"
+[daemon]
+parallel = 4
+tick = "500ms"
+[orchestrate]
+max_delegation_token_budget = 100000
+default_review_timeout = "15m"
+[chat]
+auto_respond = true
+[memory]
+ingest_auto_confirm = true
+[runtimes.codex]
+path = "/opt/codex"
+default_model = "gpt-5"
+[repos."acme/api"]
+path = "/src/api"
+max_parallel = 3
+[tui]
+theme = "light"
+mouse = false
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.daemon.tick.0, 500);
+        assert_eq!(
+            c.orchestrate.default_review_timeout,
+            Some(Duration(900_000))
+        );
+        assert_eq!(
+            c.runtime(RuntimeKind::Codex).default_model.as_deref(),
+            Some("gpt-5")
+        );
+        assert_eq!(c.repos["acme/api"].max_parallel, 3);
+        assert!(!c.tui.mouse);
+        let again = parse(&c.to_toml()).unwrap();
+        assert_eq!(again, c);
+    }
+
+    #[test]
+    fn each_bad_case_names_the_key_and_the_file() {
+        let cases = [
+            ("[daemon]\nparalel = 3\n", "[daemon].paralel"),
+            ("[daemon]\nparallel = 0\n", "[daemon].parallel"),
+            ("[daemon]\nparallel = \"two\"\n", "[daemon].parallel"),
+            ("[daemon]\ntick = \"soon\"\n", "[daemon].tick"),
+            (
+                "[orchestrate]\nescalation_ttl = \"0\"\n",
+                "[orchestrate].escalation_ttl",
+            ),
+            (
+                "[orchestrate]\nmax_delegation_cost_usd = -1.0\n",
+                "[orchestrate].max_delegation_cost_usd",
+            ),
+            (
+                "[orchestrate]\nmax_delegation_depth = -2\n",
+                "[orchestrate].max_delegation_depth",
+            ),
+            ("[chat]\nauto_respond = \"yes\"\n", "[chat].auto_respond"),
+            ("[chat]\nmoot_max_seats = 0\n", "[chat].moot_max_seats"),
+            ("[runtimes.gpt]\npath = \"/x\"\n", "[runtimes.gpt]"),
+            (
+                "[repos.\"noslash\"]\npath = \"/x\"\n",
+                "[repos.\"noslash\"]",
+            ),
+            ("[tui]\ncolour = \"red\"\n", "[tui].colour"),
+            ("[pipelines]\nx = 1\n", "pipelines"),
+        ];
+        for (text, key) in cases {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(key), "{text:?} gave {err:?}");
+            assert!(err.contains("/h/config.toml"), "{err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+}

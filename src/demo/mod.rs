@@ -1,0 +1,1 @@
+//! `gitmoot demo`: a fresh home with scripted agents and a realistic scene.

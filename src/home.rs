@@ -1,0 +1,85 @@
+//! The gitmoot home: where `gitmoot.db`, `config.toml`, `logs/` and `artifacts/` live.
+//!
+//! Owns resolution (`--home`, `$GITMOOT_HOME`, `~/.gitmoot`) and the private permissions
+//! (folders 0700, the database 0600). Knows nothing of what is inside the files.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// Resolves the home from the flag, then `$GITMOOT_HOME`, then `~/.gitmoot`.
+    pub fn resolve(flag: Option<&Path>) -> io::Result<Self> {
+        let root = match flag {
+            Some(p) => p.to_path_buf(),
+            None => match std::env::var_os("GITMOOT_HOME").filter(|v| !v.is_empty()) {
+                Some(v) => PathBuf::from(v),
+                None => std::env::home_dir()
+                    .ok_or_else(|| {
+                        io::Error::other("cannot find the user's home directory; pass --home")
+                    })?
+                    .join(".gitmoot"),
+            },
+        };
+        let root = if root.is_absolute() {
+            root
+        } else {
+            std::env::current_dir()?.join(root)
+        };
+        Ok(Self { root })
+    }
+
+    /// Creates the folders (0700) and an empty private database file (0600) if missing.
+    pub fn ensure(&self) -> io::Result<()> {
+        for dir in [self.root.clone(), self.logs_dir(), self.artifacts_dir()] {
+            if !dir.exists() {
+                fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&dir)?;
+            }
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))?;
+        }
+        let db = self.db_path();
+        if !db.exists() {
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(&db)?;
+        }
+        fs::set_permissions(&db, fs::Permissions::from_mode(0o600))?;
+        Ok(())
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("gitmoot.db")
+    }
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+    pub fn artifacts_dir(&self) -> PathBuf {
+        self.root.join("artifacts")
+    }
+    pub fn daemon_lock_path(&self) -> PathBuf {
+        self.root.join("daemon.lock")
+    }
+    pub fn keymap_path(&self) -> PathBuf {
+        self.root.join("keymap.toml")
+    }
+    pub fn themes_dir(&self) -> PathBuf {
+        self.root.join("themes")
+    }
+}

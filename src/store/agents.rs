@@ -1,0 +1,134 @@
+//! The `agents` table: registered agents and their runtime, capabilities, policy and scope.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use super::{Result, StoreError};
+use crate::Invalid;
+use crate::clock::Millis;
+use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE agents (
+    name             TEXT PRIMARY KEY,
+    runtime          TEXT NOT NULL,
+    command          TEXT,
+    model            TEXT,
+    effort           TEXT,
+    capabilities     TEXT NOT NULL,
+    policy           TEXT NOT NULL,
+    repos            TEXT NOT NULL,
+    chat_autorespond INTEGER NOT NULL DEFAULT 0,
+    created_ms       INTEGER NOT NULL
+);
+";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Agent {
+    pub name: String,
+    pub runtime: RuntimeKind,
+    /// The command line of a `shell` agent.
+    pub command: Option<String>,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub capabilities: Vec<Capability>,
+    pub policy: AutonomyPolicy,
+    /// Repos this agent may work on; empty means every repo.
+    pub repos: Vec<String>,
+    pub chat_autorespond: bool,
+    pub created_ms: Millis,
+}
+
+impl Agent {
+    pub fn can(&self, capability: Capability) -> bool {
+        self.capabilities.contains(&capability)
+    }
+
+    pub fn allowed_on(&self, repo: Option<&str>) -> bool {
+        match repo {
+            None => true,
+            Some(r) => self.repos.is_empty() || self.repos.iter().any(|x| x == r),
+        }
+    }
+}
+
+const COLS: &str = "name, runtime, command, model, effort, capabilities, policy, repos, chat_autorespond, created_ms";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Agent, String, String)> {
+    Ok((
+        Agent {
+            name: r.get(0)?,
+            runtime: r.get(1)?,
+            command: r.get(2)?,
+            model: r.get(3)?,
+            effort: r.get(4)?,
+            capabilities: Vec::new(),
+            policy: r.get(6)?,
+            repos: Vec::new(),
+            chat_autorespond: r.get(8)?,
+            created_ms: r.get(9)?,
+        },
+        r.get(5)?,
+        r.get(7)?,
+    ))
+}
+
+fn finish((mut a, caps, repos): (Agent, String, String)) -> Result<Agent> {
+    a.capabilities = serde_json::from_str(&caps)?;
+    a.repos = serde_json::from_str(&repos)?;
+    Ok(a)
+}
+
+pub fn insert(conn: &Connection, a: &Agent) -> Result<()> {
+    if get(conn, &a.name)?.is_some() {
+        return Err(Invalid(format!(
+            "agent {:?} already exists (remove it first with `gitmoot agent rm {}`)",
+            a.name, a.name
+        ))
+        .into());
+    }
+    conn.execute(
+        &format!("INSERT INTO agents({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+        params![
+            a.name,
+            a.runtime,
+            a.command,
+            a.model,
+            a.effort,
+            serde_json::to_string(&a.capabilities)?,
+            a.policy,
+            serde_json::to_string(&a.repos)?,
+            a.chat_autorespond,
+            a.created_ms
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, name: &str) -> Result<Option<Agent>> {
+    conn.prepare_cached(&format!("SELECT {COLS} FROM agents WHERE name = ?1"))?
+        .query_row([name], from_row)
+        .optional()?
+        .map(finish)
+        .transpose()
+}
+
+/// The agent, or a not-found error naming it.
+pub fn require(conn: &Connection, name: &str) -> Result<Agent> {
+    get(conn, name)?.ok_or_else(|| {
+        StoreError::Invalid(Invalid(format!(
+            "agent {name:?} is not registered (see `gitmoot agent list`)"
+        )))
+    })
+}
+
+pub fn list(conn: &Connection) -> Result<Vec<Agent>> {
+    let mut st = conn.prepare_cached(&format!("SELECT {COLS} FROM agents ORDER BY name"))?;
+    let rows = st.query_map([], from_row)?;
+    rows.map(|r| finish(r?)).collect()
+}
+
+/// Removes the agent; returns whether it existed.
+pub fn remove(conn: &Connection, name: &str) -> Result<bool> {
+    Ok(conn.execute("DELETE FROM agents WHERE name = ?1", [name])? > 0)
+}

@@ -1,0 +1,119 @@
+//! The `events` log: every state change appends one row in the same transaction.
+//!
+//! Owns appending and the cheap "what changed since event N" read that the control room
+//! and `job events --follow` use.
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Result;
+use crate::clock::Millis;
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE events (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts_ms   INTEGER NOT NULL,
+    root_id TEXT,
+    job_id  TEXT,
+    kind    TEXT NOT NULL,
+    message TEXT NOT NULL DEFAULT '',
+    data    TEXT
+);
+CREATE INDEX events_root ON events(root_id, id);
+CREATE INDEX events_job ON events(job_id, id);
+CREATE INDEX events_kind ON events(kind, id);
+";
+
+/// What to append; `data` is stored as JSON when present.
+#[derive(Debug, Clone, Default)]
+pub struct NewEvent<'a> {
+    pub ts_ms: Millis,
+    pub root_id: Option<&'a str>,
+    pub job_id: Option<&'a str>,
+    pub kind: &'a str,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    pub id: i64,
+    #[serde(rename = "ts")]
+    pub ts_ms: Millis,
+    #[serde(skip_serializing)]
+    pub root_id: Option<String>,
+    pub job_id: Option<String>,
+    pub kind: String,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+pub fn append(conn: &Connection, e: NewEvent<'_>) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO events(ts_ms, root_id, job_id, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        e.ts_ms,
+        e.root_id,
+        e.job_id,
+        e.kind,
+        e.message,
+        e.data.map(|d| d.to_string())
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+fn map(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
+    let data: Option<String> = r.get(6)?;
+    let data = data
+        .map(|t| serde_json::from_str(&t))
+        .transpose()
+        .map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, Box::new(e))
+        })?;
+    Ok(Event {
+        id: r.get(0)?,
+        ts_ms: r.get(1)?,
+        root_id: r.get(2)?,
+        job_id: r.get(3)?,
+        kind: r.get(4)?,
+        message: r.get(5)?,
+        data,
+    })
+}
+
+fn collect(rows: impl Iterator<Item = rusqlite::Result<Event>>) -> Result<Vec<Event>> {
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+const COLS: &str = "id, ts_ms, root_id, job_id, kind, message, data";
+
+/// The newest event id, or 0 on an empty log.
+pub fn last_id(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT COALESCE(MAX(id), 0) FROM events", [], |r| r.get(0))?)
+}
+
+/// Events after `cursor`, oldest first, at most `limit`.
+pub fn since(conn: &Connection, cursor: i64, limit: usize) -> Result<Vec<Event>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM events WHERE id > ?1 ORDER BY id LIMIT ?2"
+    ))?;
+    collect(st.query_map(params![cursor, limit as i64], map)?)
+}
+
+/// Events of one job, or of a whole tree when `id` is a root, oldest first, after `cursor`.
+pub fn for_job_or_root(conn: &Connection, id: &str, cursor: i64) -> Result<Vec<Event>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM events WHERE (job_id = ?1 OR root_id = ?1) AND id > ?2 ORDER BY id"
+    ))?;
+    collect(st.query_map(params![id, cursor], map)?)
+}
+
+/// Events of one job only.
+pub fn for_job(conn: &Connection, job_id: &str) -> Result<Vec<Event>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM events WHERE job_id = ?1 ORDER BY id"
+    ))?;
+    collect(st.query_map(params![job_id], map)?)
+}

@@ -1,0 +1,331 @@
+//! The `jobs` table: every root, leg, continuation and finalize job with its prompt,
+//! outcome, output, usage and timing.
+
+use rusqlite::{
+    Connection, OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Result, StoreError};
+use crate::clock::Millis;
+use crate::domain::{Action, JobKind, JobState};
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE jobs (
+    id               TEXT PRIMARY KEY,
+    root_id          TEXT NOT NULL REFERENCES runs(root_id),
+    parent_id        TEXT REFERENCES jobs(id),
+    delegation_id    TEXT,
+    kind             TEXT NOT NULL,
+    agent            TEXT NOT NULL,
+    action           TEXT NOT NULL,
+    prompt           TEXT NOT NULL,
+    repo             TEXT,
+    state            TEXT NOT NULL,
+    attempt          INTEGER NOT NULL DEFAULT 1,
+    depth            INTEGER NOT NULL DEFAULT 0,
+    model            TEXT,
+    effort           TEXT,
+    phase            TEXT,
+    timeout_ms       INTEGER,
+    fingerprint      TEXT,
+    retries_left     INTEGER NOT NULL DEFAULT 0,
+    ephemeral        TEXT,
+    result           TEXT,
+    raw_output       TEXT,
+    output_truncated INTEGER NOT NULL DEFAULT 0,
+    error            TEXT,
+    tokens_in        INTEGER NOT NULL DEFAULT 0,
+    tokens_out       INTEGER NOT NULL DEFAULT 0,
+    cost_usd         REAL NOT NULL DEFAULT 0,
+    dispatched_by    TEXT NOT NULL DEFAULT '',
+    runtime_pid      INTEGER,
+    worktree         TEXT,
+    created_ms       INTEGER NOT NULL,
+    started_ms       INTEGER,
+    finished_ms      INTEGER,
+    updated_ms       INTEGER NOT NULL
+);
+CREATE INDEX jobs_root ON jobs(root_id, created_ms);
+CREATE INDEX jobs_parent ON jobs(parent_id);
+CREATE INDEX jobs_state ON jobs(state, created_ms);
+CREATE INDEX jobs_queued ON jobs(created_ms) WHERE state = 'queued';
+CREATE INDEX jobs_running ON jobs(updated_ms) WHERE state = 'running';
+CREATE INDEX jobs_agent ON jobs(agent, created_ms);
+CREATE INDEX jobs_repo ON jobs(repo, created_ms);
+CREATE INDEX jobs_updated ON jobs(updated_ms);
+";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    pub id: String,
+    pub root_id: String,
+    pub parent_id: Option<String>,
+    pub delegation_id: Option<String>,
+    pub kind: JobKind,
+    pub agent: String,
+    pub action: Action,
+    pub prompt: String,
+    pub repo: Option<String>,
+    pub state: JobState,
+    pub attempt: u32,
+    pub depth: u32,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub phase: Option<String>,
+    pub timeout_ms: Option<i64>,
+    pub fingerprint: Option<String>,
+    pub retries_left: u32,
+    /// The ephemeral worker spec of a leg that has no registered agent.
+    pub ephemeral: Option<Value>,
+    /// The parsed `gitmoot_result`, once the job settled with one.
+    pub result: Option<Value>,
+    pub raw_output: Option<String>,
+    pub output_truncated: bool,
+    pub error: Option<String>,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+    pub dispatched_by: String,
+    pub runtime_pid: Option<i64>,
+    pub worktree: Option<String>,
+    pub created_ms: Millis,
+    pub started_ms: Option<Millis>,
+    pub finished_ms: Option<Millis>,
+    pub updated_ms: Millis,
+}
+
+impl Job {
+    /// A fresh queued job with everything optional left empty.
+    pub fn queued(
+        id: String,
+        root_id: String,
+        kind: JobKind,
+        agent: String,
+        action: Action,
+        prompt: String,
+        now: Millis,
+    ) -> Self {
+        Self {
+            id,
+            root_id,
+            parent_id: None,
+            delegation_id: None,
+            kind,
+            agent,
+            action,
+            prompt,
+            repo: None,
+            state: JobState::Queued,
+            attempt: 1,
+            depth: 0,
+            model: None,
+            effort: None,
+            phase: None,
+            timeout_ms: None,
+            fingerprint: None,
+            retries_left: 0,
+            ephemeral: None,
+            result: None,
+            raw_output: None,
+            output_truncated: false,
+            error: None,
+            tokens_in: 0,
+            tokens_out: 0,
+            cost_usd: 0.0,
+            dispatched_by: String::new(),
+            runtime_pid: None,
+            worktree: None,
+            created_ms: now,
+            started_ms: None,
+            finished_ms: None,
+            updated_ms: now,
+        }
+    }
+
+    pub fn tokens(&self) -> u64 {
+        self.tokens_in + self.tokens_out
+    }
+}
+
+pub(crate) const COLS: &str = "id, root_id, parent_id, delegation_id, kind, agent, action, prompt, repo, state, \
+    attempt, depth, model, effort, phase, timeout_ms, fingerprint, retries_left, ephemeral, result, raw_output, \
+    output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, runtime_pid, worktree, created_ms, \
+    started_ms, finished_ms, updated_ms";
+
+pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
+    let json = |i: usize| -> rusqlite::Result<Option<Value>> {
+        let text: Option<String> = r.get(i)?;
+        text.filter(|t| !t.is_empty())
+            .map(|t| {
+                serde_json::from_str(&t).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        i,
+                        rusqlite::types::Type::Text,
+                        Box::new(e),
+                    )
+                })
+            })
+            .transpose()
+    };
+    Ok(Job {
+        id: r.get(0)?,
+        root_id: r.get(1)?,
+        parent_id: r.get(2)?,
+        delegation_id: r.get(3)?,
+        kind: r.get(4)?,
+        agent: r.get(5)?,
+        action: r.get(6)?,
+        prompt: r.get(7)?,
+        repo: r.get(8)?,
+        state: r.get(9)?,
+        attempt: r.get(10)?,
+        depth: r.get(11)?,
+        model: r.get(12)?,
+        effort: r.get(13)?,
+        phase: r.get(14)?,
+        timeout_ms: r.get(15)?,
+        fingerprint: r.get(16)?,
+        retries_left: r.get(17)?,
+        ephemeral: json(18)?,
+        result: json(19)?,
+        raw_output: r.get(20)?,
+        output_truncated: r.get(21)?,
+        error: r.get(22)?,
+        tokens_in: r.get::<_, i64>(23)? as u64,
+        tokens_out: r.get::<_, i64>(24)? as u64,
+        cost_usd: r.get(25)?,
+        dispatched_by: r.get(26)?,
+        runtime_pid: r.get(27)?,
+        worktree: r.get(28)?,
+        created_ms: r.get(29)?,
+        started_ms: r.get(30)?,
+        finished_ms: r.get(31)?,
+        updated_ms: r.get(32)?,
+    })
+}
+
+/// Writes the whole row (insert or replace); the single write path for job rows.
+pub fn put(conn: &Connection, j: &Job) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO jobs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
+         ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
+    ))?
+    .execute(params![
+        j.id,
+        j.root_id,
+        j.parent_id,
+        j.delegation_id,
+        j.kind,
+        j.agent,
+        j.action,
+        j.prompt,
+        j.repo,
+        j.state,
+        j.attempt,
+        j.depth,
+        j.model,
+        j.effort,
+        j.phase,
+        j.timeout_ms,
+        j.fingerprint,
+        j.retries_left,
+        j.ephemeral.as_ref().map(Value::to_string),
+        j.result.as_ref().map(Value::to_string),
+        j.raw_output,
+        j.output_truncated,
+        j.error,
+        j.tokens_in as i64,
+        j.tokens_out as i64,
+        j.cost_usd,
+        j.dispatched_by,
+        j.runtime_pid,
+        j.worktree,
+        j.created_ms,
+        j.started_ms,
+        j.finished_ms,
+        j.updated_ms
+    ])?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<Job>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLS} FROM jobs WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+/// The job, or a not-found error naming it.
+pub fn require(conn: &Connection, id: &str) -> Result<Job> {
+    get(conn, id)?
+        .ok_or_else(|| StoreError::Invalid(crate::Invalid(format!("job {id:?} not found"))))
+}
+
+/// Every job of one tree, oldest first.
+pub fn by_root(conn: &Connection, root_id: &str) -> Result<Vec<Job>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM jobs WHERE root_id = ?1 ORDER BY created_ms, rowid"
+    ))?;
+    Ok(st
+        .query_map([root_id], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Direct children of a job, oldest first.
+pub fn children(conn: &Connection, parent_id: &str) -> Result<Vec<Job>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM jobs WHERE parent_id = ?1 ORDER BY created_ms, rowid"
+    ))?;
+    Ok(st
+        .query_map([parent_id], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Filters of `job list`; every field narrows.
+#[derive(Debug, Clone, Default)]
+pub struct JobFilter {
+    pub state: Option<JobState>,
+    pub root: Option<String>,
+    pub agent: Option<String>,
+    pub repo: Option<String>,
+    pub limit: Option<usize>,
+}
+
+/// Jobs matching the filter, newest first.
+pub fn list(conn: &Connection, f: &JobFilter) -> Result<Vec<Job>> {
+    let mut sql = format!("SELECT {COLS} FROM jobs WHERE 1=1");
+    let mut args: Vec<SqlValue> = Vec::new();
+    let mut push = |clause: &str, v: String| {
+        args.push(SqlValue::Text(v));
+        sql.push_str(&format!(" AND {clause} = ?{}", args.len()));
+    };
+    if let Some(s) = f.state {
+        push("state", s.as_str().to_string());
+    }
+    if let Some(r) = &f.root {
+        push("root_id", r.clone());
+    }
+    if let Some(a) = &f.agent {
+        push("agent", a.clone());
+    }
+    if let Some(r) = &f.repo {
+        push("repo", r.clone());
+    }
+    sql.push_str(" ORDER BY created_ms DESC, rowid DESC");
+    if let Some(n) = f.limit {
+        sql.push_str(&format!(" LIMIT {n}"));
+    }
+    let mut st = conn.prepare(&sql)?;
+    Ok(st
+        .query_map(params_from_iter(args), from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many jobs are in each live state, for status bars and `daemon status`.
+pub fn count_state(conn: &Connection, state: JobState) -> Result<u64> {
+    Ok(conn
+        .prepare_cached("SELECT COUNT(*) FROM jobs WHERE state = ?1")?
+        .query_row([state], |r| r.get::<_, i64>(0))? as u64)
+}

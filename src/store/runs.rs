@@ -1,0 +1,140 @@
+//! The `runs` table: one row per root with the tree's state, title, kill flag, paused time
+//! and totals.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::{Result, StoreError};
+use crate::clock::Millis;
+use crate::domain::RunState;
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE runs (
+    root_id         TEXT PRIMARY KEY,
+    state           TEXT NOT NULL,
+    title           TEXT NOT NULL,
+    repo            TEXT,
+    killed          INTEGER NOT NULL DEFAULT 0,
+    kill_force      INTEGER NOT NULL DEFAULT 0,
+    paused_ms       INTEGER NOT NULL DEFAULT 0,
+    paused_since_ms INTEGER,
+    jobs            INTEGER NOT NULL DEFAULT 0,
+    tokens          INTEGER NOT NULL DEFAULT 0,
+    cost_usd        REAL NOT NULL DEFAULT 0,
+    created_ms      INTEGER NOT NULL,
+    finished_ms     INTEGER,
+    updated_ms      INTEGER NOT NULL
+);
+CREATE INDEX runs_state ON runs(state, created_ms);
+CREATE INDEX runs_created ON runs(created_ms);
+CREATE INDEX runs_updated ON runs(updated_ms);
+";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    pub root_id: String,
+    pub state: RunState,
+    pub title: String,
+    pub repo: Option<String>,
+    pub killed: bool,
+    pub kill_force: bool,
+    /// Time spent awaiting a human, excluded from the wall-clock bound.
+    pub paused_ms: i64,
+    pub paused_since_ms: Option<Millis>,
+    /// Jobs created in the tree (continuations and retries included).
+    pub jobs: u32,
+    pub tokens: u64,
+    pub cost_usd: f64,
+    pub created_ms: Millis,
+    pub finished_ms: Option<Millis>,
+    pub updated_ms: Millis,
+}
+
+impl Run {
+    pub fn new(root_id: String, title: String, repo: Option<String>, now: Millis) -> Self {
+        Self {
+            root_id,
+            state: RunState::Running,
+            title,
+            repo,
+            killed: false,
+            kill_force: false,
+            paused_ms: 0,
+            paused_since_ms: None,
+            jobs: 0,
+            tokens: 0,
+            cost_usd: 0.0,
+            created_ms: now,
+            finished_ms: None,
+            updated_ms: now,
+        }
+    }
+}
+
+const COLS: &str = "root_id, state, title, repo, killed, kill_force, paused_ms, paused_since_ms, jobs, tokens, \
+    cost_usd, created_ms, finished_ms, updated_ms";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
+    Ok(Run {
+        root_id: r.get(0)?,
+        state: r.get(1)?,
+        title: r.get(2)?,
+        repo: r.get(3)?,
+        killed: r.get(4)?,
+        kill_force: r.get(5)?,
+        paused_ms: r.get(6)?,
+        paused_since_ms: r.get(7)?,
+        jobs: r.get(8)?,
+        tokens: r.get::<_, i64>(9)? as u64,
+        cost_usd: r.get(10)?,
+        created_ms: r.get(11)?,
+        finished_ms: r.get(12)?,
+        updated_ms: r.get(13)?,
+    })
+}
+
+/// Writes the whole row (insert or replace); the single write path for run rows.
+pub fn put(conn: &Connection, run: &Run) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO runs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    ))?
+    .execute(params![
+        run.root_id,
+        run.state,
+        run.title,
+        run.repo,
+        run.killed,
+        run.kill_force,
+        run.paused_ms,
+        run.paused_since_ms,
+        run.jobs,
+        run.tokens as i64,
+        run.cost_usd,
+        run.created_ms,
+        run.finished_ms,
+        run.updated_ms
+    ])?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, root_id: &str) -> Result<Option<Run>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLS} FROM runs WHERE root_id = ?1"))?
+        .query_row([root_id], from_row)
+        .optional()?)
+}
+
+pub fn require(conn: &Connection, root_id: &str) -> Result<Run> {
+    get(conn, root_id)?
+        .ok_or_else(|| StoreError::Invalid(crate::Invalid(format!("run {root_id:?} not found"))))
+}
+
+/// Runs newest first, at most `limit`.
+pub fn list(conn: &Connection, limit: usize) -> Result<Vec<Run>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM runs ORDER BY created_ms DESC, rowid DESC LIMIT ?1"
+    ))?;
+    Ok(st
+        .query_map([limit as i64], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}

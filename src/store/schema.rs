@@ -1,0 +1,56 @@
+//! Schema migrations on `PRAGMA user_version`, written by hand.
+//!
+//! Each migration runs in one transaction with the version bump, so a crash never leaves a
+//! half-migrated database; a database newer than this binary is refused.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::{Result, StoreError};
+
+/// The ordered migrations; index + 1 is the schema version each one produces.
+fn migrations() -> Vec<String> {
+    vec![
+        [
+            super::meta::SCHEMA,
+            super::agents::SCHEMA,
+            super::runs::SCHEMA,
+            super::jobs::SCHEMA,
+            super::delegations::SCHEMA,
+            super::escalations::SCHEMA,
+            super::events::SCHEMA,
+            super::chat::SCHEMA,
+            super::memory::SCHEMA,
+        ]
+        .concat(),
+    ]
+}
+
+pub const SCHEMA_VERSION: i64 = 1;
+
+pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let all = migrations();
+    debug_assert_eq!(all.len() as i64, SCHEMA_VERSION);
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_path_buf(),
+            found: current,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    // Re-read under the write lock: a concurrent opener may have migrated meanwhile.
+    let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    for (i, sql) in all.iter().enumerate().skip(current.max(0) as usize) {
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+    }
+    super::meta::ensure_home_id(&tx)?;
+    tx.commit()?;
+    Ok(())
+}
