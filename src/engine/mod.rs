@@ -3,8 +3,10 @@
 //!
 //! Pure logic over a store transaction and an injected clock; never spawns a process.
 
+pub mod settle;
 pub mod submit;
 
+pub use settle::{Outcome, Settlement, Usage, settle};
 pub use submit::{SubmitRoot, submit_root};
 
 use crate::Invalid;

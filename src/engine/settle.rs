@@ -1,0 +1,114 @@
+//! Settling a job: recording its outcome and moving its tree forward.
+//!
+//! The daemon calls `settle` once per finished job, inside one transaction, after it has
+//! run the runtime and parsed the output with the contract module.
+
+use rusqlite::Transaction;
+use serde_json::json;
+
+use super::EngineError;
+use crate::clock::Clock;
+use crate::config::OrchestrateConfig;
+use crate::contract::GitmootResult;
+use crate::domain::{JobKind, JobState, RunState};
+use crate::store::events::{self, NewEvent};
+use crate::store::{jobs, runs};
+
+/// Token usage and cost the runtime reported for one job.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The output held a valid result.
+    Parsed(GitmootResult),
+    /// The job failed before producing a valid result (runtime error, timeout, malformed).
+    Failed(String),
+}
+
+/// Everything the daemon learned from running one job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    pub outcome: Outcome,
+    pub raw_output: Option<String>,
+    pub output_truncated: bool,
+    pub usage: Usage,
+}
+
+/// Records the outcome of a running job and advances its tree.
+pub fn settle(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    _cfg: &OrchestrateConfig,
+    job_id: &str,
+    s: Settlement,
+) -> Result<JobState, EngineError> {
+    let now = clock.now_ms();
+    let mut job = jobs::require(tx, job_id)?;
+    if job.state.is_terminal() {
+        return Ok(job.state);
+    }
+    let (state, message) = match &s.outcome {
+        Outcome::Parsed(r) => {
+            job.result = Some(serde_json::to_value(r).map_err(crate::store::StoreError::from)?);
+            (
+                r.decision.job_state(),
+                format!("{}: {}", r.decision.as_str(), r.summary),
+            )
+        }
+        Outcome::Failed(reason) => {
+            job.error = Some(reason.clone());
+            (JobState::Failed, reason.clone())
+        }
+    };
+    job.state = state;
+    job.raw_output = s.raw_output;
+    job.output_truncated = s.output_truncated;
+    job.tokens_in += s.usage.tokens_in;
+    job.tokens_out += s.usage.tokens_out;
+    job.cost_usd += s.usage.cost_usd;
+    job.finished_ms = Some(now);
+    job.updated_ms = now;
+    jobs::put(tx, &job)?;
+    events::append(
+        tx,
+        NewEvent {
+            ts_ms: now,
+            root_id: Some(&job.root_id),
+            job_id: Some(&job.id),
+            kind: state.as_str(),
+            message,
+            data: Some(json!({"tokens_in": s.usage.tokens_in, "tokens_out": s.usage.tokens_out})),
+        },
+    )?;
+    let mut run = runs::require(tx, &job.root_id)?;
+    run.tokens += s.usage.tokens_in + s.usage.tokens_out;
+    run.cost_usd += s.usage.cost_usd;
+    run.updated_ms = now;
+    if job.kind == JobKind::Root {
+        run.state = match state {
+            JobState::Succeeded => RunState::Done,
+            JobState::Blocked => RunState::Blocked,
+            _ => RunState::Failed,
+        };
+        run.finished_ms = Some(now);
+        events::append(
+            tx,
+            NewEvent {
+                ts_ms: now,
+                root_id: Some(&job.root_id),
+                job_id: None,
+                kind: "run_finished",
+                message: format!("run {}", run.state),
+                data: None,
+            },
+        )?;
+    }
+    runs::put(tx, &run)?;
+    Ok(state)
+}
