@@ -9,8 +9,42 @@ pub mod submit;
 pub use settle::{Outcome, Settlement, Usage, settle};
 pub use submit::{SubmitRoot, submit_root};
 
+use rusqlite::Transaction;
+
 use crate::Invalid;
+use crate::clock::Clock;
 use crate::store::StoreError;
+use crate::store::jobs::Job;
+
+/// Side effects other modules attach to engine transitions, run inside the same
+/// transaction so nothing is lost between them. Chat implements them (job_result
+/// back-links, ask-gate threads); the engine never depends on chat.
+pub trait Hooks {
+    /// An ask round opened on `job`; `escalation_id` is its row in `escalations`.
+    fn ask_round_opened(
+        &self,
+        _tx: &Transaction<'_>,
+        _clock: &dyn Clock,
+        _job: &Job,
+        _escalation_id: i64,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// `job` reached a terminal state.
+    fn job_finished(
+        &self,
+        _tx: &Transaction<'_>,
+        _clock: &dyn Clock,
+        _job: &Job,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
+}
+
+/// For callers with nothing attached (tests, headless tools without chat).
+pub struct NoHooks;
+
+impl Hooks for NoHooks {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

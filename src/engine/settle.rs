@@ -45,6 +45,7 @@ pub fn settle(
     tx: &Transaction<'_>,
     clock: &dyn Clock,
     _cfg: &OrchestrateConfig,
+    hooks: &dyn super::Hooks,
     job_id: &str,
     s: Settlement,
 ) -> Result<JobState, EngineError> {
@@ -75,6 +76,7 @@ pub fn settle(
     job.finished_ms = Some(now);
     job.updated_ms = now;
     jobs::put(tx, &job)?;
+    hooks.job_finished(tx, clock, &job)?;
     events::append(
         tx,
         NewEvent {
