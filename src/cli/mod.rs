@@ -46,6 +46,12 @@ pub enum Command {
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(config::ConfigCmd),
+    /// A scripted agent for the demo (run by the shell runtime).
+    #[command(hide = true)]
+    DemoAgent {
+        #[arg(value_enum)]
+        role: crate::demo::agent::Role,
+    },
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -85,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Job(cmd) => job::run(&ctx, cmd),
         Command::Result(cmd) => result::run(&ctx, cmd),
         Command::Config(cmd) => config::run(&ctx, cmd),
+        Command::DemoAgent { role } => crate::demo::agent::run(role),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

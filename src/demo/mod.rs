@@ -1,1 +1,3 @@
 //! `gitmoot demo`: a fresh home with scripted agents and a realistic scene.
+
+pub mod agent;
