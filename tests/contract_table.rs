@@ -1182,6 +1182,7 @@ fn cases() -> Vec<Case> {
                 r#"delegations[0] (id "a"): action "implement" is refused: delegation legs may only ask or review"#,
                 r#"delegation "c" depends on itself"#,
                 r#"delegation "c" references unknown dep "nope""#,
+                "delegations form a dependency cycle: a -> b -> a",
                 "synthesis_rule quorum requires quorum (5) to be <= the number of delegations (3)",
                 "artifact_body is required when delegations request artifacts",
             ]),
