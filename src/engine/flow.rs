@@ -731,6 +731,8 @@ impl Ctx<'_, '_> {
                     let mut l = legs[i].clone();
                     self.enqueue_leg(&parent, &mut l, legs.as_slice(), None)?;
                     changed = true;
+                    // Re-read before the next leg so a fingerprint twin sees this one.
+                    break;
                 }
             }
             if !changed {
