@@ -2,10 +2,16 @@
 //! the escalation row that records the thread), records the answer as a chat message and
 //! hands it to the engine's answer path, all in one transaction.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, Transaction};
 
-use super::{ChatError, Result};
-use crate::store::chat::Thread;
+use super::messages::{self, Post, job_ref};
+use super::{ChatError, Result, threads, write_retry};
+use crate::Invalid;
+use crate::clock::Clock;
+use crate::config::OrchestrateConfig;
+use crate::engine::{self, Hooks};
+use crate::store::Store;
+use crate::store::chat::{self as rows, AuthorKind, Message, MessageKind, Thread};
 
 /// The job whose open ask round is linked to `thread`.
 pub fn resolve_target(conn: &Connection, thread: &Thread) -> Result<String> {
@@ -38,4 +44,74 @@ pub fn resolve_target(conn: &Connection, thread: &Thread) -> Result<String> {
         ),
         None => format!("thread {:?} is not linked to a paused job", thread.slug),
     }))
+}
+
+/// What `chat answer` did.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub thread: Thread,
+    pub job_id: String,
+    /// The human's answer as recorded in the thread.
+    pub message: Message,
+    /// The answer continuation, when the engine enqueued one now.
+    pub continuation: Option<String>,
+}
+
+/// Records the answer in the thread and resumes the paused job through the engine's
+/// answer path, in the caller's transaction (a refused answer records nothing).
+pub fn answer(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    thread: &Thread,
+    text: &str,
+) -> Result<Answered> {
+    if text.trim().is_empty() {
+        return Err(Invalid("chat answer requires a non-empty answer".into()).into());
+    }
+    let job_id = resolve_target(tx, thread)?;
+    let mut post = Post {
+        kind: MessageKind::Chat,
+        author_kind: AuthorKind::Human,
+        author: "human",
+        body: text,
+        mentions: Vec::new(),
+        deliver: Vec::new(),
+        refs: vec![job_ref(tx, &thread.repo, &job_id)?],
+        reply_to: None,
+        job_id: None,
+    };
+    post.reply_to = rows::messages(tx, &thread.id, 0, None)?
+        .iter()
+        .rev()
+        .find(|m| {
+            m.kind == MessageKind::System
+                && m.refs.iter().any(|r| r.kind == "job" && r.id == job_id)
+        })
+        .map(|m| m.seq);
+    let message = messages::append(tx, clock, thread, post)?;
+    let continuation = engine::answer(tx, clock, cfg, hooks, &job_id, text)?;
+    Ok(Answered {
+        thread: thread.clone(),
+        job_id,
+        message,
+        continuation,
+    })
+}
+
+/// `chat answer`: resolve the thread, answer, commit.
+pub fn answer_message(
+    store: &mut Store,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    thread_arg: &str,
+    repo: Option<&str>,
+    text: &str,
+) -> Result<Answered> {
+    write_retry(store, |tx| {
+        let thread = threads::resolve(tx, thread_arg, repo)?;
+        answer(tx, clock, cfg, hooks, &thread, text)
+    })
 }
