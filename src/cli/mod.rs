@@ -5,8 +5,11 @@
 //! decides behaviour.
 
 pub mod agent;
+pub mod chat;
 pub mod config;
 pub mod job;
+pub mod memory;
+pub mod moot;
 pub mod output;
 pub mod result;
 
@@ -46,6 +49,14 @@ pub enum Command {
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(config::ConfigCmd),
+    /// Threads, messages, inboxes, promotion, answers and memory capture.
+    #[command(subcommand)]
+    Chat(chat::ChatCmd),
+    /// Convene registered agents in a bounded brainstorm thread.
+    Moot(moot::MootArgs),
+    /// Inspect and confirm memory observations.
+    #[command(subcommand)]
+    Memory(memory::MemoryCmd),
     /// A scripted agent for the demo (run by the shell runtime).
     #[command(hide = true)]
     DemoAgent {
@@ -91,6 +102,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Job(cmd) => job::run(&ctx, cmd),
         Command::Result(cmd) => result::run(&ctx, cmd),
         Command::Config(cmd) => config::run(&ctx, cmd),
+        Command::Chat(cmd) => chat::run(&ctx, cmd),
+        Command::Moot(a) => moot::run(&ctx, a),
+        Command::Memory(cmd) => memory::run(&ctx, cmd),
         Command::DemoAgent { role } => crate::demo::agent::run(role),
         Command::Completions { shell } => {
             clap_complete::generate(
