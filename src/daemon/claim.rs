@@ -53,6 +53,8 @@ pub struct ClaimContext<'a> {
     pub running_per_repo: &'a HashMap<String, usize>,
     pub worktrees_dir: &'a Path,
     pub scratch_dir: &'a Path,
+    /// Claim only jobs of this tree.
+    pub only_root: Option<&'a str>,
 }
 
 /// How many queued jobs one claim pass looks at to find ones whose locks are free.
@@ -83,7 +85,10 @@ pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
                 Some(key),
             )
         }
-        Some(path) => (Placement::Shared { dir: path }, Some(format!("repo:{repo}"))),
+        Some(path) => (
+            Placement::Shared { dir: path },
+            Some(format!("repo:{repo}")),
+        ),
         None => (
             Placement::Shared {
                 dir: ctx.scratch_dir.to_path_buf(),
@@ -107,9 +112,10 @@ pub fn claim(
     }
     let ids: Vec<String> = tx
         .prepare_cached(
-            "SELECT id FROM jobs WHERE state = 'queued' ORDER BY created_ms, rowid LIMIT ?1",
+            "SELECT id FROM jobs WHERE state = 'queued' AND (?2 IS NULL OR root_id = ?2) \
+             ORDER BY created_ms, rowid LIMIT ?1",
         )?
-        .query_map([SCAN as i64], |r| r.get(0))?
+        .query_map(rusqlite::params![SCAN as i64, ctx.only_root], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let mut held = ctx.held.clone();
     let mut per_repo = ctx.running_per_repo.clone();

@@ -51,7 +51,11 @@ fn read_pid(file: &mut File) -> String {
     let _ = file.seek(SeekFrom::Start(0));
     let _ = file.read_to_string(&mut text);
     let pid = text.trim();
-    if pid.is_empty() { "unknown".into() } else { pid.into() }
+    if pid.is_empty() {
+        "unknown".into()
+    } else {
+        pid.into()
+    }
 }
 
 impl DaemonLock {

@@ -70,7 +70,11 @@ pub struct StatusJob {
 
 /// Builds the report: the lock says whether a daemon runs, the file what it is doing,
 /// the store the live counts.
-pub fn report(home: &Home, conn: &rusqlite::Connection, now: Millis) -> Result<DaemonStatus, StoreError> {
+pub fn report(
+    home: &Home,
+    conn: &rusqlite::Connection,
+    now: Millis,
+) -> Result<DaemonStatus, StoreError> {
     let holder = super::lock::holder(&home.daemon_lock_path());
     let file = holder.as_ref().and_then(|_| read(&path(home)));
     Ok(DaemonStatus {

@@ -57,7 +57,9 @@ fn git(checkout: &Path, args: &[&str]) -> Result<(), WorktreeError> {
     } else {
         Err(WorktreeError {
             checkout: checkout.to_path_buf(),
-            message: String::from_utf8_lossy(&out.stderr).trim().replace('\n', " "),
+            message: String::from_utf8_lossy(&out.stderr)
+                .trim()
+                .replace('\n', " "),
         })
     }
 }
@@ -110,7 +112,15 @@ mod tests {
         run(&["init", "-q"]);
         std::fs::write(repo.join("a.txt"), "committed").unwrap();
         run(&["add", "."]);
-        run(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+        run(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "one",
+        ]);
         repo
     }
 
@@ -122,7 +132,10 @@ mod tests {
         let at = path_for(&repo.parent().unwrap().join("worktrees"), "job-x/leg:1");
         assert!(at.ends_with("job-x-leg-1"));
         add(&repo, &at).unwrap();
-        assert_eq!(std::fs::read_to_string(at.join("a.txt")).unwrap(), "committed");
+        assert_eq!(
+            std::fs::read_to_string(at.join("a.txt")).unwrap(),
+            "committed"
+        );
         remove(&repo, &at);
         assert!(!at.exists());
         let list = Command::new("git")
