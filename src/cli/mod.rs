@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod daemon;
 pub mod job;
 pub mod output;
 pub mod result;
@@ -46,6 +47,9 @@ pub enum Command {
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(config::ConfigCmd),
+    /// Run the worker pool or show its status.
+    #[command(subcommand)]
+    Daemon(daemon::DaemonCmd),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -85,6 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Job(cmd) => job::run(&ctx, cmd),
         Command::Result(cmd) => result::run(&ctx, cmd),
         Command::Config(cmd) => config::run(&ctx, cmd),
+        Command::Daemon(cmd) => daemon::run(&ctx, cmd),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
