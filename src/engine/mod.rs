@@ -2,10 +2,30 @@
 //! bounds, escalation and kill.
 //!
 //! Pure logic over a store transaction and an injected clock; never spawns a process.
+//! `settle` (daemon, once per finished job), `sweep` (daemon, every tick), the verbs
+//! `kill_root`, `cancel_job`, `answer`, `resume`, and the reads `pending`,
+//! `jobs_to_terminate`, `may_start` are the whole surface the daemon, chat, CLI and
+//! control room call.
 
+pub mod bench;
+pub mod bounds;
+pub mod control;
+pub mod escalation;
+pub mod flow;
+pub mod pricing;
+pub mod prompts;
 pub mod settle;
 pub mod submit;
 
+pub use bench::bench_settle;
+pub use control::{
+    KillReport, SweepReport, cancel_job, jobs_to_terminate, kill_root, may_start, sweep,
+};
+pub use escalation::{
+    PendingItem, PendingQuestion, ResumeVerb, answer, parse_answers, pending, resume,
+};
+pub use flow::Resolution;
+pub use pricing::price_usd;
 pub use settle::{Outcome, Settlement, Usage, settle};
 pub use submit::{SubmitRoot, submit_root};
 

@@ -7,10 +7,12 @@ use rusqlite::Transaction;
 use serde_json::json;
 
 use super::EngineError;
+use super::flow::Ctx;
+use super::pricing::price_usd;
 use crate::clock::Clock;
 use crate::config::OrchestrateConfig;
 use crate::contract::GitmootResult;
-use crate::domain::{JobKind, JobState, RunState};
+use crate::domain::JobState;
 use crate::store::events::{self, NewEvent};
 use crate::store::{jobs, runs};
 
@@ -41,17 +43,36 @@ pub struct Settlement {
 }
 
 /// Records the outcome of a running job and advances its tree.
+///
+/// Idempotent on a job that already ended: a cancelled job that was still running only
+/// gets its usage recorded and its runtime pid cleared.
 pub fn settle(
     tx: &Transaction<'_>,
     clock: &dyn Clock,
-    _cfg: &OrchestrateConfig,
+    cfg: &OrchestrateConfig,
     hooks: &dyn super::Hooks,
     job_id: &str,
     s: Settlement,
 ) -> Result<JobState, EngineError> {
     let now = clock.now_ms();
     let mut job = jobs::require(tx, job_id)?;
+    let cost = if s.usage.cost_usd > 0.0 {
+        s.usage.cost_usd
+    } else {
+        price_usd(job.model.as_deref(), s.usage.tokens_in, s.usage.tokens_out)
+    };
+    let mut run = runs::require(tx, &job.root_id)?;
+    run.tokens += s.usage.tokens_in + s.usage.tokens_out;
+    run.cost_usd += cost;
+    run.updated_ms = now;
+    runs::put(tx, &run)?;
+    job.tokens_in += s.usage.tokens_in;
+    job.tokens_out += s.usage.tokens_out;
+    job.cost_usd += cost;
     if job.state.is_terminal() {
+        job.runtime_pid = None;
+        job.updated_ms = now;
+        jobs::put(tx, &job)?;
         return Ok(job.state);
     }
     let (state, message) = match &s.outcome {
@@ -70,13 +91,10 @@ pub fn settle(
     job.state = state;
     job.raw_output = s.raw_output;
     job.output_truncated = s.output_truncated;
-    job.tokens_in += s.usage.tokens_in;
-    job.tokens_out += s.usage.tokens_out;
-    job.cost_usd += s.usage.cost_usd;
+    job.runtime_pid = None;
     job.finished_ms = Some(now);
     job.updated_ms = now;
     jobs::put(tx, &job)?;
-    hooks.job_finished(tx, clock, &job)?;
     events::append(
         tx,
         NewEvent {
@@ -85,32 +103,19 @@ pub fn settle(
             job_id: Some(&job.id),
             kind: state.as_str(),
             message,
-            data: Some(json!({"tokens_in": s.usage.tokens_in, "tokens_out": s.usage.tokens_out})),
+            data: Some(
+                json!({"tokens_in": s.usage.tokens_in, "tokens_out": s.usage.tokens_out, "cost_usd": cost}),
+            ),
         },
     )?;
-    let mut run = runs::require(tx, &job.root_id)?;
-    run.tokens += s.usage.tokens_in + s.usage.tokens_out;
-    run.cost_usd += s.usage.cost_usd;
-    run.updated_ms = now;
-    if job.kind == JobKind::Root {
-        run.state = match state {
-            JobState::Succeeded => RunState::Done,
-            JobState::Blocked => RunState::Blocked,
-            _ => RunState::Failed,
-        };
-        run.finished_ms = Some(now);
-        events::append(
-            tx,
-            NewEvent {
-                ts_ms: now,
-                root_id: Some(&job.root_id),
-                job_id: None,
-                kind: "run_finished",
-                message: format!("run {}", run.state),
-                data: None,
-            },
-        )?;
-    }
-    runs::put(tx, &run)?;
+    hooks.job_finished(tx, clock, &job)?;
+    let ctx = Ctx {
+        tx,
+        clock,
+        cfg,
+        hooks,
+        now,
+    };
+    ctx.after_settle(&job)?;
     Ok(state)
 }

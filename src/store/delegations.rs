@@ -1,4 +1,13 @@
 //! The `delegations` table: the legs of each coordinator batch with their spec and state.
+//!
+//! Owns the rows only; which leg runs when is the engine's decision.
+
+use rusqlite::{Connection, Row, params};
+use serde::Serialize;
+
+use super::Result;
+use crate::clock::Millis;
+use crate::contract::Delegation;
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE delegations (
@@ -10,6 +19,9 @@ CREATE TABLE delegations (
     state         TEXT NOT NULL,
     job_id        TEXT,
     attempts      INTEGER NOT NULL DEFAULT 0,
+    dedup_of      TEXT,
+    accepted      INTEGER NOT NULL DEFAULT 0,
+    note          TEXT,
     created_ms    INTEGER NOT NULL,
     updated_ms    INTEGER NOT NULL,
     PRIMARY KEY (parent_id, delegation_id)
@@ -17,3 +29,126 @@ CREATE TABLE delegations (
 CREATE INDEX delegations_root ON delegations(root_id);
 CREATE INDEX delegations_job ON delegations(job_id);
 ";
+
+/// Where one leg of a batch stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LegState {
+    /// Its deps have not all succeeded yet.
+    Waiting,
+    /// A job exists for it (`job_id` is the latest attempt).
+    Dispatched,
+    /// Another leg with the same fingerprint stands in for it (`dedup_of`).
+    Deduped,
+    /// It will never run (a dep failed, or the tree stopped); `note` says why.
+    Skipped,
+}
+
+impl LegState {
+    fn as_str(self) -> &'static str {
+        match self {
+            LegState::Waiting => "waiting",
+            LegState::Dispatched => "dispatched",
+            LegState::Deduped => "deduped",
+            LegState::Skipped => "skipped",
+        }
+    }
+    fn parse(s: &str) -> rusqlite::Result<Self> {
+        Ok(match s {
+            "waiting" => LegState::Waiting,
+            "dispatched" => LegState::Dispatched,
+            "deduped" => LegState::Deduped,
+            "skipped" => LegState::Skipped,
+            other => {
+                return Err(rusqlite::Error::FromSqlConversionFailure(
+                    5,
+                    rusqlite::types::Type::Text,
+                    format!("unknown leg state {other:?}").into(),
+                ));
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Leg {
+    pub parent_id: String,
+    pub delegation_id: String,
+    pub root_id: String,
+    pub position: u32,
+    pub spec: Delegation,
+    pub state: LegState,
+    pub job_id: Option<String>,
+    pub attempts: u32,
+    pub dedup_of: Option<String>,
+    /// A human resumed past this leg's failure with `continue`.
+    pub accepted: bool,
+    pub note: Option<String>,
+    pub created_ms: Millis,
+    pub updated_ms: Millis,
+}
+
+const COLS: &str = "parent_id, delegation_id, root_id, position, spec, state, job_id, attempts, dedup_of, \
+    accepted, note, created_ms, updated_ms";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Leg> {
+    let spec: String = r.get(4)?;
+    let state: String = r.get(5)?;
+    Ok(Leg {
+        parent_id: r.get(0)?,
+        delegation_id: r.get(1)?,
+        root_id: r.get(2)?,
+        position: r.get(3)?,
+        spec: serde_json::from_str(&spec).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+        state: LegState::parse(&state)?,
+        job_id: r.get(6)?,
+        attempts: r.get(7)?,
+        dedup_of: r.get(8)?,
+        accepted: r.get(9)?,
+        note: r.get(10)?,
+        created_ms: r.get(11)?,
+        updated_ms: r.get(12)?,
+    })
+}
+
+/// Writes the whole row (insert or replace).
+pub fn put(conn: &Connection, l: &Leg) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO delegations({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+    ))?
+    .execute(params![
+        l.parent_id,
+        l.delegation_id,
+        l.root_id,
+        l.position,
+        serde_json::to_string(&l.spec)?,
+        l.state.as_str(),
+        l.job_id,
+        l.attempts,
+        l.dedup_of,
+        l.accepted,
+        l.note,
+        l.created_ms,
+        l.updated_ms
+    ])?;
+    Ok(())
+}
+
+/// The legs of one coordinator's batch, in result order.
+pub fn for_parent(conn: &Connection, parent_id: &str) -> Result<Vec<Leg>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM delegations WHERE parent_id = ?1 ORDER BY position"
+    ))?;
+    Ok(st
+        .query_map([parent_id], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many legs a tree holds, for `job tree` and the control room.
+pub fn count_for_root(conn: &Connection, root_id: &str) -> Result<u64> {
+    Ok(conn
+        .prepare_cached("SELECT COUNT(*) FROM delegations WHERE root_id = ?1")?
+        .query_row([root_id], |r| r.get::<_, i64>(0))? as u64)
+}

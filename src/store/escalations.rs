@@ -1,4 +1,13 @@
 //! The `escalations` table: ask-gate and failure rounds awaiting a human.
+//!
+//! Owns the rows only; opening, answering and resolving rounds is the engine's job.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Result;
+use crate::clock::Millis;
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE escalations (
@@ -9,6 +18,7 @@ CREATE TABLE escalations (
     questions     TEXT,
     reason        TEXT NOT NULL DEFAULT '',
     failed_job_id TEXT,
+    delegation_id TEXT,
     opened_ms     INTEGER NOT NULL,
     resolved_ms   INTEGER,
     verb          TEXT,
@@ -20,3 +30,177 @@ CREATE INDEX escalations_open ON escalations(resolved_ms, opened_ms);
 CREATE INDEX escalations_job ON escalations(job_id);
 CREATE INDEX escalations_root ON escalations(root_id);
 ";
+
+/// An ask round (healthy result with questions) or a failure round (escalate_human).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundKind {
+    Ask,
+    Failure,
+}
+
+impl RoundKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoundKind::Ask => "ask",
+            RoundKind::Failure => "failure",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Round {
+    pub id: i64,
+    pub root_id: String,
+    /// The coordinator the round holds (its continuation waits for the human).
+    pub job_id: String,
+    pub kind: RoundKind,
+    /// `[{id, prompt, choices}]` for ask rounds.
+    pub questions: Value,
+    pub reason: String,
+    /// The job that asked, or the leg attempt that failed.
+    pub failed_job_id: Option<String>,
+    pub delegation_id: Option<String>,
+    pub opened_ms: Millis,
+    pub resolved_ms: Option<Millis>,
+    pub verb: Option<String>,
+    /// `{qid: text}` plus `unmatched` for ask rounds once answered.
+    pub answers: Option<Value>,
+    pub instructions: Option<String>,
+    pub thread_id: Option<String>,
+}
+
+const COLS: &str = "id, root_id, job_id, kind, questions, reason, failed_job_id, delegation_id, opened_ms, \
+    resolved_ms, verb, answers, instructions, thread_id";
+
+fn json_col(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<Value>> {
+    let t: Option<String> = r.get(i)?;
+    t.map(|t| {
+        serde_json::from_str(&t).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Round> {
+    let kind: String = r.get(3)?;
+    Ok(Round {
+        id: r.get(0)?,
+        root_id: r.get(1)?,
+        job_id: r.get(2)?,
+        kind: if kind == "ask" {
+            RoundKind::Ask
+        } else {
+            RoundKind::Failure
+        },
+        questions: json_col(r, 4)?.unwrap_or(Value::Array(vec![])),
+        reason: r.get(5)?,
+        failed_job_id: r.get(6)?,
+        delegation_id: r.get(7)?,
+        opened_ms: r.get(8)?,
+        resolved_ms: r.get(9)?,
+        verb: r.get(10)?,
+        answers: json_col(r, 11)?,
+        instructions: r.get(12)?,
+        thread_id: r.get(13)?,
+    })
+}
+
+/// Inserts a new round (its `id` is ignored) and returns its row id.
+pub fn insert(conn: &Connection, r: &Round) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO escalations(root_id, job_id, kind, questions, reason, failed_job_id, delegation_id, \
+         opened_ms, resolved_ms, verb, answers, instructions, thread_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        r.root_id,
+        r.job_id,
+        r.kind.as_str(),
+        r.questions.to_string(),
+        r.reason,
+        r.failed_job_id,
+        r.delegation_id,
+        r.opened_ms,
+        r.resolved_ms,
+        r.verb,
+        r.answers.as_ref().map(Value::to_string),
+        r.instructions,
+        r.thread_id
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Rewrites the mutable fields of a round.
+pub fn update(conn: &Connection, r: &Round) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE escalations SET questions = ?2, reason = ?3, resolved_ms = ?4, verb = ?5, answers = ?6, \
+         instructions = ?7, thread_id = ?8 WHERE id = ?1",
+    )?
+    .execute(params![
+        r.id,
+        r.questions.to_string(),
+        r.reason,
+        r.resolved_ms,
+        r.verb,
+        r.answers.as_ref().map(Value::to_string),
+        r.instructions,
+        r.thread_id
+    ])?;
+    Ok(())
+}
+
+/// Records the chat thread that carries a round (chat's ask-gate thread).
+pub fn set_thread(conn: &Connection, id: i64, thread_id: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE escalations SET thread_id = ?2 WHERE id = ?1")?
+        .execute(params![id, thread_id])?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Round>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLS} FROM escalations WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+/// The open round holding `job_id`, if any (at most one is open per job).
+pub fn open_for_job(conn: &Connection, job_id: &str) -> Result<Option<Round>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLS} FROM escalations WHERE job_id = ?1 AND resolved_ms IS NULL ORDER BY id LIMIT 1"
+        ))?
+        .query_row([job_id], from_row)
+        .optional()?)
+}
+
+/// Every round ever opened on `job_id`, oldest first.
+pub fn for_job(conn: &Connection, job_id: &str) -> Result<Vec<Round>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM escalations WHERE job_id = ?1 ORDER BY id"
+    ))?;
+    Ok(st
+        .query_map([job_id], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every open round, oldest first.
+pub fn open(conn: &Connection) -> Result<Vec<Round>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM escalations WHERE resolved_ms IS NULL ORDER BY opened_ms, id"
+    ))?;
+    Ok(st
+        .query_map([], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Open rounds of one tree.
+pub fn open_for_root(conn: &Connection, root_id: &str) -> Result<Vec<Round>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM escalations WHERE root_id = ?1 AND resolved_ms IS NULL ORDER BY id"
+    ))?;
+    Ok(st
+        .query_map([root_id], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}

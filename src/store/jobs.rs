@@ -42,6 +42,10 @@ CREATE TABLE jobs (
     dispatched_by    TEXT NOT NULL DEFAULT '',
     runtime_pid      INTEGER,
     worktree         TEXT,
+    followup         TEXT NOT NULL DEFAULT 'none',
+    followup_reason  TEXT,
+    continuation_id  TEXT,
+    carry            TEXT,
     created_ms       INTEGER NOT NULL,
     started_ms       INTEGER,
     finished_ms      INTEGER,
@@ -56,6 +60,39 @@ CREATE INDEX jobs_agent ON jobs(agent, created_ms);
 CREATE INDEX jobs_repo ON jobs(repo, created_ms);
 CREATE INDEX jobs_updated ON jobs(updated_ms);
 ";
+
+/// What the engine still owes a settled job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowUp {
+    /// Nothing: the job's own outcome is its outcome.
+    None,
+    /// Its batch of legs is in flight.
+    Batch,
+    /// A continuation (or finalize) job speaks for it.
+    Continued,
+    /// Its batch blocked it (`followup_reason`).
+    Blocked,
+}
+
+impl FollowUp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FollowUp::None => "none",
+            FollowUp::Batch => "batch",
+            FollowUp::Continued => "continued",
+            FollowUp::Blocked => "blocked",
+        }
+    }
+    fn parse(s: &str) -> Self {
+        match s {
+            "batch" => FollowUp::Batch,
+            "continued" => FollowUp::Continued,
+            "blocked" => FollowUp::Blocked,
+            _ => FollowUp::None,
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Job {
@@ -90,6 +127,14 @@ pub struct Job {
     pub dispatched_by: String,
     pub runtime_pid: Option<i64>,
     pub worktree: Option<String>,
+    /// What the engine still owes this job after it settled (its batch, its continuation).
+    pub followup: FollowUp,
+    /// Why the follow-up blocked (block_parent, a failed vote or quorum).
+    pub followup_reason: Option<String>,
+    /// The continuation or finalize job that speaks for this job's outcome.
+    pub continuation_id: Option<String>,
+    /// Engine state carried from one generation to the next (loop window, streaks).
+    pub carry: Option<Value>,
     pub created_ms: Millis,
     pub started_ms: Option<Millis>,
     pub finished_ms: Option<Millis>,
@@ -137,6 +182,10 @@ impl Job {
             dispatched_by: String::new(),
             runtime_pid: None,
             worktree: None,
+            followup: FollowUp::None,
+            followup_reason: None,
+            continuation_id: None,
+            carry: None,
             created_ms: now,
             started_ms: None,
             finished_ms: None,
@@ -151,8 +200,8 @@ impl Job {
 
 pub(crate) const COLS: &str = "id, root_id, parent_id, delegation_id, kind, agent, action, prompt, repo, state, \
     attempt, depth, model, effort, phase, timeout_ms, fingerprint, retries_left, ephemeral, result, raw_output, \
-    output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, runtime_pid, worktree, created_ms, \
-    started_ms, finished_ms, updated_ms";
+    output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, runtime_pid, worktree, followup, \
+    followup_reason, continuation_id, carry, created_ms, started_ms, finished_ms, updated_ms";
 
 pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
@@ -199,10 +248,14 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
         dispatched_by: r.get(26)?,
         runtime_pid: r.get(27)?,
         worktree: r.get(28)?,
-        created_ms: r.get(29)?,
-        started_ms: r.get(30)?,
-        finished_ms: r.get(31)?,
-        updated_ms: r.get(32)?,
+        followup: FollowUp::parse(&r.get::<_, String>(29)?),
+        followup_reason: r.get(30)?,
+        continuation_id: r.get(31)?,
+        carry: json(32)?,
+        created_ms: r.get(33)?,
+        started_ms: r.get(34)?,
+        finished_ms: r.get(35)?,
+        updated_ms: r.get(36)?,
     })
 }
 
@@ -210,7 +263,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
 pub fn put(conn: &Connection, j: &Job) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT OR REPLACE INTO jobs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
-         ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
+         ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)"
     ))?
     .execute(params![
         j.id,
@@ -242,6 +295,10 @@ pub fn put(conn: &Connection, j: &Job) -> Result<()> {
         j.dispatched_by,
         j.runtime_pid,
         j.worktree,
+        j.followup.as_str(),
+        j.followup_reason,
+        j.continuation_id,
+        j.carry.as_ref().map(Value::to_string),
         j.created_ms,
         j.started_ms,
         j.finished_ms,
@@ -328,4 +385,32 @@ pub fn count_state(conn: &Connection, state: JobState) -> Result<u64> {
     Ok(conn
         .prepare_cached("SELECT COUNT(*) FROM jobs WHERE state = ?1")?
         .query_row([state], |r| r.get::<_, i64>(0))? as u64)
+}
+
+/// Whether a job id is taken (ids are never reused).
+pub fn exists(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM jobs WHERE id = ?1")?
+        .query_row([id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Jobs of one tree in a given state.
+pub fn by_root_in_state(conn: &Connection, root_id: &str, state: JobState) -> Result<Vec<Job>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM jobs WHERE root_id = ?1 AND state = ?2 ORDER BY created_ms, rowid"
+    ))?;
+    Ok(st
+        .query_map(params![root_id, state], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many jobs of one tree are queued or running.
+pub fn live_in_root(conn: &Connection, root_id: &str) -> Result<u64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM jobs WHERE root_id = ?1 AND state IN ('queued', 'running')",
+        )?
+        .query_row([root_id], |r| r.get::<_, i64>(0))? as u64)
 }

@@ -21,6 +21,7 @@ CREATE TABLE runs (
     jobs            INTEGER NOT NULL DEFAULT 0,
     tokens          INTEGER NOT NULL DEFAULT 0,
     cost_usd        REAL NOT NULL DEFAULT 0,
+    stop_reason     TEXT,
     created_ms      INTEGER NOT NULL,
     finished_ms     INTEGER,
     updated_ms      INTEGER NOT NULL
@@ -45,6 +46,8 @@ pub struct Run {
     pub jobs: u32,
     pub tokens: u64,
     pub cost_usd: f64,
+    /// Set when a sweep bound (the wall clock) stopped the tree gracefully.
+    pub stop_reason: Option<String>,
     pub created_ms: Millis,
     pub finished_ms: Option<Millis>,
     pub updated_ms: Millis,
@@ -64,6 +67,7 @@ impl Run {
             jobs: 0,
             tokens: 0,
             cost_usd: 0.0,
+            stop_reason: None,
             created_ms: now,
             finished_ms: None,
             updated_ms: now,
@@ -72,7 +76,7 @@ impl Run {
 }
 
 const COLS: &str = "root_id, state, title, repo, killed, kill_force, paused_ms, paused_since_ms, jobs, tokens, \
-    cost_usd, created_ms, finished_ms, updated_ms";
+    cost_usd, stop_reason, created_ms, finished_ms, updated_ms";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
     Ok(Run {
@@ -87,16 +91,17 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
         jobs: r.get(8)?,
         tokens: r.get::<_, i64>(9)? as u64,
         cost_usd: r.get(10)?,
-        created_ms: r.get(11)?,
-        finished_ms: r.get(12)?,
-        updated_ms: r.get(13)?,
+        stop_reason: r.get(11)?,
+        created_ms: r.get(12)?,
+        finished_ms: r.get(13)?,
+        updated_ms: r.get(14)?,
     })
 }
 
 /// Writes the whole row (insert or replace); the single write path for run rows.
 pub fn put(conn: &Connection, run: &Run) -> Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO runs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        "INSERT OR REPLACE INTO runs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
     ))?
     .execute(params![
         run.root_id,
@@ -110,6 +115,7 @@ pub fn put(conn: &Connection, run: &Run) -> Result<()> {
         run.jobs,
         run.tokens as i64,
         run.cost_usd,
+        run.stop_reason,
         run.created_ms,
         run.finished_ms,
         run.updated_ms
@@ -136,5 +142,15 @@ pub fn list(conn: &Connection, limit: usize) -> Result<Vec<Run>> {
     ))?;
     Ok(st
         .query_map([limit as i64], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Runs not yet in a terminal state, for the daemon's sweep.
+pub fn live(conn: &Connection) -> Result<Vec<Run>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM runs WHERE state IN ('running', 'awaiting_human') ORDER BY created_ms"
+    ))?;
+    Ok(st
+        .query_map([], from_row)?
         .collect::<rusqlite::Result<_>>()?)
 }

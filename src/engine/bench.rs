@@ -1,0 +1,156 @@
+//! `bench_settle`: the store work of settling one leg in a tree of 64 jobs, measured on a
+//! real SQLite file. The integrator wires it into `gitmoot bench`.
+
+use std::time::Instant;
+
+use super::{NoHooks, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root};
+use crate::clock::ManualClock;
+use crate::config::OrchestrateConfig;
+use crate::contract::{Decision, Delegation, FailurePolicy, GitmootResult};
+use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use crate::store::agents::{self, Agent};
+use crate::store::{Store, jobs};
+
+fn result(decision: Decision, delegations: Vec<Delegation>) -> GitmootResult {
+    GitmootResult {
+        decision,
+        summary: "bench".into(),
+        findings: vec![],
+        changes_made: vec![],
+        tests_run: vec![],
+        needs: vec![],
+        delegations,
+        artifact_body: None,
+        human_questions: vec![],
+        evidence: Default::default(),
+        checks_blocked: None,
+        severity: None,
+    }
+}
+
+fn leg(id: String) -> Delegation {
+    Delegation {
+        id,
+        agent: Some("bench".into()),
+        ephemeral: None,
+        action: Action::Ask,
+        prompt: "work".into(),
+        deps: vec![],
+        failure_policy: FailurePolicy::Continue,
+        synthesis_rule: None,
+        quorum: None,
+        timeout_ms: None,
+        retry: 0,
+        worktree: None,
+        artifacts: vec![],
+        fingerprint: None,
+        model: None,
+        effort: None,
+        phase: None,
+    }
+}
+
+/// Median and worst time to settle one leg of a 64-job tree (4 coordinators × 15 legs).
+pub fn bench_settle() -> Vec<(String, String)> {
+    let dir = std::env::temp_dir().join(format!("gitmoot-bench-{}", crate::ids::random_hex(6)));
+    let _ = std::fs::create_dir_all(&dir);
+    let out = run(&dir.join("bench.db"));
+    let _ = std::fs::remove_dir_all(&dir);
+    out.unwrap_or_else(|e| vec![("settle_in_tree_of_64".into(), format!("error: {e}"))])
+}
+
+fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, super::EngineError> {
+    let mut store = Store::open(path)?;
+    let clock = ManualClock::new(1_000_000);
+    let cfg = OrchestrateConfig {
+        max_delegation_width: 16,
+        ..OrchestrateConfig::default()
+    };
+    store.write(|tx| {
+        agents::insert(
+            tx,
+            &Agent {
+                name: "bench".into(),
+                runtime: RuntimeKind::Shell,
+                command: Some("true".into()),
+                model: None,
+                effort: None,
+                capabilities: vec![Capability::Ask, Capability::Review],
+                policy: AutonomyPolicy::ReadOnly,
+                repos: vec![],
+                chat_autorespond: false,
+                created_ms: 0,
+            },
+        )
+        .map_err(super::EngineError::from)
+    })?;
+    let root = store.write(|tx| {
+        submit_root(
+            tx,
+            &clock,
+            SubmitRoot {
+                agent: "bench".into(),
+                action: Action::Ask,
+                prompt: "bench goal".into(),
+                repo: None,
+                model: None,
+                timeout_ms: None,
+                dispatched_by: "bench".into(),
+            },
+        )
+    })?;
+    let settle_one = |store: &mut Store, id: &str, r: GitmootResult| {
+        store.write(|tx| {
+            settle(
+                tx,
+                &clock,
+                &cfg,
+                &NoHooks,
+                id,
+                Settlement {
+                    outcome: Outcome::Parsed(r),
+                    raw_output: None,
+                    output_truncated: false,
+                    usage: Usage {
+                        tokens_in: 100,
+                        tokens_out: 50,
+                        cost_usd: 0.0,
+                    },
+                },
+            )
+        })
+    };
+    // Root fans out to 3 coordinators; each fans out to 15 legs: 1 + 3 + 45 = 49 jobs,
+    // then one more coordinator of 14 legs brings the tree to 64.
+    let coords: Vec<Delegation> = (0..4).map(|i| leg(format!("c{i}"))).collect();
+    settle_one(&mut store, &root, result(Decision::Approved, coords))?;
+    for i in 0..4 {
+        let width = if i == 3 { 14 } else { 15 };
+        let legs = (0..width).map(|k| leg(format!("l{k}"))).collect();
+        settle_one(
+            &mut store,
+            &format!("{root}/c{i}"),
+            result(Decision::Approved, legs),
+        )?;
+    }
+    let queued: Vec<String> = jobs::by_root_in_state(store.conn(), &root, JobState::Queued)?
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    let total = jobs::by_root(store.conn(), &root)?.len();
+    let mut times = Vec::new();
+    for id in queued.iter().filter(|id| !id.ends_with("/l0")) {
+        let t = Instant::now();
+        settle_one(&mut store, id, result(Decision::Approved, vec![]))?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    let worst = times.last().copied().unwrap_or(0.0);
+    Ok(vec![
+        ("settle_tree_jobs".into(), total.to_string()),
+        ("settle_one_job_median_ms".into(), format!("{median:.3}")),
+        ("settle_one_job_max_ms".into(), format!("{worst:.3}")),
+        ("settle_samples".into(), times.len().to_string()),
+    ])
+}

@@ -1,0 +1,257 @@
+//! Operator controls and the daemon's tick: kill a tree, cancel a job, sweep TTLs and
+//! stopped trees, and tell the daemon which running jobs to terminate.
+//!
+//! Each is one call inside the caller's transaction; the daemon owns the processes.
+
+use rusqlite::{Connection, Transaction};
+use serde::Serialize;
+
+use super::flow::{Ctx, active_ms, stop_reason};
+use super::{EngineError, Hooks};
+use crate::Invalid;
+use crate::clock::Clock;
+use crate::config::OrchestrateConfig;
+use crate::domain::{JobKind, JobState, RunState};
+use crate::store::escalations;
+use crate::store::jobs::{self, FollowUp};
+use crate::store::runs;
+
+/// What a `kill_root` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KillReport {
+    pub root_id: String,
+    pub cancelled: Vec<String>,
+    /// Running jobs left to finish (or to be terminated by the daemon with `--force`).
+    pub running: Vec<String>,
+    pub run_state: RunState,
+}
+
+/// `job kill ROOT [--force]`: stops the tree gracefully (any job id of the tree names it).
+pub fn kill_root(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    id: &str,
+    force: bool,
+) -> Result<KillReport, EngineError> {
+    let job = jobs::require(tx, id)?;
+    let root = job.root_id.clone();
+    let mut run = runs::require(tx, &root)?;
+    if run.state.is_terminal() {
+        return Err(Invalid(format!(
+            "run {root} is already {}; nothing to kill",
+            run.state
+        ))
+        .into());
+    }
+    let ctx = Ctx {
+        tx,
+        clock,
+        cfg,
+        hooks,
+        now: clock.now_ms(),
+    };
+    run.killed = true;
+    run.kill_force |= force;
+    run.updated_ms = ctx.now;
+    runs::put(tx, &run)?;
+    ctx.event(
+        &root,
+        Some(&root),
+        "delegation_killed",
+        format!(
+            "operator killed delegation tree rooted at {root}; new delegations and queued child legs stop, in-flight jobs {}",
+            if force { "are terminated" } else { "finish" }
+        ),
+        Some(serde_json::json!({"force": force})),
+    )?;
+    let cancelled = stop_tree(&ctx, &root, "killed")?;
+    let running = jobs::by_root_in_state(tx, &root, JobState::Running)?
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    Ok(KillReport {
+        root_id: root.clone(),
+        cancelled,
+        running,
+        run_state: runs::require(tx, &root)?.state,
+    })
+}
+
+/// Cancels queued legs (and a queued root), closes open rounds, and moves every batch on;
+/// ends the run when nothing is left to run. Returns the cancelled job ids.
+fn stop_tree(ctx: &Ctx<'_, '_>, root: &str, verb: &str) -> Result<Vec<String>, EngineError> {
+    let mut cancelled = Vec::new();
+    for mut j in jobs::by_root_in_state(ctx.tx, root, JobState::Queued)? {
+        if matches!(j.kind, JobKind::Leg | JobKind::Root) {
+            ctx.finish_job(
+                &mut j,
+                JobState::Cancelled,
+                format!(
+                    "delegation tree rooted at {root} stopped; queued job cancelled before start"
+                ),
+            )?;
+            cancelled.push(j.id.clone());
+        }
+    }
+    ctx.close_rounds_for_stop(root, verb)?;
+    for id in &cancelled {
+        let j = jobs::require(ctx.tx, id)?;
+        ctx.propagate(&j)?;
+    }
+    // Deepest first, so a leg's own batch settles before its parent's is re-read.
+    let mut batches: Vec<_> = jobs::by_root(ctx.tx, root)?
+        .into_iter()
+        .filter(|j| j.followup == FollowUp::Batch)
+        .collect();
+    batches.sort_by_key(|j| std::cmp::Reverse(j.depth));
+    for b in batches {
+        ctx.advance_batch(&b.id)?;
+    }
+    end_if_idle(ctx, root)?;
+    Ok(cancelled)
+}
+
+/// A stopped tree with nothing queued or running ends now, whatever is still unresolved.
+fn end_if_idle(ctx: &Ctx<'_, '_>, root: &str) -> Result<(), EngineError> {
+    let mut run = runs::require(ctx.tx, root)?;
+    if run.state.is_terminal() || jobs::live_in_root(ctx.tx, root)? > 0 {
+        return Ok(());
+    }
+    if stop_reason(&run).is_none() {
+        return Ok(());
+    }
+    let root_job = jobs::require(ctx.tx, root)?;
+    ctx.propagate(&root_job)?;
+    run = runs::require(ctx.tx, root)?;
+    if !run.state.is_terminal() && jobs::live_in_root(ctx.tx, root)? == 0 {
+        run.state = if run.killed {
+            RunState::Killed
+        } else {
+            RunState::Blocked
+        };
+        ctx.close_run(&mut run)?;
+    }
+    Ok(())
+}
+
+/// `job cancel ID`: a queued or running job ends cancelled and its parent moves on. A
+/// running one stays listed by `jobs_to_terminate` until the daemon reports it gone.
+pub fn cancel_job(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    id: &str,
+) -> Result<(), EngineError> {
+    let mut job = jobs::require(tx, id)?;
+    if job.state.is_terminal() {
+        return Err(Invalid(format!(
+            "job {id} is already {}; nothing to cancel",
+            job.state
+        ))
+        .into());
+    }
+    let ctx = Ctx {
+        tx,
+        clock,
+        cfg,
+        hooks,
+        now: clock.now_ms(),
+    };
+    let from = job.state;
+    ctx.finish_job(
+        &mut job,
+        JobState::Cancelled,
+        format!("cancel requested from {from}"),
+    )?;
+    ctx.propagate(&job)
+}
+
+/// Running jobs the daemon must terminate now: those of a tree killed with `--force`, and
+/// running jobs cancelled by hand (they keep their `runtime_pid` until settled).
+pub fn jobs_to_terminate(conn: &Connection) -> Result<Vec<String>, EngineError> {
+    let mut st = conn.prepare_cached(
+        "SELECT j.id FROM jobs j JOIN runs r ON r.root_id = j.root_id \
+         WHERE (j.state = 'running' AND r.killed = 1 AND r.kill_force = 1) \
+            OR (j.state = 'cancelled' AND j.started_ms IS NOT NULL AND j.runtime_pid IS NOT NULL) \
+         ORDER BY j.created_ms",
+    )?;
+    let ids = st
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(ids)
+}
+
+/// Whether the daemon may start this queued job (a stopped tree starts no new legs).
+pub fn may_start(conn: &Connection, job_id: &str) -> Result<bool, EngineError> {
+    let job = jobs::require(conn, job_id)?;
+    let run = runs::require(conn, &job.root_id)?;
+    Ok(job.state == JobState::Queued
+        && !run.state.is_terminal()
+        && !(stop_reason(&run).is_some() && job.kind == JobKind::Leg))
+}
+
+/// What one sweep did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SweepReport {
+    /// Rounds auto-finalized by the escalation TTL.
+    pub expired_rounds: Vec<i64>,
+    /// Runs stopped by the wall-clock bound.
+    pub walltime_stopped: Vec<String>,
+    /// Stopped runs that ended with nothing left to run.
+    pub ended: Vec<String>,
+}
+
+/// The daemon's tick: TTL auto-finalize, the wall-clock bound, and stopped trees ending.
+pub fn sweep(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+) -> Result<SweepReport, EngineError> {
+    let ctx = Ctx {
+        tx,
+        clock,
+        cfg,
+        hooks,
+        now: clock.now_ms(),
+    };
+    let mut report = SweepReport::default();
+    for mut r in escalations::open(tx)? {
+        if r.opened_ms + cfg.escalation_ttl.0 > ctx.now {
+            continue;
+        }
+        ctx.resolve_round(&mut r, "ttl", None, None)?;
+        ctx.after_round_timeout(&r)?;
+        report.expired_rounds.push(r.id);
+    }
+    for mut run in runs::live(tx)? {
+        if stop_reason(&run).is_none() && active_ms(&run, ctx.now) > cfg.max_delegation_walltime.0 {
+            let limit = crate::duration::format_ms(cfg.max_delegation_walltime.0);
+            run.stop_reason = Some(format!("wall-clock limit of {limit} reached"));
+            run.updated_ms = ctx.now;
+            runs::put(tx, &run)?;
+            ctx.event(
+                &run.root_id,
+                Some(&run.root_id),
+                "delegation_walltime_exceeded",
+                format!(
+                    "delegation tree {} ran {}, exceeding the wall-clock limit of {limit}; stopping new work",
+                    run.root_id,
+                    crate::duration::format_ms(active_ms(&run, ctx.now))
+                ),
+                None,
+            )?;
+            stop_tree(&ctx, &run.root_id, "walltime")?;
+            report.walltime_stopped.push(run.root_id.clone());
+        } else if stop_reason(&run).is_some() {
+            end_if_idle(&ctx, &run.root_id)?;
+        }
+        if runs::require(tx, &run.root_id)?.state.is_terminal() && stop_reason(&run).is_some() {
+            report.ended.push(run.root_id.clone());
+        }
+    }
+    Ok(report)
+}

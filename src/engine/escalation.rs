@@ -1,0 +1,418 @@
+//! Human gates: answering ask rounds, resuming failure rounds (retry|continue|abort), the
+//! answers block of continuation prompts, and the `job pending` listing.
+//!
+//! Rounds are opened by `flow`; this module closes them.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, Transaction};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::bounds::Carry;
+use super::flow::Ctx;
+use super::{EngineError, Hooks};
+use crate::Invalid;
+use crate::clock::{Clock, Millis};
+use crate::config::OrchestrateConfig;
+use crate::contract::HumanQuestion;
+use crate::domain::JobKind;
+use crate::store::StoreError;
+use crate::store::delegations;
+use crate::store::escalations::{self, Round, RoundKind};
+use crate::store::jobs::{self, FollowUp};
+use crate::store::runs;
+
+/// The failure-round verbs of `job resume`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeVerb {
+    Retry,
+    Continue,
+    Abort,
+}
+
+impl std::str::FromStr for ResumeVerb {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Self, Invalid> {
+        match s.to_ascii_lowercase().as_str() {
+            "retry" => Ok(ResumeVerb::Retry),
+            "continue" => Ok(ResumeVerb::Continue),
+            "abort" => Ok(ResumeVerb::Abort),
+            _ => Err(Invalid(format!(
+                "invalid resume decision {s:?}; want retry|continue|abort"
+            ))),
+        }
+    }
+}
+
+impl ResumeVerb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResumeVerb::Retry => "retry",
+            ResumeVerb::Continue => "continue",
+            ResumeVerb::Abort => "abort",
+        }
+    }
+}
+
+/// One question as `job pending --json` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PendingQuestion {
+    pub id: String,
+    pub prompt: String,
+    pub choices: Vec<String>,
+}
+
+/// Something awaiting a human (SPEC §8 `job pending --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PendingItem {
+    pub job_id: String,
+    pub root_id: String,
+    pub kind: RoundKind,
+    pub questions: Vec<PendingQuestion>,
+    pub reason: String,
+    pub opened_at: Millis,
+    pub thread: Option<String>,
+}
+
+/// Every open round, oldest first.
+pub fn pending(conn: &Connection) -> Result<Vec<PendingItem>, EngineError> {
+    Ok(escalations::open(conn)?
+        .into_iter()
+        .map(|r| PendingItem {
+            questions: questions_of(&r)
+                .into_iter()
+                .map(|q| PendingQuestion {
+                    id: q.id,
+                    prompt: q.prompt,
+                    choices: q.choices,
+                })
+                .collect(),
+            job_id: r.job_id,
+            root_id: r.root_id,
+            kind: r.kind,
+            reason: r.reason,
+            opened_at: r.opened_ms,
+            thread: r.thread_id,
+        })
+        .collect())
+}
+
+fn questions_of(r: &Round) -> Vec<HumanQuestion> {
+    serde_json::from_value(r.questions.clone()).unwrap_or_default()
+}
+
+/// Parsed answer text: known ids and the unmatched rest, in the order given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answers {
+    pub by_id: BTreeMap<String, String>,
+    pub unmatched: BTreeMap<String, String>,
+}
+
+/// `<qid>: text` a line; a line without a prefix continues the previous answer; a lone
+/// question also takes a bare body. Unknown ids are kept as guidance, never dropped.
+pub fn parse_answers(text: &str, questions: &[HumanQuestion]) -> Answers {
+    let known = |id: &str| questions.iter().any(|q| q.id == id);
+    let mut entries: Vec<(String, String)> = Vec::new();
+    let mut loose: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let prefixed = line.split_once(':').and_then(|(id, rest)| {
+            let id = id.trim();
+            (!id.is_empty() && !id.contains(char::is_whitespace))
+                .then(|| (id.to_string(), rest.trim().to_string()))
+        });
+        match (prefixed, entries.last_mut()) {
+            (Some(e), _) => entries.push(e),
+            (None, Some(last)) => {
+                if !last.1.is_empty() {
+                    last.1.push('\n');
+                }
+                last.1.push_str(line.trim_end());
+            }
+            (None, None) => loose.push(line),
+        }
+    }
+    let mut out = Answers::default();
+    let matched_any = entries.iter().any(|(id, _)| known(id));
+    if !matched_any && questions.len() == 1 {
+        out.by_id
+            .insert(questions[0].id.clone(), text.trim().to_string());
+        return out;
+    }
+    for (id, body) in entries {
+        let slot = if known(&id) {
+            &mut out.by_id
+        } else {
+            &mut out.unmatched
+        };
+        slot.entry(id)
+            .and_modify(|b: &mut String| {
+                b.push('\n');
+                b.push_str(&body);
+            })
+            .or_insert(body);
+    }
+    let stray = loose.join("\n");
+    if !stray.trim().is_empty() {
+        out.unmatched
+            .insert("(no id)".into(), stray.trim().to_string());
+    }
+    out
+}
+
+/// The "Human answers" block over every answered ask round on `job_id`, or `None`.
+pub fn answers_block(conn: &Connection, job_id: &str) -> Result<Option<String>, EngineError> {
+    let mut s = String::new();
+    let mut unmatched: BTreeMap<String, String> = BTreeMap::new();
+    for r in escalations::for_job(conn, job_id)? {
+        if r.kind != RoundKind::Ask || r.verb.as_deref() != Some("answer") {
+            continue;
+        }
+        let ans = r.answers.clone().unwrap_or(Value::Null);
+        for q in questions_of(&r) {
+            s.push_str(&format!("- {} — {}\n", q.id, q.prompt));
+            match ans["answers"][&q.id].as_str() {
+                Some(a) => s.push_str(&format!("  answer: {a}\n")),
+                None => s.push_str("  answer: (no answer provided)\n"),
+            }
+        }
+        if let Some(map) = ans["unmatched"].as_object() {
+            for (k, v) in map {
+                unmatched.insert(k.clone(), v.as_str().unwrap_or("").to_string());
+            }
+        }
+    }
+    if !unmatched.is_empty() {
+        s.push_str(
+            "Unmatched answer ids (no such question; treat as additional human guidance):\n",
+        );
+        for (k, v) in unmatched {
+            s.push_str(&format!("- {k}: {v}\n"));
+        }
+    }
+    Ok((!s.is_empty()).then_some(s))
+}
+
+fn open_rounds_for(conn: &Connection, job_id: &str) -> Result<Vec<Round>, EngineError> {
+    let job = jobs::require(conn, job_id)?;
+    Ok(escalations::open_for_root(conn, &job.root_id)?
+        .into_iter()
+        .filter(|r| r.job_id == job_id || r.failed_job_id.as_deref() == Some(job_id))
+        .collect())
+}
+
+/// `job answer JOB "<qid>: text"`: closes the ask round and moves the tree on. Returns the
+/// answer continuation's id when one was enqueued now (legs still running defer it).
+pub fn answer(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    job_id: &str,
+    text: &str,
+) -> Result<Option<String>, EngineError> {
+    let rounds = open_rounds_for(tx, job_id)?;
+    let Some(mut round) = rounds.iter().find(|r| r.kind == RoundKind::Ask).cloned() else {
+        if rounds.iter().any(|r| r.kind == RoundKind::Failure) {
+            return Err(Invalid(format!(
+                "job {job_id} is paused on a failure escalation, not an ask; resume it with retry|continue|abort, not answer"
+            ))
+            .into());
+        }
+        return Err(Invalid(format!("job {job_id} has no pending human question")).into());
+    };
+    if text.trim().is_empty() {
+        return Err(Invalid(
+            "the answer is empty; give one \"<qid>: text\" line per question".into(),
+        )
+        .into());
+    }
+    let ctx = Ctx {
+        tx,
+        clock,
+        cfg,
+        hooks,
+        now: clock.now_ms(),
+    };
+    let qs = questions_of(&round);
+    let parsed = parse_answers(text, &qs);
+    let answers = json!({"answers": parsed.by_id, "unmatched": parsed.unmatched, "text": text});
+    ctx.resolve_round(&mut round, "answer", Some(answers), None)?;
+    ctx.event(
+        &round.root_id,
+        Some(&round.job_id),
+        "delegation_ask_answered",
+        format!(
+            "human answered {} ask-gate question(s) for job {}",
+            parsed.by_id.len(),
+            round.job_id
+        ),
+        None,
+    )?;
+    let target = jobs::require(tx, &round.job_id)?;
+    match target.followup {
+        FollowUp::Batch => {
+            ctx.advance_batch(&target.id)?;
+        }
+        FollowUp::None => {
+            let frame = ctx.frame(&target, &[])?;
+            let carry = Carry::from_value(target.carry.as_ref());
+            let run = runs::require(tx, &target.root_id)?;
+            match super::flow::stop_reason(&run) {
+                Some(reason) => ctx.finalize_with(&target, &reason, frame, &[], &carry)?,
+                None => ctx.enqueue_continuation(
+                    &target,
+                    JobKind::Continuation,
+                    super::prompts::continuation(&frame),
+                    Carry {
+                        finalize_reason: None,
+                        repeat_count: 0,
+                        ..carry
+                    },
+                    "answer",
+                )?,
+            }
+        }
+        FollowUp::Continued | FollowUp::Blocked => {}
+    }
+    let target = jobs::require(tx, &round.job_id)?;
+    Ok(if target.followup == FollowUp::Continued {
+        target.continuation_id
+    } else {
+        None
+    })
+}
+
+/// `job resume JOB retry|continue|abort [INSTRUCTIONS]` on a failure round.
+pub fn resume(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    job_id: &str,
+    verb: ResumeVerb,
+    instructions: Option<&str>,
+) -> Result<(), EngineError> {
+    let rounds = open_rounds_for(tx, job_id)?;
+    let Some(mut round) = rounds
+        .iter()
+        .find(|r| r.kind == RoundKind::Failure)
+        .cloned()
+    else {
+        if rounds.iter().any(|r| r.kind == RoundKind::Ask) {
+            return Err(Invalid(format!(
+                "job {job_id} is awaiting a human answer; resume it with answer \"<qid>: ...\", not {}",
+                verb.as_str()
+            ))
+            .into());
+        }
+        return Err(Invalid(format!("job {job_id} has no pending human escalation")).into());
+    };
+    let ctx = Ctx {
+        tx,
+        clock,
+        cfg,
+        hooks,
+        now: clock.now_ms(),
+    };
+    let parent = jobs::require(tx, &round.job_id)?;
+    let did = round.delegation_id.clone().unwrap_or_default();
+    let instr = instructions
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    match verb {
+        ResumeVerb::Retry => {
+            let run = runs::require(tx, &parent.root_id)?;
+            if run.jobs >= cfg.max_delegation_total_jobs {
+                return Err(Invalid(format!(
+                    "cannot retry: the per-root job budget of {} is reached; resume with continue or abort",
+                    cfg.max_delegation_total_jobs
+                ))
+                .into());
+            }
+            let legs = delegations::for_parent(tx, &parent.id)?;
+            let Some(mut leg) = legs.iter().find(|l| l.delegation_id == did).cloned() else {
+                return Err(Invalid(format!(
+                    "escalated delegation {did:?} not found on job {}",
+                    parent.id
+                ))
+                .into());
+            };
+            ctx.resolve_round(&mut round, "retry", None, instr.clone())?;
+            let id = ctx.retry_leg(&parent, &mut leg, &legs, instr.as_deref())?;
+            ctx.event(
+                &parent.root_id,
+                Some(&parent.id),
+                "delegation_escalation_retry",
+                format!("delegation {did:?} re-run by a human as job {id}"),
+                None,
+            )?;
+        }
+        ResumeVerb::Continue => {
+            let mut legs = delegations::for_parent(tx, &parent.id)?;
+            if let Some(leg) = legs.iter_mut().find(|l| l.delegation_id == did) {
+                leg.accepted = true;
+                leg.updated_ms = ctx.now;
+                delegations::put(tx, leg)?;
+            }
+            ctx.resolve_round(&mut round, "continue", None, instr)?;
+        }
+        ResumeVerb::Abort => {
+            let mut p = parent.clone();
+            let mut carry = Carry::from_value(p.carry.as_ref());
+            carry.finalize_reason = Some(match &instr {
+                Some(i) => format!("human aborted the escalation: {i}"),
+                None => "human aborted the escalation".into(),
+            });
+            p.carry = Some(carry.to_value());
+            jobs::put(tx, &p)?;
+            ctx.resolve_round(&mut round, "abort", None, instr)?;
+        }
+    }
+    ctx.advance_batch(&parent.id)
+}
+
+impl Ctx<'_, '_> {
+    /// Closes every open round of a tree the operator or a sweep stopped, then moves on.
+    pub fn close_rounds_for_stop(&self, root: &str, verb: &str) -> Result<(), EngineError> {
+        for mut r in escalations::open_for_root(self.tx, root)? {
+            self.resolve_round(&mut r, verb, None, None)?;
+            self.after_round_timeout(&r)?;
+        }
+        Ok(())
+    }
+
+    /// A round closed without a human: the holder finalizes once nothing is in flight.
+    pub fn after_round_timeout(&self, r: &Round) -> Result<(), EngineError> {
+        let target = jobs::require(self.tx, &r.job_id)?;
+        let run = runs::require(self.tx, &target.root_id)?;
+        let reason = super::flow::stop_reason(&run).unwrap_or_else(|| {
+            format!(
+                "escalation TTL of {} elapsed with no human response",
+                crate::duration::format_ms(self.cfg.escalation_ttl.0)
+            )
+        });
+        let mut carry = Carry::from_value(target.carry.as_ref());
+        match target.followup {
+            FollowUp::Batch => {
+                carry.finalize_reason = Some(reason);
+                let mut t = target.clone();
+                t.carry = Some(carry.to_value());
+                jobs::put(self.tx, &t)?;
+                self.advance_batch(&t.id)
+            }
+            FollowUp::None => {
+                let frame = self.frame(&target, &[])?;
+                self.finalize_with(&target, &reason, frame, &[], &carry)
+            }
+            FollowUp::Continued | FollowUp::Blocked => Ok(()),
+        }
+    }
+}
+
+impl From<serde_json::Error> for EngineError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Store(StoreError::from(e))
+    }
+}
