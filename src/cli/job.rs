@@ -304,9 +304,8 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         )
     })?;
     if a.wait {
-        anyhow::bail!(
-            "job run --wait needs the daemon, which is not built yet (job {root} is queued)"
-        );
+        drop(store);
+        return super::daemon::wait_for_root(ctx, &root, a.json);
     }
     if a.json {
         return print_json(&json!({ "id": root }));

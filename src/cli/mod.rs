@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod chat;
 pub mod config;
+pub mod daemon;
 pub mod job;
 pub mod memory;
 pub mod moot;
@@ -49,6 +50,9 @@ pub enum Command {
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(config::ConfigCmd),
+    /// Run the worker pool or show its status.
+    #[command(subcommand)]
+    Daemon(daemon::DaemonCmd),
     /// Threads, messages, inboxes, promotion, answers and memory capture.
     #[command(subcommand)]
     Chat(chat::ChatCmd),
@@ -102,6 +106,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Job(cmd) => job::run(&ctx, cmd),
         Command::Result(cmd) => result::run(&ctx, cmd),
         Command::Config(cmd) => config::run(&ctx, cmd),
+        Command::Daemon(cmd) => daemon::run(&ctx, cmd),
         Command::Chat(cmd) => chat::run(&ctx, cmd),
         Command::Moot(a) => moot::run(&ctx, a),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
