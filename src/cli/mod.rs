@@ -61,6 +61,18 @@ pub enum Command {
     /// Inspect and confirm memory observations.
     #[command(subcommand)]
     Memory(memory::MemoryCmd),
+    /// A scripted scene in a fresh home, then the control room on it.
+    Demo {
+        /// Run to the first human gate and print the state instead of opening the control room.
+        #[arg(long)]
+        headless: bool,
+        /// With --headless: answer the gate, retry the failed leg and run to the end.
+        #[arg(long, requires = "headless")]
+        answer: bool,
+        /// Divide the scripted agents' think time (0 = instant).
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+    },
     /// A scripted agent for the demo (run by the shell runtime).
     #[command(hide = true)]
     DemoAgent {
@@ -77,12 +89,15 @@ pub enum Command {
 /// Everything a command needs from its surroundings, opened lazily.
 pub struct Ctx {
     pub home: Home,
+    /// Whether `--home` was given explicitly (the demo uses a temporary home otherwise).
+    pub home_flag: Option<PathBuf>,
 }
 
 impl Ctx {
     pub fn new(home_flag: Option<PathBuf>) -> anyhow::Result<Self> {
         Ok(Self {
             home: Home::resolve(home_flag.as_deref())?,
+            home_flag,
         })
     }
 
@@ -110,6 +125,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Chat(cmd) => chat::run(&ctx, cmd),
         Command::Moot(a) => moot::run(&ctx, a),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
+        Command::Demo {
+            headless,
+            answer,
+            speed,
+        } => crate::demo::run(crate::demo::DemoOptions {
+            headless,
+            answer,
+            speed,
+            home: ctx.home_flag.clone(),
+        }),
         Command::DemoAgent { role } => crate::demo::agent::run(role),
         Command::Completions { shell } => {
             clap_complete::generate(

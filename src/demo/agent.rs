@@ -37,6 +37,9 @@ pub struct JobView {
     pub prompt: String,
 }
 
+/// The shortest soak, so the killed tree is killed mid-run even with `--speed 0`.
+const SOAK_FLOOR_MS: u64 = 1_500;
+
 /// How long a role "thinks", in milliseconds at speed 1.
 pub fn think_ms(role: Role, job: &JobView) -> u64 {
     match role {
@@ -239,11 +242,16 @@ pub fn run(role: Role) -> anyhow::Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
-    if speed > 0.0 {
-        std::thread::sleep(std::time::Duration::from_millis(
-            (think_ms(role, &job) as f64 / speed) as u64,
-        ));
+    let mut wait_ms = if speed > 0.0 {
+        (think_ms(role, &job) as f64 / speed) as u64
+    } else {
+        0
+    };
+    if role == Role::Sleeper {
+        // The soak must still be running when the director kills it, at any speed.
+        wait_ms = wait_ms.max(SOAK_FLOOR_MS);
     }
+    std::thread::sleep(std::time::Duration::from_millis(wait_ms));
     print!("{}", script(role, &job));
     Ok(())
 }

@@ -18,10 +18,16 @@ pub enum Wake {
 }
 
 /// Watches the home; the returned watcher must be kept alive.
-pub fn watch_home(home: &Path, tx: mpsc::Sender<Wake>) -> notify::Result<notify::RecommendedWatcher> {
+pub fn watch_home(
+    home: &Path,
+    tx: mpsc::Sender<Wake>,
+) -> notify::Result<notify::RecommendedWatcher> {
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res
-            && ev.paths.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gitmoot.db")))
+            && ev.paths.iter().any(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("gitmoot.db"))
+            })
         {
             let _ = tx.send(Wake::Files);
         }
