@@ -462,6 +462,9 @@ fn open(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     match (state.focus, state.section) {
         (Pane::Threads, Section::Threads) => {
             state.section = Section::Transcript;
+            if state.sel.message.is_none() {
+                state.sel.message = rows::message_rows(snap, state).last().map(|m| m.seq);
+            }
             if let Some(t) = state.sel.thread.clone()
                 && snap.transcript.as_ref().map(|x| &x.thread_id) != Some(&t)
             {
