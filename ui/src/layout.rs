@@ -54,7 +54,7 @@ pub fn areas(area: Rect, state: &State, snap: &Snapshot) -> Areas {
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .areas(body);
         let items = rows::attention_rows(snap, state).len() as u16;
-        let wanted = 2 + items.max(1) * ATTENTION_ITEM_LINES + u16::from(items > 1) * (items - 1);
+        let wanted = 2 + items.max(1) * ATTENTION_ITEM_LINES + items.saturating_sub(1);
         let att_h = wanted.min(left.height * 45 / 100).max(3);
         let [att, tree] =
             Layout::vertical([Constraint::Length(att_h), Constraint::Min(1)]).areas(left);

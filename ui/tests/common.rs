@@ -69,3 +69,58 @@ pub fn buffer_text(b: &Buffer) -> String {
     }
     out
 }
+
+/// Every pane, overlay and dialog as a named scene from the fixture.
+pub fn scenes() -> Vec<(&'static str, State, Snapshot)> {
+    use crossterm::event::KeyCode;
+    let scene = |keys: &[Event]| {
+        let (mut s, snap) = setup();
+        for e in keys {
+            update(&mut s, &snap, e.clone());
+        }
+        (s, snap)
+    };
+    let chars = |k: &str| k.chars().map(ch).collect::<Vec<_>>();
+    let mut out = Vec::new();
+    let mut push = |name, (s, snap): (State, Snapshot)| out.push((name, s, snap));
+    push("attention", scene(&[]));
+    push("tree", scene(&chars("2jjj")));
+    push("dag", scene(&chars("3jj")));
+    push("threads", scene(&[ch('4'), key(KeyCode::Enter), ch('k')]));
+    push("inbox", scene(&chars("4l")));
+    push("detail", scene(&[ch('2'), key(KeyCode::Enter)]));
+    push("zoom_tree", scene(&chars("2z")));
+    push("help", scene(&chars("2?")));
+    push("filter", scene(&chars("2/codex")));
+    push("command", scene(&chars(":job show job-k3v7q2ma")));
+    push("kill_dialog", scene(&chars("2K")));
+    push("cancel_dialog", scene(&chars("2jjjC")));
+    push("abort_dialog", scene(&chars("x")));
+    let mut answer = chars("ja");
+    answer.push(key(KeyCode::Down));
+    answer.push(key(KeyCode::Tab));
+    answer.extend(chars("sunday 02:00 UTC"));
+    push("answer_form", scene(&answer));
+    let mut retry = chars("r");
+    retry.extend(chars("use the v2 docs template"));
+    push("retry_form", scene(&retry));
+    let mut compose = vec![ch('4'), key(KeyCode::Enter), ch('r')];
+    compose.extend(chars("will do @co"));
+    compose.push(key(KeyCode::Tab));
+    push("compose", scene(&compose));
+    push(
+        "promote_picker",
+        scene(&[ch('4'), key(KeyCode::Enter), ch('p'), ch('j')]),
+    );
+    push("toast", scene(&chars("2y")));
+    let (mut ro, snap) = setup();
+    ro.readonly = true;
+    update(&mut ro, &snap, ch('K'));
+    push("readonly", (ro, snap));
+    let empty = Snapshot::empty(fixture::NOW);
+    let mut es = State::new(Keymap::builtin(), false, fixture::NOW);
+    update(&mut es, &empty, Event::Resize(W, H));
+    update(&mut es, &empty, Event::SnapshotArrived);
+    push("empty", (es, empty));
+    out
+}

@@ -240,7 +240,9 @@ fn layered<'a>(
                 grid.vline(m2, lane, rb);
                 grid.hline(rb, m2, xe);
             }
+            // The edge touches both nodes: it leaves the source and enters the target.
             grid.bits[ra * w + xs] |= L;
+            grid.bits[rb * w + xe] |= R;
         }
     }
     let edge = theme.style(Slot::DagEdge);

@@ -76,7 +76,7 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
     let label = if n.kind == JobKind::Root {
         format!("{}  {}", n.id, clean_line(&r.root.title))
     } else {
-        format!("{} {}", n.label(), n.agent)
+        format!("{} · {}", n.label(), n.agent)
     };
     let rollup = if n.children.is_empty() {
         String::new()
@@ -106,7 +106,7 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
     } else {
         (end, tokens(n.tokens))
     };
-    let right = format!("{:>14} {:>7} {:>6}", rollup, time, toks);
+    let right = format!("{:>12} {:>6} {:>5}", rollup, time, toks);
     let right_w = super::str_width(&right);
     let left_w = width.saturating_sub(right_w + 1);
     let mark = if is_sel { "▌" } else { " " };
