@@ -1,0 +1,90 @@
+//! insta snapshots of every pane, overlay and dialog, rendered from the fixture at 120×36
+//! with the fixed clock; plus the narrow DAG list, a styled (colour) dump for one theme,
+//! and the monochrome theme.
+
+mod common;
+
+use common::*;
+use gitmoot_ui::{Theme, update};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+#[test]
+fn every_scene() {
+    for (name, state, snap) in scenes() {
+        insta::assert_snapshot!(name, text(&state, &snap));
+    }
+}
+
+#[test]
+fn narrow_terminal_shows_the_dag_as_a_list() {
+    let (mut s, snap) = setup();
+    update(&mut s, &snap, gitmoot_ui::Event::Resize(90, 30));
+    update(&mut s, &snap, ch('3'));
+    let mut t = Terminal::new(TestBackend::new(90, 30)).unwrap();
+    t.draw(|f| gitmoot_ui::render(f, &s, &snap, &Theme::default_dark()))
+        .unwrap();
+    let out = buffer_text(t.backend().buffer());
+    assert!(out.contains("├─◆ schema codex ask"), "{out}");
+    insta::assert_snapshot!("dag_narrow", out);
+}
+
+/// Colours carry meaning: the failed leg's glyph is drawn in the theme's failed style.
+#[test]
+fn state_colours_come_from_the_theme() {
+    let (mut s, snap) = setup();
+    update(&mut s, &snap, ch('2'));
+    for theme in [
+        Theme::default_dark(),
+        Theme::builtin("light").unwrap(),
+        Theme::builtin("high-contrast").unwrap(),
+    ] {
+        let b = buffer(&s, &snap, &theme);
+        let row = (0..H)
+            .find(|y| {
+                buffer_text(&b)
+                    .lines()
+                    .nth(*y as usize)
+                    .unwrap()
+                    .contains("docs · scribe")
+            })
+            .unwrap();
+        let x = (0..W).find(|x| b[(*x, row)].symbol() == "✗").unwrap();
+        let want = theme.style(gitmoot_ui::theme::Slot::JobFailed);
+        assert_eq!(b[(x, row)].fg, want.fg.unwrap(), "{}", theme.name);
+    }
+}
+
+#[test]
+fn monochrome_draws_no_colour() {
+    let (s, snap) = setup();
+    let b = buffer(&s, &snap, &Theme::monochrome());
+    for c in b.content() {
+        assert_eq!(c.fg, ratatui::style::Color::Reset);
+        assert_eq!(c.bg, ratatui::style::Color::Reset);
+    }
+}
+
+/// Hostile bytes planted in the fixture never reach the terminal buffer.
+#[test]
+fn no_escape_sequence_reaches_the_buffer() {
+    for (name, state, snap) in scenes() {
+        let b = buffer(&state, &snap, &Theme::default_dark());
+        for c in b.content() {
+            assert!(
+                !c.symbol().chars().any(|ch| ch.is_control()),
+                "{name}: control char in a cell"
+            );
+        }
+        assert!(
+            !buffer_text(&b).contains("pwned"),
+            "{name}: OSC payload visible"
+        );
+    }
+}
+
+#[test]
+fn rendering_twice_gives_the_same_frame() {
+    let (s, snap) = setup();
+    assert_eq!(text(&s, &snap), text(&s, &snap));
+}
