@@ -13,6 +13,7 @@ pub mod memory;
 pub mod moot;
 pub mod output;
 pub mod result;
+pub mod tui;
 
 use std::path::PathBuf;
 
@@ -61,6 +62,8 @@ pub enum Command {
     /// Inspect and confirm memory observations.
     #[command(subcommand)]
     Memory(memory::MemoryCmd),
+    /// The control room: watch and steer every tree from the keyboard.
+    Tui(tui::TuiArgs),
     /// A scripted scene in a fresh home, then the control room on it.
     Demo {
         /// Run to the first human gate and print the state instead of opening the control room.
@@ -125,6 +128,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Chat(cmd) => chat::run(&ctx, cmd),
         Command::Moot(a) => moot::run(&ctx, a),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
+        Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {
             headless,
             answer,
