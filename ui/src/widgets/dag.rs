@@ -84,7 +84,7 @@ fn header<'a>(root: &RootView, theme: &Theme, w: usize) -> Line<'a> {
         r.failed
     );
     let state_s = format!("{} ", root.state.name());
-    let title_w = w.saturating_sub(state_s.len() + counts.len() + 2);
+    let title_w = w.saturating_sub(super::str_width(&state_s) + super::str_width(&counts) + 2);
     Line::from(vec![
         Span::styled(format!(" {state_s}"), theme.style(run_slot(root.state))),
         Span::styled(
