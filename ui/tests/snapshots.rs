@@ -129,3 +129,30 @@ fn the_spinner_moves_with_the_tick() {
     );
     assert!(text(&s, &snap).contains("⠙ db · codex"));
 }
+
+/// Any terminal size renders without panicking (tiny, narrow, tall).
+#[test]
+fn every_scene_survives_any_terminal_size() {
+    for (w, h) in [
+        (1, 1),
+        (10, 3),
+        (20, 5),
+        (40, 12),
+        (79, 24),
+        (100, 10),
+        (200, 60),
+    ] {
+        for (name, mut state, snap) in scenes() {
+            update(&mut state, &snap, gitmoot_ui::Event::Resize(w, h));
+            for pane in ['1', '2', '3', '4', '5'] {
+                let mut s = state.clone();
+                if s.overlay.is_none() && s.command.is_none() && !s.filter_editing {
+                    update(&mut s, &snap, ch(pane));
+                }
+                let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+                t.draw(|f| gitmoot_ui::render(f, &s, &snap, &Theme::default_dark()))
+                    .unwrap_or_else(|e| panic!("{name} {w}x{h}: {e}"));
+            }
+        }
+    }
+}
