@@ -462,8 +462,8 @@ impl Keymap {
             .map(|b| b.chord.to_string())
     }
 
-    /// Help rows of a context: every key of each command joined ("j/↓"), in file order.
-    pub fn help_rows(&self, ctx: Context) -> Vec<(String, String)> {
+    /// Help rows of a context: each command with every key bound to it, in file order.
+    pub fn help_rows(&self, ctx: Context) -> Vec<(Vec<String>, String)> {
         let mut rows: Vec<(Command, Vec<String>, String)> = Vec::new();
         for b in self.bindings(ctx) {
             match rows.iter_mut().find(|(c, _, _)| *c == b.command) {
@@ -472,7 +472,7 @@ impl Keymap {
             }
         }
         rows.into_iter()
-            .map(|(_, keys, desc)| (keys.join("/"), desc))
+            .map(|(_, keys, desc)| (keys, desc))
             .collect()
     }
 }
@@ -484,7 +484,7 @@ pub fn keys_markdown() -> String {
     for ctx in Context::ALL {
         for (keys, desc) in k.help_rows(ctx) {
             let keys = keys
-                .split('/')
+                .iter()
                 .map(|k| format!("`{}`", k.replace('|', "\\|")))
                 .collect::<Vec<_>>()
                 .join(" ");

@@ -162,6 +162,32 @@ mod tests {
         assert_eq!(clean("a\u{202e}cba\u{202c}"), "acba");
     }
 
+    /// Whatever an agent prints, the result holds no control character but `\n`.
+    #[test]
+    fn arbitrary_input_never_yields_controls() {
+        let alphabet: Vec<char> =
+            "\x1b\x07\x08\r\n\t[]P\\;0123abc\u{9b}\u{9c}\u{9d}\u{90}\u{85}\u{202e}é✓"
+                .chars()
+                .collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..5_000 {
+            let mut s = String::new();
+            for _ in 0..24 {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                s.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            let out = clean(&s);
+            assert!(
+                !out.chars()
+                    .any(|c| (c.is_control() && c != '\n') || is_bidi_control(c)),
+                "{s:?} -> {out:?}"
+            );
+            assert!(!clean_line(&s).contains('\n'));
+        }
+    }
+
     #[test]
     fn clean_line_folds_lines() {
         assert_eq!(clean_line("  one \n\n two\r\n"), "one two");

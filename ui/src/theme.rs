@@ -246,6 +246,20 @@ impl Theme {
         resolve(label, file, Some(&parent))
     }
 
+    /// The theme the control room should use: monochrome under `NO_COLOR`, else the user's
+    /// theme text when the glue found `<home>/themes/<name>.toml`, else the built-in `name`.
+    pub fn select(
+        name: &str,
+        user_text: Option<&str>,
+        no_color: bool,
+    ) -> Result<Theme, ThemeError> {
+        match (no_color, user_text) {
+            (true, _) => Ok(Theme::monochrome()),
+            (false, Some(text)) => Theme::from_toml(name, text),
+            (false, None) => Theme::builtin(name),
+        }
+    }
+
     /// No colours at all, only modifiers (for `NO_COLOR`): meaning survives through bold,
     /// dim, underline and reverse video.
     pub fn monochrome() -> Theme {
@@ -455,6 +469,25 @@ mod tests {
             Theme::builtin("neon").unwrap_err().to_string(),
             "unknown theme \"neon\" (built-in: default, light, high-contrast)"
         );
+    }
+
+    #[test]
+    fn select_prefers_no_color_then_user_text_then_builtin() {
+        assert_eq!(
+            Theme::select("light", None, true).unwrap().name,
+            "monochrome"
+        );
+        assert_eq!(
+            Theme::select("mine", Some("name = \"mine\"\n"), false)
+                .unwrap()
+                .name,
+            "mine"
+        );
+        assert_eq!(
+            Theme::select("high-contrast", None, false).unwrap().name,
+            "high-contrast"
+        );
+        assert!(Theme::select("neon", None, false).is_err());
     }
 
     #[test]

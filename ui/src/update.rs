@@ -207,7 +207,7 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
         return;
     }
     if state.overlay.is_some() {
-        overlay_key(state, snap, k, chord, out);
+        overlay_key(state, k, chord, out);
         return;
     }
     if state.command.is_some() {
@@ -881,13 +881,7 @@ fn paste(state: &mut State, text: &str) {
     }
 }
 
-fn overlay_key(
-    state: &mut State,
-    snap: &Snapshot,
-    k: KeyEvent,
-    chord: KeyChord,
-    out: &mut Vec<Action>,
-) {
+fn overlay_key(state: &mut State, k: KeyEvent, chord: KeyChord, out: &mut Vec<Action>) {
     let Some(mut ov) = state.overlay.take() else {
         return;
     };
@@ -1025,9 +1019,7 @@ fn overlay_key(
                     });
                     false
                 }
-                Some(Command::NextField | Command::PrevField | Command::Up | Command::Down)
-                | None
-                | Some(_) => {
+                _ => {
                     text.input(k);
                     true
                 }
@@ -1071,7 +1063,6 @@ fn overlay_key(
     if keep {
         state.overlay = Some(ov);
     }
-    let _ = snap;
 }
 
 fn confirmed(c: &Confirm, force: bool) -> Action {

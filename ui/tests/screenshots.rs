@@ -62,3 +62,18 @@ fn screenshots_match_the_committed_files() {
         "stale screenshots {stale:?}: run UPDATE_SCREENSHOTS=1 cargo test -p gitmoot-ui --test screenshots"
     );
 }
+
+/// `screenshots/keys.md` is the README's keys table, generated from the built-in keymap.
+#[test]
+fn keys_table_matches_the_keymap() {
+    let path = dir().join("keys.md");
+    let md = gitmoot_ui::keys_markdown();
+    if std::env::var("UPDATE_SCREENSHOTS").as_deref() == Ok("1") {
+        std::fs::write(&path, &md).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        committed, md,
+        "stale keys table: run UPDATE_SCREENSHOTS=1 cargo test -p gitmoot-ui --test screenshots"
+    );
+}

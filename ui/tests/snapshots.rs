@@ -88,3 +88,71 @@ fn rendering_twice_gives_the_same_frame() {
     let (s, snap) = setup();
     assert_eq!(text(&s, &snap), text(&s, &snap));
 }
+
+/// The colours of the job tree's rows, as runs of `fg` over text: locks the state colours
+/// (a failed leg red, a running one cyan…) the way the text snapshots lock the layout.
+#[test]
+fn tree_row_colours() {
+    let (mut s, snap) = setup();
+    update(&mut s, &snap, ch('2'));
+    let b = buffer(&s, &snap, &Theme::default_dark());
+    let mut out = String::new();
+    for y in 11..19 {
+        let mut last = None;
+        for x in 1..59 {
+            let c = &b[(x, y)];
+            if c.symbol().trim().is_empty() {
+                continue;
+            }
+            if last != Some(c.fg) {
+                out.push_str(&format!(" [{:?}]", c.fg));
+                last = Some(c.fg);
+            }
+            out.push_str(c.symbol());
+        }
+        out.push('\n');
+    }
+    insta::assert_snapshot!("tree_colours", out);
+}
+
+#[test]
+fn the_spinner_moves_with_the_tick() {
+    let (mut s, snap) = setup();
+    update(&mut s, &snap, ch('2'));
+    assert!(text(&s, &snap).contains("⠋ db · codex"));
+    update(
+        &mut s,
+        &snap,
+        gitmoot_ui::Event::Tick {
+            now_ms: gitmoot_ui::fixture::NOW + 100,
+        },
+    );
+    assert!(text(&s, &snap).contains("⠙ db · codex"));
+}
+
+/// Any terminal size renders without panicking (tiny, narrow, tall).
+#[test]
+fn every_scene_survives_any_terminal_size() {
+    for (w, h) in [
+        (1, 1),
+        (10, 3),
+        (20, 5),
+        (40, 12),
+        (79, 24),
+        (100, 10),
+        (200, 60),
+    ] {
+        for (name, mut state, snap) in scenes() {
+            update(&mut state, &snap, gitmoot_ui::Event::Resize(w, h));
+            for pane in ['1', '2', '3', '4', '5'] {
+                let mut s = state.clone();
+                if s.overlay.is_none() && s.command.is_none() && !s.filter_editing {
+                    update(&mut s, &snap, ch(pane));
+                }
+                let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+                t.draw(|f| gitmoot_ui::render(f, &s, &snap, &Theme::default_dark()))
+                    .unwrap_or_else(|e| panic!("{name} {w}x{h}: {e}"));
+            }
+        }
+    }
+}

@@ -43,10 +43,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .iter()
         .position(|n| Some(&n.node.id) == state.sel.dag.as_ref())
         .unwrap_or(0);
-    let mut lines = vec![
-        header(root, theme, inner.width as usize, state),
-        Line::raw(""),
-    ];
+    let mut lines = vec![header(root, theme, inner.width as usize), Line::raw("")];
     let layers = nodes.iter().map(|n| n.layer).max().unwrap_or(0) + 1;
     let col = (inner.width as usize).saturating_sub((layers - 1) * GAP) / layers;
     let body_h = (inner.height as usize).saturating_sub(4);
@@ -76,7 +73,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn header<'a>(root: &RootView, theme: &Theme, w: usize, state: &State) -> Line<'a> {
+fn header<'a>(root: &RootView, theme: &Theme, w: usize) -> Line<'a> {
     let r = root.tree.rollup();
     let counts = format!(
         "{} jobs: {}▶ {}○ {}✓ {}✗",
@@ -87,8 +84,7 @@ fn header<'a>(root: &RootView, theme: &Theme, w: usize, state: &State) -> Line<'
         r.failed
     );
     let state_s = format!("{} ", root.state.name());
-    let title_w = w.saturating_sub(state_s.len() + counts.len() + 2);
-    let _ = state;
+    let title_w = w.saturating_sub(super::str_width(&state_s) + super::str_width(&counts) + 2);
     Line::from(vec![
         Span::styled(format!(" {state_s}"), theme.style(run_slot(root.state))),
         Span::styled(
@@ -260,10 +256,10 @@ fn layered<'a>(
                 if !run.is_empty() {
                     spans.push(Span::styled(std::mem::take(&mut run), edge));
                 }
-                let selected = i == sel && state.focus == Pane::Dag;
-                let mark = i == sel;
+                // The selected node stays marked when the pane loses focus: the line below
+                // the graph describes it.
                 let text = fit(&node_text(n, state.tick), col.min(w - x));
-                let style = row_style(theme.style(job_slot(n.node.state)), selected || mark, theme);
+                let style = row_style(theme.style(job_slot(n.node.state)), i == sel, theme);
                 spans.push(Span::styled(text, style));
                 x += col.min(w - x);
                 continue;

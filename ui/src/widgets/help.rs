@@ -32,7 +32,10 @@ pub fn lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
         )));
         for (keys, desc) in rows {
             out.push(Line::from(vec![
-                Span::styled(format!("  {keys:<18}"), theme.style(Slot::FooterKey)),
+                Span::styled(
+                    format!("  {:<18}", keys.join(" ")),
+                    theme.style(Slot::FooterKey),
+                ),
                 Span::styled(desc, theme.style(Slot::Text)),
             ]));
         }

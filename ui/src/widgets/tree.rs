@@ -110,14 +110,15 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
     let right_w = super::str_width(&right);
     let left_w = width.saturating_sub(right_w + 1);
     let mark = if is_sel { "▌" } else { " " };
-    let lead = format!("{mark}{guide}{fold}");
-    let lead_w = super::str_width(&lead) + super::str_width(glyph) + 1;
+    let lead = format!("{guide}{fold}");
+    let lead_w = 1 + super::str_width(&lead) + super::str_width(glyph) + 1;
     let label_style = if n.kind == JobKind::Root {
         row_style(theme.style(Slot::PaneTitle), selected, theme)
     } else {
         text
     };
     Line::from(vec![
+        Span::styled(mark, row_style(theme.style(Slot::Accent), selected, theme)),
         Span::styled(lead, edge),
         Span::styled(
             glyph.to_string(),
