@@ -19,12 +19,18 @@ fn gitmoot(home: &Path) -> Command {
 }
 
 fn bin() -> String {
-    assert_cmd::cargo::cargo_bin("gitmoot").display().to_string()
+    assert_cmd::cargo::cargo_bin("gitmoot")
+        .display()
+        .to_string()
 }
 
 fn json(home: &Path, args: &[&str]) -> Value {
     let out = gitmoot(home).args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -34,25 +40,44 @@ fn agent(home: &Path, name: &str, script: &str) {
     let path = home.join(format!("{name}.sh"));
     std::fs::write(&path, format!("#!/bin/sh\ncat >/dev/null\n{script}\n")).unwrap();
     gitmoot(home)
-        .args(["agent", "add", name, "--runtime", "shell", "--command", &format!("sh {}", path.display())])
+        .args([
+            "agent",
+            "add",
+            name,
+            "--runtime",
+            "shell",
+            "--command",
+            &format!("sh {}", path.display()),
+        ])
         .assert()
         .success();
 }
 
 fn run_state(home: &Path, root: &str) -> String {
-    json(home, &["job", "tree", root, "--json"])["run"]["state"].as_str().unwrap().to_string()
+    json(home, &["job", "tree", root, "--json"])["run"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn wait_state(home: &Path, root: &str, want: &str) {
     let start = std::time::Instant::now();
     while run_state(home, root) != want {
-        assert!(start.elapsed() < WAIT, "run {root} never became {want}: {}", json(home, &["job", "tree", root, "--json"]));
+        assert!(
+            start.elapsed() < WAIT,
+            "run {root} never became {want}: {}",
+            json(home, &["job", "tree", root, "--json"])
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
 
 fn tui(name: &str, home: &Path) -> Tmux {
-    let cmd = format!("sh -c '{} --home {} tui; echo TUI-EXITED; stty -a; sleep 30'", bin(), home.display());
+    let cmd = format!(
+        "sh -c '{} --home {} tui; echo TUI-EXITED; stty -a; sleep 30'",
+        bin(),
+        home.display()
+    );
     Tmux::start(name, &cmd, &[])
 }
 
@@ -71,7 +96,10 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     agent(&home, "asker", ASKER);
-    let out = gitmoot(&home).args(["job", "run", "--agent", "asker", "Ship the change"]).output().unwrap();
+    let out = gitmoot(&home)
+        .args(["job", "run", "--agent", "asker", "Ship the change"])
+        .output()
+        .unwrap();
     let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
 
     let t = tui("answer", &home);
@@ -86,9 +114,15 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
     wait_state(&home, &root, "done");
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     let kids = tree["tree"]["children"].as_array().unwrap();
-    let cont = kids.iter().find(|k| k["kind"] == "continuation").expect("an answer continuation ran");
+    let cont = kids
+        .iter()
+        .find(|k| k["kind"] == "continuation")
+        .expect("an answer continuation ran");
     assert_eq!(cont["state"], "succeeded");
-    assert_eq!(cont["result"]["summary"], "done with: all at once", "{tree}");
+    assert_eq!(
+        cont["result"]["summary"], "done with: all at once",
+        "{tree}"
+    );
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", WAIT);
 }
@@ -103,7 +137,10 @@ fn an_operator_kills_a_root_with_keystrokes() {
         r#"[ "$GITMOOT_JOB_KIND" = root ] && sleep 2
 echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
     );
-    let out = gitmoot(&home).args(["job", "run", "--agent", "slow", "Soak for a while"]).output().unwrap();
+    let out = gitmoot(&home)
+        .args(["job", "run", "--agent", "slow", "Soak for a while"])
+        .output()
+        .unwrap();
     let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
 
     let t = tui("kill", &home);
@@ -130,7 +167,16 @@ fn quitting_gives_the_shell_its_terminal_back() {
     t.wait_for("TUI-EXITED", WAIT);
     let screen = t.wait_for("icanon", WAIT);
     // Cooked mode is back: canonical input and echo are on again.
-    assert!(screen.contains(" icanon") && !screen.contains("-icanon"), "{screen}");
-    assert!(screen.contains(" echo ") && !screen.contains("-echo "), "{screen}");
-    assert!(!screen.contains("daemon embedded"), "the alternate screen was left: {screen}");
+    assert!(
+        screen.contains(" icanon") && !screen.contains("-icanon"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(" echo ") && !screen.contains("-echo "),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("daemon embedded"),
+        "the alternate screen was left: {screen}"
+    );
 }

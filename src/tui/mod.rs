@@ -32,15 +32,9 @@ pub struct TuiOptions {
 /// The theme by name: a user file `<home>/themes/NAME.toml` wins over the built-ins;
 /// `NO_COLOR` always gives the monochrome theme.
 pub fn load_theme(home: &Home, name: &str) -> anyhow::Result<Theme> {
-    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-        return Ok(Theme::monochrome());
-    }
-    let user = home.themes_dir().join(format!("{name}.toml"));
-    if user.exists() {
-        let text = std::fs::read_to_string(&user)?;
-        return Ok(Theme::from_toml(&user.display().to_string(), &text)?);
-    }
-    Ok(Theme::builtin(name)?)
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let user = std::fs::read_to_string(home.themes_dir().join(format!("{name}.toml"))).ok();
+    Ok(Theme::select(name, user.as_deref(), no_color)?)
 }
 
 /// The built-in keymap with the home's `keymap.toml` overrides, if any.

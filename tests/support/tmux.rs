@@ -14,7 +14,14 @@ impl Tmux {
     pub fn start(name: &str, command: &str, env: &[(&str, &Path)]) -> Self {
         let socket = format!("gitmoot-test-{name}-{}", std::process::id());
         let t = Self { socket };
-        let mut args: Vec<String> = vec!["new-session".into(), "-d".into(), "-x".into(), "120".into(), "-y".into(), "36".into()];
+        let mut args: Vec<String> = vec![
+            "new-session".into(),
+            "-d".into(),
+            "-x".into(),
+            "120".into(),
+            "-y".into(),
+            "36".into(),
+        ];
         for (k, v) in env {
             args.push("-e".into());
             args.push(format!("{k}={}", v.display()));
@@ -26,7 +33,12 @@ impl Tmux {
     }
 
     fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().expect("tmux runs");
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -71,6 +83,10 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
     }
 }
