@@ -5,6 +5,7 @@
 //! decides behaviour.
 
 pub mod agent;
+pub mod bench;
 pub mod chat;
 pub mod config;
 pub mod daemon;
@@ -82,6 +83,8 @@ pub enum Command {
         #[arg(value_enum)]
         role: crate::demo::agent::Role,
     },
+    /// Measure the SPEC's performance figures on this machine.
+    Bench(bench::BenchArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -140,6 +143,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             home: ctx.home_flag.clone(),
         }),
         Command::DemoAgent { role } => crate::demo::agent::run(role),
+        Command::Bench(a) => bench::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -66,6 +66,10 @@ CREATE TABLE chat_mentions (
 CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
 CREATE INDEX chat_mentions_unread ON chat_mentions(agent, id) WHERE unread = 1;
 CREATE INDEX chat_mentions_thread ON chat_mentions(thread_id, agent, seq);
+-- Cover the unread badges (per agent, per thread) without touching the table, so their
+-- cost follows the unread mentions only, not the whole history.
+CREATE INDEX chat_mentions_badges ON chat_mentions(agent_origin, agent) WHERE unread = 1 AND resolved = 1;
+CREATE INDEX chat_mentions_thread_badges ON chat_mentions(thread_id) WHERE unread = 1 AND resolved = 1;
 CREATE TABLE chat_thread_meta (
     thread_id  TEXT NOT NULL REFERENCES chat_threads(id),
     key        TEXT NOT NULL,
