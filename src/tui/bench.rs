@@ -526,8 +526,9 @@ fn measure(path: &Path, size: SeedSize) -> Result<Vec<(String, String)>, String>
     for (n, id) in seeded.running.iter().take(REFRESH_CHANGES).enumerate() {
         settle_one(&mut writer, id, now + n as i64).map_err(|e| e.to_string())?;
         let t = Instant::now();
-        let snap = loader.load(now + n as i64).map_err(err)?;
+        let mut snap = loader.read_store(now + n as i64).map_err(err)?;
         store_work.push(ms(t.elapsed()));
+        snap.roots = loader.roots_view();
         update(&mut state, &snap, Event::SnapshotArrived);
         std::hint::black_box(render_frame(&state, &snap, &theme));
         full.push(ms(t.elapsed()));
@@ -766,6 +767,37 @@ mod tests {
             .find(|n| n.id == seeded.running[0])
             .unwrap();
         assert_eq!(settled.state, gitmoot_ui::view::JobState::Succeeded);
+
+        // The loader reuses its chat panes only while chat is unchanged: a mark-read (which
+        // appends no event) and a new message both show on the next load.
+        let agent = snap.inboxes[0].agent.clone();
+        let before = snap.inboxes[0].unread;
+        writer
+            .write(|tx| inbox::mark_read(tx, &agent, None, &ReadSelection::All))
+            .unwrap();
+        let snap = loader.load(now + 2).unwrap();
+        let total: u32 = snap.inboxes.iter().map(|i| i.unread).sum();
+        assert_eq!(total, 8 - before);
+        assert!(snap.inboxes.iter().all(|i| i.agent != agent));
+        let open = snap.transcript.as_ref().unwrap();
+        let (thread_id, seqs) = (open.thread_id.clone(), open.messages.len());
+        let thread = crate::store::chat::thread(writer.conn(), &thread_id)
+            .unwrap()
+            .unwrap();
+        writer
+            .write(|tx| {
+                messages::append(
+                    tx,
+                    &ManualClock::new(now + 3),
+                    &thread,
+                    Post::system("a fresh notice"),
+                )
+            })
+            .unwrap();
+        let snap = loader.load(now + 3).unwrap();
+        let open = snap.transcript.as_ref().unwrap();
+        assert_eq!(open.messages.len(), seqs + 1);
+        assert_eq!(open.messages.last().unwrap().body, "a fresh notice");
     }
 
     fn count(n: &gitmoot_ui::view::JobNode) -> usize {

@@ -12,7 +12,7 @@ use gitmoot_ui::view::{
     InboxItem, JobDetail, JobNode, Message, Question, ResultView, RootView, Snapshot, ThreadView,
     Transcript,
 };
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::chat::{inbox, messages, threads};
 use crate::clock::Millis;
@@ -50,6 +50,7 @@ pub struct Loader {
     roots: BTreeMap<String, RootView>,
     cursor: i64,
     data_version: Option<i64>,
+    chat: Option<ChatPanes>,
     pub daemon: DaemonStatus,
     pub detail_job: Option<String>,
     pub thread: Option<String>,
@@ -62,6 +63,7 @@ impl Loader {
             roots: BTreeMap::new(),
             cursor: 0,
             data_version: None,
+            chat: None,
             daemon,
             detail_job: None,
             thread: None,
@@ -76,6 +78,20 @@ impl Loader {
 
     /// Loads a full snapshot, reading only the roots touched since the last call.
     pub fn load(&mut self, now: Millis) -> Result<Snapshot> {
+        let mut snap = self.read_store(now)?;
+        snap.roots = self.roots_view();
+        Ok(snap)
+    }
+
+    /// The cached trees in id order, as the snapshot carries them.
+    pub fn roots_view(&self) -> Vec<RootView> {
+        self.roots.values().cloned().collect()
+    }
+
+    /// The store work of a load: re-reads the touched roots into the cache and reads every
+    /// other pane. The returned snapshot's `roots` is empty; `load` fills it from the cache
+    /// (`roots_view`), which is copying, not SQLite.
+    pub fn read_store(&mut self, now: Millis) -> Result<Snapshot> {
         self.data_version = Some(self.store.data_version()?);
         let conn = self.store.conn();
         let last = events::last_id(conn)?;
@@ -93,27 +109,44 @@ impl Loader {
             }
         }
         self.trim();
-        self.cursor = last;
         let conn = self.store.conn();
-        let threads = thread_views(conn)?;
-        let thread = self
-            .thread
-            .clone()
-            .or_else(|| threads.first().map(|t| t.id.clone()));
+        let key = ChatKey {
+            badges: badge_signature(conn)?,
+            thread: self.thread.clone(),
+        };
+        let stale = match &self.chat {
+            Some(c) => c.key != key || chat_events_since(conn, self.cursor)?,
+            None => true,
+        };
+        if stale {
+            let threads = thread_views(conn)?;
+            let thread = key
+                .thread
+                .clone()
+                .or_else(|| threads.first().map(|t| t.id.clone()));
+            self.chat = Some(ChatPanes {
+                transcript: thread
+                    .as_deref()
+                    .map(|t| transcript(conn, t))
+                    .transpose()?
+                    .flatten(),
+                threads,
+                inboxes: inboxes(conn)?,
+                key,
+            });
+        }
+        self.cursor = last;
+        let chat = self.chat.clone().unwrap_or_default();
         Ok(Snapshot {
             now_ms: now,
             as_of_ms: now,
             daemon: self.daemon,
             counts: counts(conn)?,
-            roots: self.roots.values().cloned().collect(),
+            roots: Vec::new(),
             attention: attention(conn)?,
-            transcript: thread
-                .as_deref()
-                .map(|t| transcript(conn, t))
-                .transpose()?
-                .flatten(),
-            threads,
-            inboxes: inboxes(conn)?,
+            transcript: chat.transcript,
+            threads: chat.threads,
+            inboxes: chat.inboxes,
             detail: self
                 .detail_job
                 .as_deref()
@@ -140,13 +173,58 @@ impl Loader {
     }
 }
 
+/// What the chat panes were read for: the open thread and the unread-badge signature.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ChatKey {
+    badges: (i64, i64),
+    thread: Option<String>,
+}
+
+/// The threads, transcript and inboxes of the last chat read, reused while nothing in
+/// chat changed: a 200,000-message history then costs nothing per refresh.
+#[derive(Debug, Clone, Default)]
+struct ChatPanes {
+    key: ChatKey,
+    threads: Vec<ThreadView>,
+    transcript: Option<Transcript>,
+    inboxes: Vec<Inbox>,
+}
+
+/// Newest mention id and unread count. A send adds a mention (the id moves) and marking
+/// read lowers the count; neither appends an event for a mark-read, so this catches it.
+/// Both read the small unread-badge partial index only.
+fn badge_signature(conn: &Connection) -> Result<(i64, i64)> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
+                    (SELECT COUNT(*) FROM chat_mentions WHERE unread = 1 AND resolved = 1)",
+        )?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
+/// Whether an event without a root (every chat message, thread created, renamed, closed)
+/// arrived after `cursor`.
+fn chat_events_since(conn: &Connection, cursor: i64) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT EXISTS(SELECT 1 FROM events WHERE id > ?1 AND root_id IS NULL)")?
+        .query_row([cursor], |r| r.get(0))?)
+}
+
 fn touched_roots(conn: &Connection, cursor: i64) -> Result<Vec<String>> {
+    // Walk the new events by rowid and dedupe here: with DISTINCT in SQL the planner scans
+    // the whole `events_root` index instead, which costs milliseconds at 500k events.
     let mut st = conn.prepare_cached(
-        "SELECT DISTINCT root_id FROM events WHERE id > ?1 AND root_id IS NOT NULL",
+        "SELECT root_id FROM events WHERE id > ?1 AND root_id IS NOT NULL ORDER BY id",
     )?;
-    Ok(st
-        .query_map([cursor], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for root in st.query_map([cursor], |r| r.get::<_, String>(0))? {
+        let root = root?;
+        if seen.insert(root.clone()) {
+            out.push(root);
+        }
+    }
+    Ok(out)
 }
 
 fn job_state(s: JobState) -> view::JobState {
@@ -297,8 +375,16 @@ fn counts(conn: &Connection) -> Result<Counts> {
 
 fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
     let mut out = Vec::new();
+    // Only the agent and the summary: the full row would drag the raw output along.
+    let mut who = conn.prepare_cached(
+        "SELECT agent, CASE WHEN json_valid(result) AND json_type(result, '$.summary') = 'text'
+                THEN json_extract(result, '$.summary') END
+         FROM jobs WHERE id = ?1",
+    )?;
     for p in engine::pending(conn)? {
-        let job = jobs::get(conn, &p.job_id)?;
+        let job: Option<(String, Option<String>)> = who
+            .query_row([&p.job_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
         let kind = match p.kind {
             RoundKind::Ask => AttentionKind::Ask {
                 questions: p
@@ -323,12 +409,11 @@ fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
         out.push(AttentionItem {
             job_id: p.job_id.clone(),
             root_id: p.root_id.clone(),
-            agent: job.as_ref().map(|j| j.agent.clone()).unwrap_or_default(),
             why: job
                 .as_ref()
-                .and_then(|j| j.result.as_ref())
-                .and_then(|r| r["summary"].as_str())
+                .and_then(|(_, summary)| summary.as_deref())
                 .map(gitmoot_ui::sanitize::clean),
+            agent: job.map(|(agent, _)| agent).unwrap_or_default(),
             opened_ms: p.opened_at,
             thread: p.thread.clone(),
             kind,
