@@ -91,7 +91,7 @@ fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
 fn reconcile(state: &mut State, snap: &Snapshot) {
     let ids: Vec<String> = rows::attention_rows(snap, state)
         .iter()
-        .map(|a| a.job_id.clone())
+        .map(|a| a.key())
         .collect();
     state.sel.attention = pick(
         &ids,
@@ -156,7 +156,7 @@ fn record_hints(state: &mut State, snap: &Snapshot) {
     let a = idx(
         rows::attention_rows(snap, state)
             .iter()
-            .map(|a| a.job_id.clone())
+            .map(|a| a.key())
             .collect(),
         &state.sel.attention,
     );
@@ -360,7 +360,7 @@ fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut Vec<Action>)
         Pane::Attention => {
             let ids: Vec<String> = rows::attention_rows(snap, state)
                 .iter()
-                .map(|a| a.job_id.clone())
+                .map(|a| a.key())
                 .collect();
             state.sel.attention = moved(&ids, state.sel.attention.as_deref(), delta);
         }
@@ -434,7 +434,7 @@ fn detail_max_scroll(state: &State, snap: &Snapshot) -> u16 {
 /// The job the focused pane points at.
 fn selected_job(state: &State, snap: &Snapshot) -> Option<String> {
     match state.focus {
-        Pane::Attention => state.sel.attention.clone(),
+        Pane::Attention => selected_gate(state, snap).map(|a| a.job_id.clone()),
         Pane::Tree => state.sel.tree.clone(),
         Pane::Dag => state.sel.dag.clone(),
         Pane::Detail => state.detail_job.clone(),
@@ -495,7 +495,7 @@ fn copy(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     let text = match state.focus {
         Pane::Attention => rows::attention_rows(snap, state)
             .into_iter()
-            .find(|a| Some(&a.job_id) == state.sel.attention.as_ref())
+            .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
             .map(|a| match &a.kind {
                 AttentionKind::Ask { questions } => {
                     let q = questions.first().map(|q| q.id.as_str()).unwrap_or("q1");
@@ -522,7 +522,7 @@ fn kill(state: &mut State, snap: &Snapshot) {
     let root = match state.focus {
         Pane::Attention => rows::attention_rows(snap, state)
             .into_iter()
-            .find(|a| Some(&a.job_id) == state.sel.attention.as_ref())
+            .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
             .and_then(|a| snap.root(&a.root_id)),
         Pane::Dag => rows::dag_root(snap, state),
         _ => selected_job(state, snap).and_then(|j| snap.root_of(&j)),
@@ -553,7 +553,7 @@ fn selected_gate<'a>(state: &State, snap: &'a Snapshot) -> Option<&'a crate::vie
     }
     rows::attention_rows(snap, state)
         .into_iter()
-        .find(|a| Some(&a.job_id) == state.sel.attention.as_ref())
+        .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
 }
 
 fn textarea(placeholder: &str) -> TextArea<'static> {
@@ -1132,7 +1132,7 @@ fn mouse(state: &mut State, snap: &Snapshot, m: MouseEvent, out: &mut Vec<Action
                 let items = rows::attention_rows(snap, state);
                 let per = (layout::ATTENTION_ITEM_LINES + 1) as usize;
                 if let Some(item) = items.get(inner_row / per) {
-                    state.sel.attention = Some(item.job_id.clone());
+                    state.sel.attention = Some(item.key());
                 }
             }
         }
