@@ -323,8 +323,7 @@ pub fn resume(
         .map(str::to_string);
     match verb {
         ResumeVerb::Retry => {
-            let run = runs::require(tx, &parent.root_id)?;
-            if run.jobs >= cfg.max_delegation_total_jobs {
+            if !ctx.budget_allows_one_more(&parent.root_id)? {
                 return Err(Invalid(format!(
                     "cannot retry: the per-root job budget of {} is reached; resume with continue or abort",
                     cfg.max_delegation_total_jobs

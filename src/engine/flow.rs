@@ -187,7 +187,8 @@ impl Ctx<'_, '_> {
             FollowUp::Blocked => Ok(Resolution::Done {
                 job_id: job.id.clone(),
                 state: JobState::Blocked,
-                result: parse_result(job.result.as_ref()).map(Box::new),
+                // The coordinator's own approving result does not speak for a blocked batch.
+                result: None,
                 reason: job.followup_reason.clone(),
             }),
             FollowUp::None => Ok(Resolution::Done {
@@ -611,8 +612,7 @@ impl Ctx<'_, '_> {
                     && !leg.accepted
                     && leg.attempts <= leg.spec.retry
                 {
-                    let run = runs::require(self.tx, &parent.root_id)?;
-                    if run.jobs >= self.cfg.max_delegation_total_jobs {
+                    if !self.budget_allows_one_more(&parent.root_id)? {
                         self.event(
                             &parent.root_id,
                             Some(parent_id),
@@ -771,6 +771,14 @@ impl Ctx<'_, '_> {
     }
 
     /// Creates the next attempt's job for a leg and marks the leg dispatched.
+    /// Whether one more job fits the per-root budget, counting admitted legs not yet
+    /// enqueued (a retry must not eat the room a deferred leg was admitted with).
+    pub fn budget_allows_one_more(&self, root: &str) -> R<bool> {
+        let run = runs::require(self.tx, root)?;
+        let reserved = delegations::count_waiting(self.tx, root)?;
+        Ok(run.jobs + reserved < self.cfg.max_delegation_total_jobs)
+    }
+
     pub fn retry_leg(
         &self,
         parent: &Job,
