@@ -273,7 +273,8 @@ pub fn answer(
                 )?,
             }
         }
-        FollowUp::Continued | FollowUp::Blocked => {}
+        // The round was all that held this outcome back (e.g. a leg's block_parent).
+        FollowUp::Continued | FollowUp::Blocked => ctx.propagate(&target)?,
     }
     let target = jobs::require(tx, &round.job_id)?;
     Ok(if target.followup == FollowUp::Continued {
@@ -369,7 +370,9 @@ pub fn resume(
             ctx.resolve_round(&mut round, "abort", None, instr)?;
         }
     }
-    ctx.advance_batch(&parent.id)
+    ctx.advance_batch(&parent.id)?;
+    let parent = jobs::require(tx, &parent.id)?;
+    ctx.propagate(&parent)
 }
 
 impl Ctx<'_, '_> {
@@ -405,7 +408,7 @@ impl Ctx<'_, '_> {
                 let frame = self.frame(&target, &[])?;
                 self.finalize_with(&target, &reason, frame, &[], &carry)
             }
-            FollowUp::Continued | FollowUp::Blocked => Ok(()),
+            FollowUp::Continued | FollowUp::Blocked => self.propagate(&target),
         }
     }
 }

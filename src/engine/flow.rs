@@ -241,7 +241,20 @@ impl Ctx<'_, '_> {
                 _ => RunState::Blocked,
             }
         };
-        self.close_run(&mut run)
+        self.close_run(&mut run)?;
+        // Stragglers (siblings of an escalated or blocked leg) can no longer change the
+        // outcome; they must not start after the run ended.
+        for mut j in jobs::by_root_in_state(self.tx, &root.root_id, JobState::Queued)? {
+            self.finish_job(
+                &mut j,
+                JobState::Cancelled,
+                format!(
+                    "run {} ended {}; queued job no longer needed",
+                    run.root_id, run.state
+                ),
+            )?;
+        }
+        Ok(())
     }
 
     pub fn close_run(&self, run: &mut Run) -> R<()> {
@@ -337,12 +350,14 @@ impl Ctx<'_, '_> {
             return self.finalize(job, &reason, set, &carry);
         }
         let projected = projected_jobs(set);
-        if run.jobs + projected > cfg.max_delegation_total_jobs {
+        // Legs admitted elsewhere in the tree but not yet enqueued already hold budget.
+        let tree = run.jobs + delegations::count_waiting(self.tx, root)?;
+        if tree + projected > cfg.max_delegation_total_jobs {
             ev(
                 "delegation_budget_exceeded",
                 format!(
                     "delegation batch of {projected} new job(s) would exceed the per-root job budget of {} (tree at {}); not dispatching {n} delegation(s)",
-                    cfg.max_delegation_total_jobs, run.jobs
+                    cfg.max_delegation_total_jobs, tree
                 ),
             )?;
             let reason = format!(
