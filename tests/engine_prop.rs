@@ -89,8 +89,7 @@ proptest! {
             let Some(job) = queued.first() else {
                 let rounds = h.open_rounds();
                 match rounds.first() {
-                    Some(r) if next() % 5 == 0 => {
-                        let _ = r;
+                    Some(_) if next() % 5 == 0 => {
                         h.clock.advance(24 * 3_600_000);
                         h.sweep();
                     }
