@@ -338,3 +338,46 @@ fn hooks_see_every_terminal_job_and_each_opened_ask_round() {
     assert_eq!(asked[0].0, root, "the round holds the coordinator");
     assert!(asked[0].2, "the escalations row exists when the hook runs");
 }
+
+#[test]
+fn invariant_4_a_queued_continuation_becomes_the_one_finalize() {
+    let mut h = H::new();
+    h.ok("", fan(vec![d("a", "rev")]));
+    h.ok("a", approved());
+    assert_eq!(h.job("continuation").kind, JobKind::Continuation);
+    h.kill(false);
+    let f = h.job("continuation");
+    assert_eq!(f.kind, JobKind::Finalize);
+    assert!(
+        f.prompt.contains("(delegation tree killed by operator)"),
+        "{}",
+        f.prompt
+    );
+    assert_eq!(h.events("delegation_finalize_enqueued").len(), 1);
+    h.ok("continuation", fan(vec![d("b", "rev")]));
+    assert_eq!(h.events("delegation_finalized").len(), 1);
+    assert_eq!(h.run().state, RunState::Killed);
+    assert_eq!(
+        h.all()
+            .iter()
+            .filter(|j| j.kind == JobKind::Finalize)
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn invariant_4_a_running_root_that_delegates_after_kill_finalizes() {
+    let mut h = H::new();
+    h.start("");
+    h.kill(false);
+    h.ok("", fan(vec![d("a", "rev")]));
+    assert_eq!(
+        h.events("delegation_killed").len(),
+        2,
+        "kill, then the refused dispatch"
+    );
+    assert!(h.try_job("a").is_none());
+    h.ok("continuation", approved());
+    assert_eq!(h.run().state, RunState::Killed);
+}

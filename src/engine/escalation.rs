@@ -418,3 +418,43 @@ impl From<serde_json::Error> for EngineError {
         Self::Store(StoreError::from(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(id: &str) -> HumanQuestion {
+        HumanQuestion {
+            id: id.into(),
+            prompt: format!("{id}?"),
+            choices: vec![],
+        }
+    }
+
+    #[test]
+    fn answers_split_by_id_continue_lines_and_keep_unknown_ids() {
+        let a = parse_answers("q1: a\nmore\nqx: typo\nq2:b", &[q("q1"), q("q2")]);
+        assert_eq!(a.by_id["q1"], "a\nmore");
+        assert_eq!(a.by_id["q2"], "b");
+        assert_eq!(a.unmatched["qx"], "typo");
+    }
+
+    #[test]
+    fn a_lone_question_takes_the_whole_body() {
+        let a = parse_answers("yes: ship it", &[q("q1")]);
+        assert_eq!(a.by_id["q1"], "yes: ship it");
+        assert!(a.unmatched.is_empty());
+    }
+
+    #[test]
+    fn stray_text_before_any_id_is_kept_as_guidance() {
+        let a = parse_answers("note first\nq1: a", &[q("q1"), q("q2")]);
+        assert_eq!(a.unmatched["(no id)"], "note first");
+    }
+
+    #[test]
+    fn verbs_parse_case_insensitively() {
+        assert_eq!("Retry".parse::<ResumeVerb>().unwrap(), ResumeVerb::Retry);
+        assert!("answer".parse::<ResumeVerb>().is_err());
+    }
+}
