@@ -13,7 +13,7 @@ use super::prompts::{self, Frame, LegLine, Upstream};
 use super::{EngineError, Hooks};
 use crate::clock::{Clock, Millis};
 use crate::config::OrchestrateConfig;
-use crate::contract::{Delegation, FailurePolicy, GitmootResult, SynthesisRule};
+use crate::contract::{Decision, Delegation, FailurePolicy, GitmootResult, SynthesisRule};
 use crate::domain::{Action, JobKind, JobState, RunState, RuntimeKind};
 use crate::store::delegations::{self, Leg, LegState};
 use crate::store::escalations::{self, Round, RoundKind};
@@ -867,6 +867,23 @@ impl Ctx<'_, '_> {
         if self.cfg.inject_upstream_dep_context {
             prompt.push_str(&self.upstream(&d, legs)?);
         }
+        // A leg naming artifacts receives the coordinator's artifact_body (the brief).
+        if !d.artifacts.is_empty()
+            && let Some(body) = parse_result(parent.result.as_ref()).and_then(|r| r.artifact_body)
+        {
+            let mut remaining = prompts::AGGREGATE_CAP;
+            prompt.push_str(&format!(
+                "\n\nDelegation artifacts ({}) from job {}:\n",
+                d.artifacts.join(", "),
+                parent.id
+            ));
+            prompt.push_str(&prompts::inline_body(
+                &body,
+                self.body_cap(),
+                &mut remaining,
+                &parent.id,
+            ));
+        }
         if let Some(g) = guidance.filter(|g| !g.trim().is_empty()) {
             prompt.push_str(&format!("\n\nHuman guidance on resume: {}", g.trim()));
         }
@@ -961,9 +978,15 @@ impl Ctx<'_, '_> {
         carry: &Carry,
     ) -> R<()> {
         let rules: Vec<SynthesisRule> = legs.iter().filter_map(|l| l.spec.synthesis_rule).collect();
-        if rules.contains(&SynthesisRule::Vote)
-            && !outs.iter().all(|o| matches!(o, LegOutcome::Ok { .. }))
-        {
+        // Vote: every child approves; `skipped` (a succeeded abstention) counts as passing.
+        let votes_yes = |o: &LegOutcome| match o {
+            LegOutcome::Ok {
+                result: Some(r), ..
+            } => r.decision.approves() || r.decision == Decision::Skipped,
+            LegOutcome::Ok { result: None, .. } => true,
+            _ => false,
+        };
+        if rules.contains(&SynthesisRule::Vote) && !outs.iter().all(votes_yes) {
             return self.block(
                 parent,
                 format!(
@@ -1060,7 +1083,8 @@ impl Ctx<'_, '_> {
                 match o {
                     LegOutcome::Ok {
                         result: Some(r), ..
-                    } if r.decision.approves() => {}
+                    // Skipped abstains from the verdict, like a leg that never ran.
+                    } if r.decision.approves() || r.decision == Decision::Skipped => {}
                     LegOutcome::Ok { result: None, .. }
                     | LegOutcome::NotRun(_)
                     | LegOutcome::Pending => {}
