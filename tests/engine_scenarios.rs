@@ -1068,3 +1068,41 @@ fn failure_round_ttl_finalizes_once_the_batch_is_quiet() {
     );
     assert_eq!(h.run().paused_ms, 24 * 3_600_000);
 }
+
+#[test]
+fn an_ask_and_a_failure_round_coexist_without_duplicates() {
+    let mut h = H::new();
+    h.ok(
+        "",
+        fan(vec![
+            d("a", "rev"),
+            d("b", "rev").policy(FailurePolicy::EscalateHuman),
+            d("c", "rev"),
+        ]),
+    );
+    h.ok("a", asking(approved(), &[("q1", "?")]));
+    h.fail("b", "x");
+    h.ok("c", approved());
+    let rounds = h.open_rounds();
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    h.answer("", "q1: fine").unwrap();
+    assert!(
+        h.try_job("continuation").is_none(),
+        "the failure round still holds it"
+    );
+    h.resume("", ResumeVerb::Continue, None).unwrap();
+    let p = h.job("continuation").prompt;
+    assert!(p.contains("answer: fine") && p.contains("\"b\""), "{p}");
+}
+
+#[test]
+fn a_straggler_settling_after_the_run_ended_changes_nothing() {
+    let mut h = H::new();
+    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    h.start("b");
+    h.fail("a", "boom");
+    assert_eq!(h.run().state, RunState::Blocked);
+    h.ok("b", fan(vec![d("late", "rev")]));
+    assert!(h.try_job("b/late").is_none());
+    assert_eq!(h.run().state, RunState::Blocked);
+}

@@ -277,6 +277,10 @@ impl Ctx<'_, '_> {
 
     /// Routes a freshly settled job: ask-gate, dispatch, then upwards.
     pub fn after_settle(&self, job: &Job) -> R<()> {
+        // A straggler finishing after its run ended changes nothing.
+        if runs::require(self.tx, &job.root_id)?.state.is_terminal() {
+            return Ok(());
+        }
         let result = parse_result(job.result.as_ref());
         if job.state == JobState::Succeeded
             && let Some(r) = &result
@@ -688,8 +692,10 @@ impl Ctx<'_, '_> {
                     FailurePolicy::Continue => {}
                     FailurePolicy::Escalate => escalate = true,
                     FailurePolicy::EscalateHuman => {
-                        let open = escalations::open_for_job(self.tx, parent_id)?;
-                        if open.is_none_or(|r| r.kind == RoundKind::Ask) {
+                        let failure_open = escalations::open_for_root(self.tx, &parent.root_id)?
+                            .iter()
+                            .any(|r| r.job_id == parent.id && r.kind == RoundKind::Failure);
+                        if !failure_open {
                             self.open_failure(&parent, leg, job_id, &why)?;
                         }
                         return Ok(());
