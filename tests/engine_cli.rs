@@ -265,3 +265,20 @@ fn resume_verbs_on_a_failure_round() {
             .unwrap();
     assert_eq!(show["kind"], "finalize");
 }
+
+#[test]
+fn env_overrides_apply_without_a_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("gitmoot")
+        .unwrap()
+        .arg("--home")
+        .arg(dir.path())
+        .args(["config", "show"])
+        .env("GITMOOT_MAX_DELEGATION_TOTAL_JOBS", "3")
+        .env("GITMOOT_MAX_DELEGATION_DEPTH", "2")
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("max_delegation_total_jobs = 3"), "{text}");
+    assert!(text.contains("max_delegation_depth = 2"), "{text}");
+}
