@@ -161,7 +161,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 run["state"].as_str().unwrap_or(""),
                 run["title"].as_str().unwrap_or("")
             );
-            print_tree(&tree["tree"], 0);
+            let mut text = String::new();
+            tree_text(&tree["tree"], 0, &mut text);
+            print!("{text}");
             Ok(())
         }
         JobCmd::Events { id, follow, json } => {
@@ -304,9 +306,8 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         )
     })?;
     if a.wait {
-        anyhow::bail!(
-            "job run --wait needs the daemon, which is not built yet (job {root} is queued)"
-        );
+        drop(store);
+        return super::daemon::wait_for_root(ctx, &root, a.json);
     }
     if a.json {
         return print_json(&json!({ "id": root }));
@@ -397,7 +398,8 @@ pub fn tree_json(conn: &rusqlite::Connection, root: &str) -> anyhow::Result<Valu
     }))
 }
 
-fn print_tree(node: &Value, depth: usize) {
+/// The tree of `job tree --json` as indented text lines, one job a line.
+pub fn tree_text(node: &Value, depth: usize, out: &mut String) {
     let label = node["delegation_id"]
         .as_str()
         .map(str::to_string)
@@ -406,17 +408,17 @@ fn print_tree(node: &Value, depth: usize) {
         .as_str()
         .map(|d| format!(" → {d}"))
         .unwrap_or_default();
-    println!(
-        "{}{} [{}] {} ({}){}",
+    out.push_str(&format!(
+        "{}{} [{}] {} ({}){}\n",
         "  ".repeat(depth + 1),
         label,
         node["state"].as_str().unwrap_or(""),
         node["agent"].as_str().unwrap_or(""),
         node["kind"].as_str().unwrap_or(""),
         decision
-    );
+    ));
     for c in node["children"].as_array().into_iter().flatten() {
-        print_tree(c, depth + 1);
+        tree_text(c, depth + 1, out);
     }
 }
 

@@ -1,0 +1,121 @@
+//! `bench_chat`: in-process figures for `gitmoot bench` — send throughput over 100,000
+//! messages with mentions (target over 5,000/s) and inbox query latency at 200,000
+//! messages. Runs on a scratch home in the temp folder, removed afterwards.
+
+use std::time::Instant;
+
+use super::messages::{SendOptions, send_message};
+use super::threads::{self, NewThread};
+use super::{inbox, write_retry};
+use crate::clock::SystemClock;
+use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
+use crate::store::Store;
+use crate::store::agents::{self, Agent};
+
+const SENDS: usize = 100_000;
+const TOTAL: usize = 200_000;
+const AGENTS: [&str; 4] = ["alice", "bob", "carol", "dave"];
+
+fn agent(name: &str) -> Agent {
+    Agent {
+        name: name.into(),
+        runtime: RuntimeKind::Shell,
+        command: Some("true".into()),
+        model: None,
+        effort: None,
+        capabilities: vec![Capability::Ask],
+        policy: AutonomyPolicy::ReadOnly,
+        repos: Vec::new(),
+        chat_autorespond: false,
+        created_ms: 0,
+    }
+}
+
+fn median_us(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs the benchmark; returns (figure, value) rows, or one `error` row.
+pub fn bench_chat() -> Vec<(String, String)> {
+    let dir =
+        std::env::temp_dir().join(format!("gitmoot-bench-chat-{}", crate::ids::random_hex(6)));
+    let out = run(&dir).unwrap_or_else(|e| vec![("error".into(), e.to_string())]);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn run(dir: &std::path::Path) -> super::Result<Vec<(String, String)>> {
+    std::fs::create_dir_all(dir).map_err(crate::store::StoreError::from)?;
+    let mut store = Store::open(&dir.join("gitmoot.db"))?;
+    let clock = SystemClock;
+    let thread = write_retry(&mut store, |tx| {
+        for a in AGENTS {
+            agents::insert(tx, &agent(a))?;
+        }
+        threads::create(
+            tx,
+            &clock,
+            NewThread {
+                name: "bench",
+                repo: "bench/chat",
+                title: None,
+                created_by: "human",
+            },
+        )
+    })?;
+    let opts = SendOptions::default();
+    let started = Instant::now();
+    for i in 0..SENDS {
+        let body = format!(
+            "@{} please look at item {i}, cc @{}",
+            AGENTS[i % 4],
+            AGENTS[(i + 1) % 4]
+        );
+        send_message(&mut store, &clock, &thread.id, None, &body, &opts)?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    // Fill to 200,000 in large transactions: the latency figure is about reading.
+    write_retry(&mut store, |tx| {
+        for i in SENDS..TOTAL {
+            let body = format!("@{} filler {i}", AGENTS[i % 4]);
+            super::messages::send(tx, &clock, &thread, &body, &opts)?;
+        }
+        Ok(())
+    })?;
+    let mut unread = Vec::new();
+    let mut page = Vec::new();
+    for _ in 0..25 {
+        let t = Instant::now();
+        let rows = inbox::inbox(store.conn(), "alice", true, Some(50))?;
+        page.push(t.elapsed().as_secs_f64() * 1e6);
+        assert!(!rows.is_empty());
+        let t = Instant::now();
+        inbox::unread_counts(store.conn())?;
+        unread.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let t = Instant::now();
+    let all = inbox::inbox(store.conn(), "alice", false, None)?;
+    let full_ms = t.elapsed().as_secs_f64() * 1e3;
+    let rate = SENDS as f64 / secs;
+    Ok(vec![
+        ("chat.send.messages".into(), SENDS.to_string()),
+        (
+            "chat.send.per_second".into(),
+            format!("{rate:.0} (target > 5000)"),
+        ),
+        ("chat.inbox.messages".into(), TOTAL.to_string()),
+        (
+            "chat.inbox.unread_page50_median_us".into(),
+            format!("{:.0}", median_us(page)),
+        ),
+        (
+            "chat.inbox.unread_counts_median_us".into(),
+            format!("{:.0}", median_us(unread)),
+        ),
+        (
+            format!("chat.inbox.full_{}_rows_ms", all.len()),
+            format!("{full_ms:.1}"),
+        ),
+    ])
+}
