@@ -443,5 +443,13 @@ fn print_job(j: &Job) {
     if let Some(e) = &j.error {
         println!("error:     {e}");
     }
+    match (&j.continuation_id, &j.followup_reason) {
+        (Some(c), _) => println!("followup:  {} → {c}", j.followup.as_str()),
+        (None, Some(r)) => println!("followup:  {}: {r}", j.followup.as_str()),
+        (None, None) if j.followup != jobs::FollowUp::None => {
+            println!("followup:  {}", j.followup.as_str())
+        }
+        _ => {}
+    }
     println!("prompt:\n{}", j.prompt);
 }
