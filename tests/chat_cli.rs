@@ -666,7 +666,7 @@ fn wait_prints_new_messages_then_last_seq() {
 fn wait_wakes_when_another_process_sends() {
     let h = Home::new();
     h.room();
-    let mut waiter = std::process::Command::new(assert_cmd::cargo::cargo_bin("gitmoot"))
+    let waiter = std::process::Command::new(assert_cmd::cargo::cargo_bin("gitmoot"))
         .arg("--home")
         .arg(h.0.path())
         .args([
