@@ -498,7 +498,6 @@ fn the_sweep_defers_in_flight_and_cooldown_and_parks_at_the_cap() {
         f.store.conn(),
         &t.id,
         MessageKind::JobResult,
-        None,
         Some("responder"),
     )
     .unwrap();
