@@ -498,7 +498,6 @@ fn the_sweep_defers_in_flight_and_cooldown_and_parks_at_the_cap() {
         f.store.conn(),
         &t.id,
         MessageKind::JobResult,
-        None,
         Some("responder"),
     )
     .unwrap();
@@ -623,4 +622,50 @@ fn a_moot_hard_stops_at_its_cap_and_posts_the_overrun_once() {
     let last = f.messages(&c.thread).pop().unwrap();
     assert_eq!(last.kind, MessageKind::JobResult);
     assert_eq!(last.reply_to, Some(ann.seq));
+}
+
+#[test]
+fn only_chat_messages_can_be_promoted_by_seq_and_summaries_roll_up() {
+    let mut f = fixture(&[("codex-b", false)]);
+    let t = f.thread("room");
+    f.send("room", "@codex-b look into the flaky test", None)
+        .unwrap();
+    let p = gitmoot::chat::promote::promote_message(
+        &mut f.store,
+        &f.clock,
+        "room",
+        None,
+        1,
+        Action::Ask,
+    )
+    .unwrap();
+    assert_eq!(p.agent, "codex-b");
+    assert_eq!(p.message.seq, 2);
+    f.settle(
+        &p.job_id,
+        json!({"decision": "approved", "summary": "ask @codex-b again later"}),
+    );
+    let result_seq = f.messages(&t).last().unwrap().seq;
+    for seq in [2, result_seq] {
+        let err = gitmoot::chat::promote::promote_message(
+            &mut f.store,
+            &f.clock,
+            "room",
+            None,
+            seq,
+            Action::Ask,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("only chat messages can be promoted"),
+            "{err}"
+        );
+    }
+    let s = &threads::summaries(f.store.conn(), None, false).unwrap()[0];
+    assert_eq!(s.messages, 3);
+    assert_eq!(s.last_kind.as_deref(), Some("job_result"));
+    assert_eq!(s.last_author.as_deref(), Some("codex-b"));
+    assert_eq!(s.unread_mentions, 1);
+    assert_eq!(s.last_snippet.as_deref(), Some("> Agent: `codex-b`"));
 }

@@ -50,8 +50,7 @@ pub fn autorespond_sweep(
         let Some(thread) = rows::thread(tx, &c.thread_id)? else {
             continue;
         };
-        let results =
-            rows::count_kind(tx, &thread.id, MessageKind::JobResult, None, Some(&c.agent))?;
+        let results = rows::count_kind(tx, &thread.id, MessageKind::JobResult, Some(&c.agent))?;
         let in_flight = rows::in_flight_links(tx, &thread.id, &c.agent, LinkPurpose::AutoRespond)?;
         if results + in_flight >= cap && in_flight == 0 {
             let notice = cap_notice(&c.agent);

@@ -188,3 +188,32 @@ pub fn task_message(
         TaskOutcome::Refused(e) => Err(e.into()),
     }
 }
+
+/// The control room's `p`: promotes an existing message of the thread by its seq. Only
+/// `chat` messages are promotable; a job_result, system notice or earlier promotion never is.
+pub fn promote_message(
+    store: &mut Store,
+    clock: &dyn Clock,
+    thread_arg: &str,
+    repo: Option<&str>,
+    seq: i64,
+    action: Action,
+) -> Result<Promoted> {
+    let outcome = write_retry(store, |tx| {
+        let thread = threads::resolve(tx, thread_arg, repo)?;
+        let m = rows::message_by_seq(tx, &thread.id, seq)?
+            .ok_or_else(|| Invalid(format!("no message #{seq} in thread {:?}", thread.slug)))?;
+        if m.kind != MessageKind::Chat {
+            return Err(Invalid(format!(
+                "message #{seq} is a {} message; only chat messages can be promoted",
+                m.kind
+            ))
+            .into());
+        }
+        task(tx, clock, &thread, &m.body, action)
+    })?;
+    match outcome {
+        TaskOutcome::Dispatched(p) => Ok(*p),
+        TaskOutcome::Refused(e) => Err(e.into()),
+    }
+}
