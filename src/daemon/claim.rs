@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{Action, JobKind, JobState};
-use crate::store::StoreError;
+use crate::engine::{self, EngineError};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 
@@ -106,7 +106,7 @@ pub fn claim(
     clock: &dyn Clock,
     limit: usize,
     ctx: &ClaimContext<'_>,
-) -> Result<Vec<Claimed>, StoreError> {
+) -> Result<Vec<Claimed>, EngineError> {
     if limit == 0 {
         return Ok(Vec::new());
     }
@@ -125,12 +125,10 @@ pub fn claim(
         if out.len() >= limit {
             break;
         }
-        let Some(mut job) = jobs::get(tx, &id)? else {
-            continue;
-        };
-        if job.state != JobState::Queued {
+        if !engine::may_start(tx, &id)? {
             continue;
         }
+        let mut job = jobs::require(tx, &id)?;
         let (placement, key) = place(&job, ctx);
         if key.as_ref().is_some_and(|k| held.contains(k)) {
             continue;

@@ -171,6 +171,8 @@ struct Ran {
     truncated: bool,
     usage: TokenUsage,
     vendor_cost: Option<f64>,
+    /// The model the runtime was asked for, which prices usage without a vendor cost.
+    model: Option<String>,
 }
 
 /// Runs a claimed job to settlement; returns the state it settled in.
@@ -194,7 +196,13 @@ pub async fn execute(
         usage: Usage {
             tokens_in: ran.usage.tokens_in,
             tokens_out: ran.usage.tokens_out,
-            cost_usd: ran.vendor_cost.unwrap_or(0.0),
+            cost_usd: ran.vendor_cost.unwrap_or_else(|| {
+                engine::price_usd(
+                    ran.model.as_deref(),
+                    ran.usage.tokens_in,
+                    ran.usage.tokens_out,
+                )
+            }),
         },
     };
     let id = job.id.clone();
@@ -233,6 +241,7 @@ async fn run_job(
         truncated: false,
         usage: TokenUsage::default(),
         vendor_cost: None,
+        model: None,
     };
     let j = job.clone();
     let plan = match shared
@@ -287,6 +296,7 @@ async fn run_job(
             truncated,
             usage: total,
             vendor_cost: cost,
+            model: plan.model.clone(),
         };
         if let Some(reason) = out.error {
             let reason = if reason.starts_with("timed out after") {

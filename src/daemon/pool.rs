@@ -22,8 +22,13 @@ use super::status::{self, RunningJob, StatusFile};
 use super::{Daemon, DaemonError, DaemonExit, recovery, shutdown, worktree};
 use crate::clock::Millis;
 use crate::domain::JobState;
+use crate::engine;
 use crate::runtime::KillRequest;
-use crate::store::{Store, StoreError, jobs};
+use crate::store::{Store, jobs};
+
+/// The engine's sweep (TTL, wall clock, stopped trees) runs at most this often; store
+/// changes wake the loop far more often under load.
+const SWEEP_EVERY_MS: Millis = 200;
 
 /// One job this daemon is running.
 struct InFlight {
@@ -70,17 +75,6 @@ fn watch_store(db: &Path, wake: Arc<Notify>) -> Option<notify::RecommendedWatche
     Some(watcher)
 }
 
-/// Running jobs whose root was killed with `--force`: the engine wants them terminated.
-fn force_killed(conn: &rusqlite::Connection) -> Result<Vec<String>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT j.id FROM jobs j JOIN runs r ON r.root_id = j.root_id \
-             WHERE j.state = 'running' AND r.killed = 1 AND r.kill_force = 1",
-        )?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
-}
-
 struct Pool {
     shared: Arc<Shared>,
     parallel: usize,
@@ -91,6 +85,7 @@ struct Pool {
     status_path: PathBuf,
     started_ms: Millis,
     last_status_ms: Millis,
+    last_sweep_ms: Millis,
     inflight: HashMap<String, InFlight>,
     task_jobs: HashMap<tokio::task::Id, String>,
     tasks: JoinSet<JobState>,
@@ -115,11 +110,21 @@ impl Pool {
         let only_root = self.only_root.clone();
         let checkouts = self.git_checkouts.clone();
         let worktrees_dir = self.worktrees_dir.clone();
+        let now = self.shared.clock.now_ms();
+        let sweep_due = now - self.last_sweep_ms >= SWEEP_EVERY_MS;
+        if sweep_due {
+            self.last_sweep_ms = now;
+        }
         let report = self
             .shared
-            .with_store(move |store, sh| -> Result<TickReport, StoreError> {
+            .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
+                if sweep_due {
+                    store.write(|tx| {
+                        engine::sweep(tx, sh.clock.as_ref(), &sh.config.orchestrate, &*sh.hooks)
+                    })?;
+                }
                 let force = if any_inflight {
-                    force_killed(store.conn())?
+                    engine::jobs_to_terminate(store.conn())?
                 } else {
                     Vec::new()
                 };
@@ -133,7 +138,9 @@ impl Pool {
                         scratch_dir: &sh.scratch_dir,
                         only_root: only_root.as_deref(),
                     };
-                    store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?
+                    store.write(|tx| -> Result<_, DaemonError> {
+                        Ok(claim::claim(tx, sh.clock.as_ref(), free, &ctx)?)
+                    })?
                 } else {
                     Vec::new()
                 };
@@ -278,6 +285,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         worktrees_dir,
         status_path: status::path(&d.home),
         last_status_ms: 0,
+        last_sweep_ms: 0,
         inflight: HashMap::new(),
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
@@ -292,7 +300,10 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
         let report = pool.tick().await?;
         for id in &report.force_killed {
-            pool.kill(id, "terminated: its root was killed with --force");
+            pool.kill(
+                id,
+                "terminated: the job was cancelled or its root killed with --force",
+            );
         }
         let started = !report.claimed.is_empty();
         for c in report.claimed {
