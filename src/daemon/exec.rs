@@ -27,6 +27,11 @@ use crate::store::{Store, StoreError, agents};
 /// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.
 pub const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
 
+/// A runtime that is still running this long after its start gets its pid recorded (for
+/// crash recovery); trivial jobs that end sooner skip that write, which would otherwise be
+/// a large share of their cost.
+pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
+
 /// What every job of one daemon shares.
 pub struct Shared {
     pub home: Home,
@@ -175,14 +180,16 @@ struct Ran {
     model: Option<String>,
 }
 
-/// Runs a claimed job to settlement; returns the state it settled in.
+/// Runs a claimed job (with its plan, resolved when it was claimed) to settlement;
+/// returns the state it settled in.
 pub async fn execute(
     shared: Arc<Shared>,
     claimed: Claimed,
+    plan: Result<Plan, String>,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> JobState {
     let job = claimed.job.clone();
-    let ran = run_job(&shared, &claimed, kill).await;
+    let ran = run_job(&shared, &claimed, plan, kill).await;
     if let Placement::Worktree { checkout, path } = &claimed.placement {
         let (checkout, path) = (checkout.clone(), path.clone());
         let _ =
@@ -232,6 +239,7 @@ pub async fn execute(
 async fn run_job(
     shared: &Arc<Shared>,
     claimed: &Claimed,
+    plan: Result<Plan, String>,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> Ran {
     let job = &claimed.job;
@@ -243,11 +251,7 @@ async fn run_job(
         vendor_cost: None,
         model: None,
     };
-    let j = job.clone();
-    let plan = match shared
-        .with_store(move |store, sh| plan(store.conn(), &j, &sh.config))
-        .await
-    {
+    let plan = match plan {
         Ok(p) => p,
         Err(reason) => return failed(reason),
     };
@@ -393,21 +397,42 @@ async fn run_once(
     };
     let remaining = deadline.saturating_duration_since(Instant::now());
     let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
-    let record = async {
-        if let Ok(pid) = pid_rx.await {
-            let id = job.id.clone();
-            let res = shared
-                .with_store(move |store, sh| record_pid(store, sh.clock.as_ref(), &id, pid))
-                .await;
-            if let Err(e) = res {
-                tracing::warn!(job = %job.id, "recording the runtime pid: {e}");
+    let result = {
+        let run = process::run(&prepared.invocation, Some(remaining), kill, |pid| {
+            let _ = pid_tx.send(pid);
+        });
+        tokio::pin!(run);
+        let mut pid_rx = Some(pid_rx);
+        let mut record_at: Option<(u32, tokio::time::Instant)> = None;
+        let mut recording: Option<tokio::task::JoinHandle<()>> = None;
+        let result = loop {
+            tokio::select! {
+                r = &mut run => break r,
+                Ok(pid) = async { pid_rx.as_mut().expect("guarded").await }, if pid_rx.is_some() => {
+                    pid_rx = None;
+                    record_at = Some((pid, tokio::time::Instant::now() + PID_RECORD_DELAY));
+                }
+                _ = tokio::time::sleep_until(record_at.map_or_else(tokio::time::Instant::now, |r| r.1)),
+                    if record_at.is_some() => {
+                    let (pid, _) = record_at.take().expect("guarded");
+                    let (shared, id) = (shared.clone(), job.id.clone());
+                    recording = Some(tokio::spawn(async move {
+                        let res = shared
+                            .with_store(move |store, sh| record_pid(store, sh.clock.as_ref(), &id, pid))
+                            .await;
+                        if let Err(e) = res {
+                            tracing::warn!("recording the runtime pid: {e}");
+                        }
+                    }));
+                }
             }
+        };
+        // The pid write must land before the settlement that follows.
+        if let Some(h) = recording {
+            let _ = h.await;
         }
+        result
     };
-    let run = process::run(&prepared.invocation, Some(remaining), kill, |pid| {
-        let _ = pid_tx.send(pid);
-    });
-    let (result, ()) = tokio::join!(run, record);
     drop(prepared);
     match result {
         Ok(out) => runtime::interpret(plan.kind, &out),

@@ -16,7 +16,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 use super::claim::{self, ClaimContext, Claimed};
-use super::exec::{self, Shared};
+use super::exec::{self, Plan, Shared};
 use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
 use super::{Daemon, DaemonError, DaemonExit, recovery, shutdown, worktree};
@@ -41,7 +41,7 @@ struct InFlight {
 
 /// What one tick learned from the store.
 struct TickReport {
-    claimed: Vec<Claimed>,
+    claimed: Vec<(Claimed, Result<Plan, String>)>,
     force_killed: Vec<String>,
     /// Queued + running jobs in the store, when `until_idle` asked for it.
     live: Option<u64>,
@@ -144,6 +144,13 @@ impl Pool {
                 } else {
                     Vec::new()
                 };
+                let claimed: Vec<_> = claimed
+                    .into_iter()
+                    .map(|c| {
+                        let plan = exec::plan(store.conn(), &c.job, &sh.config);
+                        (c, plan)
+                    })
+                    .collect();
                 let live = if until_idle && claimed.is_empty() && !any_inflight {
                     Some(
                         jobs::count_state(store.conn(), JobState::Queued)?
@@ -162,7 +169,7 @@ impl Pool {
         Ok(report)
     }
 
-    fn start(&mut self, c: Claimed) {
+    fn start(&mut self, c: Claimed, plan: Result<Plan, String>) {
         let (kill_tx, kill_rx) = watch::channel(None);
         let id = c.job.id.clone();
         self.inflight.insert(
@@ -178,7 +185,7 @@ impl Pool {
         let shared = self.shared.clone();
         let handle = self
             .tasks
-            .spawn(async move { exec::execute(shared, c, kill_rx).await });
+            .spawn(async move { exec::execute(shared, c, plan, kill_rx).await });
         self.task_jobs.insert(handle.id(), id);
     }
 
@@ -291,12 +298,25 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         tasks: JoinSet::new(),
     };
     tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
+    let mut store_woke = false;
     let exit = loop {
         while let Some(res) = pool.tasks.try_join_next_with_id() {
             pool.finished(res);
         }
         if stop.is_requested() {
             break None;
+        }
+        // A store change cannot start anything while every slot is busy (our own writes
+        // wake us too); kills and the sweep still run on the tick and on each finished job.
+        let skip = store_woke && pool.inflight.len() >= pool.parallel;
+        store_woke = false;
+        if skip {
+            tokio::select! {
+                Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
+                _ = tokio::time::sleep(tick) => {},
+                _ = stop.requested() => {},
+            }
+            continue;
         }
         let report = pool.tick().await?;
         for id in &report.force_killed {
@@ -306,8 +326,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             );
         }
         let started = !report.claimed.is_empty();
-        for c in report.claimed {
-            pool.start(c);
+        for (c, plan) in report.claimed {
+            pool.start(c, plan);
         }
         pool.write_status(started);
         if report.live == Some(0) {
@@ -319,7 +339,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
         tokio::select! {
             Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
-            _ = wake.notified() => {},
+            _ = wake.notified() => store_woke = true,
             _ = tokio::time::sleep(tick) => {},
             _ = stop.requested() => {},
         }
