@@ -2,54 +2,15 @@
 //! posts its result back; an ask-gate pause opens the job thread and `chat answer` finishes
 //! the tree; a three-seat moot talks through the relay until the cap.
 
+mod support;
+
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn gitmoot(home: &Path) -> Command {
-    let mut c = Command::cargo_bin("gitmoot").unwrap();
-    c.arg("--home")
-        .arg(home)
-        .env_remove("GITMOOT_HOME")
-        .timeout(std::time::Duration::from_secs(120));
-    c
-}
-
-fn bin() -> String {
-    assert_cmd::cargo::cargo_bin("gitmoot")
-        .display()
-        .to_string()
-}
-
-fn json(home: &Path, args: &[&str]) -> Value {
-    let out = gitmoot(home).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use support::{bin, gitmoot, json, shell_agent};
 
 fn agent(home: &Path, name: &str, script: &str) {
-    std::fs::create_dir_all(home).unwrap();
-    let path = home.join(format!("{name}.sh"));
-    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-    gitmoot(home)
-        .args([
-            "agent",
-            "add",
-            name,
-            "--runtime",
-            "shell",
-            "--command",
-            &format!("sh {}", path.display()),
-            "--repo",
-            "acme/api",
-        ])
-        .assert()
-        .success();
+    shell_agent(home, name, script, &["--repo", "acme/api"]);
 }
 
 fn drain(home: &Path) {

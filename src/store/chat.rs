@@ -4,6 +4,7 @@
 //! Rows and queries only: whether a send is allowed, who gets an inbox row and when a job
 //! result is posted are decided in `crate::chat`. Must not touch job or escalation rows.
 
+use crate::domain::named_enum;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
@@ -83,58 +84,18 @@ CREATE TABLE chat_job_links (
 CREATE INDEX chat_job_links_thread ON chat_job_links(thread_id, agent, purpose);
 ";
 
-/// Declares a closed vocabulary stored as text.
-macro_rules! text_enum {
-    ($(#[$meta:meta])* $name:ident, $what:literal, { $($variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name { $($variant),+ }
-
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = Invalid;
-            fn from_str(s: &str) -> std::result::Result<Self, Invalid> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    other => Err(Invalid(format!(concat!($what, " {:?} is not supported"), other))),
-                }
-            }
-        }
-
-        impl rusqlite::types::ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-                Ok(self.as_str().into())
-            }
-        }
-
-        impl rusqlite::types::FromSql for $name {
-            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-                v.as_str()?.parse().map_err(|e: Invalid| rusqlite::types::FromSqlError::Other(Box::new(e)))
-            }
-        }
-    };
-}
-
-text_enum!(
+named_enum!(
     /// Open threads take messages; archived ones are kept for audit only.
-    ThreadState, "chat thread state", { Open => "open", Archived => "archived" }
+    ThreadState, "chat thread state",
+    unknown(other) => Invalid(format!("chat thread state {other:?} is not supported")),
+    { Open => "open", Archived => "archived" }
 );
 
-text_enum!(
+named_enum!(
     /// The fixed message vocabulary; only `chat` is ever scanned for mentions.
-    MessageKind, "chat message kind", {
+    MessageKind, "chat message kind",
+    unknown(other) => Invalid(format!("chat message kind {other:?} is not supported")),
+    {
         Chat => "chat",
         PromotionRequest => "promotion_request",
         JobResult => "job_result",
@@ -142,14 +103,18 @@ text_enum!(
     }
 );
 
-text_enum!(
+named_enum!(
     /// Who wrote a message.
-    AuthorKind, "chat author kind", { Human => "human", Agent => "agent", System => "system" }
+    AuthorKind, "chat author kind",
+    unknown(other) => Invalid(format!("chat author kind {other:?} is not supported")),
+    { Human => "human", Agent => "agent", System => "system" }
 );
 
-text_enum!(
+named_enum!(
     /// Why a tree is linked to a thread, which decides what its result looks like there.
-    LinkPurpose, "chat link purpose", {
+    LinkPurpose, "chat link purpose",
+    unknown(other) => Invalid(format!("chat link purpose {other:?} is not supported")),
+    {
         Promotion => "promotion",
         AutoRespond => "auto_respond",
         MootSeat => "moot_seat",
