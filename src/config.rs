@@ -39,6 +39,8 @@ pub struct DaemonConfig {
     pub tick: Duration,
     /// How long running jobs may finish after SIGINT/SIGTERM before they are terminated.
     pub shutdown_grace: Duration,
+    /// The kill deadline of a job that sets no timeout of its own.
+    pub job_timeout: Duration,
 }
 
 impl Default for DaemonConfig {
@@ -47,6 +49,7 @@ impl Default for DaemonConfig {
             parallel: 2,
             tick: Duration(1_000),
             shutdown_grace: Duration(10_000),
+            job_timeout: Duration(4 * 3_600_000),
         }
     }
 }
@@ -197,7 +200,9 @@ impl Config {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         match std::fs::read_to_string(path) {
             Ok(text) => Ok(Self::parse(&text, path)?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Self::default().with_env_overrides())
+            }
             Err(source) => Err(ConfigError::Read {
                 path: path.to_path_buf(),
                 source,
@@ -235,6 +240,7 @@ impl Config {
         };
         positive("[daemon].parallel", self.daemon.parallel as u64)?;
         positive("[daemon].tick", self.daemon.tick.0 as u64)?;
+        positive("[daemon].job_timeout", self.daemon.job_timeout.0 as u64)?;
         let o = &self.orchestrate;
         positive(
             "[orchestrate].max_delegation_depth",
@@ -357,6 +363,7 @@ mod tests {
         assert_eq!(c.chat.moot_max_seats, 6);
         assert_eq!(c.chat.moot_message_cap, 30);
         assert_eq!(c.daemon.parallel, 2);
+        assert_eq!(c.daemon.job_timeout.0, 4 * 3_600_000);
     }
 
     #[test]
@@ -407,6 +414,7 @@ mouse = false
             ("[daemon]\nparallel = 0\n", "[daemon].parallel"),
             ("[daemon]\nparallel = \"two\"\n", "[daemon].parallel"),
             ("[daemon]\ntick = \"soon\"\n", "[daemon].tick"),
+            ("[daemon]\njob_timeout = \"0\"\n", "[daemon].job_timeout"),
             (
                 "[orchestrate]\nescalation_ttl = \"0\"\n",
                 "[orchestrate].escalation_ttl",

@@ -1,1 +1,198 @@
-//! The worker pool over the store: claiming, locks, timeouts, crash recovery, chat relay.
+//! The worker pool over the store: one daemon per home, claiming, locks, timeouts, crash
+//! recovery and graceful shutdown.
+//!
+//! `Daemon` is the builder the CLI (`daemon run`, `job run --wait`), the control room and
+//! the benchmark use; `pool` is its loop, `exec` the per-job pipeline. Engine decisions
+//! (what a settled job means for its tree) stay in `crate::engine`; the daemon only runs
+//! processes and reports what they produced.
+
+pub mod bench;
+pub mod claim;
+pub mod exec;
+pub mod lock;
+mod pool;
+pub mod recovery;
+pub mod shutdown;
+pub mod status;
+pub mod worktree;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use bench::bench_daemon;
+pub use lock::{DaemonLock, LockError};
+pub use shutdown::ShutdownHandle;
+pub use status::{DaemonStatus, report as status_report};
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::engine::{EngineError, Hooks, NoHooks};
+use crate::home::Home;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("{0}")]
+    Lock(#[from] LockError),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    #[error("daemon: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Invalid(#[from] crate::Invalid),
+}
+
+/// Why a daemon returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaemonExit {
+    /// `until_idle`: nothing was queued or running any more.
+    Idle,
+    /// A stop was requested; `terminated` jobs outlived the shutdown grace and were killed.
+    Shutdown { terminated: usize },
+}
+
+/// A configured daemon; `run` it on a tokio runtime or `spawn` it on its own thread.
+pub struct Daemon {
+    home: Home,
+    store_path: PathBuf,
+    config: Config,
+    parallel: Option<usize>,
+    until_idle: bool,
+    only_root: Option<String>,
+    hooks: Arc<dyn Hooks + Send + Sync>,
+    clock: Arc<dyn Clock>,
+    signals: bool,
+    shutdown: ShutdownHandle,
+}
+
+impl Daemon {
+    /// A daemon for `home` with its database, default config, `[daemon].parallel` and no
+    /// hooks attached.
+    pub fn new(home: Home) -> Self {
+        Self {
+            store_path: home.db_path(),
+            home,
+            config: Config::default(),
+            parallel: None,
+            until_idle: false,
+            only_root: None,
+            hooks: Arc::new(NoHooks),
+            clock: Arc::new(SystemClock),
+            signals: false,
+            shutdown: ShutdownHandle::default(),
+        }
+    }
+
+    pub fn store_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.store_path = path.into();
+        self
+    }
+
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Jobs run at once; `None` keeps `[daemon].parallel`.
+    pub fn parallel(mut self, n: Option<usize>) -> Self {
+        self.parallel = n;
+        self
+    }
+
+    /// Return `DaemonExit::Idle` once nothing is queued or running.
+    pub fn until_idle(mut self, yes: bool) -> Self {
+        self.until_idle = yes;
+        self
+    }
+
+    /// Claim only jobs of this tree (`job run --wait` runs its own tree and nothing else).
+    pub fn only_root(mut self, root: Option<String>) -> Self {
+        self.only_root = root;
+        self
+    }
+
+    /// Side effects run inside each settlement's transaction (chat's hooks, the relay).
+    pub fn hooks(mut self, hooks: Arc<dyn Hooks + Send + Sync>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Stop gracefully on SIGINT/SIGTERM (the foreground `daemon run`).
+    pub fn handle_signals(mut self, yes: bool) -> Self {
+        self.signals = yes;
+        self
+    }
+
+    /// A handle that stops this daemon from anywhere.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.shutdown.clone()
+    }
+
+    fn effective_parallel(&self) -> Result<usize, crate::Invalid> {
+        match self.parallel.unwrap_or(self.config.daemon.parallel) {
+            0 => Err(crate::Invalid("--parallel must be at least 1".into())),
+            n => Ok(n),
+        }
+    }
+
+    /// Takes the home's lock, recovers orphaned jobs and runs the pool until idle (with
+    /// `until_idle`) or until a stop is requested.
+    pub async fn run(self) -> Result<DaemonExit, DaemonError> {
+        self.effective_parallel()?;
+        let lock = DaemonLock::acquire(&self.home.daemon_lock_path())?;
+        pool::run(self, lock).await
+    }
+
+    /// Runs the daemon on its own thread with its own tokio runtime. The lock is taken
+    /// before this returns, so a `LockError::Held` means another daemon serves the home.
+    pub fn spawn(self) -> Result<DaemonHandle, DaemonError> {
+        self.effective_parallel()?;
+        let lock = DaemonLock::acquire(&self.home.daemon_lock_path())?;
+        let shutdown = self.shutdown.clone();
+        let thread = std::thread::Builder::new()
+            .name("gitmoot-daemon".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()?;
+                rt.block_on(pool::run(self, lock))
+            })?;
+        Ok(DaemonHandle { shutdown, thread })
+    }
+}
+
+/// An embedded daemon running on its own thread.
+pub struct DaemonHandle {
+    shutdown: ShutdownHandle,
+    thread: std::thread::JoinHandle<Result<DaemonExit, DaemonError>>,
+}
+
+impl DaemonHandle {
+    /// Asks the daemon to stop (running jobs get `[daemon].shutdown_grace`).
+    pub fn shutdown(&self) {
+        self.shutdown.request();
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.shutdown.clone()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Waits for the daemon thread to end.
+    pub fn join(self) -> Result<DaemonExit, DaemonError> {
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the daemon thread panicked").into()))
+    }
+}

@@ -1,2 +1,304 @@
 //! Runtime adapters (claude, codex, kimi, shell): turn a job into a child process and its
 //! output into raw text plus token usage.
+//!
+//! Owns argument building from model, effort and autonomy policy, binary resolution, the
+//! job environment and envelope parsing. Knows nothing of the store, the contract parser
+//! or the engine: the daemon hands a `Request` in and gets a `RuntimeOutput` back.
+
+pub mod claude;
+pub mod codex;
+pub mod kimi;
+pub mod process;
+pub mod shell;
+
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::config::RuntimeConfig;
+use crate::domain::{AutonomyPolicy, RuntimeKind};
+use crate::store::jobs::Job;
+
+pub use process::{Exit, Invocation, KillRequest, ProcessOutput, Stdin};
+
+/// Prompts longer than this travel on stdin or in a file, never as one argument
+/// (Linux refuses single arguments over 128 KiB).
+pub const ARG_PROMPT_MAX: usize = 100 * 1024;
+
+/// Tokens one run consumed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+impl std::ops::AddAssign for TokenUsage {
+    fn add_assign(&mut self, o: Self) {
+        self.tokens_in += o.tokens_in;
+        self.tokens_out += o.tokens_out;
+    }
+}
+
+/// What one runtime run produced, read out of the runtime's own output format.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuntimeOutput {
+    /// The agent's answer text (where the `gitmoot_result` is looked for).
+    pub text: String,
+    pub usage: TokenUsage,
+    /// The vendor's own cost figure, when the runtime reports one.
+    pub vendor_cost_usd: Option<f64>,
+    /// Set when the run failed; the job fails with this reason.
+    pub error: Option<String>,
+    /// The captured output hit the capture limit.
+    pub truncated: bool,
+}
+
+impl RuntimeOutput {
+    fn failed(reason: impl Into<String>) -> Self {
+        Self {
+            error: Some(reason.into()),
+            ..Self::default()
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(
+        "runtime {runtime}: binary {name:?} not found on PATH (install it or set [runtimes.{runtime}].path in config.toml)"
+    )]
+    NotOnPath { runtime: RuntimeKind, name: String },
+    #[error(
+        "runtime {runtime}: [runtimes.{runtime}].path {path:?} does not exist or is not executable"
+    )]
+    BadPath { runtime: RuntimeKind, path: PathBuf },
+    #[error("the shell runtime needs the agent's command (agent add --command CMD)")]
+    NoCommand,
+    #[error("ephemeral workers may not use the shell runtime (use claude, codex or kimi)")]
+    EphemeralShell,
+    #[error("writing the prompt file: {0}")]
+    PromptFile(#[from] std::io::Error),
+}
+
+/// Everything an adapter needs to build one command line.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub kind: RuntimeKind,
+    pub binary: PathBuf,
+    /// The shell agent's command line.
+    pub command: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub effort: Option<&'a str>,
+    pub policy: AutonomyPolicy,
+    pub prompt: &'a str,
+    pub cwd: &'a Path,
+    /// Private folder for prompt files; removed files never outlive the run.
+    pub scratch: &'a Path,
+    /// `GITMOOT_*` variables describing the job.
+    pub env: Vec<(String, String)>,
+}
+
+/// A command line plus the temporary files that must live until the child exits.
+#[derive(Debug)]
+pub struct Prepared {
+    pub invocation: Invocation,
+    pub temp: Vec<TempPath>,
+}
+
+/// A file deleted when dropped.
+#[derive(Debug)]
+pub struct TempPath(pub PathBuf);
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        if self.0.is_dir() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        } else {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+/// Writes `text` to a fresh private file under `dir`.
+pub(crate) fn write_private(dir: &Path, stem: &str, text: &str) -> std::io::Result<TempPath> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    f.write_all(text.as_bytes())?;
+    Ok(TempPath(path))
+}
+
+/// Builds the command line for `req`.
+pub fn prepare(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
+    match req.kind {
+        RuntimeKind::Claude => Ok(claude::build(req)),
+        RuntimeKind::Codex => Ok(codex::build(req)),
+        RuntimeKind::Kimi => kimi::build(req),
+        RuntimeKind::Shell => shell::build(req),
+    }
+}
+
+/// Reads the child's output in the runtime's format.
+pub fn interpret(kind: RuntimeKind, out: &ProcessOutput) -> RuntimeOutput {
+    let mut parsed = match &out.exit {
+        Exit::TimedOut(d) => RuntimeOutput::failed(format!(
+            "timed out after {}",
+            crate::duration::format_ms(d.as_millis() as i64)
+        )),
+        Exit::Killed(why) => RuntimeOutput::failed(why.clone()),
+        _ => match kind {
+            RuntimeKind::Claude => claude::interpret(out),
+            RuntimeKind::Codex => codex::interpret(out),
+            RuntimeKind::Kimi => kimi::interpret(out),
+            RuntimeKind::Shell => shell::interpret(out),
+        },
+    };
+    parsed.truncated |= out.stdout_truncated;
+    parsed
+}
+
+/// The failure text for a non-zero exit with nothing better to say.
+pub(crate) fn exit_failure(kind: RuntimeKind, out: &ProcessOutput) -> Option<String> {
+    let how = match out.exit {
+        Exit::Code(0) => return None,
+        Exit::Code(code) => format!("exited with code {code}"),
+        Exit::Signal(sig) => format!("was killed by signal {sig}"),
+        Exit::TimedOut(_) | Exit::Killed(_) => return None,
+    };
+    let tail = out.stderr_summary();
+    Some(if tail.is_empty() {
+        format!("{kind} {how}")
+    } else {
+        format!("{kind} {how}: {tail}")
+    })
+}
+
+/// The binary for `kind`: `[runtimes.<kind>].path`, else its usual name on `PATH`.
+pub fn resolve_binary(kind: RuntimeKind, cfg: &RuntimeConfig) -> Result<PathBuf, RuntimeError> {
+    if let Some(path) = &cfg.path {
+        return if is_executable(path) {
+            Ok(path.clone())
+        } else {
+            Err(RuntimeError::BadPath {
+                runtime: kind,
+                path: path.clone(),
+            })
+        };
+    }
+    let name = match kind {
+        RuntimeKind::Shell => "sh",
+        other => other.as_str(),
+    };
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+        .ok_or_else(|| RuntimeError::NotOnPath {
+            runtime: kind,
+            name: name.to_string(),
+        })
+}
+
+fn is_executable(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The `GITMOOT_*` environment every runtime child gets (the shell contract of SPEC §6;
+/// other runtimes get it too so a leftover process can be traced back to its job).
+pub fn job_env(job: &Job, home: &Path, repair: u32) -> Vec<(String, String)> {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+    vec![
+        ("GITMOOT_JOB_ID".into(), job.id.clone()),
+        ("GITMOOT_ROOT_ID".into(), job.root_id.clone()),
+        ("GITMOOT_PARENT_ID".into(), opt(&job.parent_id)),
+        ("GITMOOT_DELEGATION_ID".into(), opt(&job.delegation_id)),
+        ("GITMOOT_JOB_KIND".into(), job.kind.as_str().into()),
+        ("GITMOOT_ACTION".into(), job.action.as_str().into()),
+        ("GITMOOT_REPO".into(), opt(&job.repo)),
+        ("GITMOOT_HOME".into(), home.display().to_string()),
+        ("GITMOOT_ATTEMPT".into(), job.attempt.to_string()),
+        ("GITMOOT_REPAIR".into(), repair.to_string()),
+    ]
+}
+
+/// Whether `dir` is inside a git work tree (a `.git` folder or file above it).
+pub fn in_git_work_tree(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+/// Reads a JSON number as u64 (absent or negative → 0).
+pub(crate) fn num(v: &serde_json::Value, key: &str) -> u64 {
+    v.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    pub fn output(stdout: &str, stderr: &str, code: i32) -> ProcessOutput {
+        ProcessOutput {
+            stdout: stdout.as_bytes().to_vec(),
+            stdout_truncated: false,
+            stderr_tail: stderr.as_bytes().to_vec(),
+            exit: Exit::Code(code),
+            elapsed: std::time::Duration::ZERO,
+        }
+    }
+
+    pub fn request<'a>(kind: RuntimeKind, prompt: &'a str, cwd: &'a Path) -> Request<'a> {
+        Request {
+            kind,
+            binary: PathBuf::from(format!("/opt/bin/{kind}")),
+            command: None,
+            model: None,
+            effort: None,
+            policy: AutonomyPolicy::Auto,
+            prompt,
+            cwd,
+            scratch: cwd,
+            env: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configured_path_wins_and_a_bad_one_is_named() {
+        let cfg = RuntimeConfig {
+            path: Some("/bin/sh".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            resolve_binary(RuntimeKind::Claude, &cfg).unwrap(),
+            PathBuf::from("/bin/sh")
+        );
+        let cfg = RuntimeConfig {
+            path: Some("/nope/claude".into()),
+            ..Default::default()
+        };
+        let err = resolve_binary(RuntimeKind::Claude, &cfg).unwrap_err();
+        assert!(err.to_string().contains("[runtimes.claude].path"), "{err}");
+        assert!(err.to_string().contains("/nope/claude"), "{err}");
+    }
+
+    #[test]
+    fn timeouts_and_kills_become_the_failure_reason() {
+        let mut out = test_support::output("{}", "", 0);
+        out.exit = Exit::TimedOut(std::time::Duration::from_secs(90));
+        let r = interpret(RuntimeKind::Shell, &out);
+        assert_eq!(r.error.as_deref(), Some("timed out after 1m30s"));
+        out.exit = Exit::Killed("root killed".into());
+        assert_eq!(
+            interpret(RuntimeKind::Codex, &out).error.as_deref(),
+            Some("root killed")
+        );
+    }
+}

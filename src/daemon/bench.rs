@@ -1,0 +1,160 @@
+//! `bench_daemon`: trivial shell jobs through a real daemon on a throwaway home, against
+//! `sh -c true` spawned the same way in the same process — the daemon's own cost per job
+//! (claim, prompt file, pid record, contract parse, settle) is the difference.
+//!
+//! Owns only the measurement; the integrator wires it into `gitmoot bench`.
+
+use std::time::{Duration, Instant};
+
+use crate::clock::{Clock, SystemClock};
+use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use crate::engine::{SubmitRoot, submit_root};
+use crate::home::Home;
+use crate::runtime::{Invocation, Stdin, process};
+use crate::store::agents::{self, Agent};
+use crate::store::{Store, jobs};
+
+use super::Daemon;
+
+const AGENT_COMMAND: &str =
+    r#"printf '%s\n' '{"gitmoot_result":{"decision":"approved","summary":"ok"}}'"#;
+
+/// 1,000 jobs at parallel 1 (the overhead figure) and at parallel 4 (throughput).
+pub fn bench_daemon() -> Vec<(String, String)> {
+    bench_daemon_with(1_000)
+}
+
+/// The same with `n` jobs per pass.
+pub fn bench_daemon_with(n: usize) -> Vec<(String, String)> {
+    let dir = std::env::temp_dir().join(format!("gitmoot-bench-{}", crate::ids::random_hex(6)));
+    let out = measure(&dir, n).unwrap_or_else(|e| vec![("daemon.error".into(), e)]);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, String> {
+    let home = Home::resolve(Some(dir)).map_err(|e| e.to_string())?;
+    let mut store = Store::open_home(&home).map_err(|e| e.to_string())?;
+    agents::insert(
+        store.conn(),
+        &Agent {
+            name: "bench".into(),
+            runtime: RuntimeKind::Shell,
+            command: Some(AGENT_COMMAND.into()),
+            model: None,
+            effort: None,
+            capabilities: vec![Capability::Ask],
+            policy: AutonomyPolicy::ReadOnly,
+            repos: vec![],
+            chat_autorespond: false,
+            created_ms: SystemClock.now_ms(),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let spawn = rt.block_on(spawn_baseline(n))?;
+    let mut out = vec![
+        ("daemon.jobs".to_string(), n.to_string()),
+        (
+            "daemon.sh_true_spawn_ms".into(),
+            format!("{:.3}", ms(spawn) / n as f64),
+        ),
+    ];
+    for parallel in [1usize, 4] {
+        submit(&mut store, n)?;
+        let started = Instant::now();
+        rt.block_on(
+            Daemon::new(home.clone())
+                .parallel(Some(parallel))
+                .until_idle(true)
+                .run(),
+        )
+        .map_err(|e| e.to_string())?;
+        let took = started.elapsed();
+        let succeeded =
+            jobs::count_state(store.conn(), JobState::Succeeded).map_err(|e| e.to_string())?;
+        out.push((
+            format!("daemon.parallel{parallel}.jobs_per_s"),
+            format!("{:.0}", n as f64 / took.as_secs_f64()),
+        ));
+        if parallel == 1 {
+            out.push((
+                "daemon.overhead_per_job_ms".into(),
+                format!("{:.3}", (ms(took) - ms(spawn)) / n as f64),
+            ));
+        }
+        out.push((
+            format!("daemon.parallel{parallel}.succeeded_total"),
+            succeeded.to_string(),
+        ));
+    }
+    Ok(out)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1_000.0
+}
+
+fn submit(store: &mut Store, n: usize) -> Result<(), String> {
+    store
+        .write(|tx| {
+            for i in 0..n {
+                submit_root(
+                    tx,
+                    &SystemClock,
+                    SubmitRoot {
+                        agent: "bench".into(),
+                        action: Action::Ask,
+                        prompt: format!("bench job {i}"),
+                        repo: None,
+                        model: None,
+                        timeout_ms: None,
+                        dispatched_by: "bench".into(),
+                    },
+                )?;
+            }
+            Ok::<_, crate::engine::EngineError>(())
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// `sh -c true` through the same process runner, one after another.
+async fn spawn_baseline(n: usize) -> Result<Duration, String> {
+    let inv = Invocation {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), "true".into()],
+        env: vec![],
+        cwd: None,
+        stdin: Stdin::Bytes(b"prompt".to_vec()),
+    };
+    let started = Instant::now();
+    for _ in 0..n {
+        let kill = tokio::sync::watch::channel(None).1;
+        process::run(&inv, None, kill, |_| {})
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(started.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_small_pass_runs_every_job() {
+        let out = super::bench_daemon_with(20);
+        let get = |k: &str| out.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(get("daemon.error"), None, "{out:?}");
+        assert_eq!(
+            get("daemon.parallel1.succeeded_total").as_deref(),
+            Some("20")
+        );
+        assert_eq!(
+            get("daemon.parallel4.succeeded_total").as_deref(),
+            Some("40")
+        );
+    }
+}

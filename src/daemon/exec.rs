@@ -1,0 +1,434 @@
+//! Running one claimed job to its settlement: resolve the agent (or ephemeral spec) into a
+//! runtime request, prepare its checkout, run the runtime, parse the contract, repair
+//! once, then settle through the engine with usage and cost. The checkout is cleaned up
+//! whatever happened.
+//!
+//! Owns the per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::sync::watch;
+
+use super::claim::{Claimed, Placement};
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::contract::{self, ContractErrors, EphemeralSpec};
+use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
+use crate::engine::{self, EngineError, Hooks, Outcome, Settlement, Usage};
+use crate::home::Home;
+use crate::runtime::{self, KillRequest, Request, RuntimeOutput, TokenUsage, process};
+use crate::store::events::{self, NewEvent};
+use crate::store::jobs::{self, Job};
+use crate::store::{Store, StoreError, agents};
+
+/// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.
+pub const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
+
+/// What every job of one daemon shares.
+pub struct Shared {
+    pub home: Home,
+    pub store: Mutex<Store>,
+    pub config: Config,
+    pub hooks: Arc<dyn Hooks + Send + Sync>,
+    pub clock: Arc<dyn Clock>,
+    pub scratch_dir: PathBuf,
+    pub prompt_dir: PathBuf,
+}
+
+impl Shared {
+    /// Runs `f` on the daemon's connection on a blocking thread.
+    pub async fn with_store<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut Store, &Shared) -> T + Send + 'static,
+    ) -> T {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut store = me.store.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut store, &me)
+        })
+        .await
+        .expect("a store task panicked")
+    }
+}
+
+/// The runtime side of a job once its agent (or ephemeral spec) is resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub kind: RuntimeKind,
+    pub binary: PathBuf,
+    pub command: Option<String>,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub policy: AutonomyPolicy,
+}
+
+/// Resolves the runtime, binary, model and effort for `job`.
+///
+/// Model: job → agent (or spec) → `[runtimes.<n>].default_model` → none; effort likewise.
+pub fn plan(conn: &rusqlite::Connection, job: &Job, cfg: &Config) -> Result<Plan, String> {
+    let (kind, command, model, effort, policy) = match &job.ephemeral {
+        Some(spec) => {
+            let spec: EphemeralSpec = serde_json::from_value(spec.clone())
+                .map_err(|e| format!("ephemeral spec of {} is unreadable: {e}", job.id))?;
+            if spec.runtime == RuntimeKind::Shell {
+                return Err(runtime::RuntimeError::EphemeralShell.to_string());
+            }
+            (
+                spec.runtime,
+                None,
+                spec.model,
+                spec.effort,
+                spec.autonomy_policy,
+            )
+        }
+        None => {
+            let agent = agents::get(conn, &job.agent)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("agent {:?} is not registered", job.agent))?;
+            (
+                agent.runtime,
+                agent.command,
+                agent.model,
+                agent.effort,
+                agent.policy,
+            )
+        }
+    };
+    let rt = cfg.runtime(kind);
+    let binary = runtime::resolve_binary(kind, &rt).map_err(|e| e.to_string())?;
+    Ok(Plan {
+        kind,
+        binary,
+        command,
+        model: job.model.clone().or(model).or(rt.default_model),
+        effort: job.effort.clone().or(effort).or(rt.default_effort),
+        policy,
+    })
+}
+
+/// Cuts `text` to `STORED_OUTPUT_LIMIT` bytes on a character boundary.
+pub fn cap_output(text: String) -> (String, bool) {
+    if text.len() <= STORED_OUTPUT_LIMIT {
+        return (text, false);
+    }
+    let mut end = STORED_OUTPUT_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_string(), true)
+}
+
+fn append_event(
+    store: &mut Store,
+    clock: &dyn Clock,
+    job: &Job,
+    kind: &str,
+    message: String,
+    data: serde_json::Value,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        events::append(
+            tx,
+            NewEvent {
+                ts_ms: clock.now_ms(),
+                root_id: Some(&job.root_id),
+                job_id: Some(&job.id),
+                kind,
+                message,
+                data: Some(data),
+            },
+        )
+        .map(|_| ())
+    })
+}
+
+/// Records the runtime pid while the job still runs (a settled job is left alone).
+fn record_pid(
+    store: &mut Store,
+    clock: &dyn Clock,
+    job_id: &str,
+    pid: u32,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        if let Some(mut j) = jobs::get(tx, job_id)?
+            && j.state == JobState::Running
+        {
+            j.runtime_pid = Some(i64::from(pid));
+            j.updated_ms = clock.now_ms();
+            jobs::put(tx, &j)?;
+        }
+        Ok(())
+    })
+}
+
+/// Everything the runs of one job added up to.
+struct Ran {
+    outcome: Outcome,
+    raw: String,
+    truncated: bool,
+    usage: TokenUsage,
+    vendor_cost: Option<f64>,
+    /// The model the runtime was asked for, which prices usage without a vendor cost.
+    model: Option<String>,
+}
+
+/// Runs a claimed job to settlement; returns the state it settled in.
+pub async fn execute(
+    shared: Arc<Shared>,
+    claimed: Claimed,
+    kill: watch::Receiver<Option<KillRequest>>,
+) -> JobState {
+    let job = claimed.job.clone();
+    let ran = run_job(&shared, &claimed, kill).await;
+    if let Placement::Worktree { checkout, path } = &claimed.placement {
+        let (checkout, path) = (checkout.clone(), path.clone());
+        let _ =
+            tokio::task::spawn_blocking(move || super::worktree::remove(&checkout, &path)).await;
+    }
+    let (raw, cut) = cap_output(ran.raw);
+    let settlement = Settlement {
+        outcome: ran.outcome,
+        raw_output: (!raw.is_empty()).then_some(raw),
+        output_truncated: ran.truncated || cut,
+        usage: Usage {
+            tokens_in: ran.usage.tokens_in,
+            tokens_out: ran.usage.tokens_out,
+            cost_usd: ran.vendor_cost.unwrap_or_else(|| {
+                engine::price_usd(
+                    ran.model.as_deref(),
+                    ran.usage.tokens_in,
+                    ran.usage.tokens_out,
+                )
+            }),
+        },
+    };
+    let id = job.id.clone();
+    let settled = shared
+        .with_store(move |store, sh| {
+            store.write(|tx| -> Result<JobState, EngineError> {
+                engine::settle(
+                    tx,
+                    sh.clock.as_ref(),
+                    &sh.config.orchestrate,
+                    &*sh.hooks,
+                    &id,
+                    settlement,
+                )
+            })
+        })
+        .await;
+    match settled {
+        Ok(state) => state,
+        Err(e) => {
+            tracing::error!(job = %job.id, "settling failed: {e}");
+            JobState::Running
+        }
+    }
+}
+
+async fn run_job(
+    shared: &Arc<Shared>,
+    claimed: &Claimed,
+    kill: watch::Receiver<Option<KillRequest>>,
+) -> Ran {
+    let job = &claimed.job;
+    let failed = |reason: String| Ran {
+        outcome: Outcome::Failed(reason),
+        raw: String::new(),
+        truncated: false,
+        usage: TokenUsage::default(),
+        vendor_cost: None,
+        model: None,
+    };
+    let j = job.clone();
+    let plan = match shared
+        .with_store(move |store, sh| plan(store.conn(), &j, &sh.config))
+        .await
+    {
+        Ok(p) => p,
+        Err(reason) => return failed(reason),
+    };
+    if let Placement::Worktree { checkout, path } = &claimed.placement {
+        let (checkout, path) = (checkout.clone(), path.clone());
+        let added =
+            tokio::task::spawn_blocking(move || super::worktree::add(&checkout, &path)).await;
+        match added {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return failed(e.to_string()),
+            Err(e) => return failed(format!("creating the worktree: {e}")),
+        }
+    }
+    let timeout_ms = job
+        .timeout_ms
+        .filter(|t| *t > 0)
+        .unwrap_or(shared.config.daemon.job_timeout.0);
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms as u64);
+    let base = format!("{}\n\n{}", job.prompt, contract::instructions());
+    let max_repairs = shared.config.orchestrate.max_repair_attempts;
+    let mut prompt = base.clone();
+    let mut total = TokenUsage::default();
+    let mut cost: Option<f64> = None;
+    let mut truncated = false;
+    let mut repair = 0;
+    loop {
+        let out = run_once(
+            shared,
+            &plan,
+            job,
+            &prompt,
+            claimed.placement.dir(),
+            repair,
+            deadline,
+            kill.clone(),
+        )
+        .await;
+        total += out.usage;
+        if let Some(c) = out.vendor_cost_usd {
+            cost = Some(cost.unwrap_or(0.0) + c);
+        }
+        truncated |= out.truncated;
+        let done = |outcome: Outcome, raw: String| Ran {
+            outcome,
+            raw,
+            truncated,
+            usage: total,
+            vendor_cost: cost,
+            model: plan.model.clone(),
+        };
+        if let Some(reason) = out.error {
+            let reason = if reason.starts_with("timed out after") {
+                format!("timed out after {}", crate::duration::format_ms(timeout_ms))
+            } else {
+                reason
+            };
+            return done(Outcome::Failed(reason), out.text);
+        }
+        match contract::parse(&out.text) {
+            Ok(result) => return done(Outcome::Parsed(result), out.text),
+            Err(errors) if repair < max_repairs => {
+                repair += 1;
+                note_repair(shared, job, &errors, repair).await;
+                prompt = format!(
+                    "{}\n\n{}",
+                    job.prompt,
+                    contract::repair_prompt(&errors, &out.text)
+                );
+            }
+            Err(errors) => {
+                let reason = if repair > 0 {
+                    contract::repair_failed_reason(&errors)
+                } else {
+                    format!("output malformed: {errors}")
+                };
+                return done(Outcome::Failed(reason), out.text);
+            }
+        }
+    }
+}
+
+async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, repair: u32) {
+    let (j, errs) = (job.clone(), errors.clone());
+    let res = shared
+        .with_store(move |store, sh| {
+            append_event(
+                store,
+                sh.clock.as_ref(),
+                &j,
+                "malformed_output",
+                errs.to_string(),
+                json!({"errors": errs.lines()}),
+            )?;
+            append_event(
+                store,
+                sh.clock.as_ref(),
+                &j,
+                "repair_retry",
+                format!(
+                    "re-asking {} to repair its result (repair {repair})",
+                    j.agent
+                ),
+                json!({"repair": repair}),
+            )
+        })
+        .await;
+    if let Err(e) = res {
+        tracing::warn!(job = %job.id, "recording the repair: {e}");
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_once(
+    shared: &Arc<Shared>,
+    plan: &Plan,
+    job: &Job,
+    prompt: &str,
+    dir: &Path,
+    repair: u32,
+    deadline: Instant,
+    kill: watch::Receiver<Option<KillRequest>>,
+) -> RuntimeOutput {
+    let req = Request {
+        kind: plan.kind,
+        binary: plan.binary.clone(),
+        command: plan.command.as_deref(),
+        model: plan.model.as_deref(),
+        effort: plan.effort.as_deref(),
+        policy: plan.policy,
+        prompt,
+        cwd: dir,
+        scratch: &shared.prompt_dir,
+        env: runtime::job_env(job, shared.home.root(), repair),
+    };
+    let prepared = match runtime::prepare(&req) {
+        Ok(p) => p,
+        Err(e) => {
+            return RuntimeOutput {
+                error: Some(e.to_string()),
+                ..RuntimeOutput::default()
+            };
+        }
+    };
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
+    let record = async {
+        if let Ok(pid) = pid_rx.await {
+            let id = job.id.clone();
+            let res = shared
+                .with_store(move |store, sh| record_pid(store, sh.clock.as_ref(), &id, pid))
+                .await;
+            if let Err(e) = res {
+                tracing::warn!(job = %job.id, "recording the runtime pid: {e}");
+            }
+        }
+    };
+    let run = process::run(&prepared.invocation, Some(remaining), kill, |pid| {
+        let _ = pid_tx.send(pid);
+    });
+    let (result, ()) = tokio::join!(run, record);
+    drop(prepared);
+    match result {
+        Ok(out) => runtime::interpret(plan.kind, &out),
+        Err(e) => RuntimeOutput {
+            error: Some(format!("runtime {}: {e}", plan.kind)),
+            ..RuntimeOutput::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_output_is_cut_on_a_character_boundary_and_marked() {
+        let text = format!("{}é", "a".repeat(STORED_OUTPUT_LIMIT - 1));
+        let (kept, cut) = cap_output(text);
+        assert!(cut);
+        assert_eq!(kept.len(), STORED_OUTPUT_LIMIT - 1);
+        let (kept, cut) = cap_output("short".into());
+        assert_eq!((kept.as_str(), cut), ("short", false));
+    }
+}

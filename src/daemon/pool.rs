@@ -1,0 +1,357 @@
+//! The daemon's loop: recover, then tick — terminate force-killed jobs, claim up to the
+//! free slots, refresh the status file — on every store change, finished job or
+//! `[daemon].tick`, until idle or told to stop; then the graceful shutdown.
+//!
+//! Owns the in-flight bookkeeping (locks held, per-repo counts, kill switches); each job's
+//! own work is `exec::execute`.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::Watcher;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinSet;
+
+use super::claim::{self, ClaimContext, Claimed};
+use super::exec::{self, Shared};
+use super::lock::DaemonLock;
+use super::status::{self, RunningJob, StatusFile};
+use super::{Daemon, DaemonError, DaemonExit, recovery, shutdown, worktree};
+use crate::clock::Millis;
+use crate::domain::JobState;
+use crate::engine;
+use crate::runtime::KillRequest;
+use crate::store::{Store, jobs};
+
+/// The engine's sweep (TTL, wall clock, stopped trees) runs at most this often; store
+/// changes wake the loop far more often under load.
+const SWEEP_EVERY_MS: Millis = 200;
+
+/// One job this daemon is running.
+struct InFlight {
+    agent: String,
+    repo: Option<String>,
+    lock_key: Option<String>,
+    started_ms: Millis,
+    kill: watch::Sender<Option<KillRequest>>,
+}
+
+/// What one tick learned from the store.
+struct TickReport {
+    claimed: Vec<Claimed>,
+    force_killed: Vec<String>,
+    /// Queued + running jobs in the store, when `until_idle` asked for it.
+    live: Option<u64>,
+}
+
+fn private_dir(p: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(p)
+}
+
+/// Wakes the loop whenever the database files change (another process committed).
+fn watch_store(db: &Path, wake: Arc<Notify>) -> Option<notify::RecommendedWatcher> {
+    let dir = db.parent()?.to_path_buf();
+    let name = db.file_name()?.to_string_lossy().into_owned();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(ev) = res
+            && ev.paths.iter().any(|p| {
+                p.file_name()
+                    .is_some_and(|f| f.to_string_lossy().starts_with(&name))
+            })
+        {
+            wake.notify_one();
+        }
+    })
+    .ok()?;
+    watcher
+        .watch(&dir, notify::RecursiveMode::NonRecursive)
+        .ok()?;
+    Some(watcher)
+}
+
+struct Pool {
+    shared: Arc<Shared>,
+    parallel: usize,
+    until_idle: bool,
+    only_root: Option<String>,
+    git_checkouts: Arc<HashSet<String>>,
+    worktrees_dir: PathBuf,
+    status_path: PathBuf,
+    started_ms: Millis,
+    last_status_ms: Millis,
+    last_sweep_ms: Millis,
+    inflight: HashMap<String, InFlight>,
+    task_jobs: HashMap<tokio::task::Id, String>,
+    tasks: JoinSet<JobState>,
+}
+
+impl Pool {
+    async fn tick(&mut self) -> Result<TickReport, DaemonError> {
+        let free = self.parallel.saturating_sub(self.inflight.len());
+        let held: HashSet<String> = self
+            .inflight
+            .values()
+            .filter_map(|f| f.lock_key.clone())
+            .collect();
+        let mut per_repo: HashMap<String, usize> = HashMap::new();
+        for f in self.inflight.values() {
+            if let Some(r) = &f.repo {
+                *per_repo.entry(r.clone()).or_default() += 1;
+            }
+        }
+        let any_inflight = !self.inflight.is_empty();
+        let until_idle = self.until_idle;
+        let only_root = self.only_root.clone();
+        let checkouts = self.git_checkouts.clone();
+        let worktrees_dir = self.worktrees_dir.clone();
+        let now = self.shared.clock.now_ms();
+        let sweep_due = now - self.last_sweep_ms >= SWEEP_EVERY_MS;
+        if sweep_due {
+            self.last_sweep_ms = now;
+        }
+        let report = self
+            .shared
+            .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
+                if sweep_due {
+                    store.write(|tx| {
+                        engine::sweep(tx, sh.clock.as_ref(), &sh.config.orchestrate, &*sh.hooks)
+                    })?;
+                }
+                let force = if any_inflight {
+                    engine::jobs_to_terminate(store.conn())?
+                } else {
+                    Vec::new()
+                };
+                let claimed = if free > 0 {
+                    let ctx = ClaimContext {
+                        config: &sh.config,
+                        git_checkouts: &checkouts,
+                        held: &held,
+                        running_per_repo: &per_repo,
+                        worktrees_dir: &worktrees_dir,
+                        scratch_dir: &sh.scratch_dir,
+                        only_root: only_root.as_deref(),
+                    };
+                    store.write(|tx| -> Result<_, DaemonError> {
+                        Ok(claim::claim(tx, sh.clock.as_ref(), free, &ctx)?)
+                    })?
+                } else {
+                    Vec::new()
+                };
+                let live = if until_idle && claimed.is_empty() && !any_inflight {
+                    Some(
+                        jobs::count_state(store.conn(), JobState::Queued)?
+                            + jobs::count_state(store.conn(), JobState::Running)?,
+                    )
+                } else {
+                    None
+                };
+                Ok(TickReport {
+                    claimed,
+                    force_killed: force,
+                    live,
+                })
+            })
+            .await?;
+        Ok(report)
+    }
+
+    fn start(&mut self, c: Claimed) {
+        let (kill_tx, kill_rx) = watch::channel(None);
+        let id = c.job.id.clone();
+        self.inflight.insert(
+            id.clone(),
+            InFlight {
+                agent: c.job.agent.clone(),
+                repo: c.job.repo.clone(),
+                lock_key: c.lock_key.clone(),
+                started_ms: c.job.started_ms.unwrap_or(self.started_ms),
+                kill: kill_tx,
+            },
+        );
+        let shared = self.shared.clone();
+        let handle = self
+            .tasks
+            .spawn(async move { exec::execute(shared, c, kill_rx).await });
+        self.task_jobs.insert(handle.id(), id);
+    }
+
+    fn finished(&mut self, res: Result<(tokio::task::Id, JobState), tokio::task::JoinError>) {
+        let task = match &res {
+            Ok((id, _)) => *id,
+            Err(e) => e.id(),
+        };
+        if let Some(job) = self.task_jobs.remove(&task) {
+            if let Err(e) = &res {
+                tracing::error!(job = %job, "job task ended abnormally: {e}");
+            }
+            self.inflight.remove(&job);
+        }
+    }
+
+    fn kill(&self, job: &str, why: &str) {
+        if let Some(f) = self.inflight.get(job)
+            && f.kill.borrow().is_none()
+        {
+            let _ = f.kill.send(Some(KillRequest(why.into())));
+        }
+    }
+
+    fn write_status(&mut self, force: bool) {
+        let now = self.shared.clock.now_ms();
+        if !force && now - self.last_status_ms < 250 {
+            return;
+        }
+        self.last_status_ms = now;
+        let file = StatusFile {
+            pid: std::process::id(),
+            started_ms: self.started_ms,
+            parallel: self.parallel,
+            last_tick_ms: now,
+            running: self
+                .inflight
+                .iter()
+                .map(|(id, f)| RunningJob {
+                    id: id.clone(),
+                    agent: f.agent.clone(),
+                    started_ms: f.started_ms,
+                })
+                .collect(),
+        };
+        if let Err(e) = status::write(&self.status_path, &file) {
+            tracing::warn!("writing the daemon status: {e}");
+        }
+    }
+}
+
+pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, DaemonError> {
+    let parallel = d.effective_parallel()?;
+    let root = d.home.root().to_path_buf();
+    let (scratch_dir, prompt_dir, worktrees_dir) = (
+        root.join("scratch"),
+        root.join("tmp"),
+        root.join("worktrees"),
+    );
+    for dir in [&scratch_dir, &prompt_dir, &worktrees_dir] {
+        private_dir(dir)?;
+    }
+    let store = Store::open(&d.store_path)?;
+    let git_checkouts: HashSet<String> = d
+        .config
+        .repos
+        .iter()
+        .filter(|(_, r)| r.path.as_deref().is_some_and(worktree::is_git_checkout))
+        .map(|(name, _)| name.clone())
+        .collect();
+    let shared = Arc::new(Shared {
+        home: d.home.clone(),
+        store: std::sync::Mutex::new(store),
+        config: d.config.clone(),
+        hooks: d.hooks.clone(),
+        clock: d.clock.clone(),
+        scratch_dir,
+        prompt_dir,
+    });
+    let recovered = shared
+        .with_store(|store, sh| recovery::recover(store, sh.clock.as_ref(), &sh.config, &*sh.hooks))
+        .await?;
+    if !recovered.is_empty() {
+        tracing::warn!(
+            "daemon: recovered {} orphaned running jobs",
+            recovered.len()
+        );
+    }
+    if d.signals {
+        shutdown::on_signals(d.shutdown.clone())?;
+    }
+    let wake = Arc::new(Notify::new());
+    let _watcher = watch_store(&d.store_path, wake.clone());
+    let tick = Duration::from_millis(d.config.daemon.tick.0.max(1) as u64);
+    let grace = Duration::from_millis(d.config.daemon.shutdown_grace.0.max(0) as u64);
+    let stop = d.shutdown.clone();
+    let mut pool = Pool {
+        started_ms: shared.clock.now_ms(),
+        shared,
+        parallel,
+        until_idle: d.until_idle,
+        only_root: d.only_root.clone(),
+        git_checkouts: Arc::new(git_checkouts),
+        worktrees_dir,
+        status_path: status::path(&d.home),
+        last_status_ms: 0,
+        last_sweep_ms: 0,
+        inflight: HashMap::new(),
+        task_jobs: HashMap::new(),
+        tasks: JoinSet::new(),
+    };
+    tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
+    let exit = loop {
+        while let Some(res) = pool.tasks.try_join_next_with_id() {
+            pool.finished(res);
+        }
+        if stop.is_requested() {
+            break None;
+        }
+        let report = pool.tick().await?;
+        for id in &report.force_killed {
+            pool.kill(
+                id,
+                "terminated: the job was cancelled or its root killed with --force",
+            );
+        }
+        let started = !report.claimed.is_empty();
+        for c in report.claimed {
+            pool.start(c);
+        }
+        pool.write_status(started);
+        if report.live == Some(0) {
+            break Some(DaemonExit::Idle);
+        }
+        if started {
+            // Claim again at once: the pass may have stopped at the free-slot count.
+            continue;
+        }
+        tokio::select! {
+            Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
+            _ = wake.notified() => {},
+            _ = tokio::time::sleep(tick) => {},
+            _ = stop.requested() => {},
+        }
+    };
+    let exit = match exit {
+        Some(e) => e,
+        None => {
+            let deadline = tokio::time::sleep(grace);
+            tokio::pin!(deadline);
+            while !pool.tasks.is_empty() {
+                tokio::select! {
+                    Some(res) = pool.tasks.join_next_with_id() => pool.finished(res),
+                    _ = &mut deadline => break,
+                }
+            }
+            let terminated = pool.inflight.len();
+            let why = format!(
+                "daemon shut down: terminated after the {} shutdown grace",
+                crate::duration::format_ms(grace.as_millis() as i64)
+            );
+            let ids: Vec<String> = pool.inflight.keys().cloned().collect();
+            for id in &ids {
+                pool.kill(id, &why);
+            }
+            while let Some(res) = pool.tasks.join_next_with_id().await {
+                pool.finished(res);
+            }
+            DaemonExit::Shutdown { terminated }
+        }
+    };
+    status::remove(&pool.status_path);
+    tracing::info!(?exit, "daemon: stopped");
+    drop(lock);
+    Ok(exit)
+}

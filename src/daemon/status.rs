@@ -1,0 +1,99 @@
+//! `daemon status`: the small status file the daemon refreshes each tick
+//! (`<home>/daemon-status.json`) and the report built from it, the lock and the store.
+//!
+//! Owns the file's shape and the report; the pool only calls `write` and `remove`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Millis;
+use crate::domain::JobState;
+use crate::home::Home;
+use crate::store::{StoreError, jobs};
+
+/// What the running daemon says about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusFile {
+    pub pid: u32,
+    pub started_ms: Millis,
+    pub parallel: usize,
+    pub last_tick_ms: Millis,
+    pub running: Vec<RunningJob>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunningJob {
+    pub id: String,
+    pub agent: String,
+    pub started_ms: Millis,
+}
+
+pub fn path(home: &Home) -> PathBuf {
+    home.root().join("daemon-status.json")
+}
+
+/// Replaces the file atomically so readers never see half of it.
+pub fn write(path: &Path, s: &StatusFile) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec(s)?)?;
+    std::fs::rename(tmp, path)
+}
+
+pub fn remove(path: &Path) {
+    let _ = std::fs::remove_file(path);
+}
+
+fn read(path: &Path) -> Option<StatusFile> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// The `daemon status` report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DaemonStatus {
+    pub running: bool,
+    pub pid: Option<String>,
+    pub uptime_ms: Option<i64>,
+    pub parallel: Option<usize>,
+    pub last_tick_ms: Option<Millis>,
+    pub running_jobs: u64,
+    pub queued_jobs: u64,
+    pub jobs: Vec<StatusJob>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatusJob {
+    pub id: String,
+    pub agent: String,
+    pub age_ms: i64,
+}
+
+/// Builds the report: the lock says whether a daemon runs, the file what it is doing,
+/// the store the live counts.
+pub fn report(
+    home: &Home,
+    conn: &rusqlite::Connection,
+    now: Millis,
+) -> Result<DaemonStatus, StoreError> {
+    let holder = super::lock::holder(&home.daemon_lock_path());
+    let file = holder.as_ref().and_then(|_| read(&path(home)));
+    Ok(DaemonStatus {
+        running: holder.is_some(),
+        pid: holder,
+        uptime_ms: file.as_ref().map(|f| now - f.started_ms),
+        parallel: file.as_ref().map(|f| f.parallel),
+        last_tick_ms: file.as_ref().map(|f| f.last_tick_ms),
+        running_jobs: jobs::count_state(conn, JobState::Running)?,
+        queued_jobs: jobs::count_state(conn, JobState::Queued)?,
+        jobs: file
+            .map(|f| f.running)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|j| StatusJob {
+                age_ms: now - j.started_ms,
+                id: j.id,
+                agent: j.agent,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,223 @@
+//! The codex adapter: `codex exec --json` with stdin closed, the sandbox from the autonomy
+//! policy, effort as `-c model_reasoning_effort`, and the JSONL event stream it prints.
+//!
+//! Owns only codex's arguments and events; process handling is in `process.rs`.
+//!
+//! Usage: every job runs a fresh `codex exec` session (gitmoot never resumes codex
+//! threads), so the last `turn.completed` of a run is that session's whole usage — the
+//! delta this job consumed. A repair run is another fresh session and adds its own.
+
+use serde_json::Value;
+
+use super::{
+    ARG_PROMPT_MAX, Invocation, Prepared, ProcessOutput, Request, RuntimeOutput, Stdin, TokenUsage,
+    exit_failure, in_git_work_tree, num,
+};
+use crate::domain::{AutonomyPolicy, RuntimeKind};
+
+/// `--sandbox` for a policy; `auto` leaves codex's own configuration in charge.
+pub fn sandbox(policy: AutonomyPolicy) -> Option<&'static str> {
+    match policy {
+        AutonomyPolicy::Auto => None,
+        AutonomyPolicy::ReadOnly => Some("read-only"),
+        AutonomyPolicy::WorkspaceWrite => Some("workspace-write"),
+        AutonomyPolicy::DangerFullAccess => Some("danger-full-access"),
+    }
+}
+
+pub fn build(req: &Request<'_>) -> Prepared {
+    let mut args: Vec<String> = vec!["exec".into(), "--json".into()];
+    if let Some(mode) = sandbox(req.policy) {
+        args.extend(["--sandbox".into(), mode.into()]);
+    }
+    if !in_git_work_tree(req.cwd) {
+        args.push("--skip-git-repo-check".into());
+    }
+    if let Some(m) = req.model {
+        args.extend(["--model".into(), m.into()]);
+    }
+    if let Some(e) = req.effort {
+        args.extend([
+            "-c".into(),
+            format!("model_reasoning_effort={}", toml_string(e)),
+        ]);
+    }
+    // With a prompt argument stdin must be closed, or codex appends it as a <stdin> block;
+    // a prompt too long for one argument is read from stdin via `-` instead.
+    let stdin = if req.prompt.len() > ARG_PROMPT_MAX {
+        args.push("-".into());
+        Stdin::Bytes(req.prompt.as_bytes().to_vec())
+    } else {
+        args.extend(["--".into(), req.prompt.into()]);
+        Stdin::Null
+    };
+    Prepared {
+        invocation: Invocation {
+            program: req.binary.clone(),
+            args,
+            env: req.env.clone(),
+            cwd: Some(req.cwd.to_path_buf()),
+            stdin,
+        },
+        temp: vec![],
+    }
+}
+
+fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Reads the event stream: agent messages joined, usage from the last `turn.completed`,
+/// the error from codex's own `error` / `turn.failed` events before stderr. Lines that
+/// are not JSON (codex interleaves log lines) are skipped.
+pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
+    let stdout = out.stdout_text();
+    let mut texts: Vec<String> = Vec::new();
+    let mut usage = TokenUsage::default();
+    let mut last_error: Option<String> = None;
+    let mut failed = false;
+    for line in stdout.lines() {
+        let Ok(ev) = serde_json::from_str::<Value>(line.trim()) else {
+            continue;
+        };
+        match ev.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "item.completed" => {
+                let item = ev.get("item").unwrap_or(&Value::Null);
+                let kind = item
+                    .get("type")
+                    .or_else(|| item.get("item_type"))
+                    .and_then(Value::as_str);
+                if kind == Some("agent_message")
+                    && let Some(t) = item.get("text").and_then(Value::as_str)
+                {
+                    texts.push(t.to_string());
+                }
+            }
+            "turn.completed" => {
+                let u = ev.get("usage").unwrap_or(&Value::Null);
+                usage = TokenUsage {
+                    tokens_in: num(u, "input_tokens"),
+                    tokens_out: num(u, "output_tokens"),
+                };
+                failed = false;
+            }
+            "turn.failed" => {
+                failed = true;
+                if let Some(m) = ev
+                    .pointer("/error/message")
+                    .or_else(|| ev.get("message"))
+                    .and_then(Value::as_str)
+                {
+                    last_error = Some(m.to_string());
+                }
+            }
+            "error" => {
+                if let Some(m) = ev.get("message").and_then(Value::as_str) {
+                    last_error = Some(m.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    let error = match (exit_failure(RuntimeKind::Codex, out), failed) {
+        (None, false) => None,
+        (exit, _) => Some(match (&last_error, exit) {
+            (Some(m), _) => format!("codex: {m}"),
+            (None, Some(e)) => e,
+            (None, None) => "codex: the turn failed".into(),
+        }),
+    };
+    RuntimeOutput {
+        text: texts.join("\n"),
+        usage,
+        vendor_cost_usd: None,
+        error,
+        truncated: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::test_support::{output, request};
+
+    #[test]
+    fn arguments_follow_policy_model_effort_and_git() {
+        let dir = std::env::temp_dir().join(format!("gm-codex-{}", crate::ids::random_hex(4)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut req = request(RuntimeKind::Codex, "ask", &dir);
+        req.policy = AutonomyPolicy::WorkspaceWrite;
+        req.model = Some("gpt-5");
+        req.effort = Some("high");
+        assert_eq!(
+            build(&req).invocation.args,
+            [
+                "exec",
+                "--json",
+                "--sandbox",
+                "workspace-write",
+                "--skip-git-repo-check",
+                "--model",
+                "gpt-5",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+                "--",
+                "ask"
+            ]
+        );
+        std::fs::create_dir(dir.join(".git")).unwrap();
+        req.policy = AutonomyPolicy::Auto;
+        req.model = None;
+        req.effort = None;
+        let p = build(&req);
+        assert_eq!(p.invocation.args, ["exec", "--json", "--", "ask"]);
+        assert_eq!(p.invocation.stdin, Stdin::Null);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn events_give_text_and_the_last_usage_and_log_lines_are_skipped() {
+        let stream = concat!(
+            "WARNING: proceeding, even though we could not update PATH\n",
+            "{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}\n",
+            "{\"type\":\"turn.started\"}\n",
+            "2026-12-02T10:00:00Z ERROR codex_core: something noisy\n",
+            "{\"type\":\"item.completed\",\"item\":{\"id\":\"i0\",\"type\":\"reasoning\",\"text\":\"thinking\"}}\n",
+            "{\"type\":\"item.completed\",\"item\":{\"id\":\"i1\",\"type\":\"agent_message\",\"text\":\"{\\\"gitmoot_result\\\":{}}\"}}\n",
+            "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1200,\"cached_input_tokens\":1000,\"output_tokens\":80}}\n",
+        );
+        let r = interpret(&output(stream, "", 0));
+        assert_eq!(r.error, None);
+        assert_eq!(r.text, "{\"gitmoot_result\":{}}");
+        assert_eq!(
+            r.usage,
+            TokenUsage {
+                tokens_in: 1200,
+                tokens_out: 80
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_run_prefers_codex_error_event_over_stderr() {
+        let stream = concat!(
+            "{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}\n",
+            "{\"type\":\"error\",\"message\":\"Reconnecting... 5/5 (stream disconnected)\"}\n",
+            "{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected before completion\"}}\n",
+        );
+        let r = interpret(&output(
+            stream,
+            "Reading additional input from stdin...",
+            101,
+        ));
+        assert_eq!(
+            r.error.as_deref(),
+            Some("codex: stream disconnected before completion")
+        );
+        let r = interpret(&output("", "Not inside a trusted directory", 1));
+        assert_eq!(
+            r.error.as_deref(),
+            Some("codex exited with code 1: Not inside a trusted directory")
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! The shell adapter: the agent's command run with `sh -c`, the prompt on stdin and in the
+//! file named by `$GITMOOT_PROMPT_FILE`, stdout as the output, no token usage.
+//!
+//! Owns only the shell contract of SPEC §6; process handling is in `process.rs`.
+
+use super::{
+    Invocation, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput, Stdin, exit_failure,
+    write_private,
+};
+use crate::domain::RuntimeKind;
+
+pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
+    let command = req
+        .command
+        .filter(|c| !c.trim().is_empty())
+        .ok_or(RuntimeError::NoCommand)?;
+    let file = write_private(req.scratch, "prompt", req.prompt)?;
+    let mut env = req.env.clone();
+    env.push(("GITMOOT_PROMPT_FILE".into(), file.0.display().to_string()));
+    Ok(Prepared {
+        invocation: Invocation {
+            program: req.binary.clone(),
+            args: vec!["-c".into(), command.into()],
+            env,
+            cwd: Some(req.cwd.to_path_buf()),
+            stdin: Stdin::Bytes(req.prompt.as_bytes().to_vec()),
+        },
+        temp: vec![file],
+    })
+}
+
+/// Stdout is the output; a non-zero exit fails with the code and the stderr tail.
+pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
+    RuntimeOutput {
+        text: out.stdout_text(),
+        error: exit_failure(RuntimeKind::Shell, out),
+        ..RuntimeOutput::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::test_support::output;
+
+    #[test]
+    fn a_non_zero_exit_names_the_code_and_the_stderr_tail() {
+        let r = interpret(&output("partial", "line1\nfatal: no such file\n", 4));
+        assert_eq!(
+            r.error.as_deref(),
+            Some("shell exited with code 4: line1 | fatal: no such file")
+        );
+        assert_eq!(r.text, "partial");
+    }
+}
