@@ -73,6 +73,13 @@ fn a_promoted_message_runs_and_its_result_comes_back_to_the_thread() {
             .contains("limits live in gateway/limits.toml"),
         "{result}"
     );
+    drain(h);
+    let again = messages(h, "planning");
+    assert_eq!(
+        again.iter().filter(|m| m["kind"] == "job_result").count(),
+        1,
+        "posted once: {again:?}"
+    );
 }
 
 #[test]

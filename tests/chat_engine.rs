@@ -669,3 +669,20 @@ fn only_chat_messages_can_be_promoted_by_seq_and_summaries_roll_up() {
     assert_eq!(s.unread_mentions, 1);
     assert_eq!(s.last_snippet.as_deref(), Some("> Agent: `codex-b`"));
 }
+
+#[test]
+fn a_switched_off_sweep_runs_no_chat_query() {
+    let mut f = fixture(&[("responder", true)]);
+    f.thread("room");
+    f.send("room", "@responder hi", None).unwrap();
+    // With the chat tables out of reach, only a sweep that queries them can fail.
+    f.store
+        .conn()
+        .execute_batch("ALTER TABLE chat_mentions RENAME TO hidden_mentions")
+        .unwrap();
+    assert!(f.sweep().is_empty());
+    f.cfg.chat.auto_respond = true;
+    let (clock, cfg) = (&f.clock, &f.cfg);
+    let err = write_retry(&mut f.store, |tx| autorespond_sweep(tx, clock, cfg)).unwrap_err();
+    assert!(err.to_string().contains("chat_mentions"), "{err}");
+}

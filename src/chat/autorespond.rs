@@ -14,8 +14,8 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::Action;
 use crate::engine::{SubmitRoot, submit_root};
+use crate::store::agents;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, MessageKind};
-use crate::store::{agents, meta};
 
 /// The instruction appended to an auto-respond prompt.
 pub const REPLY_INSTRUCTION: &str = "Reply conversationally: answer what you can, and be explicit about what you are \
@@ -41,7 +41,7 @@ pub fn autorespond_sweep(
     if enrolled == 0 {
         return Ok(Vec::new());
     }
-    let origin = meta::home_id(tx)?;
+    let origin = rows::origin(tx)?;
     let now = clock.now_ms();
     let cap = i64::from(cfg.chat.auto_respond_cap);
     let cooldown = cfg.chat.auto_respond_cooldown.0;

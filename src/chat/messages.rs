@@ -12,7 +12,7 @@ use super::threads::{self, require_open};
 use super::{ChatError, Result, envelope, mentions, moot, write_retry};
 use crate::clock::Clock;
 use crate::store::chat::{self as rows, AuthorKind, Mention, Message, MessageKind, Ref, Thread};
-use crate::store::{Store, agents, meta};
+use crate::store::{Store, agents};
 use crate::{Invalid, ids};
 
 /// A message to append. `mentions` go into the envelope; `deliver` lists the inbox rows
@@ -51,7 +51,7 @@ impl<'a> Post<'a> {
 pub fn job_ref(conn: &Connection, repo: &str, job_id: &str) -> Result<Ref> {
     Ok(Ref {
         kind: "job".into(),
-        origin: meta::home_id(conn)?,
+        origin: rows::origin(conn)?,
         repo: repo.to_string(),
         id: job_id.to_string(),
         url: String::new(),
@@ -76,7 +76,7 @@ pub fn append(
     thread: &Thread,
     p: Post<'_>,
 ) -> Result<Message> {
-    let origin = meta::home_id(conn)?;
+    let origin = rows::origin(conn)?;
     let now = clock.now_ms();
     let seq = rows::next_seq(conn, &thread.id)?;
     let refs: Vec<Ref> = p
@@ -195,7 +195,7 @@ pub fn send(
     let mut deliver = Vec::with_capacity(names.len());
     let mut unknown = Vec::new();
     for n in &names {
-        let known = agents::get(tx, n)?.is_some();
+        let known = rows::agent_exists(tx, n)?;
         if !known {
             unknown.push(n.clone());
         }

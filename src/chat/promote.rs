@@ -15,7 +15,7 @@ use crate::engine::{EngineError, SubmitRoot, submit_root};
 use crate::store::chat::{
     self as rows, AuthorKind, JobLink, LinkPurpose, Message, MessageKind, Thread,
 };
-use crate::store::{Store, agents, jobs};
+use crate::store::{Store, jobs};
 
 /// The fingerprint window of a promotion.
 pub const DEDUPE_WINDOW_MS: i64 = 60_000;
@@ -35,7 +35,7 @@ pub struct Promoted {
 pub fn target_agent(conn: &Connection, body: &str) -> Result<String> {
     let mut registered = Vec::new();
     for name in mentions::parse(body) {
-        if agents::get(conn, &name)?.is_some() {
+        if rows::agent_exists(conn, &name)? {
             registered.push(name);
         }
     }

@@ -8,9 +8,9 @@ use super::slug::slugify;
 use super::{ChatError, Result};
 use crate::clock::Clock;
 use crate::domain::Capability;
+use crate::store::agents;
 use crate::store::chat::{self as rows, Thread, ThreadState};
 use crate::store::events::{self, NewEvent};
-use crate::store::{agents, meta};
 use crate::{Invalid, ids};
 
 /// What `create` needs; `title` defaults to the slug.
@@ -69,7 +69,7 @@ fn insert(
         title: title.map(String::from).unwrap_or_else(|| slug.clone()),
         slug,
         repo: repo.to_string(),
-        origin: meta::home_id(conn)?,
+        origin: rows::origin(conn)?,
         state: ThreadState::Open,
         created_by: created_by.to_string(),
         created_ms: now,
@@ -267,7 +267,7 @@ pub fn summaries(
     repo: Option<&str>,
     include_archived: bool,
 ) -> Result<Vec<ThreadSummary>> {
-    let origin = meta::home_id(conn)?;
+    let origin = rows::origin(conn)?;
     let mut last = conn.prepare_cached(
         "SELECT seq, author_name, kind, body FROM chat_messages WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1",
     )?;

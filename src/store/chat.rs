@@ -711,3 +711,21 @@ pub fn autorespond_candidates(conn: &Connection, origin: &str) -> Result<Vec<Aut
         })?
         .collect::<rusqlite::Result<_>>()?)
 }
+
+/// Whether an agent with this exact name is registered (no row decoding: the send path
+/// asks this once per mention).
+pub fn agent_exists(conn: &Connection, name: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM agents WHERE name = ?1")?
+        .query_row([name], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// This home's origin stamp (`meta.home_id`), through a cached statement.
+pub fn origin(conn: &Connection) -> Result<String> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = 'home_id'")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| super::StoreError::not_found("meta home_id is missing"))
+}
