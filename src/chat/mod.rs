@@ -1,1 +1,102 @@
-//! Native chat: threads, messages, mentions, inboxes, promotion, answers, memory, moot.
+//! Native chat: threads, messages, mentions, inboxes, promotion (`chat task`), the ask-gate
+//! channel (`chat answer`), memory capture, turn-taking (`chat wait`), the auto-respond
+//! sweep, moots and the seat relay.
+//!
+//! The one rule: a message is a row (free), a job is compute (explicit). Only
+//! `promote::task`, `answer::answer`, `autorespond::autorespond_sweep` and `moot::convene`
+//! ever submit work, always through `engine::submit_root` and its registry gate. Owns
+//! `src/chat/**`; writes job-adjacent rows only through the engine, except the
+//! `escalations.thread_id` stamp of an ask-gate link.
+
+pub mod answer;
+pub mod askgate;
+pub mod autorespond;
+pub mod bench;
+pub mod envelope;
+pub mod hooks;
+pub mod inbox;
+pub mod mentions;
+pub mod messages;
+pub mod moot;
+pub mod promote;
+pub mod relay;
+pub mod remember;
+pub mod slug;
+pub mod threads;
+pub mod wait;
+
+use std::time::Duration;
+
+use rusqlite::Transaction;
+
+use crate::Invalid;
+use crate::engine::EngineError;
+use crate::store::{Store, StoreError};
+
+pub use autorespond::autorespond_sweep;
+pub use bench::bench_chat;
+pub use hooks::ChatHooks;
+
+/// Everything chat can fail with. `Invalid` (bad input) exits 2; `Refused` (a state that
+/// forbids the action: archived thread, duplicate promotion, moot cap) exits 1.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("{0}")]
+    Invalid(#[from] Invalid),
+    #[error("{0}")]
+    Refused(String),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Relay(String),
+}
+
+impl From<rusqlite::Error> for ChatError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Store(e.into())
+    }
+}
+
+impl From<serde_json::Error> for ChatError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Store(e.into())
+    }
+}
+
+pub type Result<T, E = ChatError> = std::result::Result<T, E>;
+
+fn is_busy(e: &ChatError) -> bool {
+    let sqlite = match e {
+        ChatError::Store(StoreError::Sqlite(s)) => s,
+        ChatError::Engine(EngineError::Store(StoreError::Sqlite(s))) => s,
+        _ => return false,
+    };
+    matches!(
+        sqlite.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs `f` in one IMMEDIATE transaction, retrying the whole transaction when SQLite
+/// reports busy/locked past the busy timeout (a WAL snapshot race can surface that way).
+pub fn write_retry<T>(
+    store: &mut Store,
+    mut f: impl FnMut(&Transaction<'_>) -> Result<T>,
+) -> Result<T> {
+    const ATTEMPTS: u32 = 16;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match store.write(&mut f) {
+            Err(e) if attempt < ATTEMPTS && is_busy(&e) => {
+                let cap = (1u64 << attempt.min(6)).min(40);
+                let jitter =
+                    u64::from_str_radix(&crate::ids::random_hex(2), 16).unwrap_or(0) % (cap + 1);
+                std::thread::sleep(Duration::from_millis(jitter));
+            }
+            other => return other,
+        }
+    }
+}

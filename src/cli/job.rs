@@ -1,4 +1,5 @@
-//! `gitmoot job …`: submit, list, show, tree and events.
+//! `gitmoot job …`: submit, list, show, tree, events, and the engine verbs kill, cancel,
+//! pending, answer and resume (thin wrappers over `engine`, shared with the control room).
 
 use std::collections::HashMap;
 
@@ -8,9 +9,10 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::agent::parse;
 use super::output::{age, print_json};
+use crate::chat::ChatHooks;
 use crate::clock::{SystemClock, now_ms};
 use crate::domain::{Action, JobState};
-use crate::engine::{self, SubmitRoot};
+use crate::engine::{self, ResumeVerb, SubmitRoot};
 use crate::store::jobs::{self, Job, JobFilter};
 use crate::store::{events, runs};
 
@@ -51,6 +53,31 @@ pub enum JobCmd {
         follow: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// Stop a tree gracefully: queued legs cancelled, running ones finish (or are
+    /// terminated with --force), then one finalize continuation, then the run is killed.
+    Kill {
+        root: String,
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel one queued or running job.
+    Cancel { id: String },
+    /// Everything awaiting a human: ask-gate questions and failure escalations.
+    Pending {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer an ask round: one "<qid>: text" a line.
+    Answer { job: String, text: String },
+    /// Resume a failure escalation: retry|continue|abort [INSTRUCTIONS].
+    Resume {
+        job: String,
+        verb: String,
+        #[arg(trailing_var_arg = true)]
+        instructions: Vec<String>,
     },
 }
 
@@ -135,7 +162,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 run["state"].as_str().unwrap_or(""),
                 run["title"].as_str().unwrap_or("")
             );
-            print_tree(&tree["tree"], 0);
+            let mut text = String::new();
+            tree_text(&tree["tree"], 0, &mut text);
+            print!("{text}");
             Ok(())
         }
         JobCmd::Events { id, follow, json } => {
@@ -168,6 +197,94 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(250));
             }
+        }
+        JobCmd::Kill { root, force, json } => {
+            let cfg = ctx.config()?;
+            let mut store = ctx.store()?;
+            let report = store.write(|tx| {
+                engine::kill_root(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &root, force)
+            })?;
+            if json {
+                return print_json(&report);
+            }
+            println!(
+                "killed {}: {} queued job(s) cancelled, {} running, run {}",
+                report.root_id,
+                report.cancelled.len(),
+                report.running.len(),
+                report.run_state
+            );
+            Ok(())
+        }
+        JobCmd::Cancel { id } => {
+            let cfg = ctx.config()?;
+            let mut store = ctx.store()?;
+            store.write(|tx| {
+                engine::cancel_job(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id)
+            })?;
+            println!("cancelled {id}");
+            Ok(())
+        }
+        JobCmd::Pending { json } => {
+            let store = ctx.store()?;
+            let items = engine::pending(store.conn())?;
+            if json {
+                return print_json(&items);
+            }
+            let now = now_ms();
+            for p in &items {
+                println!(
+                    "{:<36} {:<8} {:>4}  {}",
+                    p.job_id,
+                    p.kind.as_str(),
+                    age(now, p.opened_at),
+                    p.reason
+                );
+                for q in &p.questions {
+                    let choices = if q.choices.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (choices: {})", q.choices.join(", "))
+                    };
+                    println!("    {}: {}{choices}", q.id, q.prompt);
+                }
+            }
+            Ok(())
+        }
+        JobCmd::Answer { job, text } => {
+            let cfg = ctx.config()?;
+            let mut store = ctx.store()?;
+            let next = store.write(|tx| {
+                engine::answer(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &job, &text)
+            })?;
+            match next {
+                Some(c) => println!("answered {job}; continuation {c} queued"),
+                None => println!("answered {job}; the continuation waits for the remaining legs"),
+            }
+            Ok(())
+        }
+        JobCmd::Resume {
+            job,
+            verb,
+            instructions,
+        } => {
+            let verb: ResumeVerb = verb.parse()?;
+            let cfg = ctx.config()?;
+            let mut store = ctx.store()?;
+            let text = instructions.join(" ");
+            store.write(|tx| {
+                engine::resume(
+                    tx,
+                    &SystemClock,
+                    &cfg.orchestrate,
+                    &ChatHooks,
+                    &job,
+                    verb,
+                    Some(text.as_str()).filter(|t| !t.is_empty()),
+                )
+            })?;
+            println!("resumed {job} with {}", verb.as_str());
+            Ok(())
         }
     }
 }
@@ -230,6 +347,9 @@ pub fn job_json(j: &Job) -> Value {
         "tokens": {"in": j.tokens_in, "out": j.tokens_out, "total": j.tokens()},
         "cost_usd": j.cost_usd,
         "dispatched_by": j.dispatched_by,
+        "followup": j.followup,
+        "followup_reason": j.followup_reason,
+        "continuation_id": j.continuation_id,
         "created": j.created_ms,
         "started": j.started_ms,
         "finished": j.finished_ms,
@@ -267,6 +387,8 @@ pub fn tree_json(conn: &rusqlite::Connection, root: &str) -> anyhow::Result<Valu
             "state": run.state,
             "title": run.title,
             "killed": run.killed,
+            "paused_ms": run.paused_ms,
+            "stop_reason": run.stop_reason,
             "jobs": all.len(),
             "tokens": all.iter().map(Job::tokens).sum::<u64>(),
             "cost_usd": all.iter().map(|j| j.cost_usd).sum::<f64>(),
@@ -277,7 +399,8 @@ pub fn tree_json(conn: &rusqlite::Connection, root: &str) -> anyhow::Result<Valu
     }))
 }
 
-fn print_tree(node: &Value, depth: usize) {
+/// The tree of `job tree --json` as indented text lines, one job a line.
+pub fn tree_text(node: &Value, depth: usize, out: &mut String) {
     let label = node["delegation_id"]
         .as_str()
         .map(str::to_string)
@@ -286,17 +409,17 @@ fn print_tree(node: &Value, depth: usize) {
         .as_str()
         .map(|d| format!(" → {d}"))
         .unwrap_or_default();
-    println!(
-        "{}{} [{}] {} ({}){}",
+    out.push_str(&format!(
+        "{}{} [{}] {} ({}){}\n",
         "  ".repeat(depth + 1),
         label,
         node["state"].as_str().unwrap_or(""),
         node["agent"].as_str().unwrap_or(""),
         node["kind"].as_str().unwrap_or(""),
         decision
-    );
+    ));
     for c in node["children"].as_array().into_iter().flatten() {
-        print_tree(c, depth + 1);
+        tree_text(c, depth + 1, out);
     }
 }
 
@@ -320,6 +443,14 @@ fn print_job(j: &Job) {
     }
     if let Some(e) = &j.error {
         println!("error:     {e}");
+    }
+    match (&j.continuation_id, &j.followup_reason) {
+        (Some(c), _) => println!("followup:  {} → {c}", j.followup.as_str()),
+        (None, Some(r)) => println!("followup:  {}: {r}", j.followup.as_str()),
+        (None, None) if j.followup != jobs::FollowUp::None => {
+            println!("followup:  {}", j.followup.as_str())
+        }
+        _ => {}
     }
     println!("prompt:\n{}", j.prompt);
 }

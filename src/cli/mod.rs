@@ -5,11 +5,15 @@
 //! decides behaviour.
 
 pub mod agent;
+pub mod chat;
 pub mod config;
 pub mod daemon;
 pub mod job;
+pub mod memory;
+pub mod moot;
 pub mod output;
 pub mod result;
+pub mod tui;
 
 use std::path::PathBuf;
 
@@ -50,6 +54,34 @@ pub enum Command {
     /// Run the worker pool or show its status.
     #[command(subcommand)]
     Daemon(daemon::DaemonCmd),
+    /// Threads, messages, inboxes, promotion, answers and memory capture.
+    #[command(subcommand)]
+    Chat(chat::ChatCmd),
+    /// Convene registered agents in a bounded brainstorm thread.
+    Moot(moot::MootArgs),
+    /// Inspect and confirm memory observations.
+    #[command(subcommand)]
+    Memory(memory::MemoryCmd),
+    /// The control room: watch and steer every tree from the keyboard.
+    Tui(tui::TuiArgs),
+    /// A scripted scene in a fresh home, then the control room on it.
+    Demo {
+        /// Run to the first human gate and print the state instead of opening the control room.
+        #[arg(long)]
+        headless: bool,
+        /// With --headless: answer the gate, retry the failed leg and run to the end.
+        #[arg(long, requires = "headless")]
+        answer: bool,
+        /// Divide the scripted agents' think time (0 = instant).
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+    },
+    /// A scripted agent for the demo (run by the shell runtime).
+    #[command(hide = true)]
+    DemoAgent {
+        #[arg(value_enum)]
+        role: crate::demo::agent::Role,
+    },
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -60,12 +92,15 @@ pub enum Command {
 /// Everything a command needs from its surroundings, opened lazily.
 pub struct Ctx {
     pub home: Home,
+    /// Whether `--home` was given explicitly (the demo uses a temporary home otherwise).
+    pub home_flag: Option<PathBuf>,
 }
 
 impl Ctx {
     pub fn new(home_flag: Option<PathBuf>) -> anyhow::Result<Self> {
         Ok(Self {
             home: Home::resolve(home_flag.as_deref())?,
+            home_flag,
         })
     }
 
@@ -90,6 +125,21 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Result(cmd) => result::run(&ctx, cmd),
         Command::Config(cmd) => config::run(&ctx, cmd),
         Command::Daemon(cmd) => daemon::run(&ctx, cmd),
+        Command::Chat(cmd) => chat::run(&ctx, cmd),
+        Command::Moot(a) => moot::run(&ctx, a),
+        Command::Memory(cmd) => memory::run(&ctx, cmd),
+        Command::Tui(a) => tui::run(&ctx, a),
+        Command::Demo {
+            headless,
+            answer,
+            speed,
+        } => crate::demo::run(crate::demo::DemoOptions {
+            headless,
+            answer,
+            speed,
+            home: ctx.home_flag.clone(),
+        }),
+        Command::DemoAgent { role } => crate::demo::agent::run(role),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

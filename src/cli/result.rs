@@ -26,7 +26,8 @@ pub fn run(_ctx: &Ctx, cmd: ResultCmd) -> anyhow::Result<()> {
 
 fn check(file: Option<PathBuf>) -> anyhow::Result<()> {
     let bytes = match &file {
-        Some(path) => std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+        Some(path) => std::fs::read(path)
+            .map_err(|e| crate::Invalid(format!("cannot read {}: {e}", path.display())))?,
         None => {
             let mut buf = Vec::new();
             std::io::stdin()

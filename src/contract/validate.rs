@@ -353,10 +353,9 @@ impl Validator {
                     .filter(|s| !s.trim().is_empty())
             })
             .collect();
-        let deps: Vec<Vec<String>> = parsed
-            .iter()
-            .map(|d| d.as_ref().map(|d| d.deps.clone()).unwrap_or_default())
-            .collect();
+        // The graph is judged on every entry's deps, even entries with field errors, so
+        // one repair round can fix everything at once.
+        let deps: Vec<Vec<String>> = items.iter().map(raw_deps).collect();
         self.graph(&ids, &deps);
         self.quorum_bound(&parsed);
         let wants_artifacts = parsed.iter().flatten().any(|d| !d.artifacts.is_empty());
@@ -749,6 +748,20 @@ impl Validator {
             ));
         }
     }
+}
+
+/// A delegation's string deps, trimmed, blanks dropped; other elements are field errors.
+fn raw_deps(item: &Value) -> Vec<String> {
+    item.get("deps")
+        .and_then(Value::as_array)
+        .map(|deps| {
+            deps.iter()
+                .filter_map(Value::as_str)
+                .map(|d| d.trim().to_owned())
+                .filter(|d| !d.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The first cycle met by a depth-first walk in index order, closed (`a, b, a`).

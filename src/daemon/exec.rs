@@ -41,6 +41,42 @@ pub struct Shared {
     pub clock: Arc<dyn Clock>,
     pub scratch_dir: PathBuf,
     pub prompt_dir: PathBuf,
+    /// The chat relay moot seats post through; `None` when it could not start.
+    pub relay: Option<Arc<crate::chat::relay::RelayHandle>>,
+}
+
+/// A moot seat's relay token, released when the seat's job ends on any path.
+struct SeatToken {
+    relay: Arc<crate::chat::relay::RelayHandle>,
+    token: String,
+}
+
+impl SeatToken {
+    fn env(&self) -> Vec<(String, String)> {
+        self.relay.seat_env(&self.token)
+    }
+}
+
+impl Drop for SeatToken {
+    fn drop(&mut self) {
+        self.relay.release(&self.token);
+    }
+}
+
+/// Issues a relay token when `job` is a moot seat, so its agent can post only as itself
+/// and only in its moot's thread.
+async fn seat_token(shared: &Arc<Shared>, job: &Job) -> Option<SeatToken> {
+    let relay = shared.relay.clone()?;
+    let j = job.clone();
+    let binding = shared
+        .with_store(move |store, _| crate::chat::moot::seat_for_job(store.conn(), &j))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(job = %job.id, "looking up the moot seat: {e}");
+            None
+        })?;
+    let token = relay.issue_token(&binding.agent, &binding.thread_id);
+    Some(SeatToken { relay, token })
 }
 
 impl Shared {
@@ -277,6 +313,8 @@ async fn run_job(
     let mut cost: Option<f64> = None;
     let mut truncated = false;
     let mut repair = 0;
+    let seat = seat_token(shared, job).await;
+    let seat_env = seat.as_ref().map(SeatToken::env).unwrap_or_default();
     loop {
         let out = run_once(
             shared,
@@ -284,7 +322,7 @@ async fn run_job(
             job,
             &prompt,
             claimed.placement.dir(),
-            repair,
+            (repair, &seat_env),
             deadline,
             kill.clone(),
         )
@@ -370,10 +408,12 @@ async fn run_once(
     job: &Job,
     prompt: &str,
     dir: &Path,
-    repair: u32,
+    (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> RuntimeOutput {
+    let mut env = runtime::job_env(job, shared.home.root(), repair);
+    env.extend(seat_env.iter().cloned());
     let req = Request {
         kind: plan.kind,
         binary: plan.binary.clone(),
@@ -384,7 +424,7 @@ async fn run_once(
         prompt,
         cwd: dir,
         scratch: &shared.prompt_dir,
-        env: runtime::job_env(job, shared.home.root(), repair),
+        env,
     };
     let prepared = match runtime::prepare(&req) {
         Ok(p) => p,

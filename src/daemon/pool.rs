@@ -121,6 +121,14 @@ impl Pool {
                     store.write(|tx| {
                         engine::sweep(tx, sh.clock.as_ref(), &sh.config.orchestrate, &*sh.hooks)
                     })?;
+                    if sh.config.chat.auto_respond {
+                        let asked = store.write(|tx| {
+                            crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &sh.config)
+                        });
+                        if let Err(e) = asked {
+                            tracing::warn!("auto-respond sweep: {e}");
+                        }
+                    }
                 }
                 let force = if any_inflight {
                     engine::jobs_to_terminate(store.conn())?
@@ -236,6 +244,17 @@ impl Pool {
     }
 }
 
+/// The chat relay for moot seats; a daemon without one still runs every other job.
+fn start_relay(d: &Daemon) -> Option<Arc<crate::chat::relay::RelayHandle>> {
+    match crate::chat::relay::Relay::start(&d.home, &d.store_path) {
+        Ok(r) => Some(Arc::new(r)),
+        Err(e) => {
+            tracing::warn!("chat relay not started: {e}");
+            None
+        }
+    }
+}
+
 pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, DaemonError> {
     let parallel = d.effective_parallel()?;
     let root = d.home.root().to_path_buf();
@@ -263,6 +282,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         clock: d.clock.clone(),
         scratch_dir,
         prompt_dir,
+        relay: start_relay(&d),
     });
     let recovered = shared
         .with_store(|store, sh| recovery::recover(store, sh.clock.as_ref(), &sh.config, &*sh.hooks))

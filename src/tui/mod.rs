@@ -1,2 +1,90 @@
 //! The control room glue: terminal setup and restore, the event loop, loading view models
 //! from the store and executing the ui crate's actions through the same functions as the CLI.
+
+pub mod app;
+pub mod exec;
+pub mod load;
+pub mod terminal;
+pub mod watch;
+
+use std::sync::Arc;
+
+use gitmoot_ui::view::DaemonStatus;
+use gitmoot_ui::{Keymap, State, Theme};
+
+use crate::chat::ChatHooks;
+use crate::config::Config;
+use crate::daemon::{Daemon, DaemonError, LockError};
+use crate::home::Home;
+use crate::store::Store;
+
+/// How the control room was asked to start.
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    /// Disable every write (the daemon is not embedded either).
+    pub readonly: bool,
+    /// Never embed the daemon; attach as a viewer.
+    pub no_daemon: bool,
+    pub theme: Option<String>,
+    pub no_mouse: bool,
+}
+
+/// The theme by name: a user file `<home>/themes/NAME.toml` wins over the built-ins;
+/// `NO_COLOR` always gives the monochrome theme.
+pub fn load_theme(home: &Home, name: &str) -> anyhow::Result<Theme> {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let user = std::fs::read_to_string(home.themes_dir().join(format!("{name}.toml"))).ok();
+    Ok(Theme::select(name, user.as_deref(), no_color)?)
+}
+
+/// The built-in keymap with the home's `keymap.toml` overrides, if any.
+pub fn load_keymap(home: &Home) -> anyhow::Result<Keymap> {
+    let path = home.keymap_path();
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Keymap::with_overrides(&path.display().to_string(), &text)?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Keymap::builtin()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Opens the control room on `home`, embedding the daemon when the home has none.
+pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
+    let store = Store::open_home(home)?;
+    crate::logging::init(home);
+    let config = Config::load(&home.config_path())?;
+    let theme = load_theme(home, opts.theme.as_deref().unwrap_or(&config.tui.theme))?;
+    let keymap = load_keymap(home)?;
+    let daemon = if opts.no_daemon || opts.readonly {
+        None
+    } else {
+        match Daemon::new(home.clone())
+            .config(config.clone())
+            .hooks(Arc::new(ChatHooks))
+            .spawn()
+        {
+            Ok(handle) => Some(handle),
+            Err(DaemonError::Lock(LockError::Held { .. })) => None,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let status = if daemon.is_some() {
+        DaemonStatus::Embedded
+    } else {
+        app::attached_or_none(home)
+    };
+    let app = app::App {
+        state: State::new(keymap, opts.readonly, crate::clock::now_ms()),
+        theme,
+        loader: load::Loader::new(store, status),
+        executor: exec::Executor::new(home.clone(), Store::open_home(home)?, config.clone()),
+        home: home.clone(),
+    };
+    let term = terminal::enter(config.tui.mouse && !opts.no_mouse)?;
+    let result = app::run(term, app);
+    terminal::restore();
+    if let Some(d) = daemon {
+        d.shutdown();
+        let _ = d.join();
+    }
+    result
+}

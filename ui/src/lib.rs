@@ -3,3 +3,30 @@
 //! Owns view models, UI state, the `update` function, keymap, theme parsing and widgets.
 //! Must not touch SQLite, tokio or processes: everything here is testable with
 //! `ratatui::backend::TestBackend` alone.
+//!
+//! The glue's loop: build a [`State`] once; on every crossterm event call
+//! [`update`] with [`Event::Key`]/`Mouse`/`Paste`/`Resize`; on a timer send
+//! [`Event::Tick`]; after loading a new [`Snapshot`] send [`Event::SnapshotArrived`];
+//! execute the returned [`Action`]s; then draw with [`render`].
+
+pub mod action;
+pub mod fixture;
+pub mod keymap;
+pub mod layout;
+pub mod render;
+pub mod rows;
+pub mod sanitize;
+pub mod state;
+pub mod svg;
+pub mod theme;
+pub mod update;
+pub mod view;
+pub mod widgets;
+
+pub use action::{Action, PromoteAction, ResumeVerb};
+pub use keymap::{Keymap, KeymapError, keys_markdown};
+pub use render::render;
+pub use state::{Pane, State, ToastLevel};
+pub use theme::{Theme, ThemeError};
+pub use update::{Event, update};
+pub use view::Snapshot;

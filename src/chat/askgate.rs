@@ -1,0 +1,143 @@
+//! The ask-gate link: when a tree pauses for a human, the job's `job-<12 hex>` thread is
+//! created or reused on the job's repo, the questions (or the failure reason) are posted
+//! as a system message with a `{kind:job}` ref, the asking agent gets an inbox row, and
+//! the escalation row records the thread. Called from `ChatHooks::ask_round_opened`.
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::messages::{self, Post, job_ref};
+use super::slug::job_thread_slug;
+use super::{Result, threads};
+use crate::clock::Clock;
+use crate::contract::HumanQuestion;
+use crate::store::chat::{self as rows, JobLink, LinkPurpose, Message, Thread};
+use crate::store::events::{self, NewEvent};
+use crate::store::jobs::Job;
+
+/// The escalation columns the link needs (the table belongs to the engine).
+#[derive(Debug, Clone)]
+pub struct EscalationRow {
+    pub id: i64,
+    pub job_id: String,
+    pub kind: String,
+    pub questions: Option<String>,
+    pub reason: String,
+}
+
+pub fn escalation(conn: &Connection, id: i64) -> Result<Option<EscalationRow>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, job_id, kind, questions, reason FROM escalations WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(EscalationRow {
+                    id: r.get(0)?,
+                    job_id: r.get(1)?,
+                    kind: r.get(2)?,
+                    questions: r.get(3)?,
+                    reason: r.get(4)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// `- <id>: <prompt>` per question, ` (choices: a, b)` when it has choices; the reason
+/// for a failure round.
+pub fn questions_body(e: &EscalationRow) -> String {
+    let parsed = e
+        .questions
+        .as_deref()
+        .and_then(|q| serde_json::from_str::<Vec<HumanQuestion>>(q).ok())
+        .filter(|q| !q.is_empty());
+    match parsed {
+        Some(qs) => qs
+            .iter()
+            .map(|q| {
+                let choices = if q.choices.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (choices: {})", q.choices.join(", "))
+                };
+                format!("- {}: {}{choices}", q.id, q.prompt)
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None if !e.reason.trim().is_empty() => e.reason.clone(),
+        None => e
+            .questions
+            .clone()
+            .unwrap_or_else(|| format!("job {} is waiting for a human", e.job_id)),
+    }
+}
+
+fn title(job_id: &str) -> String {
+    let n = job_id.chars().count();
+    let tail: String = job_id.chars().skip(n.saturating_sub(12)).collect();
+    format!("Job {tail} — awaiting answer")
+}
+
+/// Links an opened round to its thread; returns the thread and the system message.
+pub fn link(
+    conn: &Connection,
+    clock: &dyn Clock,
+    job: &Job,
+    escalation_id: i64,
+) -> Result<(Thread, Message)> {
+    let esc = escalation(conn, escalation_id)?.unwrap_or(EscalationRow {
+        id: escalation_id,
+        job_id: job.id.clone(),
+        kind: "ask".into(),
+        questions: None,
+        reason: String::new(),
+    });
+    let target = if esc.job_id.trim().is_empty() {
+        job.id.clone()
+    } else {
+        esc.job_id.clone()
+    };
+    let repo = job.repo.clone().unwrap_or_default();
+    let thread = threads::get_or_create(
+        conn,
+        clock,
+        &job_thread_slug(&target),
+        &repo,
+        &title(&target),
+        "system",
+    )?;
+    let body = questions_body(&esc);
+    let mut post = Post::system(&body);
+    post.refs = vec![job_ref(conn, &repo, &target)?];
+    post.deliver = vec![(job.agent.clone(), true)];
+    let message = messages::append(conn, clock, &thread, post)?;
+    conn.execute(
+        "UPDATE escalations SET thread_id = ?2 WHERE id = ?1",
+        rusqlite::params![escalation_id, thread.id],
+    )?;
+    let now = clock.now_ms();
+    rows::insert_link(
+        conn,
+        &JobLink {
+            root_id: job.root_id.clone(),
+            thread_id: thread.id.clone(),
+            reply_to: message.seq,
+            purpose: LinkPurpose::AskGate,
+            agent: job.agent.clone(),
+            created_ms: now,
+        },
+    )?;
+    events::append(
+        conn,
+        NewEvent {
+            ts_ms: now,
+            root_id: Some(&job.root_id),
+            job_id: Some(&target),
+            kind: "chat_thread_linked",
+            message: format!("linked ask-gate chat thread {}", thread.slug),
+            data: Some(
+                serde_json::json!({"thread_id": thread.id, "seq": message.seq, "escalation_id": escalation_id}),
+            ),
+        },
+    )?;
+    Ok((thread, message))
+}

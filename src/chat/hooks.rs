@@ -1,0 +1,224 @@
+//! `ChatHooks`: chat's side of engine transitions, run inside the engine's transaction.
+//!
+//! - `job_finished` posts a tree's outcome as a `job_result` into the thread the tree is
+//!   linked to (promotion, auto-respond, moot seat, or ask-gate). Rule: a job posts when it
+//!   is the tree's own line of work (the root, or a continuation/finalize with no leg among
+//!   its ancestors), reached a terminal state other than `cancelled`, and does not carry
+//!   the tree forward (a succeeded result with delegations or human questions means a batch
+//!   or an ask round follows, whose last continuation posts later). Each job id posts once.
+//! - `ask_round_opened` links the round to its `job-<12 hex>` thread (`askgate::link`).
+//!
+//! A failure inside a hook is rolled back to a savepoint and recorded as an event: chat
+//! never blocks a job from settling.
+
+use rusqlite::{Connection, Transaction};
+
+use super::messages::{self, Post, job_ref};
+use super::{ChatError, askgate};
+use crate::clock::Clock;
+use crate::contract::GitmootResult;
+use crate::domain::{JobKind, JobState};
+use crate::engine::{EngineError, Hooks};
+use crate::store::chat::{self as rows, AuthorKind, MessageKind};
+use crate::store::events::{self, NewEvent};
+use crate::store::jobs::{self, Job};
+
+pub struct ChatHooks;
+
+const FIELD_CAP: usize = 2_000;
+const BODY_CAP: usize = 60_000;
+
+fn cap(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n).collect();
+    out.push('…');
+    out
+}
+
+/// The markdown body of a job_result message.
+pub fn render_result(job: &Job) -> String {
+    let result: Option<GitmootResult> = job
+        .result
+        .clone()
+        .and_then(|v| serde_json::from_value(v).ok());
+    let mut out = format!("> Agent: `{}`\n> Job: `{}`\n\n", job.agent, job.id);
+    let decision = result
+        .as_ref()
+        .map(|r| r.decision.as_str().to_string())
+        .unwrap_or_else(|| job.state.to_string());
+    out.push_str(&format!("**Decision:** `{decision}`\n"));
+    let summary = result
+        .as_ref()
+        .map(|r| r.summary.trim())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("No summary provided.");
+    out.push_str(&format!("**Summary:** {}\n", cap(summary, FIELD_CAP)));
+    if let Some(r) = &result {
+        let findings: Vec<String> = r
+            .findings
+            .iter()
+            .map(|f| {
+                f.as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| f.to_string())
+            })
+            .collect();
+        for (title, items) in [
+            ("Findings", &findings),
+            ("Changes Made", &r.changes_made),
+            ("Tests Run", &r.tests_run),
+            ("Needs", &r.needs),
+        ] {
+            if items.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("\n**{title}**\n"));
+            for i in items {
+                out.push_str(&format!("- {}\n", cap(i, FIELD_CAP)));
+            }
+        }
+    }
+    if let Some(e) = &job.error {
+        out.push_str(&format!("\n**Error:** {}\n", cap(e, FIELD_CAP)));
+    }
+    cap(&out, BODY_CAP)
+}
+
+/// Whether `job` is its tree's own line of work (no leg among itself and its ancestors).
+fn on_main_line(conn: &Connection, job: &Job) -> Result<bool, ChatError> {
+    let mut current = Some(job.clone());
+    while let Some(j) = current {
+        if j.kind == JobKind::Leg {
+            return Ok(false);
+        }
+        current = match &j.parent_id {
+            Some(p) => jobs::get(conn, p)?,
+            None => None,
+        };
+    }
+    Ok(true)
+}
+
+/// Whether the job hands the tree on (a batch or an ask round follows it).
+fn carries_on(job: &Job) -> bool {
+    if job.state != JobState::Succeeded {
+        return false;
+    }
+    let result: Option<GitmootResult> = job
+        .result
+        .clone()
+        .and_then(|v| serde_json::from_value(v).ok());
+    result.is_some_and(|r| !r.delegations.is_empty() || !r.human_questions.is_empty())
+}
+
+/// Posts the job's result into its tree's thread when the rule above says so; returns
+/// the posted seq.
+pub fn post_job_result(
+    conn: &Connection,
+    clock: &dyn Clock,
+    job: &Job,
+) -> Result<Option<i64>, ChatError> {
+    let Some(link) = rows::link(conn, &job.root_id)? else {
+        return Ok(None);
+    };
+    if !job.state.is_terminal()
+        || job.state == JobState::Cancelled
+        || carries_on(job)
+        || !on_main_line(conn, job)?
+        || rows::result_posted(conn, &job.id)?
+    {
+        return Ok(None);
+    }
+    let Some(thread) = rows::thread(conn, &link.thread_id)? else {
+        return Ok(None);
+    };
+    let body = render_result(job);
+    let m = messages::append(
+        conn,
+        clock,
+        &thread,
+        Post {
+            kind: MessageKind::JobResult,
+            author_kind: AuthorKind::Agent,
+            author: &job.agent,
+            body: &body,
+            mentions: Vec::new(),
+            deliver: Vec::new(),
+            refs: vec![job_ref(
+                conn,
+                job.repo.as_deref().unwrap_or(&thread.repo),
+                &job.id,
+            )?],
+            reply_to: Some(link.reply_to),
+            job_id: Some(job.id.clone()),
+        },
+    )?;
+    events::append(
+        conn,
+        NewEvent {
+            ts_ms: clock.now_ms(),
+            root_id: Some(&job.root_id),
+            job_id: Some(&job.id),
+            kind: "chat_result_posted",
+            message: format!("posted job result into chat thread {}", thread.slug),
+            data: Some(serde_json::json!({"thread_id": thread.id, "seq": m.seq})),
+        },
+    )?;
+    Ok(Some(m.seq))
+}
+
+/// Runs `f` under a savepoint; a failure is rolled back and recorded, never propagated.
+fn contained(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    job: &Job,
+    failure_kind: &str,
+    f: impl FnOnce() -> Result<(), ChatError>,
+) -> Result<(), EngineError> {
+    tx.execute_batch("SAVEPOINT chat_hook")?;
+    match f() {
+        Ok(()) => tx.execute_batch("RELEASE chat_hook")?,
+        Err(e) => {
+            tx.execute_batch("ROLLBACK TO chat_hook; RELEASE chat_hook")?;
+            events::append(
+                tx,
+                NewEvent {
+                    ts_ms: clock.now_ms(),
+                    root_id: Some(&job.root_id),
+                    job_id: Some(&job.id),
+                    kind: failure_kind,
+                    message: e.to_string(),
+                    data: None,
+                },
+            )?;
+        }
+    }
+    Ok(())
+}
+
+impl Hooks for ChatHooks {
+    fn ask_round_opened(
+        &self,
+        tx: &Transaction<'_>,
+        clock: &dyn Clock,
+        job: &Job,
+        escalation_id: i64,
+    ) -> Result<(), EngineError> {
+        contained(tx, clock, job, "chat_link_failed", || {
+            askgate::link(tx, clock, job, escalation_id).map(|_| ())
+        })
+    }
+
+    fn job_finished(
+        &self,
+        tx: &Transaction<'_>,
+        clock: &dyn Clock,
+        job: &Job,
+    ) -> Result<(), EngineError> {
+        contained(tx, clock, job, "chat_result_post_failed", || {
+            post_job_result(tx, clock, job).map(|_| ())
+        })
+    }
+}

@@ -1,0 +1,219 @@
+//! `chat task`: promoting a message into one root job. Exactly one registered agent must be
+//! mentioned in the task body; the `promotion_request` is recorded before dispatch (so the
+//! intent survives a refused dispatch); an identical (thread, body) promotion that did
+//! dispatch within 60 s is refused; the message is back-linked to the job.
+
+use rusqlite::{Connection, Transaction};
+
+use super::messages::{self, Post};
+use super::threads::{self, require_open};
+use super::{ChatError, Result, mentions, write_retry};
+use crate::Invalid;
+use crate::clock::Clock;
+use crate::domain::{Action, JobState};
+use crate::engine::{EngineError, SubmitRoot, submit_root};
+use crate::store::chat::{
+    self as rows, AuthorKind, JobLink, LinkPurpose, Message, MessageKind, Thread,
+};
+use crate::store::{Store, jobs};
+
+/// The fingerprint window of a promotion.
+pub const DEDUPE_WINDOW_MS: i64 = 60_000;
+
+#[derive(Debug, Clone)]
+pub struct Promoted {
+    pub thread: Thread,
+    /// The promotion_request, with `promoted_job_id` set.
+    pub message: Message,
+    pub job_id: String,
+    pub agent: String,
+    pub action: Action,
+    pub state: JobState,
+}
+
+/// The one agent a task body names, or the error saying why not.
+pub fn target_agent(conn: &Connection, body: &str) -> Result<String> {
+    let mut registered = Vec::new();
+    for name in mentions::parse(body) {
+        if rows::agent_exists(conn, &name)? {
+            registered.push(name);
+        }
+    }
+    match registered.len() {
+        1 => Ok(registered.remove(0)),
+        0 => Err(Invalid(
+            "chat task requires exactly one @agent mention that names a registered agent".into(),
+        )
+        .into()),
+        n => Err(Invalid(format!(
+            "chat task requires exactly one registered @agent, found {n}: {}",
+            registered.join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// The prompt of a promoted job: the newest 20 messages, then the task.
+pub fn prompt(conn: &Connection, thread: &Thread, body: &str) -> Result<String> {
+    let recent = rows::messages(conn, &thread.id, 0, Some(20))?;
+    let mut out = String::new();
+    if !recent.is_empty() {
+        out.push_str(&format!(
+            "Chat thread \"{}\" ({}) — recent messages:\n",
+            thread.slug, thread.repo
+        ));
+        for m in &recent {
+            out.push_str(&format!(
+                "[{}] {}: {}\n",
+                m.kind,
+                m.author_name,
+                m.body.trim()
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str("Task (promoted from the chat thread above):\n");
+    out.push_str(body.trim());
+    Ok(out)
+}
+
+/// One promotion transaction: either a dispatched job, or a recorded request whose
+/// dispatch the gate refused (committed, then reported as the error).
+pub enum TaskOutcome {
+    Dispatched(Box<Promoted>),
+    Refused(EngineError),
+}
+
+pub fn task(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    thread: &Thread,
+    body: &str,
+    action: Action,
+) -> Result<TaskOutcome> {
+    if body.trim().is_empty() {
+        return Err(Invalid("chat task requires a non-empty message".into()).into());
+    }
+    require_open(thread, "promoting")?;
+    let agent = target_agent(tx, body)?;
+    let now = clock.now_ms();
+    if rows::recent_promotion_exists(tx, &thread.id, body, now - DEDUPE_WINDOW_MS)? {
+        return Err(ChatError::Refused(
+            "an identical promotion was already requested in this thread within the last 60s; not re-dispatching"
+                .into(),
+        ));
+    }
+    let mut message = messages::append(
+        tx,
+        clock,
+        thread,
+        Post {
+            kind: MessageKind::PromotionRequest,
+            author_kind: AuthorKind::Human,
+            author: "human",
+            body,
+            mentions: vec![agent.clone()],
+            deliver: Vec::new(),
+            refs: Vec::new(),
+            reply_to: None,
+            job_id: None,
+        },
+    )?;
+    let prompt = prompt(tx, thread, body)?;
+    // A savepoint keeps the request durable even if the gate refuses after writing.
+    tx.execute_batch("SAVEPOINT chat_task")?;
+    let submitted = submit_root(
+        tx,
+        clock,
+        SubmitRoot {
+            agent: agent.clone(),
+            action,
+            prompt,
+            repo: Some(thread.repo.clone()),
+            model: None,
+            timeout_ms: None,
+            dispatched_by: format!("chat:{}", thread.id),
+        },
+    );
+    let job_id = match submitted {
+        Ok(id) => {
+            tx.execute_batch("RELEASE chat_task")?;
+            id
+        }
+        Err(e) => {
+            tx.execute_batch("ROLLBACK TO chat_task; RELEASE chat_task")?;
+            return Ok(TaskOutcome::Refused(e));
+        }
+    };
+    rows::set_promoted_job(tx, &message.id, &job_id)?;
+    message.promoted_job_id = Some(job_id.clone());
+    rows::insert_link(
+        tx,
+        &JobLink {
+            root_id: job_id.clone(),
+            thread_id: thread.id.clone(),
+            reply_to: message.seq,
+            purpose: LinkPurpose::Promotion,
+            agent: agent.clone(),
+            created_ms: now,
+        },
+    )?;
+    let state = jobs::require(tx, &job_id)?.state;
+    Ok(TaskOutcome::Dispatched(Box::new(Promoted {
+        thread: thread.clone(),
+        message,
+        job_id,
+        agent,
+        action,
+        state,
+    })))
+}
+
+/// `chat task`: resolve, promote, commit; a refused dispatch is returned as its error
+/// after the request was committed.
+pub fn task_message(
+    store: &mut Store,
+    clock: &dyn Clock,
+    thread_arg: &str,
+    repo: Option<&str>,
+    body: &str,
+    action: Action,
+) -> Result<Promoted> {
+    let outcome = write_retry(store, |tx| {
+        let thread = threads::resolve(tx, thread_arg, repo)?;
+        task(tx, clock, &thread, body, action)
+    })?;
+    match outcome {
+        TaskOutcome::Dispatched(p) => Ok(*p),
+        TaskOutcome::Refused(e) => Err(e.into()),
+    }
+}
+
+/// The control room's `p`: promotes an existing message of the thread by its seq. Only
+/// `chat` messages are promotable; a job_result, system notice or earlier promotion never is.
+pub fn promote_message(
+    store: &mut Store,
+    clock: &dyn Clock,
+    thread_arg: &str,
+    repo: Option<&str>,
+    seq: i64,
+    action: Action,
+) -> Result<Promoted> {
+    let outcome = write_retry(store, |tx| {
+        let thread = threads::resolve(tx, thread_arg, repo)?;
+        let m = rows::message_by_seq(tx, &thread.id, seq)?
+            .ok_or_else(|| Invalid(format!("no message #{seq} in thread {:?}", thread.slug)))?;
+        if m.kind != MessageKind::Chat {
+            return Err(Invalid(format!(
+                "message #{seq} is a {} message; only chat messages can be promoted",
+                m.kind
+            ))
+            .into());
+        }
+        task(tx, clock, &thread, &m.body, action)
+    })?;
+    match outcome {
+        TaskOutcome::Dispatched(p) => Ok(*p),
+        TaskOutcome::Refused(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,69 @@
+//! `gitmoot moot NAME TOPIC --agents A,B --repo R [--max-messages N]`: convene a bounded
+//! multi-agent brainstorm through `chat::moot::convene`.
+
+use clap::Args;
+use serde_json::json;
+
+use super::Ctx;
+use super::output::print_json;
+use crate::chat::moot::{self, MootRequest};
+use crate::chat::write_retry;
+use crate::clock::SystemClock;
+
+#[derive(Debug, Args)]
+pub struct MootArgs {
+    pub name: String,
+    pub topic: String,
+    /// Comma-separated seats (registered, repo-scoped, with the ask capability).
+    #[arg(long)]
+    pub agents: String,
+    #[arg(long)]
+    pub repo: String,
+    /// Hard cap on agent turns for this moot (default [chat].moot_message_cap).
+    #[arg(long)]
+    pub max_messages: Option<u32>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &Ctx, a: MootArgs) -> anyhow::Result<()> {
+    let cfg = ctx.config()?;
+    let roster = moot::parse_roster(&a.agents);
+    let mut store = ctx.store()?;
+    let home = ctx.home.root().to_path_buf();
+    let c = write_retry(&mut store, |tx| {
+        moot::convene(
+            tx,
+            &SystemClock,
+            &cfg,
+            MootRequest {
+                name: &a.name,
+                topic: &a.topic,
+                agents: roster.clone(),
+                repo: a.repo.trim(),
+                max_messages: a.max_messages,
+                home: &home,
+            },
+        )
+    })?;
+    if let Some(w) = &c.warning {
+        eprintln!("{w}");
+    }
+    if a.json {
+        return print_json(&json!({
+            "thread_slug": c.thread.slug,
+            "thread_id": c.thread.id,
+            "repo": c.thread.repo,
+            "message_cap": c.message_cap,
+            "seats": c.seats.iter().map(|s| json!({"agent": s.agent, "job_id": s.job_id, "state": "queued"})).collect::<Vec<_>>(),
+        }));
+    }
+    println!("moot: {}", c.thread.slug);
+    println!("thread: {}", c.thread.id);
+    println!("repo: {}", c.thread.repo);
+    println!("message cap: {}", c.message_cap);
+    for s in &c.seats {
+        println!("seat {}: {} (queued)", s.agent, s.job_id);
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! The demo scene: a fresh home, scripted agents on the `shell` runtime (the gitmoot binary
+//! itself, `demo-agent ROLE`), a chat thread with mentions and a promoted message, and three
+//! trees — the main fan-out (five legs with deps, an ask-gate with choices, a leg failing
+//! under `escalate_human`, a verify leg), a quick one that finishes, and a soak that the
+//! director kills.
+//!
+//! Everything goes through the same functions as the CLI (`submit_root`, `chat::promote`,
+//! `engine::kill_root` …); the scene only decides what to do and when.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::chat::threads::{self, NewThread};
+use crate::chat::{ChatHooks, messages, promote};
+use crate::clock::SystemClock;
+use crate::config::Config;
+use crate::domain::{Action, JobState, RuntimeKind};
+use crate::engine::{self, SubmitRoot};
+use crate::home::Home;
+use crate::registry;
+use crate::store::agents::{self, Agent};
+use crate::store::{Store, jobs, runs};
+
+use super::agent::Role;
+
+pub const REPO: &str = "acme/api";
+pub const THREAD: &str = "release-planning";
+pub const MAIN_GOAL: &str = "Plan the session-refresh rollout: review the token refresh change, draft the sessions \
+    migration, run the integration suite, and verify the plan against this goal.";
+
+/// The roots the scene starts.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    pub home: Home,
+    pub main_root: String,
+    pub quick_root: String,
+    pub soak_root: String,
+}
+
+/// A new demo home under the system temp folder; it is kept for inspection.
+pub fn fresh_home() -> anyhow::Result<Home> {
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("gitmoot-demo-{}", crate::ids::random_hex(4)));
+    let home = Home::resolve(Some(&dir))?;
+    home.ensure()?;
+    std::fs::write(
+        home.config_path(),
+        "[daemon]\nparallel = 3\ntick = \"250ms\"\n",
+    )?;
+    Ok(home)
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Lead => "lead",
+        Role::Scout => "scout",
+        Role::Reviewer => "reviewer",
+        Role::Planner => "planner",
+        Role::Runner => "runner",
+        Role::Verifier => "verifier",
+        Role::Sleeper => "sleeper",
+    }
+}
+
+/// Registers the cast, each a shell agent running `gitmoot demo-agent ROLE`.
+fn register(store: &mut Store, exe: &Path, speed: f64) -> anyhow::Result<()> {
+    let roles = [
+        Role::Lead,
+        Role::Scout,
+        Role::Reviewer,
+        Role::Planner,
+        Role::Runner,
+        Role::Verifier,
+        Role::Sleeper,
+    ];
+    for role in roles {
+        let name = role_name(role);
+        let agent = Agent {
+            name: name.into(),
+            runtime: RuntimeKind::Shell,
+            command: Some(format!(
+                "GITMOOT_DEMO_SPEED={speed} {} demo-agent {name}",
+                shell_quote(&exe.display().to_string())
+            )),
+            model: None,
+            effort: None,
+            capabilities: registry::DEFAULT_CAPABILITIES.to_vec(),
+            policy: registry::DEFAULT_POLICY,
+            repos: vec![REPO.into()],
+            chat_autorespond: false,
+            created_ms: crate::clock::now_ms(),
+        };
+        registry::validate(&agent)?;
+        store.write(|tx| agents::insert(tx, &agent))?;
+    }
+    Ok(())
+}
+
+fn submit(store: &mut Store, prompt: &str) -> anyhow::Result<String> {
+    Ok(store.write(|tx| {
+        engine::submit_root(
+            tx,
+            &SystemClock,
+            SubmitRoot {
+                agent: "lead".into(),
+                action: Action::Ask,
+                prompt: prompt.into(),
+                repo: Some(REPO.into()),
+                model: None,
+                timeout_ms: None,
+                dispatched_by: "demo".into(),
+            },
+        )
+    })?)
+}
+
+/// Seeds the home: agents, the planning thread (mentions, a promoted message) and the
+/// three roots. Nothing runs until a daemon claims the jobs.
+pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
+    let mut store = Store::open_home(home)?;
+    let exe = std::env::current_exe()
+        .context("cannot find the gitmoot binary to cast as the demo agents")?;
+    register(&mut store, &exe, speed)?;
+    let clock = SystemClock;
+    store.write(|tx| {
+        threads::create(
+            tx,
+            &clock,
+            NewThread {
+                name: THREAD,
+                repo: REPO,
+                title: Some("Release planning: session refresh"),
+                created_by: "human",
+            },
+        )
+    })?;
+    let say = |store: &mut Store, body: &str, as_agent: Option<&str>| -> anyhow::Result<()> {
+        let opts = messages::SendOptions {
+            as_agent: as_agent.map(str::to_string),
+            ..Default::default()
+        };
+        messages::send_message(store, &clock, THREAD, Some(REPO), body, &opts)?;
+        Ok(())
+    };
+    say(
+        &mut store,
+        "@scout before we plan the rollout, who reads or writes the sessions table?",
+        None,
+    )?;
+    say(
+        &mut store,
+        "auth/ and billing/ are the two I know of. @reviewer you had notes on the refresh change?",
+        Some("scout"),
+    )?;
+    say(
+        &mut store,
+        "Yes: the refresh path should log why it failed. I'll review once the plan lands.",
+        Some("reviewer"),
+    )?;
+    let quick = promote::task_message(
+        &mut store,
+        &clock,
+        THREAD,
+        Some(REPO),
+        "@scout where do the API rate limits live? [quick]",
+        Action::Ask,
+    )?;
+    let soak_root = submit(
+        &mut store,
+        "Soak-test the release candidate on staging and canary [soak]",
+    )?;
+    let main_root = submit(&mut store, MAIN_GOAL)?;
+    Ok(Scene {
+        home: home.clone(),
+        main_root,
+        quick_root: quick.job_id,
+        soak_root,
+    })
+}
+
+/// Kills the soak tree once a leg is running, as an operator would: the running leg
+/// finishes, the queued one is cancelled, one finalize runs, the run ends `killed`.
+pub fn direct_soak_kill(scene: &Scene, timeout: Duration) -> anyhow::Result<()> {
+    let mut store = Store::open_home(&scene.home)?;
+    let cfg = Config::load(&scene.home.config_path())?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let legs = jobs::children(store.conn(), &scene.soak_root)?;
+        if legs.len() >= 2 && legs.iter().any(|j| j.state == JobState::Running) {
+            break;
+        }
+        if runs::require(store.conn(), &scene.soak_root)?
+            .state
+            .is_terminal()
+            || Instant::now() > deadline
+        {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    store.write(|tx| {
+        engine::kill_root(
+            tx,
+            &SystemClock,
+            &cfg.orchestrate,
+            &ChatHooks,
+            &scene.soak_root,
+            false,
+        )
+    })?;
+    Ok(())
+}

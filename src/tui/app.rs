@@ -1,0 +1,225 @@
+//! The control room's event loop. The UI thread only maps events, runs `ui::update`, draws
+//! and hands effects to two workers: the loader (store → `Snapshot`, woken by notify, by
+//! `PRAGMA data_version` on a slow safety poll, and by requests) and the executor (writes
+//! through the CLI's functions). Rendering never waits on SQLite.
+//!
+//! Owns threads and channels; decides nothing about what is shown or written.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use crossterm::event::{self as ct, Event as CtEvent};
+use gitmoot_ui::view::{DaemonStatus, Snapshot};
+use gitmoot_ui::{Action, State, Theme, ToastLevel, update};
+
+use super::exec::{Executor, Outcome};
+use super::load::Loader;
+use super::terminal::{self, Term};
+use super::watch::{self, SAFETY_POLL};
+use crate::clock::now_ms;
+
+/// What wakes the UI thread.
+enum Msg {
+    Input(CtEvent),
+    Snapshot(Box<Snapshot>),
+    Done(Outcome),
+    LoadFailed(String),
+}
+
+/// What the loader is asked for.
+enum LoadReq {
+    Reload,
+    Detail(String),
+    Thread(String),
+    Wake,
+}
+
+/// Tick while something moves (spinners, elapsed); slower when idle so the loop sleeps.
+const BUSY_TICK: Duration = Duration::from_millis(200);
+const IDLE_TICK: Duration = Duration::from_secs(1);
+
+pub struct App {
+    pub state: State,
+    pub theme: Theme,
+    pub loader: Loader,
+    pub executor: Executor,
+    pub home: crate::home::Home,
+}
+
+pub fn run(mut term: Term, app: App) -> anyhow::Result<()> {
+    let App {
+        mut state,
+        theme,
+        loader,
+        executor,
+        home,
+    } = app;
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let load_tx = spawn_loader(loader, tx.clone());
+    let exec_tx = spawn_executor(executor, tx.clone(), load_tx.clone());
+    spawn_input(tx.clone());
+    let wake_tx = {
+        let (wtx, wrx) = mpsc::channel();
+        let load_tx = load_tx.clone();
+        std::thread::spawn(move || {
+            while wrx.recv().is_ok() {
+                let _ = load_tx.send(LoadReq::Wake);
+            }
+        });
+        wtx
+    };
+    let _watcher = watch::watch_home(home.root(), wake_tx).ok();
+    let mut snap = Snapshot::empty(now_ms());
+    if let Ok(size) = term.size() {
+        update(
+            &mut state,
+            &snap,
+            gitmoot_ui::Event::Resize(size.width, size.height),
+        );
+    }
+    loop {
+        term.draw(|f| gitmoot_ui::render(f, &state, &snap, &theme))?;
+        let busy = snap.counts.running > 0 || !state.toasts.is_empty();
+        let actions = match rx.recv_timeout(if busy { BUSY_TICK } else { IDLE_TICK }) {
+            Ok(Msg::Input(ev)) => match map_event(ev) {
+                Some(ev) => update(&mut state, &snap, ev),
+                None => Vec::new(),
+            },
+            Ok(Msg::Snapshot(s)) => {
+                snap = *s;
+                update(&mut state, &snap, gitmoot_ui::Event::SnapshotArrived)
+            }
+            Ok(Msg::Done(outcome)) => {
+                let level = if outcome.ok {
+                    ToastLevel::Info
+                } else {
+                    ToastLevel::Error
+                };
+                state.notify(level, outcome.text);
+                Vec::new()
+            }
+            Ok(Msg::LoadFailed(e)) => {
+                state.notify(ToastLevel::Error, format!("could not read the store: {e}"));
+                Vec::new()
+            }
+            Err(RecvTimeoutError::Timeout) => update(
+                &mut state,
+                &snap,
+                gitmoot_ui::Event::Tick { now_ms: now_ms() },
+            ),
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        for action in actions {
+            match action {
+                Action::Quit => return Ok(()),
+                Action::Suspend => terminal::suspend(&mut term)?,
+                Action::Copy(text) => {
+                    let ok = terminal::copy_osc52(&text).is_ok();
+                    state.notify(
+                        ToastLevel::Info,
+                        if ok {
+                            format!("copied {text}")
+                        } else {
+                            "copy failed".into()
+                        },
+                    );
+                }
+                Action::LoadDetail(id) => {
+                    let _ = load_tx.send(LoadReq::Detail(id));
+                }
+                Action::LoadThread(id) => {
+                    let _ = load_tx.send(LoadReq::Thread(id));
+                }
+                write => {
+                    let _ = exec_tx.send(write);
+                }
+            }
+        }
+    }
+}
+
+fn map_event(ev: CtEvent) -> Option<gitmoot_ui::Event> {
+    match ev {
+        CtEvent::Key(k) => Some(gitmoot_ui::Event::Key(k)),
+        CtEvent::Mouse(m) => Some(gitmoot_ui::Event::Mouse(m)),
+        CtEvent::Paste(p) => Some(gitmoot_ui::Event::Paste(p)),
+        CtEvent::Resize(w, h) => Some(gitmoot_ui::Event::Resize(w, h)),
+        _ => None,
+    }
+}
+
+fn spawn_input(tx: Sender<Msg>) {
+    std::thread::spawn(move || {
+        while let Ok(ev) = ct::read() {
+            if tx.send(Msg::Input(ev)).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
+    let (req_tx, req_rx): (Sender<LoadReq>, Receiver<LoadReq>) = mpsc::channel();
+    let _ = req_tx.send(LoadReq::Reload);
+    std::thread::spawn(move || {
+        loop {
+            let forced = match req_rx.recv_timeout(SAFETY_POLL) {
+                Ok(LoadReq::Reload) => true,
+                Ok(LoadReq::Detail(id)) => {
+                    loader.detail_job = Some(id);
+                    true
+                }
+                Ok(LoadReq::Thread(id)) => {
+                    loader.thread = Some(id);
+                    true
+                }
+                Ok(LoadReq::Wake) | Err(RecvTimeoutError::Timeout) => false,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            // Coalesce a burst of wake-ups into one load.
+            let mut forced = forced;
+            while let Ok(more) = req_rx.try_recv() {
+                match more {
+                    LoadReq::Detail(id) => loader.detail_job = Some(id),
+                    LoadReq::Thread(id) => loader.thread = Some(id),
+                    LoadReq::Reload => {}
+                    LoadReq::Wake => continue,
+                }
+                forced = true;
+            }
+            let due = forced || loader.changed().unwrap_or(true);
+            if !due {
+                continue;
+            }
+            let msg = match loader.load(now_ms()) {
+                Ok(s) => Msg::Snapshot(Box::new(s)),
+                Err(e) => Msg::LoadFailed(e.to_string()),
+            };
+            if tx.send(msg).is_err() {
+                return;
+            }
+        }
+    });
+    req_tx
+}
+
+fn spawn_executor(mut exec: Executor, tx: Sender<Msg>, load_tx: Sender<LoadReq>) -> Sender<Action> {
+    let (act_tx, act_rx) = mpsc::channel::<Action>();
+    std::thread::spawn(move || {
+        while let Ok(action) = act_rx.recv() {
+            if let Some(outcome) = exec.run(&action) {
+                let _ = tx.send(Msg::Done(outcome));
+                let _ = load_tx.send(LoadReq::Reload);
+            }
+        }
+    });
+    act_tx
+}
+
+/// The daemon status line of a control room that did not embed one.
+pub fn attached_or_none(home: &crate::home::Home) -> DaemonStatus {
+    match crate::daemon::lock::holder(&home.daemon_lock_path()) {
+        Some(_) => DaemonStatus::Attached,
+        None => DaemonStatus::None,
+    }
+}

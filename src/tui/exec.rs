@@ -1,0 +1,334 @@
+//! Executes the ui crate's write actions through the very functions the CLI verbs call
+//! (`engine::answer`, `engine::resume`, `engine::kill_root`, `chat::messages::send_message`,
+//! `chat::promote::task_message` …), on the executor's own connection and thread. The `:`
+//! command line runs this binary's own subcommands, so it is the CLI by construction.
+//!
+//! Owns turning an `Action` into one store transaction and a one-line outcome.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use gitmoot_ui::{Action, PromoteAction, ResumeVerb as UiVerb};
+
+use crate::chat::ChatHooks;
+use crate::chat::inbox::{self, ReadSelection};
+use crate::chat::{messages, promote, threads};
+use crate::clock::SystemClock;
+use crate::config::Config;
+use crate::domain::Action as JobAction;
+use crate::engine::{self, ResumeVerb};
+use crate::home::Home;
+use crate::store::Store;
+
+/// The outcome shown as a toast.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub ok: bool,
+    pub text: String,
+}
+
+impl Outcome {
+    fn ok(text: impl Into<String>) -> Self {
+        Self {
+            ok: true,
+            text: text.into(),
+        }
+    }
+}
+
+pub struct Executor {
+    home: Home,
+    store: Store,
+    config: Config,
+}
+
+impl Executor {
+    pub fn new(home: Home, store: Store, config: Config) -> Self {
+        Self {
+            home,
+            store,
+            config,
+        }
+    }
+
+    /// Runs one write action; `None` for actions the UI thread handles itself.
+    pub fn run(&mut self, action: &Action) -> Option<Outcome> {
+        let result = match action {
+            Action::AnswerAsk { job_id, answers } => self.answer(job_id, answers),
+            Action::Resume {
+                job_id,
+                verb,
+                instructions,
+            } => self.resume(job_id, *verb, instructions),
+            Action::KillRoot { root_id, force } => self.kill(root_id, *force),
+            Action::CancelJob { job_id } => self.cancel(job_id),
+            Action::SendChat {
+                thread_id,
+                body,
+                reply_to,
+            } => self.send(thread_id, body, *reply_to),
+            Action::Promote {
+                thread_id,
+                seq,
+                action,
+            } => self.promote(thread_id, *seq, *action),
+            Action::MarkRead {
+                agent,
+                thread_id,
+                seqs,
+            } => self.mark_read(agent, thread_id, seqs),
+            Action::RunCommand(line) => Ok(run_command(self.home.root(), line)),
+            _ => return None,
+        };
+        Some(result.unwrap_or_else(|e| Outcome {
+            ok: false,
+            text: crate::cli::error_line(&e),
+        }))
+    }
+
+    fn answer(&mut self, job_id: &str, answers: &[(String, String)]) -> anyhow::Result<Outcome> {
+        let text: Vec<String> = answers.iter().map(|(q, a)| format!("{q}: {a}")).collect();
+        let text = text.join("\n");
+        let cfg = &self.config.orchestrate;
+        let cont = self
+            .store
+            .write(|tx| engine::answer(tx, &SystemClock, cfg, &ChatHooks, job_id, &text))?;
+        Ok(Outcome::ok(match cont {
+            Some(c) => format!("answered {job_id}; continuation {c} queued"),
+            None => format!("answered {job_id}"),
+        }))
+    }
+
+    fn resume(
+        &mut self,
+        job_id: &str,
+        verb: UiVerb,
+        instructions: &str,
+    ) -> anyhow::Result<Outcome> {
+        let verb = match verb {
+            UiVerb::Retry => ResumeVerb::Retry,
+            UiVerb::Continue => ResumeVerb::Continue,
+            UiVerb::Abort => ResumeVerb::Abort,
+        };
+        let instructions = Some(instructions.trim()).filter(|s| !s.is_empty());
+        let cfg = &self.config.orchestrate;
+        self.store.write(|tx| {
+            engine::resume(
+                tx,
+                &SystemClock,
+                cfg,
+                &ChatHooks,
+                job_id,
+                verb,
+                instructions,
+            )
+        })?;
+        Ok(Outcome::ok(format!("{} {job_id}", verb.as_str())))
+    }
+
+    fn kill(&mut self, root: &str, force: bool) -> anyhow::Result<Outcome> {
+        let cfg = &self.config.orchestrate;
+        self.store
+            .write(|tx| engine::kill_root(tx, &SystemClock, cfg, &ChatHooks, root, force))?;
+        Ok(Outcome::ok(format!(
+            "killing {root}{}",
+            if force { " (force)" } else { "" }
+        )))
+    }
+
+    fn cancel(&mut self, job_id: &str) -> anyhow::Result<Outcome> {
+        let cfg = &self.config.orchestrate;
+        self.store
+            .write(|tx| engine::cancel_job(tx, &SystemClock, cfg, &ChatHooks, job_id))?;
+        Ok(Outcome::ok(format!("cancelled {job_id}")))
+    }
+
+    fn send(
+        &mut self,
+        thread_id: &str,
+        body: &str,
+        reply_to: Option<u64>,
+    ) -> anyhow::Result<Outcome> {
+        let opts = messages::SendOptions {
+            reply_to: reply_to.map(|r| r as i64),
+            ..Default::default()
+        };
+        let sent =
+            messages::send_message(&mut self.store, &SystemClock, thread_id, None, body, &opts)?;
+        let mut text = format!("sent #{}", sent.message.seq);
+        if !sent.unknown_mentions.is_empty() {
+            text.push_str(&format!(
+                " (not registered: @{})",
+                sent.unknown_mentions.join(", @")
+            ));
+        }
+        Ok(Outcome {
+            ok: sent.unknown_mentions.is_empty(),
+            text,
+        })
+    }
+
+    fn promote(
+        &mut self,
+        thread_id: &str,
+        seq: u64,
+        action: PromoteAction,
+    ) -> anyhow::Result<Outcome> {
+        let thread = threads::resolve(self.store.conn(), thread_id, None)?;
+        let message =
+            crate::store::chat::message_by_seq(self.store.conn(), &thread.id, seq as i64)?
+                .ok_or_else(|| {
+                    crate::Invalid(format!("message #{seq} not found in {}", thread.slug))
+                })?;
+        let action = match action {
+            PromoteAction::Ask => JobAction::Ask,
+            PromoteAction::Review => JobAction::Review,
+            PromoteAction::Implement => JobAction::Implement,
+        };
+        let p = promote::task_message(
+            &mut self.store,
+            &SystemClock,
+            &thread.id,
+            None,
+            &message.body,
+            action,
+        )?;
+        Ok(Outcome::ok(format!(
+            "promoted #{seq} → {} ({} {})",
+            p.job_id, p.agent, action
+        )))
+    }
+
+    fn mark_read(&mut self, agent: &str, thread_id: &str, seqs: &[u64]) -> anyhow::Result<Outcome> {
+        let n = self.store.write(|tx| -> anyhow::Result<usize> {
+            let thread = threads::resolve(tx, thread_id, None)?;
+            let which = if seqs.is_empty() {
+                ReadSelection::All
+            } else {
+                ReadSelection::Seqs(seqs.iter().map(|s| *s as i64).collect())
+            };
+            Ok(inbox::mark_read(tx, agent, Some(&thread), &which)?)
+        })?;
+        Ok(Outcome::ok(format!("marked {n} read for {agent}")))
+    }
+}
+
+/// Runs `gitmoot --home HOME <line>` and reports its first line of output or error.
+pub fn run_command(home: &Path, line: &str) -> Outcome {
+    let words = match split_words(line) {
+        Ok(w) if !w.is_empty() => w,
+        Ok(_) => {
+            return Outcome {
+                ok: false,
+                text: "empty command".into(),
+            };
+        }
+        Err(e) => return Outcome { ok: false, text: e },
+    };
+    if matches!(words[0].as_str(), "tui" | "demo" | "daemon") {
+        return Outcome {
+            ok: false,
+            text: format!("`{}` cannot run inside the control room", words[0]),
+        };
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return Outcome {
+                ok: false,
+                text: format!("cannot find the gitmoot binary: {e}"),
+            };
+        }
+    };
+    let out = Command::new(exe)
+        .arg("--home")
+        .arg(home)
+        .args(&words)
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) => {
+            let text = if o.status.success() {
+                &o.stdout
+            } else {
+                &o.stderr
+            };
+            let text = String::from_utf8_lossy(text);
+            let first = gitmoot_ui::sanitize::clean_line(
+                text.lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("done"),
+            );
+            Outcome {
+                ok: o.status.success(),
+                text: first,
+            }
+        }
+        Err(e) => Outcome {
+            ok: false,
+            text: format!("could not run the command: {e}"),
+        },
+    }
+}
+
+/// Splits a command line into words: whitespace separates, single and double quotes group,
+/// backslash escapes the next character outside single quotes.
+pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('\''), c) => cur.push(c),
+            (_, '\\') => {
+                cur.push(chars.next().ok_or("a trailing backslash escapes nothing")?);
+                in_word = true;
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("unclosed quote in the command".into());
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_words;
+
+    #[test]
+    fn words_split_like_a_shell() {
+        assert_eq!(
+            split_words(r#"job answer job-1 "rollout: a b""#).unwrap(),
+            ["job", "answer", "job-1", "rollout: a b"]
+        );
+        assert_eq!(
+            split_words("chat send room 'it''s'").unwrap(),
+            ["chat", "send", "room", "its"]
+        );
+        assert_eq!(split_words(r"a\ b c").unwrap(), ["a b", "c"]);
+        assert_eq!(split_words(r#"x """#).unwrap(), ["x", ""]);
+        assert!(split_words("job \"open").is_err());
+    }
+}

@@ -1,0 +1,493 @@
+//! Store → view model: builds the ui crate's `Snapshot` from the database, off the UI
+//! thread. The first load reads the newest roots; later loads re-read only the roots the
+//! event log says changed since the last cursor, so a refresh after one change is a few
+//! small indexed queries however large the store is.
+//!
+//! Owns the mapping from store rows to ui types; never writes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use gitmoot_ui::view::{
+    self, AttentionItem, AttentionKind, Counts, DaemonStatus, DelegationRow, EventRow, Inbox,
+    InboxItem, JobDetail, JobNode, Message, Question, ResultView, RootView, Snapshot, ThreadView,
+    Transcript,
+};
+use rusqlite::{Connection, params};
+
+use crate::chat::{inbox, messages, threads};
+use crate::clock::Millis;
+use crate::contract::GitmootResult;
+use crate::domain::{JobKind, JobState, RunState};
+use crate::engine;
+use crate::store::chat::{MessageKind, ThreadState};
+use crate::store::escalations::RoundKind;
+use crate::store::{Store, StoreError, events, jobs, runs};
+
+/// How many roots the tree holds; older ones are reachable through `job list`.
+pub const ROOTS_SHOWN: usize = 500;
+/// Newest messages of the open thread.
+const TRANSCRIPT_LIMIT: usize = 300;
+/// Newest inbox items per agent.
+const INBOX_LIMIT: usize = 50;
+
+pub type Result<T> = std::result::Result<T, LoadError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Engine(#[from] engine::EngineError),
+    #[error("{0}")]
+    Chat(#[from] crate::chat::ChatError),
+}
+
+/// Keeps what was loaded so the next load only reads what changed.
+pub struct Loader {
+    store: Store,
+    roots: BTreeMap<String, RootView>,
+    cursor: i64,
+    data_version: Option<i64>,
+    pub daemon: DaemonStatus,
+    pub detail_job: Option<String>,
+    pub thread: Option<String>,
+}
+
+impl Loader {
+    pub fn new(store: Store, daemon: DaemonStatus) -> Self {
+        Self {
+            store,
+            roots: BTreeMap::new(),
+            cursor: 0,
+            data_version: None,
+            daemon,
+            detail_job: None,
+            thread: None,
+        }
+    }
+
+    /// Whether another connection committed since the last load.
+    pub fn changed(&mut self) -> Result<bool> {
+        let v = self.store.data_version()?;
+        Ok(self.data_version != Some(v))
+    }
+
+    /// Loads a full snapshot, reading only the roots touched since the last call.
+    pub fn load(&mut self, now: Millis) -> Result<Snapshot> {
+        self.data_version = Some(self.store.data_version()?);
+        let conn = self.store.conn();
+        let last = events::last_id(conn)?;
+        if self.cursor == 0 {
+            for run in runs::list(conn, ROOTS_SHOWN)? {
+                let view = root_view(conn, &run)?;
+                self.roots.insert(run.root_id.clone(), view);
+            }
+        } else if last > self.cursor {
+            for root in touched_roots(conn, self.cursor)? {
+                if let Some(run) = runs::get(conn, &root)? {
+                    let view = root_view(conn, &run)?;
+                    self.roots.insert(root, view);
+                }
+            }
+        }
+        self.trim();
+        self.cursor = last;
+        let conn = self.store.conn();
+        let threads = thread_views(conn)?;
+        let thread = self
+            .thread
+            .clone()
+            .or_else(|| threads.first().map(|t| t.id.clone()));
+        Ok(Snapshot {
+            now_ms: now,
+            as_of_ms: now,
+            daemon: self.daemon,
+            counts: counts(conn)?,
+            roots: self.roots.values().cloned().collect(),
+            attention: attention(conn)?,
+            transcript: thread
+                .as_deref()
+                .map(|t| transcript(conn, t))
+                .transpose()?
+                .flatten(),
+            threads,
+            inboxes: inboxes(conn)?,
+            detail: self
+                .detail_job
+                .as_deref()
+                .map(|j| detail(conn, j))
+                .transpose()?
+                .flatten(),
+        })
+    }
+
+    /// Keeps the newest `ROOTS_SHOWN` roots.
+    fn trim(&mut self) {
+        if self.roots.len() <= ROOTS_SHOWN {
+            return;
+        }
+        let mut by_age: Vec<(i64, String)> = self
+            .roots
+            .values()
+            .map(|r| (r.created_ms, r.id.clone()))
+            .collect();
+        by_age.sort();
+        for (_, id) in by_age.into_iter().take(self.roots.len() - ROOTS_SHOWN) {
+            self.roots.remove(&id);
+        }
+    }
+}
+
+fn touched_roots(conn: &Connection, cursor: i64) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT DISTINCT root_id FROM events WHERE id > ?1 AND root_id IS NOT NULL",
+    )?;
+    Ok(st
+        .query_map([cursor], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+fn job_state(s: JobState) -> view::JobState {
+    match s {
+        JobState::Queued => view::JobState::Queued,
+        JobState::Running => view::JobState::Running,
+        JobState::Succeeded => view::JobState::Succeeded,
+        JobState::Failed => view::JobState::Failed,
+        JobState::Blocked => view::JobState::Blocked,
+        JobState::Cancelled => view::JobState::Cancelled,
+    }
+}
+
+fn run_state(s: RunState) -> view::RunState {
+    match s {
+        RunState::Running => view::RunState::Running,
+        RunState::AwaitingHuman => view::RunState::AwaitingHuman,
+        RunState::Done => view::RunState::Done,
+        RunState::Blocked => view::RunState::Blocked,
+        RunState::Failed => view::RunState::Failed,
+        RunState::Killed => view::RunState::Killed,
+    }
+}
+
+fn job_kind(k: JobKind) -> view::JobKind {
+    match k {
+        JobKind::Root => view::JobKind::Root,
+        JobKind::Leg => view::JobKind::Leg,
+        JobKind::Continuation => view::JobKind::Continuation,
+        JobKind::Finalize => view::JobKind::Finalize,
+    }
+}
+
+/// The light columns of a tree's jobs, with each leg's deps from its delegation spec.
+fn root_view(conn: &Connection, run: &runs::Run) -> Result<RootView> {
+    let mut st = conn.prepare_cached(
+        "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
+                json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
+                j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps')
+         FROM jobs j
+         LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
+         WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
+    )?;
+    let rows = st.query_map([&run.root_id], |r| {
+        let deps: Option<String> = r.get(13)?;
+        Ok((
+            r.get::<_, Option<String>>(1)?,
+            JobNode {
+                id: r.get(0)?,
+                kind: job_kind(r.get(3)?),
+                delegation_id: r.get(2)?,
+                agent: r.get(4)?,
+                action: r.get(5)?,
+                state: job_state(r.get(6)?),
+                decision: r.get(7)?,
+                summary: r
+                    .get::<_, Option<String>>(8)?
+                    .map(|s| gitmoot_ui::sanitize::clean(&s)),
+                depth: r.get(9)?,
+                deps: deps
+                    .and_then(|d| serde_json::from_str(&d).ok())
+                    .unwrap_or_default(),
+                started_ms: r.get(10)?,
+                finished_ms: r.get(11)?,
+                tokens: r.get::<_, i64>(12)? as u64,
+                children: Vec::new(),
+            },
+        ))
+    })?;
+    let mut nodes: Vec<(Option<String>, JobNode)> = rows.collect::<rusqlite::Result<_>>()?;
+    // Attach children to parents, deepest first, so each subtree is complete when moved.
+    let index: HashMap<String, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (_, n))| (n.id.clone(), i))
+        .collect();
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(nodes[i].1.depth));
+    let mut taken = HashSet::new();
+    for i in order {
+        let Some(parent) = nodes[i].0.clone() else {
+            continue;
+        };
+        let Some(&p) = index.get(&parent) else {
+            continue;
+        };
+        let child = std::mem::replace(&mut nodes[i].1, placeholder());
+        nodes[p].1.children.push(child);
+        taken.insert(i);
+    }
+    for (_, n) in nodes.iter_mut() {
+        n.children.sort_by(|a, b| {
+            a.started_ms
+                .unwrap_or(i64::MAX)
+                .cmp(&b.started_ms.unwrap_or(i64::MAX))
+                .then(a.id.cmp(&b.id))
+        });
+    }
+    let tree = nodes
+        .into_iter()
+        .enumerate()
+        .find(|(i, (parent, _))| parent.is_none() && !taken.contains(i))
+        .map(|(_, (_, n))| n)
+        .unwrap_or_else(placeholder);
+    Ok(RootView {
+        id: run.root_id.clone(),
+        title: gitmoot_ui::sanitize::clean(&run.title),
+        state: run_state(run.state),
+        repo: run.repo.clone(),
+        created_ms: run.created_ms,
+        finished_ms: run.finished_ms,
+        tokens: run.tokens,
+        cost_usd: run.cost_usd,
+        tree,
+    })
+}
+
+fn placeholder() -> JobNode {
+    JobNode {
+        id: String::new(),
+        kind: view::JobKind::Root,
+        delegation_id: None,
+        agent: String::new(),
+        action: String::new(),
+        state: view::JobState::Queued,
+        decision: None,
+        summary: None,
+        depth: 0,
+        deps: Vec::new(),
+        started_ms: None,
+        finished_ms: None,
+        tokens: 0,
+        children: Vec::new(),
+    }
+}
+
+fn counts(conn: &Connection) -> Result<Counts> {
+    Ok(Counts {
+        running: jobs::count_state(conn, JobState::Running)? as u32,
+        queued: jobs::count_state(conn, JobState::Queued)? as u32,
+        awaiting: conn.query_row(
+            "SELECT COUNT(*) FROM runs WHERE state = 'awaiting_human'",
+            [],
+            |r| r.get(0),
+        )?,
+    })
+}
+
+fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
+    let mut out = Vec::new();
+    for p in engine::pending(conn)? {
+        let job = jobs::get(conn, &p.job_id)?;
+        let kind = match p.kind {
+            RoundKind::Ask => AttentionKind::Ask {
+                questions: p
+                    .questions
+                    .iter()
+                    .map(|q| Question {
+                        id: q.id.clone(),
+                        prompt: gitmoot_ui::sanitize::clean(&q.prompt),
+                        choices: q
+                            .choices
+                            .iter()
+                            .map(|c| gitmoot_ui::sanitize::clean(c))
+                            .collect(),
+                    })
+                    .collect(),
+            },
+            RoundKind::Failure => AttentionKind::Failure {
+                failed_leg: failed_leg(conn, &p.job_id)?.unwrap_or_default(),
+                reason: gitmoot_ui::sanitize::clean(&p.reason),
+            },
+        };
+        out.push(AttentionItem {
+            job_id: p.job_id.clone(),
+            root_id: p.root_id.clone(),
+            agent: job.as_ref().map(|j| j.agent.clone()).unwrap_or_default(),
+            why: job
+                .as_ref()
+                .and_then(|j| j.result.as_ref())
+                .and_then(|r| r["summary"].as_str())
+                .map(gitmoot_ui::sanitize::clean),
+            opened_ms: p.opened_at,
+            thread: p.thread.clone(),
+            kind,
+        });
+    }
+    Ok(out)
+}
+
+fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {
+    Ok(crate::store::escalations::open_for_job(conn, job_id)?
+        .and_then(|r| r.failed_job_id.or(r.delegation_id)))
+}
+
+fn thread_views(conn: &Connection) -> Result<Vec<ThreadView>> {
+    let unread: HashMap<String, u32> = {
+        let mut st = conn.prepare_cached(
+            "SELECT thread_id, COUNT(*) FROM chat_mentions WHERE unread = 1 AND resolved = 1 GROUP BY thread_id",
+        )?;
+        st.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u32))
+        })?
+        .collect::<rusqlite::Result<_>>()?
+    };
+    Ok(threads::list(conn, None, true)?
+        .into_iter()
+        .map(|t| ThreadView {
+            unread: unread.get(&t.id).copied().unwrap_or(0),
+            id: t.id,
+            slug: t.slug,
+            title: gitmoot_ui::sanitize::clean(&t.title),
+            repo: Some(t.repo),
+            state: match t.state {
+                ThreadState::Open => view::ThreadState::Open,
+                ThreadState::Archived => view::ThreadState::Closed,
+            },
+            last_activity_ms: t.updated_ms,
+        })
+        .collect())
+}
+
+fn message_kind(k: MessageKind) -> view::MessageKind {
+    match k {
+        MessageKind::Chat => view::MessageKind::Chat,
+        MessageKind::PromotionRequest => view::MessageKind::PromotionRequest,
+        MessageKind::JobResult => view::MessageKind::JobResult,
+        MessageKind::System => view::MessageKind::System,
+    }
+}
+
+fn transcript(conn: &Connection, thread_id: &str) -> Result<Option<Transcript>> {
+    let Some(thread) = crate::store::chat::thread(conn, thread_id)? else {
+        return Ok(None);
+    };
+    let messages = messages::transcript(conn, &thread, Some(TRANSCRIPT_LIMIT))?
+        .into_iter()
+        .map(|m| Message {
+            seq: m.seq as u64,
+            kind: message_kind(m.kind),
+            author: m.author_name,
+            body: gitmoot_ui::sanitize::clean(&m.body),
+            mentions: m.mentions,
+            reply_to: m.reply_to.map(|r| r as u64),
+            promoted_job_id: m.promoted_job_id,
+            ts_ms: m.ts_ms,
+        })
+        .collect();
+    Ok(Some(Transcript {
+        thread_id: thread.id,
+        messages,
+    }))
+}
+
+fn inboxes(conn: &Connection) -> Result<Vec<Inbox>> {
+    let mut out = Vec::new();
+    for (agent, unread) in inbox::unread_counts(conn)? {
+        let items = inbox::inbox(conn, &agent, false, Some(INBOX_LIMIT))?
+            .into_iter()
+            .map(|i| InboxItem {
+                thread_id: i.thread_id,
+                seq: i.seq as u64,
+                author: i.author,
+                body: gitmoot_ui::sanitize::clean(&i.body),
+                read: !i.unread,
+                ts_ms: i.ts_ms,
+            })
+            .collect();
+        out.push(Inbox {
+            agent,
+            unread: unread as u32,
+            items,
+        });
+    }
+    Ok(out)
+}
+
+fn detail(conn: &Connection, job_id: &str) -> Result<Option<JobDetail>> {
+    let Some(job) = jobs::get(conn, job_id)? else {
+        return Ok(None);
+    };
+    let result = job
+        .result
+        .as_ref()
+        .and_then(|v| serde_json::from_value::<GitmootResult>(v.clone()).ok())
+        .map(|r| ResultView {
+            decision: r.decision.as_str().to_string(),
+            summary: gitmoot_ui::sanitize::clean(&r.summary),
+            findings: r
+                .findings
+                .iter()
+                .map(|f| {
+                    gitmoot_ui::sanitize::clean(
+                        &f.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| f.to_string()),
+                    )
+                })
+                .collect(),
+            delegations: r
+                .delegations
+                .iter()
+                .map(|d| DelegationRow {
+                    id: d.id.clone(),
+                    agent: engine::prompts::agent_label(d),
+                    action: d.action.as_str().to_string(),
+                    deps: d.deps.clone(),
+                    state: leg_state(conn, &job.id, &d.id).ok().flatten(),
+                })
+                .collect(),
+        });
+    let events = events::for_job(conn, job_id)?
+        .into_iter()
+        .map(|e| EventRow {
+            ts_ms: e.ts_ms,
+            kind: e.kind,
+            message: gitmoot_ui::sanitize::clean(&e.message),
+        })
+        .collect();
+    Ok(Some(JobDetail {
+        job_id: job.id.clone(),
+        agent: job.agent.clone(),
+        kind: job_kind(job.kind),
+        action: job.action.as_str().to_string(),
+        state: job_state(job.state),
+        attempt: job.attempt,
+        prompt: gitmoot_ui::sanitize::clean(&job.prompt),
+        result,
+        events,
+        error: job.error.as_deref().map(gitmoot_ui::sanitize::clean),
+        raw_output: job.raw_output.as_deref().map(gitmoot_ui::sanitize::clean),
+    }))
+}
+
+fn leg_state(conn: &Connection, parent: &str, delegation: &str) -> Result<Option<view::JobState>> {
+    let state: Option<JobState> = conn
+        .query_row(
+            "SELECT j.state FROM delegations d JOIN jobs j ON j.id = d.job_id WHERE d.parent_id = ?1 AND d.delegation_id = ?2",
+            params![parent, delegation],
+            |r| r.get(0),
+        )
+        .ok();
+    Ok(state.map(job_state))
+}

@@ -1,0 +1,40 @@
+//! Store-change wake-ups for the control room: a notify watcher on the home folder (a hint
+//! only) plus `PRAGMA data_version` (exact) and a slow safety poll, so an idle control room
+//! does no busy work.
+//!
+//! Owns deciding *when* to reload; the loader decides *what*.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+
+/// Why the loop woke up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// Something in the home folder changed (the database or its WAL).
+    Files,
+}
+
+/// Watches the home; the returned watcher must be kept alive.
+pub fn watch_home(
+    home: &Path,
+    tx: mpsc::Sender<Wake>,
+) -> notify::Result<notify::RecommendedWatcher> {
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(ev) = res
+            && ev.paths.iter().any(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("gitmoot.db"))
+            })
+        {
+            let _ = tx.send(Wake::Files);
+        }
+    })?;
+    watcher.watch(home, RecursiveMode::NonRecursive)?;
+    Ok(watcher)
+}
+
+/// The safety poll: even without notify events, check `data_version` this often.
+pub const SAFETY_POLL: Duration = Duration::from_secs(2);

@@ -1,0 +1,168 @@
+//! `gitmoot demo --headless` through the real binary: the scene runs to the first human
+//! gate and prints it; `--answer` resolves the gates and every tree reaches its end.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn gitmoot(home: &Path) -> Command {
+    let mut c = Command::cargo_bin("gitmoot").unwrap();
+    c.arg("--home")
+        .arg(home)
+        .env_remove("GITMOOT_HOME")
+        .timeout(std::time::Duration::from_secs(240));
+    c
+}
+
+fn run_states(home: &Path) -> Vec<(String, String, String)> {
+    let out = gitmoot(home)
+        .args(["job", "list", "--json"])
+        .output()
+        .unwrap();
+    let jobs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut roots: Vec<(String, String, String)> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["kind"] == "root")
+        .map(|j| {
+            let id = j["id"].as_str().unwrap().to_string();
+            let tree = gitmoot(home)
+                .args(["job", "tree", &id, "--json"])
+                .output()
+                .unwrap();
+            let tree: Value = serde_json::from_slice(&tree.stdout).unwrap();
+            (
+                id,
+                tree["run"]["title"].as_str().unwrap().to_string(),
+                tree["run"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    roots.sort_by(|a, b| a.1.cmp(&b.1));
+    roots
+}
+
+fn state_of<'a>(runs: &'a [(String, String, String)], title_part: &str) -> &'a str {
+    &runs
+        .iter()
+        .find(|r| r.1.contains(title_part))
+        .unwrap_or_else(|| panic!("no run like {title_part}: {runs:?}"))
+        .2
+}
+
+#[test]
+fn headless_demo_stops_at_the_first_human_gate_and_prints_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("demo");
+    let out = gitmoot(&home)
+        .args(["demo", "--headless", "--speed", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("== at the first human gate =="), "{text}");
+    assert!(
+        text.contains("[awaiting_human] Plan the session-refresh rollout"),
+        "{text}"
+    );
+    assert!(text.contains("rollout: How should the sessions migration roll out? [online, batched | maintenance window]"), "{text}");
+    assert!(text.contains("integration [failed] runner (leg)"), "{text}");
+    assert!(text.contains("failure_policy escalate_human"), "{text}");
+    assert!(text.contains("thread release-planning"), "{text}");
+    assert!(
+        text.contains("[promotion_request] @scout where do the API rate limits live?"),
+        "{text}"
+    );
+    assert!(text.contains("scout [job_result]"), "{text}");
+
+    let runs = run_states(&home);
+    assert_eq!(
+        state_of(&runs, "Plan the session-refresh"),
+        "awaiting_human"
+    );
+    assert_eq!(state_of(&runs, "Soak-test"), "killed");
+    assert_eq!(runs.iter().filter(|r| r.2 == "done").count(), 1, "{runs:?}");
+    let pending = gitmoot(&home)
+        .args(["job", "pending", "--json"])
+        .output()
+        .unwrap();
+    let pending: Value = serde_json::from_slice(&pending.stdout).unwrap();
+    let kinds: Vec<&str> = pending
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"ask") && kinds.contains(&"failure"),
+        "{pending}"
+    );
+}
+
+#[test]
+fn headless_demo_with_answers_runs_every_tree_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("demo");
+    let out = gitmoot(&home)
+        .args(["demo", "--headless", "--answer", "--speed", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("> answering"), "{text}");
+    assert!(text.contains("> retrying the failed leg"), "{text}");
+    let after = text
+        .split("== after the answers ==")
+        .nth(1)
+        .expect("final state printed");
+    assert!(
+        after.contains("[done] Plan the session-refresh rollout"),
+        "{after}"
+    );
+    assert!(
+        after.contains("verify [succeeded] verifier (leg)"),
+        "{after}"
+    );
+    assert!(after.contains("pending human gates: 0"), "{after}");
+
+    let runs = run_states(&home);
+    assert_eq!(state_of(&runs, "Plan the session-refresh"), "done");
+    assert_eq!(state_of(&runs, "Soak-test"), "killed");
+    let main = runs
+        .iter()
+        .find(|r| r.1.contains("Plan the session-refresh"))
+        .unwrap();
+    let tree = gitmoot(&home)
+        .args(["job", "tree", &main.0, "--json"])
+        .output()
+        .unwrap();
+    let tree: Value = serde_json::from_slice(&tree.stdout).unwrap();
+    let kids = tree["tree"]["children"].as_array().unwrap();
+    let cont = kids
+        .iter()
+        .find(|k| k["kind"] == "continuation")
+        .expect("a continuation ran");
+    assert!(
+        cont["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("maintenance window"),
+        "the answer reached the continuation"
+    );
+    assert!(
+        cont["result"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("maintenance window")
+    );
+}

@@ -1,0 +1,348 @@
+//! Shared harness of the engine scenario tests: a real SQLite file in a temp dir, a manual
+//! clock, registered agents, and builders for scripted results.
+#![allow(dead_code)]
+
+use gitmoot::clock::ManualClock;
+use gitmoot::config::OrchestrateConfig;
+use gitmoot::contract::{
+    Decision, Delegation, EphemeralSpec, FailurePolicy, GitmootResult, HumanQuestion, SynthesisRule,
+};
+use gitmoot::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use gitmoot::engine::{self, NoHooks, Outcome, Settlement, SubmitRoot, Usage};
+use gitmoot::store::agents::{self, Agent};
+use gitmoot::store::events::{self, Event};
+use gitmoot::store::jobs::{self, Job};
+use gitmoot::store::runs::{self, Run};
+use gitmoot::store::{Store, escalations};
+
+pub const T0: i64 = 1_700_000_000_000;
+
+pub struct H {
+    pub store: Store,
+    pub clock: ManualClock,
+    pub cfg: OrchestrateConfig,
+    pub root: String,
+    _dir: tempfile::TempDir,
+}
+
+pub fn agent(name: &str, caps: &[Capability], repos: &[&str]) -> Agent {
+    Agent {
+        name: name.into(),
+        runtime: RuntimeKind::Claude,
+        command: None,
+        model: Some("claude-sonnet".into()),
+        effort: None,
+        capabilities: caps.to_vec(),
+        policy: AutonomyPolicy::ReadOnly,
+        repos: repos.iter().map(|s| s.to_string()).collect(),
+        chat_autorespond: false,
+        created_ms: 0,
+    }
+}
+
+impl H {
+    pub fn new() -> Self {
+        Self::with_cfg(OrchestrateConfig::default())
+    }
+
+    /// A home with agents `coord`, `rev`, `alt` (ask+review) and `asker` (ask only),
+    /// and a root submitted to `coord` on acme/api.
+    pub fn with_cfg(cfg: OrchestrateConfig) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("gitmoot.db")).unwrap();
+        let clock = ManualClock::new(T0);
+        store
+            .write(|tx| -> Result<(), gitmoot::store::StoreError> {
+                let both = [Capability::Ask, Capability::Review];
+                agents::insert(tx, &agent("coord", &both, &[]))?;
+                agents::insert(tx, &agent("rev", &both, &["acme/api"]))?;
+                agents::insert(tx, &agent("alt", &both, &[]))?;
+                agents::insert(tx, &agent("asker", &[Capability::Ask], &[]))?;
+                agents::insert(tx, &agent("elsewhere", &both, &["acme/web"]))?;
+                Ok(())
+            })
+            .unwrap();
+        let root = store
+            .write(|tx| {
+                engine::submit_root(
+                    tx,
+                    &clock,
+                    SubmitRoot {
+                        agent: "coord".into(),
+                        action: Action::Ask,
+                        prompt: "Ship the release notes".into(),
+                        repo: Some("acme/api".into()),
+                        model: None,
+                        timeout_ms: None,
+                        dispatched_by: "test".into(),
+                    },
+                )
+            })
+            .unwrap();
+        Self {
+            store,
+            clock,
+            cfg,
+            root,
+            _dir: dir,
+        }
+    }
+
+    pub fn id(&self, rest: &str) -> String {
+        if rest.is_empty() {
+            self.root.clone()
+        } else {
+            format!("{}/{rest}", self.root)
+        }
+    }
+
+    pub fn settle_usage(&mut self, id: &str, outcome: Outcome, usage: Usage) -> JobState {
+        let (clock, cfg) = (&self.clock, &self.cfg);
+        self.store
+            .write(|tx| {
+                engine::settle(
+                    tx,
+                    clock,
+                    cfg,
+                    &NoHooks,
+                    id,
+                    Settlement {
+                        outcome,
+                        raw_output: Some("raw".into()),
+                        output_truncated: false,
+                        usage,
+                    },
+                )
+            })
+            .unwrap()
+    }
+
+    /// Settles `rest` (a path under the root; "" is the root) with a parsed result.
+    pub fn ok(&mut self, rest: &str, r: GitmootResult) -> JobState {
+        let id = self.id(rest);
+        self.settle_usage(&id, Outcome::Parsed(r), Usage::default())
+    }
+
+    pub fn fail(&mut self, rest: &str, reason: &str) -> JobState {
+        let id = self.id(rest);
+        self.settle_usage(&id, Outcome::Failed(reason.into()), Usage::default())
+    }
+
+    pub fn job(&self, rest: &str) -> Job {
+        jobs::require(self.store.conn(), &self.id(rest)).unwrap()
+    }
+
+    pub fn try_job(&self, rest: &str) -> Option<Job> {
+        jobs::get(self.store.conn(), &self.id(rest)).unwrap()
+    }
+
+    pub fn run(&self) -> Run {
+        runs::require(self.store.conn(), &self.root).unwrap()
+    }
+
+    pub fn all(&self) -> Vec<Job> {
+        jobs::by_root(self.store.conn(), &self.root).unwrap()
+    }
+
+    /// Ids of queued jobs, relative to the root.
+    pub fn queued(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .all()
+            .into_iter()
+            .filter(|j| j.state == JobState::Queued)
+            .map(|j| self.rel(&j.id))
+            .collect();
+        v.sort();
+        v
+    }
+
+    pub fn rel(&self, id: &str) -> String {
+        id.strip_prefix(&format!("{}/", self.root))
+            .unwrap_or(if id == self.root { "" } else { id })
+            .to_string()
+    }
+
+    pub fn events(&self, kind: &str) -> Vec<Event> {
+        events::for_job_or_root(self.store.conn(), &self.root, 0)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == kind)
+            .collect()
+    }
+
+    pub fn open_rounds(&self) -> Vec<escalations::Round> {
+        escalations::open_for_root(self.store.conn(), &self.root).unwrap()
+    }
+
+    pub fn kill(&mut self, force: bool) -> engine::KillReport {
+        let (clock, cfg, root) = (&self.clock, &self.cfg, self.root.clone());
+        self.store
+            .write(|tx| engine::kill_root(tx, clock, cfg, &NoHooks, &root, force))
+            .unwrap()
+    }
+
+    pub fn sweep(&mut self) -> engine::SweepReport {
+        let (clock, cfg) = (&self.clock, &self.cfg);
+        self.store
+            .write(|tx| engine::sweep(tx, clock, cfg, &NoHooks))
+            .unwrap()
+    }
+
+    pub fn answer(&mut self, rest: &str, text: &str) -> Result<Option<String>, String> {
+        let (clock, cfg, id) = (&self.clock, &self.cfg, self.id(rest));
+        self.store
+            .write(|tx| engine::answer(tx, clock, cfg, &NoHooks, &id, text))
+            .map_err(|e| e.to_string())
+    }
+
+    pub fn resume(
+        &mut self,
+        rest: &str,
+        verb: engine::ResumeVerb,
+        instr: Option<&str>,
+    ) -> Result<(), String> {
+        let (clock, cfg, id) = (&self.clock, &self.cfg, self.id(rest));
+        self.store
+            .write(|tx| engine::resume(tx, clock, cfg, &NoHooks, &id, verb, instr))
+            .map_err(|e| e.to_string())
+    }
+
+    /// Marks a queued job running, as the daemon's claim would.
+    pub fn start(&mut self, rest: &str) {
+        let mut j = self.job(rest);
+        j.state = JobState::Running;
+        j.started_ms = Some(self.clock_now());
+        j.runtime_pid = Some(4242);
+        self.store.write(|tx| jobs::put(tx, &j)).unwrap();
+    }
+
+    pub fn clock_now(&self) -> i64 {
+        use gitmoot::clock::Clock;
+        self.clock.now_ms()
+    }
+}
+
+pub fn res(decision: Decision) -> GitmootResult {
+    GitmootResult {
+        decision,
+        summary: format!("{} summary", decision.as_str()),
+        findings: vec![],
+        changes_made: vec![],
+        tests_run: vec![],
+        needs: vec![],
+        delegations: vec![],
+        artifact_body: None,
+        human_questions: vec![],
+        evidence: Default::default(),
+        checks_blocked: None,
+        severity: None,
+    }
+}
+
+pub fn approved() -> GitmootResult {
+    res(Decision::Approved)
+}
+
+pub fn with(mut r: GitmootResult, ds: Vec<Delegation>) -> GitmootResult {
+    r.delegations = ds;
+    r
+}
+
+pub fn fan(ds: Vec<Delegation>) -> GitmootResult {
+    with(approved(), ds)
+}
+
+pub fn summary(mut r: GitmootResult, s: &str) -> GitmootResult {
+    r.summary = s.into();
+    r
+}
+
+pub fn asking(mut r: GitmootResult, qs: &[(&str, &str)]) -> GitmootResult {
+    r.human_questions = qs
+        .iter()
+        .map(|(id, p)| HumanQuestion {
+            id: id.to_string(),
+            prompt: p.to_string(),
+            choices: vec![],
+        })
+        .collect();
+    r
+}
+
+pub fn d(id: &str, agent: &str) -> Delegation {
+    Delegation {
+        id: id.into(),
+        agent: Some(agent.into()),
+        ephemeral: None,
+        action: Action::Review,
+        prompt: format!("do {id}"),
+        deps: vec![],
+        failure_policy: FailurePolicy::BlockParent,
+        synthesis_rule: None,
+        quorum: None,
+        timeout_ms: None,
+        retry: 0,
+        worktree: None,
+        artifacts: vec![],
+        fingerprint: None,
+        model: None,
+        effort: None,
+        phase: None,
+    }
+}
+
+pub trait DelegationExt {
+    fn deps(self, deps: &[&str]) -> Self;
+    fn policy(self, p: FailurePolicy) -> Self;
+    fn rule(self, r: SynthesisRule) -> Self;
+    fn quorum(self, k: u32) -> Self;
+    fn retry(self, n: u32) -> Self;
+    fn fp(self, f: &str) -> Self;
+    fn prompt(self, p: &str) -> Self;
+    fn ephemeral(self) -> Self;
+}
+
+impl DelegationExt for Delegation {
+    fn deps(mut self, deps: &[&str]) -> Self {
+        self.deps = deps.iter().map(|s| s.to_string()).collect();
+        self
+    }
+    fn policy(mut self, p: FailurePolicy) -> Self {
+        self.failure_policy = p;
+        self
+    }
+    fn rule(mut self, r: SynthesisRule) -> Self {
+        self.synthesis_rule = Some(r);
+        self
+    }
+    fn quorum(mut self, k: u32) -> Self {
+        self.synthesis_rule = Some(SynthesisRule::Quorum);
+        self.quorum = Some(k);
+        self
+    }
+    fn retry(mut self, n: u32) -> Self {
+        self.retry = n;
+        self
+    }
+    fn fp(mut self, f: &str) -> Self {
+        self.fingerprint = Some(f.into());
+        self
+    }
+    fn prompt(mut self, p: &str) -> Self {
+        self.prompt = p.into();
+        self
+    }
+    fn ephemeral(mut self) -> Self {
+        self.agent = None;
+        self.ephemeral = Some(EphemeralSpec {
+            runtime: RuntimeKind::Codex,
+            model: Some("gpt-5".into()),
+            effort: Some("high".into()),
+            template: None,
+            role: None,
+            capabilities: vec![],
+            autonomy_policy: AutonomyPolicy::ReadOnly,
+        });
+        self
+    }
+}

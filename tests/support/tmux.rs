@@ -1,0 +1,82 @@
+//! A real terminal for end-to-end tests: a private tmux server (its own socket) running one
+//! pane of a fixed size, driven with send-keys and read with capture-pane.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `command` in a detached 120×36 session on a fresh server.
+    pub fn start(name: &str, command: &str, env: &[(&str, &Path)]) -> Self {
+        let socket = format!("gitmoot-test-{name}-{}", std::process::id());
+        let t = Self { socket };
+        let mut args: Vec<String> = vec![
+            "new-session".into(),
+            "-d".into(),
+            "-x".into(),
+            "120".into(),
+            "-y".into(),
+            "36".into(),
+        ];
+        for (k, v) in env {
+            args.push("-e".into());
+            args.push(format!("{k}={}", v.display()));
+        }
+        args.push(command.into());
+        t.tmux(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        t.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The visible screen as text.
+    pub fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p"])
+    }
+
+    /// Types keys (tmux key names such as `Enter`, `Escape`, `C-c`, or literal text with `-l`).
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Waits until the screen contains `needle`, returning the screen; panics with the last
+    /// screen after `timeout`.
+    pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out waiting for {needle:?}; screen was:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}

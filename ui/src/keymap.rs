@@ -1,0 +1,623 @@
+//! Keymap as data: the built-in `ui/keymap.toml` plus user overrides, per context.
+//!
+//! Owns key-string parsing ("ctrl-c", "alt-enter", "K"), the [`Command`] names of the `run`
+//! field, lookup by context, the help rows and the README keys table. Must not execute
+//! anything: `update` maps a [`Command`] to state changes and actions.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::Deserialize;
+
+use crate::state::Pane;
+
+/// The built-in keymap text.
+pub const BUILTIN: &str = include_str!("../keymap.toml");
+
+/// Where a binding applies. Pane contexts are tried before `Global`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Context {
+    Global,
+    Attention,
+    Tree,
+    Dag,
+    Threads,
+    Detail,
+    AnswerForm,
+    Dialog,
+}
+
+impl Context {
+    pub const ALL: [Context; 8] = [
+        Context::Global,
+        Context::Attention,
+        Context::Tree,
+        Context::Dag,
+        Context::Threads,
+        Context::Detail,
+        Context::AnswerForm,
+        Context::Dialog,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Context::Global => "global",
+            Context::Attention => "attention",
+            Context::Tree => "tree",
+            Context::Dag => "dag",
+            Context::Threads => "threads",
+            Context::Detail => "detail",
+            Context::AnswerForm => "answer_form",
+            Context::Dialog => "dialog",
+        }
+    }
+
+    pub fn of_pane(p: Pane) -> Context {
+        match p {
+            Pane::Attention => Context::Attention,
+            Pane::Tree => Context::Tree,
+            Pane::Dag => Context::Dag,
+            Pane::Threads => Context::Threads,
+            Pane::Detail => Context::Detail,
+        }
+    }
+}
+
+/// A named command, the `run` field of a keymap entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Quit,
+    Suspend,
+    Help,
+    Filter,
+    CommandLine,
+    Pane(Pane),
+    PaneNext,
+    PanePrev,
+    Zoom,
+    Back,
+    Up,
+    Down,
+    Top,
+    Bottom,
+    PageUp,
+    PageDown,
+    Open,
+    Copy,
+    Kill,
+    Answer,
+    Retry,
+    Continue,
+    Abort,
+    Detail,
+    Fold,
+    Unfold,
+    ToggleFold,
+    CancelJob,
+    RootNext,
+    RootPrev,
+    SectionNext,
+    SectionPrev,
+    Compose,
+    Reply,
+    Promote,
+    MarkRead,
+    Submit,
+    Newline,
+    NextField,
+    PrevField,
+    Cancel,
+    Confirm,
+    Force,
+}
+
+const SIMPLE: [(&str, Command); 42] = [
+    ("quit", Command::Quit),
+    ("suspend", Command::Suspend),
+    ("help", Command::Help),
+    ("filter", Command::Filter),
+    ("command", Command::CommandLine),
+    ("pane_next", Command::PaneNext),
+    ("pane_prev", Command::PanePrev),
+    ("zoom", Command::Zoom),
+    ("back", Command::Back),
+    ("up", Command::Up),
+    ("down", Command::Down),
+    ("top", Command::Top),
+    ("bottom", Command::Bottom),
+    ("page_up", Command::PageUp),
+    ("page_down", Command::PageDown),
+    ("open", Command::Open),
+    ("copy", Command::Copy),
+    ("kill", Command::Kill),
+    ("answer", Command::Answer),
+    ("retry", Command::Retry),
+    ("continue", Command::Continue),
+    ("abort", Command::Abort),
+    ("detail", Command::Detail),
+    ("fold", Command::Fold),
+    ("unfold", Command::Unfold),
+    ("toggle_fold", Command::ToggleFold),
+    ("cancel_job", Command::CancelJob),
+    ("root_next", Command::RootNext),
+    ("root_prev", Command::RootPrev),
+    ("section_next", Command::SectionNext),
+    ("section_prev", Command::SectionPrev),
+    ("compose", Command::Compose),
+    ("reply", Command::Reply),
+    ("promote", Command::Promote),
+    ("mark_read", Command::MarkRead),
+    ("submit", Command::Submit),
+    ("newline", Command::Newline),
+    ("next_field", Command::NextField),
+    ("prev_field", Command::PrevField),
+    ("cancel", Command::Cancel),
+    ("confirm", Command::Confirm),
+    ("force", Command::Force),
+];
+
+impl FromStr for Command {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if let Some(arg) = s.strip_prefix("pane ") {
+            return Pane::ALL
+                .into_iter()
+                .find(|p| p.name() == arg.trim())
+                .map(Command::Pane)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown pane \"{}\" (attention, tree, dag, threads, detail)",
+                        arg.trim()
+                    )
+                });
+        }
+        SIMPLE
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, c)| *c)
+            .ok_or_else(|| format!("unknown command \"{s}\""))
+    }
+}
+
+/// A key with its modifiers, normalised so `K` and `shift-k` are the same chord.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyChord {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+impl KeyChord {
+    pub fn new(code: KeyCode, mods: KeyModifiers) -> Self {
+        let mut mods = mods & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
+        let code = match code {
+            // Terminals report Shift-Tab as BackTab, with or without SHIFT.
+            KeyCode::BackTab => {
+                mods.remove(KeyModifiers::SHIFT);
+                KeyCode::BackTab
+            }
+            KeyCode::Char(c) => {
+                // The shift is already in the character.
+                mods.remove(KeyModifiers::SHIFT);
+                if mods.contains(KeyModifiers::CONTROL) {
+                    KeyCode::Char(c.to_ascii_lowercase())
+                } else {
+                    KeyCode::Char(c)
+                }
+            }
+            other => other,
+        };
+        KeyChord { code, mods }
+    }
+
+    pub fn from_event(k: &KeyEvent) -> Self {
+        KeyChord::new(k.code, k.modifiers)
+    }
+}
+
+impl FromStr for KeyChord {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut mods = KeyModifiers::NONE;
+        let mut rest = s;
+        loop {
+            // A lone "-" is the minus key, not a separator.
+            if rest.len() > 1 {
+                if let Some(r) = rest.strip_prefix("ctrl-") {
+                    mods |= KeyModifiers::CONTROL;
+                    rest = r;
+                    continue;
+                }
+                if let Some(r) = rest.strip_prefix("alt-") {
+                    mods |= KeyModifiers::ALT;
+                    rest = r;
+                    continue;
+                }
+                if let Some(r) = rest.strip_prefix("shift-") {
+                    mods |= KeyModifiers::SHIFT;
+                    rest = r;
+                    continue;
+                }
+            }
+            break;
+        }
+        let code = match rest {
+            "enter" => KeyCode::Enter,
+            "esc" => KeyCode::Esc,
+            "tab" if mods.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+            "tab" => KeyCode::Tab,
+            "backtab" => KeyCode::BackTab,
+            "space" => KeyCode::Char(' '),
+            "backspace" => KeyCode::Backspace,
+            "delete" => KeyCode::Delete,
+            "up" => KeyCode::Up,
+            "down" => KeyCode::Down,
+            "left" => KeyCode::Left,
+            "right" => KeyCode::Right,
+            "home" => KeyCode::Home,
+            "end" => KeyCode::End,
+            "pgup" => KeyCode::PageUp,
+            "pgdn" => KeyCode::PageDown,
+            f if f.len() > 1 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
+                KeyCode::F(f[1..].parse().map_err(|_| format!("bad key \"{s}\""))?)
+            }
+            one if one.chars().count() == 1 => KeyCode::Char(one.chars().next().unwrap_or(' ')),
+            _ => return Err(format!("unknown key \"{s}\"")),
+        };
+        Ok(KeyChord::new(code, mods))
+    }
+}
+
+impl fmt::Display for KeyChord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            f.write_str("Ctrl-")?;
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            f.write_str("Alt-")?;
+        }
+        if self.mods.contains(KeyModifiers::SHIFT) {
+            f.write_str("Shift-")?;
+        }
+        match self.code {
+            KeyCode::Enter => f.write_str("Enter"),
+            KeyCode::Esc => f.write_str("Esc"),
+            KeyCode::Tab => f.write_str("Tab"),
+            KeyCode::BackTab => f.write_str("Shift-Tab"),
+            KeyCode::Char(' ') => f.write_str("Space"),
+            KeyCode::Char(c) => write!(f, "{c}"),
+            KeyCode::Backspace => f.write_str("Backspace"),
+            KeyCode::Delete => f.write_str("Del"),
+            KeyCode::Up => f.write_str("↑"),
+            KeyCode::Down => f.write_str("↓"),
+            KeyCode::Left => f.write_str("←"),
+            KeyCode::Right => f.write_str("→"),
+            KeyCode::Home => f.write_str("Home"),
+            KeyCode::End => f.write_str("End"),
+            KeyCode::PageUp => f.write_str("PgUp"),
+            KeyCode::PageDown => f.write_str("PgDn"),
+            KeyCode::F(n) => write!(f, "F{n}"),
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+/// One resolved binding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    pub chord: KeyChord,
+    pub command: Command,
+    pub desc: String,
+}
+
+/// A bad keymap entry, named so the operator can find it.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum KeymapError {
+    #[error("keymap {source_name}: {message}")]
+    Syntax {
+        source_name: String,
+        message: String,
+    },
+    #[error("keymap {source_name}: [{context}] entry {index} (on = \"{on}\"): {message}")]
+    Entry {
+        source_name: String,
+        context: String,
+        index: usize,
+        on: String,
+        message: String,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    on: String,
+    run: String,
+    #[serde(default)]
+    desc: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawKeymap {
+    #[serde(default)]
+    global: Vec<RawEntry>,
+    #[serde(default)]
+    attention: Vec<RawEntry>,
+    #[serde(default)]
+    tree: Vec<RawEntry>,
+    #[serde(default)]
+    dag: Vec<RawEntry>,
+    #[serde(default)]
+    threads: Vec<RawEntry>,
+    #[serde(default)]
+    detail: Vec<RawEntry>,
+    #[serde(default)]
+    answer_form: Vec<RawEntry>,
+    #[serde(default)]
+    dialog: Vec<RawEntry>,
+}
+
+impl RawKeymap {
+    fn take(&mut self, c: Context) -> Vec<RawEntry> {
+        std::mem::take(match c {
+            Context::Global => &mut self.global,
+            Context::Attention => &mut self.attention,
+            Context::Tree => &mut self.tree,
+            Context::Dag => &mut self.dag,
+            Context::Threads => &mut self.threads,
+            Context::Detail => &mut self.detail,
+            Context::AnswerForm => &mut self.answer_form,
+            Context::Dialog => &mut self.dialog,
+        })
+    }
+}
+
+/// Bindings per context, in file order (the help shows them in that order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keymap {
+    contexts: Vec<(Context, Vec<Binding>)>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        Keymap::builtin()
+    }
+}
+
+impl Keymap {
+    /// The embedded default keymap.
+    pub fn builtin() -> Keymap {
+        let mut k = Keymap {
+            contexts: Context::ALL.into_iter().map(|c| (c, Vec::new())).collect(),
+        };
+        k.merge("built-in", BUILTIN)
+            .expect("the embedded keymap parses");
+        k
+    }
+
+    /// The built-in keymap with a user's overrides (TOML text read from the home).
+    pub fn with_overrides(source_name: &str, text: &str) -> Result<Keymap, KeymapError> {
+        let mut k = Keymap::builtin();
+        k.merge(source_name, text)?;
+        Ok(k)
+    }
+
+    /// Adds `text`'s entries: an entry whose key is already bound in its context replaces
+    /// that binding in place; new keys are appended.
+    fn merge(&mut self, source_name: &str, text: &str) -> Result<(), KeymapError> {
+        let mut raw: RawKeymap = toml::from_str(text).map_err(|e| KeymapError::Syntax {
+            source_name: source_name.to_string(),
+            message: e.message().to_string(),
+        })?;
+        for (ctx, bindings) in &mut self.contexts {
+            for (i, e) in raw.take(*ctx).into_iter().enumerate() {
+                let err = |message: String| KeymapError::Entry {
+                    source_name: source_name.to_string(),
+                    context: ctx.name().to_string(),
+                    index: i + 1,
+                    on: e.on.clone(),
+                    message,
+                };
+                let chord: KeyChord = e.on.parse().map_err(err)?;
+                let command: Command = e.run.parse().map_err(err)?;
+                let b = Binding {
+                    chord,
+                    command,
+                    desc: e.desc.clone(),
+                };
+                match bindings.iter_mut().find(|x| x.chord == chord) {
+                    Some(existing) => *existing = b,
+                    None => bindings.push(b),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn bindings(&self, ctx: Context) -> &[Binding] {
+        self.contexts
+            .iter()
+            .find(|(c, _)| *c == ctx)
+            .map(|(_, b)| b.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// The command bound to `chord` in `ctx` alone.
+    pub fn lookup(&self, ctx: Context, chord: KeyChord) -> Option<Command> {
+        self.bindings(ctx)
+            .iter()
+            .find(|b| b.chord == chord)
+            .map(|b| b.command)
+    }
+
+    /// The first key bound to `command` in `ctx` (for footer hints), as text.
+    pub fn key_for(&self, ctx: Context, command: Command) -> Option<String> {
+        self.bindings(ctx)
+            .iter()
+            .find(|b| b.command == command)
+            .map(|b| b.chord.to_string())
+    }
+
+    /// Help rows of a context: each command with every key bound to it, in file order.
+    pub fn help_rows(&self, ctx: Context) -> Vec<(Vec<String>, String)> {
+        let mut rows: Vec<(Command, Vec<String>, String)> = Vec::new();
+        for b in self.bindings(ctx) {
+            match rows.iter_mut().find(|(c, _, _)| *c == b.command) {
+                Some(row) => row.1.push(b.chord.to_string()),
+                None => rows.push((b.command, vec![b.chord.to_string()], b.desc.clone())),
+            }
+        }
+        rows.into_iter()
+            .map(|(_, keys, desc)| (keys, desc))
+            .collect()
+    }
+}
+
+/// The Markdown keys table of the built-in keymap, for the README.
+pub fn keys_markdown() -> String {
+    let k = Keymap::builtin();
+    let mut out = String::from("| Context | Keys | Action |\n|---|---|---|\n");
+    for ctx in Context::ALL {
+        for (keys, desc) in k.help_rows(ctx) {
+            let keys = keys
+                .iter()
+                .map(|k| format!("`{}`", k.replace('|', "\\|")))
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push_str(&format!("| {} | {} | {} |\n", ctx.name(), keys, desc));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chord(s: &str) -> KeyChord {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn key_strings_parse_and_normalise() {
+        assert_eq!(
+            chord("K"),
+            KeyChord::new(KeyCode::Char('K'), KeyModifiers::SHIFT)
+        );
+        assert_eq!(
+            chord("ctrl-c"),
+            KeyChord::new(KeyCode::Char('C'), KeyModifiers::CONTROL)
+        );
+        assert_eq!(
+            chord("shift-tab"),
+            KeyChord::new(KeyCode::BackTab, KeyModifiers::SHIFT)
+        );
+        assert_eq!(
+            chord("alt-enter"),
+            KeyChord::new(KeyCode::Enter, KeyModifiers::ALT)
+        );
+        assert_eq!(
+            chord("-"),
+            KeyChord::new(KeyCode::Char('-'), KeyModifiers::NONE)
+        );
+        assert_eq!(chord("f1").code, KeyCode::F(1));
+        assert_eq!(chord("alt-enter").to_string(), "Alt-Enter");
+    }
+
+    #[test]
+    fn spec_keys_are_bound() {
+        let k = Keymap::builtin();
+        let g = |s: &str| k.lookup(Context::Global, chord(s));
+        let a = |s: &str| k.lookup(Context::Attention, chord(s));
+        assert_eq!(g("ctrl-c"), Some(Command::Quit));
+        assert_eq!(g("q"), Some(Command::Quit));
+        assert_eq!(g("1"), Some(Command::Pane(Pane::Attention)));
+        assert_eq!(g("5"), Some(Command::Pane(Pane::Detail)));
+        assert_eq!(g("tab"), Some(Command::PaneNext));
+        assert_eq!(g("shift-tab"), Some(Command::PanePrev));
+        assert_eq!(g("K"), Some(Command::Kill));
+        assert_eq!(g("y"), Some(Command::Copy));
+        assert_eq!(g("/"), Some(Command::Filter));
+        assert_eq!(g(":"), Some(Command::CommandLine));
+        assert_eq!(g("?"), Some(Command::Help));
+        assert_eq!(g("enter"), Some(Command::Open));
+        assert_eq!(a("a"), Some(Command::Answer));
+        assert_eq!(a("enter"), Some(Command::Answer));
+        assert_eq!(a("r"), Some(Command::Retry));
+        assert_eq!(a("c"), Some(Command::Continue));
+        assert_eq!(a("x"), Some(Command::Abort));
+        assert_eq!(
+            k.lookup(Context::Threads, chord("p")),
+            Some(Command::Promote)
+        );
+        assert_eq!(k.lookup(Context::Threads, chord("r")), Some(Command::Reply));
+        assert_eq!(
+            k.lookup(Context::AnswerForm, chord("alt-enter")),
+            Some(Command::Newline)
+        );
+        assert_eq!(
+            k.lookup(Context::Dialog, chord("y")),
+            Some(Command::Confirm)
+        );
+    }
+
+    #[test]
+    fn overrides_replace_and_add() {
+        let k = Keymap::with_overrides(
+            "keymap.toml",
+            "[[tree]]\non = \"space\"\nrun = \"open\"\ndesc = \"Open\"\n[[tree]]\non = \"o\"\nrun = \"open\"\n",
+        )
+        .unwrap();
+        assert_eq!(k.lookup(Context::Tree, chord("space")), Some(Command::Open));
+        assert_eq!(k.lookup(Context::Tree, chord("o")), Some(Command::Open));
+        assert_eq!(k.lookup(Context::Tree, chord("h")), Some(Command::Fold));
+    }
+
+    #[test]
+    fn bad_entries_name_the_entry() {
+        let e = Keymap::with_overrides("keymap.toml", "[[tree]]\non = \"x\"\nrun = \"explode\"\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "keymap keymap.toml: [tree] entry 1 (on = \"x\"): unknown command \"explode\""
+        );
+        let e =
+            Keymap::with_overrides("keymap.toml", "[[dag]]\non = \"hyper-x\"\nrun = \"open\"\n")
+                .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "keymap keymap.toml: [dag] entry 1 (on = \"hyper-x\"): unknown key \"hyper-x\""
+        );
+        let e = Keymap::with_overrides(
+            "keymap.toml",
+            "[[global]]\non = \"1\"\nrun = \"pane nowhere\"\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown pane \"nowhere\""), "{e}");
+        let e = Keymap::with_overrides("keymap.toml", "[[nowhere]]\non = \"1\"\nrun = \"quit\"\n")
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("keymap keymap.toml: unknown field `nowhere`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn markdown_table_lists_every_context() {
+        let md = keys_markdown();
+        assert!(md.starts_with("| Context | Keys | Action |"));
+        for ctx in Context::ALL {
+            assert!(
+                md.contains(&format!("| {} |", ctx.name())),
+                "{}",
+                ctx.name()
+            );
+        }
+        assert!(md.contains("| global | `j` `↓` | Down |"));
+    }
+}

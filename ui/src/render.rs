@@ -1,0 +1,75 @@
+//! `render`: draws one frame from the state, the snapshot and the theme.
+//!
+//! Owns composition — status bar, panes per `layout`, footer or text line, overlays,
+//! toasts — never data loading. Rendering is a pure function of its inputs, so a frame
+//! drawn twice is identical (no flicker from redraws).
+
+use ratatui::Frame;
+
+use crate::action::ResumeVerb;
+use crate::layout;
+use crate::state::{Overlay, Pane, State};
+use crate::theme::Theme;
+use crate::view::Snapshot;
+use crate::widgets;
+
+pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) {
+    let area = frame.area();
+    let a = layout::areas(area, state, snap);
+    widgets::status::render(frame, a.status, state, snap, theme);
+    for (pane, r) in &a.panes {
+        match pane {
+            Pane::Attention => widgets::attention::render(frame, *r, state, snap, theme),
+            Pane::Tree => widgets::tree::render(frame, *r, state, snap, theme),
+            Pane::Dag => widgets::dag::render(frame, *r, state, snap, theme),
+            Pane::Threads => widgets::threads::render(frame, *r, state, snap, theme),
+            Pane::Detail => widgets::detail::render(frame, *r, state, snap, theme),
+        }
+    }
+    if state.command.is_some() {
+        widgets::command::render(frame, a.footer, state, theme);
+    } else if state.filter_editing {
+        widgets::filter::render(frame, a.footer, state, theme);
+    } else {
+        widgets::footer::render(frame, a.footer, state, theme);
+    }
+    match &state.overlay {
+        None => {}
+        Some(Overlay::Help { scroll }) => {
+            widgets::help::render(frame, a.body, state, theme, *scroll)
+        }
+        Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
+        Some(Overlay::Promote { seq, choice, .. }) => {
+            widgets::dialog::render_promote(frame, a.body, *seq, *choice, theme)
+        }
+        Some(Overlay::Answer {
+            job_id,
+            fields,
+            focus,
+        }) => widgets::answer_form::render_answer(frame, a.body, job_id, fields, *focus, theme),
+        Some(Overlay::Instructions { job_id, verb, text }) => {
+            let note = match verb {
+                ResumeVerb::Retry => {
+                    "A new attempt of the failed leg runs with these instructions (optional)."
+                }
+                _ => "The coordinator continues without the failed leg; instructions are optional.",
+            };
+            let title = format!("{} {job_id}", verb.name());
+            widgets::answer_form::render_text(frame, a.body, &title, note, text, verb.name(), theme)
+        }
+        Some(Overlay::Compose {
+            thread_id,
+            reply_to,
+            text,
+            ..
+        }) => {
+            let title = match reply_to {
+                Some(s) => format!("Reply to #{s} in {thread_id}"),
+                None => format!("Message to {thread_id}"),
+            };
+            let note = "A message is a row, never compute: @mentions land in inboxes; p promotes to a job.";
+            widgets::answer_form::render_text(frame, a.body, &title, note, text, "send", theme)
+        }
+    }
+    widgets::toast::render(frame, a.body, state, theme);
+}

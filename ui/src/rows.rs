@@ -1,0 +1,364 @@
+//! Visible rows of each list pane, derived from a snapshot and the UI state.
+//!
+//! Owns folding, filtering and ordering, so `update` (moving selections, mouse hits) and
+//! the widgets (drawing) always agree on what row N is. Must not draw or mutate state.
+
+use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
+
+use crate::state::State;
+use crate::view::{
+    AttentionItem, AttentionKind, Inbox, JobKind, JobNode, Message, RootView, Snapshot, ThreadView,
+};
+
+/// Fuzzy filter over a row's haystack (id, agent, repo, state), with nucleo's scoring.
+pub struct Filter {
+    pattern: Option<Pattern>,
+    matcher: Matcher,
+    buf: Vec<char>,
+}
+
+impl Filter {
+    pub fn new(text: &str) -> Self {
+        let text = text.trim();
+        Filter {
+            pattern: (!text.is_empty())
+                .then(|| Pattern::parse(text, CaseMatching::Ignore, Normalization::Smart)),
+            matcher: Matcher::new(Config::DEFAULT),
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.pattern.is_some()
+    }
+
+    pub fn matches(&mut self, haystack: &str) -> bool {
+        match &self.pattern {
+            None => true,
+            Some(p) => p
+                .score(Utf32Str::new(haystack, &mut self.buf), &mut self.matcher)
+                .is_some(),
+        }
+    }
+}
+
+/// One line of the job tree.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeRow<'a> {
+    pub root: &'a RootView,
+    pub node: &'a JobNode,
+    /// Indentation level (0 for roots).
+    pub level: usize,
+    pub folded: bool,
+    /// Whether this is the last child of its parent (for the tree guides).
+    pub last: bool,
+    /// For each ancestor level, whether a guide line continues below.
+    pub guides: [bool; 16],
+}
+
+fn job_haystack(root: &RootView, n: &JobNode) -> String {
+    format!(
+        "{} {} {} {} {}",
+        n.id,
+        n.agent,
+        root.repo.as_deref().unwrap_or(""),
+        n.state.name(),
+        n.action
+    )
+}
+
+/// Whether `node` is folded: the operator's choice, else folded when its subtree settled
+/// (a root folds when its run is over).
+pub fn is_folded(state: &State, root: &RootView, node: &JobNode) -> bool {
+    if node.children.is_empty() {
+        return false;
+    }
+    if let Some(f) = state.folds.get(&node.id) {
+        return *f;
+    }
+    if node.kind == JobKind::Root {
+        !root.state.is_live()
+    } else {
+        node.is_settled()
+    }
+}
+
+/// The tree's visible rows: roots newest first, then their children in order. While a
+/// filter is active, folds are ignored and a node shows if it or a descendant matches.
+pub fn tree_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<TreeRow<'a>> {
+    let mut filter = Filter::new(&state.filter);
+    let mut out = Vec::new();
+    for root in snap.roots_newest_first() {
+        push_node(
+            &mut out,
+            root,
+            &root.tree,
+            0,
+            true,
+            [false; 16],
+            state,
+            &mut filter,
+        );
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push_node<'a>(
+    out: &mut Vec<TreeRow<'a>>,
+    root: &'a RootView,
+    node: &'a JobNode,
+    level: usize,
+    last: bool,
+    guides: [bool; 16],
+    state: &State,
+    filter: &mut Filter,
+) {
+    if filter.is_active() && !subtree_matches(root, node, filter) {
+        return;
+    }
+    let folded = !filter.is_active() && is_folded(state, root, node);
+    out.push(TreeRow {
+        root,
+        node,
+        level,
+        folded,
+        last,
+        guides,
+    });
+    if folded {
+        return;
+    }
+    let kids: Vec<&JobNode> = if filter.is_active() {
+        node.children
+            .iter()
+            .filter(|c| subtree_matches(root, c, filter))
+            .collect()
+    } else {
+        node.children.iter().collect()
+    };
+    let mut g = guides;
+    if level > 0 && level < 16 {
+        g[level] = !last;
+    }
+    for (i, c) in kids.iter().enumerate() {
+        push_node(
+            out,
+            root,
+            c,
+            level + 1,
+            i + 1 == kids.len(),
+            g,
+            state,
+            filter,
+        );
+    }
+}
+
+fn subtree_matches(root: &RootView, node: &JobNode, filter: &mut Filter) -> bool {
+    let mut title = job_haystack(root, node);
+    if node.kind == JobKind::Root {
+        title.push(' ');
+        title.push_str(&root.title);
+    }
+    filter.matches(&title)
+        || node
+            .children
+            .iter()
+            .any(|c| subtree_matches(root, c, filter))
+}
+
+/// Attention items, oldest gate first (it has waited longest), filtered.
+pub fn attention_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a AttentionItem> {
+    let mut filter = Filter::new(&state.filter);
+    let mut v: Vec<&AttentionItem> = snap
+        .attention
+        .iter()
+        .filter(|a| {
+            let repo = snap
+                .root(&a.root_id)
+                .and_then(|r| r.repo.as_deref())
+                .unwrap_or("");
+            let kind = match a.kind {
+                AttentionKind::Ask { .. } => "ask awaiting",
+                AttentionKind::Failure { .. } => "failure failed",
+            };
+            filter.matches(&format!("{} {} {} {}", a.job_id, a.agent, repo, kind))
+        })
+        .collect();
+    v.sort_by(|a, b| a.opened_ms.cmp(&b.opened_ms).then(a.job_id.cmp(&b.job_id)));
+    v
+}
+
+/// Threads, most recent activity first, filtered.
+pub fn thread_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a ThreadView> {
+    let mut filter = Filter::new(&state.filter);
+    let mut v: Vec<&ThreadView> = snap
+        .threads
+        .iter()
+        .filter(|t| {
+            let st = match t.state {
+                crate::view::ThreadState::Open => "open",
+                crate::view::ThreadState::Closed => "closed",
+            };
+            filter.matches(&format!(
+                "{} {} {} {} {}",
+                t.id,
+                t.slug,
+                t.title,
+                t.repo.as_deref().unwrap_or(""),
+                st
+            ))
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b.last_activity_ms
+            .cmp(&a.last_activity_ms)
+            .then(a.id.cmp(&b.id))
+    });
+    v
+}
+
+/// Agents' inboxes, most unread first.
+pub fn inbox_rows(snap: &Snapshot) -> Vec<&Inbox> {
+    let mut v: Vec<&Inbox> = snap.inboxes.iter().collect();
+    v.sort_by(|a, b| b.unread.cmp(&a.unread).then(a.agent.cmp(&b.agent)));
+    v
+}
+
+/// The open thread's messages, when the loaded transcript is the selected thread's.
+pub fn message_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Message> {
+    match (&snap.transcript, &state.sel.thread) {
+        (Some(t), Some(id)) if &t.thread_id == id => t.messages.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// One node of the DAG, with its layer (0 = coordinator).
+#[derive(Debug, Clone)]
+pub struct DagNode<'a> {
+    pub node: &'a JobNode,
+    pub layer: usize,
+    /// Ids of the nodes it has an edge from.
+    pub from: Vec<&'a str>,
+}
+
+/// The delegation DAG of one root: coordinator in layer 0, legs by dependency depth, the
+/// continuation (and finalize) after the deepest leg. Edges: parent → legs without deps,
+/// dep → dependent, legs nothing depends on → continuation. Nodes are ordered by layer,
+/// then by the coordinator's delegation order.
+pub fn dag_nodes(root: &RootView) -> Vec<DagNode<'_>> {
+    let coord = &root.tree;
+    let legs: Vec<&JobNode> = coord
+        .children
+        .iter()
+        .filter(|c| c.kind == JobKind::Leg)
+        .collect();
+    let tails: Vec<&JobNode> = coord
+        .children
+        .iter()
+        .filter(|c| c.kind != JobKind::Leg)
+        .collect();
+    let by_delegation = |d: &str| {
+        legs.iter()
+            .find(|l| l.delegation_id.as_deref() == Some(d))
+            .copied()
+    };
+    let mut layer: Vec<usize> = vec![0; legs.len()];
+    // Longest-path layering; deps form a DAG (validated upstream), so |legs| rounds settle it.
+    for _ in 0..legs.len() {
+        for (i, l) in legs.iter().enumerate() {
+            let want = 1 + l
+                .deps
+                .iter()
+                .filter_map(|d| {
+                    legs.iter()
+                        .position(|x| x.delegation_id.as_deref() == Some(d))
+                })
+                .map(|j| layer[j])
+                .max()
+                .unwrap_or(0);
+            layer[i] = want;
+        }
+    }
+    let mut out = vec![DagNode {
+        node: coord,
+        layer: 0,
+        from: Vec::new(),
+    }];
+    let depth = layer.iter().copied().max().unwrap_or(0);
+    for (i, l) in legs.iter().enumerate() {
+        let deps: Vec<&str> = l
+            .deps
+            .iter()
+            .filter_map(|d| by_delegation(d))
+            .map(|n| n.id.as_str())
+            .collect();
+        let from = if deps.is_empty() {
+            vec![coord.id.as_str()]
+        } else {
+            deps
+        };
+        out.push(DagNode {
+            node: l,
+            layer: layer[i],
+            from,
+        });
+    }
+    let sinks: Vec<&str> = legs
+        .iter()
+        .filter(|l| {
+            let d = l.delegation_id.as_deref();
+            !legs
+                .iter()
+                .any(|o| o.deps.iter().any(|x| Some(x.as_str()) == d))
+        })
+        .map(|l| l.id.as_str())
+        .collect();
+    for (i, t) in tails.iter().enumerate() {
+        let from = if i == 0 {
+            if sinks.is_empty() {
+                vec![coord.id.as_str()]
+            } else {
+                sinks.clone()
+            }
+        } else {
+            vec![tails[i - 1].id.as_str()]
+        };
+        out.push(DagNode {
+            node: t,
+            layer: depth + 1 + i,
+            from,
+        });
+    }
+    out.sort_by_key(|n| n.layer);
+    out
+}
+
+/// The root the DAG pane shows: the chosen one, else the tree selection's, else the
+/// newest live root, else the newest.
+pub fn dag_root<'a>(snap: &'a Snapshot, state: &State) -> Option<&'a RootView> {
+    if let Some(r) = state.dag_root.as_deref().and_then(|id| snap.root(id)) {
+        return Some(r);
+    }
+    if let Some(r) = state.sel.tree.as_deref().and_then(|id| snap.root_of(id)) {
+        return Some(r);
+    }
+    let roots = snap.roots_newest_first();
+    roots
+        .iter()
+        .find(|r| r.state.is_live())
+        .or(roots.first())
+        .copied()
+}
+
+/// First visible row of a list so that `selected` stays on screen (stateless scrolling,
+/// shared by drawing and mouse hit-testing).
+pub fn scroll_offset(selected: usize, height: usize) -> usize {
+    if height == 0 {
+        0
+    } else {
+        (selected + 1).saturating_sub(height)
+    }
+}

@@ -1,0 +1,460 @@
+//! Plain-data view models: what the glue in `src/tui` loads from the store and hands to
+//! `update` and `render`.
+//!
+//! Owns the shapes only. Must not know about SQLite rows or the domain crate: the states
+//! here are the ui crate's own small enums, mapped by the glue. All times are integer
+//! milliseconds since the epoch; `now_ms` is injected so tests render with a fixed clock.
+
+/// A job's lifecycle state, as the control room shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Blocked,
+    Cancelled,
+}
+
+impl JobState {
+    pub const ALL: [JobState; 6] = [
+        JobState::Queued,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Blocked,
+        JobState::Cancelled,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Blocked => "blocked",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Nothing more will happen to the job unless a human acts.
+    pub fn is_settled(self) -> bool {
+        !matches!(self, JobState::Queued | JobState::Running)
+    }
+}
+
+/// A root's run state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Running,
+    AwaitingHuman,
+    Done,
+    Blocked,
+    Failed,
+    Killed,
+}
+
+impl RunState {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::AwaitingHuman => "awaiting_human",
+            RunState::Done => "done",
+            RunState::Blocked => "blocked",
+            RunState::Failed => "failed",
+            RunState::Killed => "killed",
+        }
+    }
+
+    pub fn is_live(self) -> bool {
+        matches!(self, RunState::Running | RunState::AwaitingHuman)
+    }
+}
+
+/// Where a job sits in its tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    Root,
+    Leg,
+    Continuation,
+    Finalize,
+}
+
+impl JobKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::Root => "root",
+            JobKind::Leg => "leg",
+            JobKind::Continuation => "continuation",
+            JobKind::Finalize => "finalize",
+        }
+    }
+}
+
+/// Counts of a subtree's jobs. `done` is succeeded; `failed` is failed, blocked or
+/// cancelled — the ones a human may have to look at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rollup {
+    pub running: u32,
+    pub queued: u32,
+    pub done: u32,
+    pub failed: u32,
+}
+
+impl Rollup {
+    pub fn total(&self) -> u32 {
+        self.running + self.queued + self.done + self.failed
+    }
+}
+
+/// One job in a root's tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobNode {
+    pub id: String,
+    pub kind: JobKind,
+    pub delegation_id: Option<String>,
+    pub agent: String,
+    pub action: String,
+    pub state: JobState,
+    pub decision: Option<String>,
+    pub summary: Option<String>,
+    pub depth: u32,
+    /// Delegation ids of the siblings this job waits for.
+    pub deps: Vec<String>,
+    pub started_ms: Option<i64>,
+    pub finished_ms: Option<i64>,
+    pub tokens: u64,
+    pub children: Vec<JobNode>,
+}
+
+impl JobNode {
+    /// Counts of this node and every descendant.
+    pub fn rollup(&self) -> Rollup {
+        let mut r = Rollup::default();
+        self.walk(&mut |n| match n.state {
+            JobState::Running => r.running += 1,
+            JobState::Queued => r.queued += 1,
+            JobState::Succeeded => r.done += 1,
+            JobState::Failed | JobState::Blocked | JobState::Cancelled => r.failed += 1,
+        });
+        r
+    }
+
+    /// Visits this node and every descendant, parents first.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a JobNode)) {
+        f(self);
+        for c in &self.children {
+            c.walk(f);
+        }
+    }
+
+    /// Every job below (and including) this one has settled.
+    pub fn is_settled(&self) -> bool {
+        self.state.is_settled() && self.children.iter().all(JobNode::is_settled)
+    }
+
+    pub fn find(&self, id: &str) -> Option<&JobNode> {
+        if self.id == id {
+            return Some(self);
+        }
+        self.children.iter().find_map(|c| c.find(id))
+    }
+
+    /// Short name for rows: the delegation id for legs, the kind for the rest.
+    pub fn label(&self) -> &str {
+        match (&self.delegation_id, self.kind) {
+            (Some(d), JobKind::Leg) => d,
+            (_, JobKind::Root) => &self.id,
+            (_, k) => k.name(),
+        }
+    }
+}
+
+/// One root: its run and its job tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RootView {
+    pub id: String,
+    pub title: String,
+    pub state: RunState,
+    pub repo: Option<String>,
+    pub created_ms: i64,
+    pub finished_ms: Option<i64>,
+    pub tokens: u64,
+    pub cost_usd: f64,
+    pub tree: JobNode,
+}
+
+/// One question of an ask-gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub id: String,
+    pub prompt: String,
+    /// Empty means free text.
+    pub choices: Vec<String>,
+}
+
+/// What kind of human gate an attention item is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttentionKind {
+    /// A job asked questions and waits for answers.
+    Ask { questions: Vec<Question> },
+    /// A leg failed under `escalate_human`; the coordinator waits for retry/continue/abort.
+    Failure { failed_leg: String, reason: String },
+}
+
+/// Something waiting for a human.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttentionItem {
+    /// The job the answer or verb goes to.
+    pub job_id: String,
+    pub root_id: String,
+    pub agent: String,
+    /// Why it waits, in the job's own words (its summary), if it gave one.
+    pub why: Option<String>,
+    pub opened_ms: i64,
+    /// The chat thread created for the gate, if any.
+    pub thread: Option<String>,
+    pub kind: AttentionKind,
+}
+
+impl AttentionItem {
+    /// The selection key: one coordinator can hold an ask round and a failure round at
+    /// once, so the job id alone does not name a row.
+    pub fn key(&self) -> String {
+        let kind = match self.kind {
+            AttentionKind::Ask { .. } => "ask",
+            AttentionKind::Failure { .. } => "failure",
+        };
+        format!("{}#{kind}", self.job_id)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadState {
+    Open,
+    Closed,
+}
+
+/// One chat thread in the list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadView {
+    pub id: String,
+    pub slug: String,
+    pub title: String,
+    pub repo: Option<String>,
+    pub state: ThreadState,
+    pub last_activity_ms: i64,
+    pub unread: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    Chat,
+    PromotionRequest,
+    JobResult,
+    System,
+}
+
+/// One row of a transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub seq: u64,
+    pub kind: MessageKind,
+    pub author: String,
+    pub body: String,
+    pub mentions: Vec<String>,
+    pub reply_to: Option<u64>,
+    pub promoted_job_id: Option<String>,
+    pub ts_ms: i64,
+}
+
+/// The messages of the thread the operator has open.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transcript {
+    pub thread_id: String,
+    pub messages: Vec<Message>,
+}
+
+/// One mention of an agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboxItem {
+    pub thread_id: String,
+    pub seq: u64,
+    pub author: String,
+    pub body: String,
+    pub read: bool,
+    pub ts_ms: i64,
+}
+
+/// An agent's inbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inbox {
+    pub agent: String,
+    pub unread: u32,
+    pub items: Vec<InboxItem>,
+}
+
+/// A delegation row of a coordinator's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelegationRow {
+    pub id: String,
+    pub agent: String,
+    pub action: String,
+    pub deps: Vec<String>,
+    /// The leg job's state once it exists.
+    pub state: Option<JobState>,
+}
+
+/// The parsed `gitmoot_result` fields the drawer shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultView {
+    pub decision: String,
+    pub summary: String,
+    pub findings: Vec<String>,
+    pub delegations: Vec<DelegationRow>,
+}
+
+/// One event of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRow {
+    pub ts_ms: i64,
+    pub kind: String,
+    pub message: String,
+}
+
+/// Everything the Detail drawer shows for one job (loaded on demand, see
+/// `Action::LoadDetail`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobDetail {
+    pub job_id: String,
+    pub agent: String,
+    pub kind: JobKind,
+    pub action: String,
+    pub state: JobState,
+    pub attempt: u32,
+    pub prompt: String,
+    pub result: Option<ResultView>,
+    pub events: Vec<EventRow>,
+    pub error: Option<String>,
+    pub raw_output: Option<String>,
+}
+
+/// Whether this control room runs the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaemonStatus {
+    Embedded,
+    Attached,
+    None,
+}
+
+/// Fleet-wide counts for the status bar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub running: u32,
+    pub queued: u32,
+    pub awaiting: u32,
+}
+
+/// One load of the store: everything `render` draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The clock at load time; `Event::Tick` moves the state's clock on between loads.
+    pub now_ms: i64,
+    /// When the store was read (for "updated Ns ago").
+    pub as_of_ms: i64,
+    pub daemon: DaemonStatus,
+    pub counts: Counts,
+    /// In any order; the tree shows them newest first.
+    pub roots: Vec<RootView>,
+    pub attention: Vec<AttentionItem>,
+    pub threads: Vec<ThreadView>,
+    pub transcript: Option<Transcript>,
+    pub inboxes: Vec<Inbox>,
+    pub detail: Option<JobDetail>,
+}
+
+impl Snapshot {
+    /// An empty store (first frame before the first load).
+    pub fn empty(now_ms: i64) -> Self {
+        Snapshot {
+            now_ms,
+            as_of_ms: now_ms,
+            daemon: DaemonStatus::None,
+            counts: Counts::default(),
+            roots: Vec::new(),
+            attention: Vec::new(),
+            threads: Vec::new(),
+            transcript: None,
+            inboxes: Vec::new(),
+            detail: None,
+        }
+    }
+
+    /// Roots, newest first (ties by id so the order is stable).
+    pub fn roots_newest_first(&self) -> Vec<&RootView> {
+        let mut v: Vec<&RootView> = self.roots.iter().collect();
+        v.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(a.id.cmp(&b.id)));
+        v
+    }
+
+    pub fn root(&self, id: &str) -> Option<&RootView> {
+        self.roots.iter().find(|r| r.id == id)
+    }
+
+    /// The root whose tree holds `job_id`.
+    pub fn root_of(&self, job_id: &str) -> Option<&RootView> {
+        self.roots.iter().find(|r| r.tree.find(job_id).is_some())
+    }
+
+    pub fn job(&self, id: &str) -> Option<&JobNode> {
+        self.roots.iter().find_map(|r| r.tree.find(id))
+    }
+}
+
+/// "3s", "4m", "2h", "5d": the compact age the panes show.
+pub fn age(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// "1m05s" style elapsed time for running and finished jobs.
+pub fn elapsed(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    }
+}
+
+/// "12.3k" style token counts.
+pub fn tokens(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        format!("{:.1}M", n as f64 / 1_000_000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_formats() {
+        assert_eq!(age(59_999), "59s");
+        assert_eq!(age(3_600_000), "1h");
+        assert_eq!(elapsed(65_000), "1m05s");
+        assert_eq!(tokens(12_345), "12.3k");
+        assert_eq!(tokens(999), "999");
+    }
+}

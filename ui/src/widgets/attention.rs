@@ -1,0 +1,149 @@
+//! The Attention pane: every ask-gate and failure escalation, oldest first, with its
+//! question, choices, why and age, and the keys that act on it in place.
+//!
+//! Owns drawing of attention items only; must not decide what an answer does.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{fit, pane_block, row_style, truncate};
+use crate::layout::ATTENTION_ITEM_LINES;
+use crate::rows;
+use crate::sanitize::clean_line;
+use crate::state::{Pane, State};
+use crate::theme::{Slot, Theme};
+use crate::view::{AttentionKind, Snapshot, age};
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
+    let items = rows::attention_rows(snap, state);
+    let note = if items.is_empty() {
+        String::new()
+    } else {
+        format!("{} waiting", items.len())
+    };
+    let block = pane_block(Pane::Attention, state, theme, note);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let w = inner.width as usize;
+    if items.is_empty() {
+        let msg = if state.filter.is_empty() {
+            "Nothing waits for you."
+        } else {
+            "No gate matches the filter."
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(format!(" {msg}"), theme.style(Slot::Muted))),
+            inner,
+        );
+        return;
+    }
+    let per = (ATTENTION_ITEM_LINES + 1) as usize;
+    let sel = items
+        .iter()
+        .position(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
+        .unwrap_or(0);
+    let visible = (inner.height as usize + 1) / per;
+    let offset = rows::scroll_offset(sel, visible.max(1));
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, item) in items.iter().enumerate().skip(offset) {
+        if i > offset {
+            lines.push(Line::raw(""));
+        }
+        let selected = i == sel && state.focus == Pane::Attention;
+        let base = row_style(theme.style(Slot::Text), selected, theme);
+        let muted = row_style(theme.style(Slot::Muted), selected, theme);
+        let mark = if i == sel { "▌" } else { " " };
+        let ago = age(state.now_ms - item.opened_ms);
+        let (kind_slot, kind, head) = match &item.kind {
+            AttentionKind::Ask { questions } => (
+                Slot::AttentionAsk,
+                "? ask    ",
+                format!(
+                    "{} · {} · {} question{}",
+                    item.job_id,
+                    item.agent,
+                    questions.len(),
+                    if questions.len() == 1 { "" } else { "s" }
+                ),
+            ),
+            AttentionKind::Failure { failed_leg, .. } => (
+                Slot::AttentionFailure,
+                "✗ failure",
+                format!("{} · leg {} failed", item.job_id, leg_name(failed_leg)),
+            ),
+        };
+        let head_w = w.saturating_sub(12 + ago.len() + 1);
+        lines.push(Line::from(vec![
+            Span::styled(mark, theme.style(Slot::Accent)),
+            Span::styled(
+                format!("{kind} "),
+                row_style(theme.style(kind_slot), selected, theme),
+            ),
+            Span::styled(fit(&clean_line(&head), head_w), base),
+            Span::styled(
+                format!(" {ago}"),
+                row_style(theme.style(Slot::AttentionAge), selected, theme),
+            ),
+        ]));
+        let body_w = w.saturating_sub(4);
+        match &item.kind {
+            AttentionKind::Ask { questions } => {
+                let first = questions.first();
+                let more = if questions.len() > 1 {
+                    format!(" (+{} more)", questions.len() - 1)
+                } else {
+                    String::new()
+                };
+                let q = first.map(|q| clean_line(&q.prompt)).unwrap_or_default();
+                lines.push(Line::from(vec![
+                    Span::styled("    ", base),
+                    Span::styled(
+                        fit(
+                            &format!("{}{more}", truncate(&q, body_w.saturating_sub(more.len()))),
+                            body_w,
+                        ),
+                        base,
+                    ),
+                ]));
+                let choices = match first {
+                    Some(q) if !q.choices.is_empty() => q
+                        .choices
+                        .iter()
+                        .map(|c| format!("[{}]", clean_line(c)))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    _ => "free text".to_string(),
+                };
+                let why = item
+                    .why
+                    .as_deref()
+                    .map(|w| format!("  why: {}", clean_line(w)))
+                    .unwrap_or_default();
+                lines.push(Line::from(vec![
+                    Span::styled("    ", muted),
+                    Span::styled(fit(&format!("{choices}{why}"), body_w), muted),
+                ]));
+            }
+            AttentionKind::Failure { reason, .. } => {
+                lines.push(Line::from(vec![
+                    Span::styled("    ", base),
+                    Span::styled(fit(&format!("why: {}", clean_line(reason)), body_w), base),
+                ]));
+                lines.push(Line::from(vec![
+                    Span::styled("    ", muted),
+                    Span::styled(
+                        fit("r retry with instructions · c continue · x abort", body_w),
+                        muted,
+                    ),
+                ]));
+            }
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn leg_name(id: &str) -> &str {
+    id.rsplit('/').next().unwrap_or(id)
+}

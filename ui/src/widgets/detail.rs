@@ -1,0 +1,163 @@
+//! The Detail drawer: one job's prompt, result (decision, summary, findings, delegations),
+//! events, error and raw output, pre-wrapped so scrolling is by screen line.
+//!
+//! Owns drawing of `Snapshot::detail`; loading it is the glue's job (`Action::LoadDetail`).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{job_glyph, job_slot, pane_block, wrap};
+use crate::sanitize::{clean, clean_line};
+use crate::state::{Pane, State};
+use crate::theme::{Slot, Theme};
+use crate::view::{JobDetail, Snapshot};
+
+/// Every line of the drawer for `width` columns (also used by `update` to bound scrolling).
+pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let head = |t: &str| {
+        Line::from(Span::styled(
+            format!("── {t} "),
+            theme.style(Slot::PaneTitle),
+        ))
+    };
+    let text = |s: &str, slot: Slot, out: &mut Vec<Line<'static>>| {
+        for l in wrap(&clean(s), width.saturating_sub(2)) {
+            out.push(Line::from(Span::styled(
+                format!("  {l}"),
+                theme.style(slot),
+            )));
+        }
+    };
+    out.push(Line::from(vec![
+        Span::styled(
+            format!("{} {} ", job_glyph(d.state, 0), d.state.name()),
+            theme.style(job_slot(d.state)),
+        ),
+        Span::styled(d.job_id.clone(), theme.style(Slot::PaneTitle)),
+        Span::styled(
+            format!(
+                "  {} · {} · {} · attempt {}",
+                clean_line(&d.agent),
+                d.kind.name(),
+                d.action,
+                d.attempt
+            ),
+            theme.style(Slot::Muted),
+        ),
+    ]));
+    out.push(Line::raw(""));
+    out.push(head("prompt"));
+    text(&d.prompt, Slot::Text, &mut out);
+    out.push(Line::raw(""));
+    out.push(head("result"));
+    match &d.result {
+        None => out.push(Line::from(Span::styled(
+            "  (no result yet)",
+            theme.style(Slot::Muted),
+        ))),
+        Some(r) => {
+            out.push(Line::from(vec![
+                Span::styled("  decision ", theme.style(Slot::Muted)),
+                Span::styled(clean_line(&r.decision), theme.style(Slot::Accent)),
+            ]));
+            text(&r.summary, Slot::Text, &mut out);
+            for f in &r.findings {
+                text(&format!("• {f}"), Slot::Text, &mut out);
+            }
+            if !r.delegations.is_empty() {
+                out.push(Line::from(Span::styled(
+                    format!(
+                        "  {:<10} {:<11} {:<7} {:<10} {}",
+                        "DELEGATION", "AGENT", "ACTION", "DEPS", "STATE"
+                    ),
+                    theme.style(Slot::Muted),
+                )));
+                for row in &r.delegations {
+                    let deps = if row.deps.is_empty() {
+                        "-".to_string()
+                    } else {
+                        row.deps.join(",")
+                    };
+                    let (st, slot) = match row.state {
+                        Some(s) => (format!("{} {}", job_glyph(s, 0), s.name()), job_slot(s)),
+                        None => ("not started".to_string(), Slot::Muted),
+                    };
+                    out.push(Line::from(vec![
+                        Span::styled(
+                            format!(
+                                "  {:<10} {:<11} {:<7} {:<10} ",
+                                super::truncate(&clean_line(&row.id), 10),
+                                super::truncate(&clean_line(&row.agent), 11),
+                                row.action,
+                                super::truncate(&deps, 10)
+                            ),
+                            theme.style(Slot::Text),
+                        ),
+                        Span::styled(st, theme.style(slot)),
+                    ]));
+                }
+            }
+        }
+    }
+    out.push(Line::raw(""));
+    out.push(head("events"));
+    for e in &d.events {
+        out.push(Line::from(vec![
+            Span::styled(format!("  {} ", clock(e.ts_ms)), theme.style(Slot::Muted)),
+            Span::styled(
+                format!("{:<20} ", super::truncate(&e.kind, 20)),
+                theme.style(Slot::Accent),
+            ),
+            Span::styled(clean_line(&e.message), theme.style(Slot::Text)),
+        ]));
+    }
+    if let Some(err) = &d.error {
+        out.push(Line::raw(""));
+        out.push(head("error"));
+        text(err, Slot::JobFailed, &mut out);
+    }
+    if let Some(raw) = &d.raw_output {
+        out.push(Line::raw(""));
+        out.push(head("raw output"));
+        text(raw, Slot::Muted, &mut out);
+    }
+    out
+}
+
+/// `HH:MM:SS` UTC of an epoch-ms time.
+fn clock(ms: i64) -> String {
+    let s = ms.div_euclid(1000).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
+}
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
+    let note = state.detail_job.clone().unwrap_or_default();
+    let block = pane_block(Pane::Detail, state, theme, note);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(job) = state.detail_job.as_deref() else {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                " Select a job and press Enter to see its detail.",
+                theme.style(Slot::Muted),
+            )),
+            inner,
+        );
+        return;
+    };
+    match snap.detail.as_ref().filter(|d| d.job_id == job) {
+        None => frame.render_widget(
+            Paragraph::new(Span::styled(" loading…", theme.style(Slot::Muted))),
+            inner,
+        ),
+        Some(d) => {
+            let lines = content(d, inner.width as usize, theme);
+            let max = lines.len().saturating_sub(inner.height as usize) as u16;
+            let scroll = state.detail_scroll.min(max);
+            frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Confirmation dialogs (kill root, cancel job, abort) and the promote action picker. Each
+//! states exactly what will happen before anything does.
+//!
+//! Owns drawing; the confirmed action is built in `update`.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+
+use super::{centered, hints};
+use crate::action::PromoteAction;
+use crate::state::Confirm;
+use crate::theme::{Slot, Theme};
+
+fn frame_box(
+    frame: &mut Frame,
+    area: Rect,
+    h: u16,
+    title: &str,
+    theme: &Theme,
+    danger: bool,
+) -> Rect {
+    let r = centered(area, 72, h);
+    frame.render_widget(Clear, r);
+    let style = if danger {
+        theme.style(Slot::DialogDanger)
+    } else {
+        theme.style(Slot::DialogBorder)
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(style)
+        .title(Span::styled(format!(" {title} "), style));
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    inner
+}
+
+pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme) {
+    let text = theme.style(Slot::Text);
+    let muted = theme.style(Slot::Muted);
+    let (title, mut lines, keys): (String, Vec<Line>, Vec<(String, &str)>) = match c {
+        Confirm::KillRoot {
+            root_id,
+            title,
+            queued,
+            running,
+        } => (
+            format!("Kill {root_id}?"),
+            vec![
+                Line::from(Span::styled(
+                    format!(" \"{title}\""),
+                    theme.style(Slot::PaneTitle),
+                )),
+                Line::raw(""),
+                Line::from(Span::styled(
+                    format!(" • no new delegations; queued jobs ({queued}) are cancelled"),
+                    text,
+                )),
+                Line::from(Span::styled(
+                    format!(" • running jobs ({running}) finish their current turn"),
+                    text,
+                )),
+                Line::from(Span::styled(
+                    " • then exactly one finalize continuation runs on what completed",
+                    text,
+                )),
+                Line::from(Span::styled(" • the run ends as killed", text)),
+                Line::from(Span::styled(
+                    " Force terminates the running jobs' processes instead of waiting.",
+                    muted,
+                )),
+            ],
+            vec![
+                ("y".into(), "kill"),
+                ("F".into(), "force kill"),
+                ("n/Esc".into(), "keep running"),
+            ],
+        ),
+        Confirm::CancelJob { job_id } => (
+            format!("Cancel {job_id}?"),
+            vec![
+                Line::from(Span::styled(
+                    " The job stops (a running one is terminated) and is marked cancelled.",
+                    text,
+                )),
+                Line::from(Span::styled(
+                    " Its coordinator treats it as a failed leg under its failure policy.",
+                    muted,
+                )),
+            ],
+            vec![("y".into(), "cancel job"), ("n/Esc".into(), "keep it")],
+        ),
+        Confirm::Abort { job_id } => (
+            format!("Abort {job_id}?"),
+            vec![
+                Line::from(Span::styled(
+                    " The escalation resolves with abort: no retry, the tree stops and",
+                    text,
+                )),
+                Line::from(Span::styled(
+                    " its run ends failed. Same as `gitmoot job resume … abort`.",
+                    text,
+                )),
+            ],
+            vec![("y".into(), "abort"), ("n/Esc".into(), "back")],
+        ),
+    };
+    lines.push(Line::raw(""));
+    let mut k = vec![Span::raw(" ")];
+    k.extend(hints(&keys, theme));
+    lines.push(Line::from(k));
+    let inner = frame_box(frame, area, lines.len() as u16 + 2, &title, theme, true);
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+pub fn render_promote(frame: &mut Frame, area: Rect, seq: u64, choice: usize, theme: &Theme) {
+    let mut lines = vec![
+        Line::from(Span::styled(
+            format!(" Run message #{seq} as a job (chat task) with the mentioned agent:"),
+            theme.style(Slot::Text),
+        )),
+        Line::raw(""),
+    ];
+    for (i, a) in PromoteAction::ALL.iter().enumerate() {
+        let sel = i == choice;
+        let style = if sel {
+            theme.style(Slot::Selection)
+        } else {
+            theme.style(Slot::Text)
+        };
+        lines.push(Line::from(Span::styled(
+            format!(" {} {}", if sel { "›" } else { " " }, a.name()),
+            style,
+        )));
+    }
+    lines.push(Line::raw(""));
+    let mut k = vec![Span::raw(" ")];
+    k.extend(hints(
+        &[
+            ("↑/↓".into(), "choose"),
+            ("Enter".into(), "promote"),
+            ("Esc".into(), "cancel"),
+        ],
+        theme,
+    ));
+    lines.push(Line::from(k));
+    let inner = frame_box(
+        frame,
+        area,
+        lines.len() as u16 + 2,
+        "Promote to a job",
+        theme,
+        false,
+    );
+    frame.render_widget(Paragraph::new(lines), inner);
+}

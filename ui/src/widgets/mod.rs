@@ -1,0 +1,225 @@
+//! Widgets: one file per pane, bar, overlay and dialog, plus the shared bits they use.
+//!
+//! Owns drawing only: every widget reads `&State`, `&Snapshot` and `&Theme` and writes
+//! into a frame region. Agent text passes through `sanitize` before it is drawn. Must not
+//! change state (drawing cannot move a selection).
+
+pub mod answer_form;
+pub mod attention;
+pub mod command;
+pub mod dag;
+pub mod detail;
+pub mod dialog;
+pub mod filter;
+pub mod footer;
+pub mod help;
+pub mod status;
+pub mod threads;
+pub mod toast;
+pub mod tree;
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders};
+
+use crate::state::{Pane, State};
+use crate::theme::{Slot, Theme};
+use crate::view::{JobState, RunState};
+
+/// Spinner frames for running jobs, advanced by the tick.
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub fn job_slot(s: JobState) -> Slot {
+    match s {
+        JobState::Queued => Slot::JobQueued,
+        JobState::Running => Slot::JobRunning,
+        JobState::Succeeded => Slot::JobSucceeded,
+        JobState::Failed => Slot::JobFailed,
+        JobState::Blocked => Slot::JobBlocked,
+        JobState::Cancelled => Slot::JobCancelled,
+    }
+}
+
+pub fn run_slot(s: RunState) -> Slot {
+    match s {
+        RunState::Running => Slot::RunRunning,
+        RunState::AwaitingHuman => Slot::RunAwaiting,
+        RunState::Done => Slot::RunDone,
+        RunState::Blocked => Slot::RunBlocked,
+        RunState::Failed => Slot::RunFailed,
+        RunState::Killed => Slot::RunKilled,
+    }
+}
+
+/// A state glyph; running jobs spin with the tick.
+pub fn job_glyph(s: JobState, tick: u64) -> &'static str {
+    match s {
+        JobState::Queued => "○",
+        JobState::Running => SPINNER[(tick % SPINNER.len() as u64) as usize],
+        JobState::Succeeded => "✓",
+        JobState::Failed => "✗",
+        JobState::Blocked => "◆",
+        JobState::Cancelled => "⊘",
+    }
+}
+
+pub fn run_glyph(s: RunState, tick: u64) -> &'static str {
+    match s {
+        RunState::Running => SPINNER[(tick % SPINNER.len() as u64) as usize],
+        RunState::AwaitingHuman => "?",
+        RunState::Done => "✓",
+        RunState::Blocked => "◆",
+        RunState::Failed => "✗",
+        RunState::Killed => "☠",
+    }
+}
+
+/// The bordered frame of a pane: `N Title` plus an optional note, focus shown by colour
+/// and a heavier border.
+pub fn pane_block<'a>(pane: Pane, state: &State, theme: &Theme, note: String) -> Block<'a> {
+    let focused = state.focus == pane;
+    let border = if focused {
+        theme.style(Slot::PaneFocus)
+    } else {
+        theme.style(Slot::PaneBorder)
+    };
+    let title_style = if focused {
+        theme.style(Slot::PaneFocus)
+    } else {
+        theme.style(Slot::PaneTitle)
+    };
+    let mut title = vec![Span::styled(
+        format!(" {} {} ", pane.number(), pane.title()),
+        title_style,
+    )];
+    if !note.is_empty() {
+        title.push(Span::styled(format!("{note} "), theme.style(Slot::Muted)));
+    }
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(border)
+        .title(Line::from(title))
+}
+
+/// Cuts `s` to `width` display columns, marking the cut with `…`.
+pub fn truncate(s: &str, width: usize) -> String {
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if w + cw > width {
+            if w + 1 > width {
+                out.pop();
+            }
+            out.push('…');
+            return out;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out
+}
+
+/// Pads (or cuts) `s` to exactly `width` columns.
+pub fn fit(s: &str, width: usize) -> String {
+    let t = truncate(s, width);
+    let w = str_width(&t);
+    format!("{t}{}", " ".repeat(width.saturating_sub(w)))
+}
+
+pub fn char_width(c: char) -> usize {
+    Span::raw(c.to_string()).width()
+}
+
+pub fn str_width(s: &str) -> usize {
+    Span::raw(s).width()
+}
+
+/// Word-wraps `s` to `width` columns (long words are split).
+pub fn wrap(s: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    for para in s.split('\n') {
+        let mut line = String::new();
+        let mut w = 0;
+        for word in para.split(' ') {
+            let ww = str_width(word);
+            if w > 0 && w + 1 + ww > width {
+                out.push(std::mem::take(&mut line));
+                w = 0;
+            }
+            if w > 0 {
+                line.push(' ');
+                w += 1;
+            }
+            for c in word.chars() {
+                let cw = char_width(c);
+                if w + cw > width {
+                    out.push(std::mem::take(&mut line));
+                    w = 0;
+                }
+                line.push(c);
+                w += cw;
+            }
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// Centres a `w`×`h` rectangle in `area`.
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// `key desc` pairs as styled spans, for footers and dialog hints.
+pub fn hints<'a>(pairs: &[(String, &str)], theme: &Theme) -> Vec<Span<'a>> {
+    let mut v = Vec::new();
+    for (i, (k, d)) in pairs.iter().enumerate() {
+        if i > 0 {
+            v.push(Span::styled("  ", theme.style(Slot::FooterDesc)));
+        }
+        v.push(Span::styled(k.clone(), theme.style(Slot::FooterKey)));
+        v.push(Span::styled(format!(" {d}"), theme.style(Slot::FooterDesc)));
+    }
+    v
+}
+
+/// A row style: the selection style patched over the base when selected.
+pub fn row_style(base: Style, selected: bool, theme: &Theme) -> Style {
+    if selected {
+        base.patch(theme.style(Slot::Selection))
+    } else {
+        base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_and_wrap() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+        assert_eq!(fit("ab", 4), "ab  ");
+        assert_eq!(wrap("one two three", 7), vec!["one two", "three"]);
+        assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+    }
+}

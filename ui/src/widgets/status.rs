@@ -1,0 +1,67 @@
+//! The status bar: daemon mode, fleet counts, data age, read-only and filter badges.
+//!
+//! Owns the top line only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::state::State;
+use crate::theme::{Slot, Theme};
+use crate::view::{DaemonStatus, Snapshot, age};
+
+/// Data older than this is flagged: the watcher should have refreshed it by then.
+pub const STALE_MS: i64 = 30_000;
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
+    let bar = theme.style(Slot::StatusBar);
+    let warn = theme.style(Slot::StatusWarn);
+    let sep = Span::styled(" │ ", bar);
+    let daemon = match snap.daemon {
+        DaemonStatus::Embedded => Span::styled("daemon embedded", bar),
+        DaemonStatus::Attached => Span::styled("daemon attached (viewer)", bar),
+        DaemonStatus::None => Span::styled("no daemon: jobs will not run", warn),
+    };
+    let c = snap.counts;
+    let mut spans = vec![
+        Span::styled(
+            " gitmoot",
+            bar.patch(theme.style(Slot::PaneTitle)).patch(bar),
+        ),
+        sep.clone(),
+        daemon,
+        sep.clone(),
+    ];
+    spans.push(Span::styled(
+        format!("{} running · {} queued · ", c.running, c.queued),
+        bar,
+    ));
+    spans.push(Span::styled(
+        format!("{} awaiting", c.awaiting),
+        if c.awaiting > 0 { warn } else { bar },
+    ));
+    spans.push(sep.clone());
+    let stale = state.now_ms - snap.as_of_ms;
+    spans.push(Span::styled(
+        format!("updated {} ago", age(stale)),
+        if stale > STALE_MS { warn } else { bar },
+    ));
+    if state.readonly {
+        spans.push(sep.clone());
+        spans.push(Span::styled("READ-ONLY", warn));
+    }
+    if !state.filter.is_empty() && !state.filter_editing {
+        spans.push(sep.clone());
+        spans.push(Span::styled(
+            format!("filter: {}  (Esc clears)", state.filter),
+            bar,
+        ));
+    }
+    let used: usize = spans.iter().map(|s| s.width()).sum();
+    let right = "? help ";
+    let pad = (area.width as usize).saturating_sub(used + right.len());
+    spans.push(Span::styled(" ".repeat(pad), bar));
+    spans.push(Span::styled(right, bar));
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}

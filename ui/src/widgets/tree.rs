@@ -1,0 +1,132 @@
+//! The Job tree pane: roots newest first, then legs and continuations, with fold markers,
+//! state glyphs and colours, spinners, per-node rollups, elapsed time and tokens.
+//!
+//! Owns drawing of `rows::tree_rows`; folding and filtering live in `rows`.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{fit, job_glyph, job_slot, pane_block, row_style, run_glyph, run_slot};
+use crate::rows::{self, TreeRow};
+use crate::sanitize::clean_line;
+use crate::state::{Pane, State};
+use crate::theme::{Slot, Theme};
+use crate::view::{JobKind, Snapshot, elapsed, tokens};
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
+    let rows = rows::tree_rows(snap, state);
+    let note = format!("{} roots", snap.roots.len());
+    let block = pane_block(Pane::Tree, state, theme, note);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if rows.is_empty() {
+        let msg = if state.filter.is_empty() {
+            " No jobs yet. `:job run --agent A PROMPT` starts one."
+        } else {
+            " No job matches the filter."
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(msg, theme.style(Slot::Muted))),
+            inner,
+        );
+        return;
+    }
+    let sel = rows
+        .iter()
+        .position(|r| Some(&r.node.id) == state.sel.tree.as_ref())
+        .unwrap_or(0);
+    let offset = rows::scroll_offset(sel, inner.height as usize);
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(inner.height as usize)
+        .map(|(i, r)| row(r, i == sel, state, theme, inner.width as usize))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize) -> Line<'a> {
+    let selected = is_sel && state.focus == Pane::Tree;
+    let muted = row_style(theme.style(Slot::Muted), selected, theme);
+    let edge = row_style(theme.style(Slot::DagEdge), selected, theme);
+    let text = row_style(theme.style(Slot::Text), selected, theme);
+    let n = r.node;
+    let mut guide = String::new();
+    for l in 1..r.level {
+        guide.push_str(if r.guides[l.min(15)] { "│ " } else { "  " });
+    }
+    if r.level > 0 {
+        guide.push_str(if r.last { "└─" } else { "├─" });
+    }
+    let fold = if n.children.is_empty() {
+        " "
+    } else if r.folded {
+        "▸"
+    } else {
+        "▾"
+    };
+    let (glyph, gslot) = if n.kind == JobKind::Root {
+        (run_glyph(r.root.state, state.tick), run_slot(r.root.state))
+    } else {
+        (job_glyph(n.state, state.tick), job_slot(n.state))
+    };
+    let label = if n.kind == JobKind::Root {
+        format!("{}  {}", n.id, clean_line(&r.root.title))
+    } else {
+        format!("{} · {}", n.label(), n.agent)
+    };
+    let rollup = if n.children.is_empty() {
+        String::new()
+    } else {
+        let ru = n.rollup();
+        let mut parts = Vec::new();
+        for (c, g) in [
+            (ru.running, "▶"),
+            (ru.queued, "○"),
+            (ru.done, "✓"),
+            (ru.failed, "✗"),
+        ] {
+            if c > 0 {
+                parts.push(format!("{c}{g}"));
+            }
+        }
+        parts.join(" ")
+    };
+    let end = match (n.started_ms, n.finished_ms) {
+        (Some(s), Some(f)) => elapsed(f - s),
+        (Some(s), None) => elapsed(state.now_ms - s),
+        _ => "-".to_string(),
+    };
+    let (time, toks) = if n.kind == JobKind::Root {
+        let end = r.root.finished_ms.unwrap_or(state.now_ms);
+        (elapsed(end - r.root.created_ms), tokens(r.root.tokens))
+    } else {
+        (end, tokens(n.tokens))
+    };
+    let right = format!("{:>12} {:>6} {:>5}", rollup, time, toks);
+    let right_w = super::str_width(&right);
+    let left_w = width.saturating_sub(right_w + 1);
+    let mark = if is_sel { "▌" } else { " " };
+    let lead = format!("{guide}{fold}");
+    let lead_w = 1 + super::str_width(&lead) + super::str_width(glyph) + 1;
+    let label_style = if n.kind == JobKind::Root {
+        row_style(theme.style(Slot::PaneTitle), selected, theme)
+    } else {
+        text
+    };
+    Line::from(vec![
+        Span::styled(mark, row_style(theme.style(Slot::Accent), selected, theme)),
+        Span::styled(lead, edge),
+        Span::styled(
+            glyph.to_string(),
+            row_style(theme.style(gslot), selected, theme),
+        ),
+        Span::styled(" ", text),
+        Span::styled(fit(&label, left_w.saturating_sub(lead_w)), label_style),
+        Span::styled(" ", text),
+        Span::styled(right, muted),
+    ])
+}
