@@ -314,3 +314,22 @@ fn job_run_wait_runs_an_in_process_daemon_and_prints_the_result() {
         "{stderr}"
     );
 }
+
+#[test]
+fn output_over_one_mib_is_stored_capped_and_marked_truncated() {
+    let h = TestHome::new();
+    h.shell_agent(
+        "chatty",
+        &format!(
+            "cat >/dev/null\nhead -c 2000000 /dev/zero | tr '\\0' 'x'\necho\necho '{}'\n",
+            result("approved", "long story")
+        ),
+    );
+    let root = h.submit("chatty", "talk", &[]);
+    h.daemon_until_idle(1);
+    let job = h.job(&root);
+    assert_eq!(job.state, JobState::Succeeded, "{:?}", job.error);
+    assert_eq!(job.result.unwrap()["summary"], "long story");
+    assert!(job.output_truncated);
+    assert_eq!(job.raw_output.unwrap().len(), 1024 * 1024);
+}

@@ -26,10 +26,6 @@ use crate::engine;
 use crate::runtime::KillRequest;
 use crate::store::{Store, jobs};
 
-/// The engine's sweep (TTL, wall clock, stopped trees) runs at most this often; store
-/// changes wake the loop far more often under load.
-const SWEEP_EVERY_MS: Millis = 200;
-
 /// One job this daemon is running.
 struct InFlight {
     agent: String,
@@ -86,6 +82,7 @@ struct Pool {
     started_ms: Millis,
     last_status_ms: Millis,
     last_sweep_ms: Millis,
+    tick_ms: Millis,
     inflight: HashMap<String, InFlight>,
     task_jobs: HashMap<tokio::task::Id, String>,
     tasks: JoinSet<JobState>,
@@ -111,7 +108,9 @@ impl Pool {
         let checkouts = self.git_checkouts.clone();
         let worktrees_dir = self.worktrees_dir.clone();
         let now = self.shared.clock.now_ms();
-        let sweep_due = now - self.last_sweep_ms >= SWEEP_EVERY_MS;
+        // The engine's sweep (TTL, wall clock, stopped trees) scans every live run: once
+        // per `[daemon].tick`, not on each of the many wake-ups a busy store causes.
+        let sweep_due = now - self.last_sweep_ms >= self.tick_ms;
         if sweep_due {
             self.last_sweep_ms = now;
         }
@@ -313,6 +312,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         status_path: status::path(&d.home),
         last_status_ms: 0,
         last_sweep_ms: 0,
+        tick_ms: tick.as_millis() as Millis,
         inflight: HashMap::new(),
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
