@@ -111,7 +111,10 @@ esac
         String::from_utf8_lossy(&out.stderr)
     );
     for p in &pids {
-        assert!(!alive(*p), "leftover runtime {p} survived recovery");
+        assert!(
+            wait_until(Duration::from_secs(2), || !alive(*p)),
+            "leftover runtime {p} survived recovery"
+        );
     }
 
     assert_eq!(h.run(&root).state, RunState::Done);
