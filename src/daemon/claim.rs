@@ -79,7 +79,7 @@ fn queued_page(
 }
 
 /// Read-only legs of a repo with a git checkout run in their own worktree; everything
-/// else with a repo shares its checkout under `repo:<repo>`.
+/// else in a repo with a registered checkout shares it under `repo:<repo>`.
 pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
     let Some(repo) = &job.repo else {
         return (
@@ -107,11 +107,12 @@ pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
             Placement::Shared { dir: path },
             Some(format!("repo:{repo}")),
         ),
+        // No registered checkout: nothing on disk is shared, so nothing needs the lock.
         None => (
             Placement::Shared {
                 dir: ctx.scratch_dir.to_path_buf(),
             },
-            Some(format!("repo:{repo}")),
+            None,
         ),
     }
 }
@@ -265,6 +266,28 @@ mod tests {
     }
 
     #[test]
+    fn a_repo_without_a_registered_checkout_takes_no_lock() {
+        let (mut store, dir) = store();
+        let clock = ManualClock::new(1_000);
+        let ids: Vec<String> = (0..3)
+            .map(|_| submit(&mut store, &clock, Some("acme/api")))
+            .collect();
+        let config = Config::default();
+        let ctx = ClaimContext {
+            config: &config,
+            git_checkouts: &HashSet::new(),
+            held: &HashSet::new(),
+            running_per_repo: &HashMap::new(),
+            worktrees_dir: &dir,
+            scratch_dir: &dir,
+            only_root: None,
+        };
+        let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
+        assert_eq!(got.len(), ids.len(), "siblings of one repo run at once");
+        assert!(got.iter().all(|c| c.lock_key.is_none()));
+    }
+
+    #[test]
     fn held_locks_and_repo_caps_are_skipped_without_blocking_later_jobs() {
         let (mut store, dir) = store();
         let clock = ManualClock::new(1_000);
@@ -279,6 +302,13 @@ mod tests {
             RepoConfig {
                 path: Some(dir.clone()),
                 max_parallel: 2,
+            },
+        );
+        config.repos.insert(
+            "acme/api".into(),
+            RepoConfig {
+                path: Some(dir.clone()),
+                max_parallel: 0,
             },
         );
         let held: HashSet<String> = ["repo:acme/api".to_string()].into();
