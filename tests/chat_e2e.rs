@@ -223,3 +223,53 @@ echo '{{"gitmoot_result": {{"decision": "approved", "summary": "{seat} posted '$
         "every seat returns: {jobs}"
     );
 }
+
+#[test]
+fn the_daemon_tick_answers_mentions_only_when_both_switches_are_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let script = r#"cat >/dev/null; echo '{"gitmoot_result": {"decision": "approved", "summary": "the flag lives in config/flags.toml"}}'"#;
+    shell_agent(
+        h,
+        "scout",
+        script,
+        &["--repo", "acme/api", "--chat-autorespond"],
+    );
+    gitmoot(h)
+        .args(["chat", "create", "help", "--repo", "acme/api"])
+        .assert()
+        .success();
+    gitmoot(h)
+        .args(["chat", "send", "help", "@scout where is the feature flag?"])
+        .assert()
+        .success();
+    drain(h);
+    assert_eq!(
+        json(h, &["job", "list", "--json"]),
+        serde_json::json!([]),
+        "auto-respond is off by default"
+    );
+
+    std::fs::write(h.join("config.toml"), "[chat]\nauto_respond = true\n").unwrap();
+    drain(h);
+    let jobs = json(h, &["job", "list", "--json"]);
+    let jobs = jobs.as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "one ask per unread mention: {jobs:?}");
+    assert_eq!(jobs[0]["action"], "ask");
+    assert_eq!(jobs[0]["state"], "succeeded");
+    let msgs = messages(h, "help");
+    assert!(
+        msgs.iter().any(|m| m["kind"] == "job_result"
+            && m["body"].as_str().unwrap().contains("config/flags.toml")),
+        "{msgs:?}"
+    );
+    drain(h);
+    assert_eq!(
+        json(h, &["job", "list", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "never twice for one mention"
+    );
+}
