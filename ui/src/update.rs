@@ -65,6 +65,10 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
 
 fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     state.now_ms = state.now_ms.max(snap.now_ms);
+    // Attention first: until the operator takes the wheel, a gate that appears pulls focus.
+    if state.landed && !state.touched && !snap.attention.is_empty() {
+        state.focus = Pane::Attention;
+    }
     if !state.landed {
         state.landed = true;
         state.focus = if snap.attention.is_empty() {
@@ -199,6 +203,7 @@ fn dag_ids(snap: &Snapshot, state: &State) -> Vec<String> {
 }
 
 fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
+    state.touched = true;
     let chord = KeyChord::from_event(&k);
     if state.keymap.lookup(Context::Global, chord) == Some(Command::Quit)
         && chord.mods.contains(KeyModifiers::CONTROL)

@@ -822,3 +822,19 @@ fn an_ask_and_a_failure_on_one_coordinator_are_two_selectable_rows() {
         s.overlay.is_some()
     );
 }
+
+#[test]
+fn a_gate_that_appears_later_pulls_focus_until_the_operator_moves() {
+    let mut snap = gitmoot_ui::fixture::snapshot();
+    let gates = std::mem::take(&mut snap.attention);
+    let mut s = gitmoot_ui::State::new(gitmoot_ui::Keymap::builtin(), false, NOW);
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert_eq!(s.focus, Pane::Tree);
+    snap.attention = gates.clone();
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert_eq!(s.focus, Pane::Attention, "attention first");
+    send(&mut s, &snap, ch('2'));
+    snap.attention.push(gates[0].clone());
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert_eq!(s.focus, Pane::Tree, "the operator's choice stands");
+}
