@@ -150,7 +150,7 @@ fn promotion_records_a_queued_job_and_its_result_posts_back_once() {
     assert_eq!(job.dispatched_by, format!("chat:{}", t.id));
     assert!(
         job.prompt
-            .contains("Task (promoted from the chat thread above):")
+            .contains("Task promoted from the chat thread below")
     );
     assert!(
         job.prompt

@@ -82,19 +82,7 @@ pub fn autorespond_sweep(
         if cooldown > 0 && last.is_some_and(|t| now - t < cooldown) {
             continue;
         }
-        let recent = rows::messages(tx, &thread.id, 0, Some(20))?;
-        let mut prompt = format!(
-            "Chat thread \"{}\" ({}) — recent messages:\n",
-            thread.slug, thread.repo
-        );
-        for m in &recent {
-            prompt.push_str(&format!(
-                "[{}] {}: {}\n",
-                m.kind,
-                m.author_name,
-                m.body.trim()
-            ));
-        }
+        let mut prompt = super::promote::recent_context(tx, &thread)?;
         prompt.push_str(&format!(
             "\nYou (@{}) were mentioned in the chat thread above. {REPLY_INSTRUCTION}",
             c.agent

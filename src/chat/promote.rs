@@ -53,28 +53,32 @@ pub fn target_agent(conn: &Connection, body: &str) -> Result<String> {
     }
 }
 
-/// The prompt of a promoted job: the newest 20 messages, then the task.
-pub fn prompt(conn: &Connection, thread: &Thread, body: &str) -> Result<String> {
+/// The thread's newest 20 messages as prompt context; promotion and auto-respond share it.
+pub fn recent_context(conn: &Connection, thread: &Thread) -> Result<String> {
     let recent = rows::messages(conn, &thread.id, 0, Some(20))?;
-    let mut out = String::new();
-    if !recent.is_empty() {
+    let mut out = format!(
+        "Chat thread \"{}\" ({}) — recent messages:\n",
+        thread.slug, thread.repo
+    );
+    for m in &recent {
         out.push_str(&format!(
-            "Chat thread \"{}\" ({}) — recent messages:\n",
-            thread.slug, thread.repo
+            "[{}] {}: {}\n",
+            m.kind,
+            m.author_name,
+            m.body.trim()
         ));
-        for m in &recent {
-            out.push_str(&format!(
-                "[{}] {}: {}\n",
-                m.kind,
-                m.author_name,
-                m.body.trim()
-            ));
-        }
-        out.push('\n');
     }
-    out.push_str("Task (promoted from the chat thread above):\n");
-    out.push_str(body.trim());
     Ok(out)
+}
+
+/// The prompt of a promoted job: the task first (it also titles the run), then the
+/// thread's recent messages as context.
+pub fn prompt(conn: &Connection, thread: &Thread, body: &str) -> Result<String> {
+    Ok(format!(
+        "{}\n\nTask promoted from the chat thread below; do it and report in your gitmoot_result.\n\n{}",
+        body.trim(),
+        recent_context(conn, thread)?
+    ))
 }
 
 /// One promotion transaction: either a dispatched job, or a recorded request whose
