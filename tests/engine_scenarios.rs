@@ -283,6 +283,19 @@ fn vote_passes_with_skipped_and_blocks_on_failure() {
             .message
             .contains("synthesis_rule vote failed")
     );
+
+    let mut h = H::new();
+    h.ok(
+        "",
+        fan(vec![d("a", "rev").rule(SynthesisRule::Vote), d("b", "rev")]),
+    );
+    h.ok("a", approved());
+    h.ok("b", res(Decision::ChangesRequested));
+    assert_eq!(
+        h.run().state,
+        RunState::Blocked,
+        "changes_requested does not approve"
+    );
 }
 
 #[test]
@@ -324,6 +337,15 @@ fn verify_pass_continues_fail_replans_then_exhausts_to_finalize() {
     h.ok("check", approved());
     assert_eq!(h.job("continuation").kind, JobKind::Continuation);
     assert!(h.events("verify_replan_warning").is_empty());
+
+    let mut h = H::new();
+    h.ok("", mk("v0"));
+    h.ok("make", approved());
+    h.ok("check", res(Decision::Skipped));
+    assert!(
+        h.events("verify_replan_warning").is_empty(),
+        "skipped abstains"
+    );
 
     let mut h = H::new();
     h.ok("", mk("v0"));
@@ -1000,4 +1022,87 @@ fn run_totals_stay_current_and_unknown_models_are_priced() {
     assert_eq!(run.tokens, 1_000_015);
     assert!((run.cost_usd - 3.5).abs() < 1e-9, "{}", run.cost_usd);
     assert_eq!(run.jobs, 3);
+}
+
+#[test]
+fn legs_naming_artifacts_receive_the_coordinators_brief_capped() {
+    let mut cfg = gitmoot::config::OrchestrateConfig::default();
+    cfg.inline_artifact_max_bytes = 5;
+    let mut h = H::with_cfg(cfg);
+    let mut with_art = d("a", "rev");
+    with_art.artifacts = vec!["plan.md".into()];
+    let mut r = fan(vec![with_art, d("b", "rev")]);
+    r.artifact_body = Some("the plan body".into());
+    h.ok("", r);
+    let p = h.job("a").prompt;
+    assert!(p.starts_with(&format!("do a\n\nDelegation artifacts (plan.md) from job {}:\n  artifact_body:\n```\nthe p\n[... (8 bytes truncated", h.root)), "{p}");
+    assert_eq!(
+        h.job("b").prompt,
+        "do b",
+        "legs without artifacts get nothing"
+    );
+}
+
+#[test]
+fn failure_round_ttl_finalizes_once_the_batch_is_quiet() {
+    let mut h = H::new();
+    h.ok(
+        "",
+        fan(vec![
+            d("a", "rev").policy(FailurePolicy::EscalateHuman),
+            d("b", "rev"),
+            d("c", "rev").deps(&["b"]),
+        ]),
+    );
+    h.fail("a", "x");
+    h.clock.advance(24 * 3_600_000);
+    assert_eq!(h.sweep().expired_rounds.len(), 1);
+    assert!(h.try_job("continuation").is_none(), "b is still queued");
+    h.ok("b", approved());
+    assert!(h.try_job("c").is_none(), "no new legs after the TTL");
+    let f = finalize_of(&h, "continuation");
+    assert!(
+        f.prompt.contains("escalation TTL of 1d elapsed"),
+        "{}",
+        f.prompt
+    );
+    assert_eq!(h.run().paused_ms, 24 * 3_600_000);
+}
+
+#[test]
+fn an_ask_and_a_failure_round_coexist_without_duplicates() {
+    let mut h = H::new();
+    h.ok(
+        "",
+        fan(vec![
+            d("a", "rev"),
+            d("b", "rev").policy(FailurePolicy::EscalateHuman),
+            d("c", "rev"),
+        ]),
+    );
+    h.ok("a", asking(approved(), &[("q1", "?")]));
+    h.fail("b", "x");
+    h.ok("c", approved());
+    let rounds = h.open_rounds();
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    h.answer("", "q1: fine").unwrap();
+    assert!(
+        h.try_job("continuation").is_none(),
+        "the failure round still holds it"
+    );
+    h.resume("", ResumeVerb::Continue, None).unwrap();
+    let p = h.job("continuation").prompt;
+    assert!(p.contains("answer: fine") && p.contains("\"b\""), "{p}");
+}
+
+#[test]
+fn a_straggler_settling_after_the_run_ended_changes_nothing() {
+    let mut h = H::new();
+    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    h.start("b");
+    h.fail("a", "boom");
+    assert_eq!(h.run().state, RunState::Blocked);
+    h.ok("b", fan(vec![d("late", "rev")]));
+    assert!(h.try_job("b/late").is_none());
+    assert_eq!(h.run().state, RunState::Blocked);
 }

@@ -443,3 +443,19 @@ fn completions_are_generated() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn the_readme_keys_table_is_the_keymap() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table = readme
+        .split("<!-- keys:begin -->")
+        .nth(1)
+        .and_then(|r| r.split("<!-- keys:end -->").next())
+        .expect("README has the keys markers");
+    assert_eq!(
+        table.trim(),
+        gitmoot_ui::keys_markdown().trim(),
+        "README keys table is stale: copy screenshots/keys.md"
+    );
+}

@@ -6,51 +6,14 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use assert_cmd::Command;
-use serde_json::Value;
 use support::tmux::Tmux;
+use support::{bin, gitmoot, json, shell_agent};
 
 const WAIT: Duration = Duration::from_secs(60);
 
-fn gitmoot(home: &Path) -> Command {
-    let mut c = Command::cargo_bin("gitmoot").unwrap();
-    c.arg("--home").arg(home).env_remove("GITMOOT_HOME");
-    c
-}
-
-fn bin() -> String {
-    assert_cmd::cargo::cargo_bin("gitmoot")
-        .display()
-        .to_string()
-}
-
-fn json(home: &Path, args: &[&str]) -> Value {
-    let out = gitmoot(home).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// Writes an executable agent script into the home and registers it.
+/// A shell agent that ignores its prompt on stdin.
 fn agent(home: &Path, name: &str, script: &str) {
-    std::fs::create_dir_all(home).unwrap();
-    let path = home.join(format!("{name}.sh"));
-    std::fs::write(&path, format!("#!/bin/sh\ncat >/dev/null\n{script}\n")).unwrap();
-    gitmoot(home)
-        .args([
-            "agent",
-            "add",
-            name,
-            "--runtime",
-            "shell",
-            "--command",
-            &format!("sh {}", path.display()),
-        ])
-        .assert()
-        .success();
+    shell_agent(home, name, &format!("cat >/dev/null\n{script}"), &[]);
 }
 
 fn run_state(home: &Path, root: &str) -> String {

@@ -14,8 +14,8 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::Action;
 use crate::engine::{SubmitRoot, submit_root};
+use crate::store::agents;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, MessageKind};
-use crate::store::{agents, meta};
 
 /// The instruction appended to an auto-respond prompt.
 pub const REPLY_INSTRUCTION: &str = "Reply conversationally: answer what you can, and be explicit about what you are \
@@ -41,7 +41,7 @@ pub fn autorespond_sweep(
     if enrolled == 0 {
         return Ok(Vec::new());
     }
-    let origin = meta::home_id(tx)?;
+    let origin = rows::origin(tx)?;
     let now = clock.now_ms();
     let cap = i64::from(cfg.chat.auto_respond_cap);
     let cooldown = cfg.chat.auto_respond_cooldown.0;
@@ -50,8 +50,7 @@ pub fn autorespond_sweep(
         let Some(thread) = rows::thread(tx, &c.thread_id)? else {
             continue;
         };
-        let results =
-            rows::count_kind(tx, &thread.id, MessageKind::JobResult, None, Some(&c.agent))?;
+        let results = rows::count_kind(tx, &thread.id, MessageKind::JobResult, Some(&c.agent))?;
         let in_flight = rows::in_flight_links(tx, &thread.id, &c.agent, LinkPurpose::AutoRespond)?;
         if results + in_flight >= cap && in_flight == 0 {
             let notice = cap_notice(&c.agent);
@@ -83,19 +82,7 @@ pub fn autorespond_sweep(
         if cooldown > 0 && last.is_some_and(|t| now - t < cooldown) {
             continue;
         }
-        let recent = rows::messages(tx, &thread.id, 0, Some(20))?;
-        let mut prompt = format!(
-            "Chat thread \"{}\" ({}) — recent messages:\n",
-            thread.slug, thread.repo
-        );
-        for m in &recent {
-            prompt.push_str(&format!(
-                "[{}] {}: {}\n",
-                m.kind,
-                m.author_name,
-                m.body.trim()
-            ));
-        }
+        let mut prompt = super::promote::recent_context(tx, &thread)?;
         prompt.push_str(&format!(
             "\nYou (@{}) were mentioned in the chat thread above. {REPLY_INSTRUCTION}",
             c.agent

@@ -6,7 +6,6 @@ use rusqlite::Connection;
 use super::Result;
 use crate::Invalid;
 use crate::store::chat::{self as rows, InboxRow, Thread};
-use crate::store::meta;
 
 /// The agent's inbox; an unknown agent simply has an empty one.
 pub fn inbox(
@@ -15,13 +14,13 @@ pub fn inbox(
     unread_only: bool,
     limit: Option<usize>,
 ) -> Result<Vec<InboxRow>> {
-    let origin = meta::home_id(conn)?;
+    let origin = rows::origin(conn)?;
     Ok(rows::inbox(conn, agent, &origin, unread_only, limit)?)
 }
 
 /// Unread counts per agent, for badges.
 pub fn unread_counts(conn: &Connection) -> Result<Vec<(String, i64)>> {
-    Ok(rows::unread_counts(conn, &meta::home_id(conn)?)?)
+    Ok(rows::unread_counts(conn, &rows::origin(conn)?)?)
 }
 
 /// Which mentions `mark_read` clears.
@@ -40,7 +39,7 @@ pub fn mark_read(
     thread: Option<&Thread>,
     which: &ReadSelection,
 ) -> Result<usize> {
-    let origin = meta::home_id(conn)?;
+    let origin = rows::origin(conn)?;
     let thread_id = thread.map(|t| t.id.as_str());
     match which {
         ReadSelection::All => Ok(rows::mark_read(

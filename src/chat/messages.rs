@@ -2,7 +2,9 @@
 //! `seq`, stamps origins, builds the envelope and writes inbox rows; and `send`, the
 //! human/agent chat message with mention delivery and the moot hard cap.
 //!
-//! Never submits a job: a message is a row.
+//! Never submits a job: a message is a row. Messages are their own append-only log: a
+//! send writes no `events` row (readers notice messages through `PRAGMA data_version` and
+//! the thread's `seq`); thread, link and memory changes do append events.
 
 use rusqlite::{Connection, Transaction};
 
@@ -10,8 +12,7 @@ use super::threads::{self, require_open};
 use super::{ChatError, Result, envelope, mentions, moot, write_retry};
 use crate::clock::Clock;
 use crate::store::chat::{self as rows, AuthorKind, Mention, Message, MessageKind, Ref, Thread};
-use crate::store::events::{self, NewEvent};
-use crate::store::{Store, agents, meta};
+use crate::store::{Store, agents};
 use crate::{Invalid, ids};
 
 /// A message to append. `mentions` go into the envelope; `deliver` lists the inbox rows
@@ -50,11 +51,21 @@ impl<'a> Post<'a> {
 pub fn job_ref(conn: &Connection, repo: &str, job_id: &str) -> Result<Ref> {
     Ok(Ref {
         kind: "job".into(),
-        origin: meta::home_id(conn)?,
+        origin: rows::origin(conn)?,
         repo: repo.to_string(),
         id: job_id.to_string(),
         url: String::new(),
     })
+}
+
+/// `msg-` + 24 hex: 12 of the timestamp, then 12 random, so ids grow with time and the
+/// id index takes appends at its right edge instead of random page writes.
+fn message_id(now: i64) -> String {
+    format!(
+        "msg-{:012x}{}",
+        now.max(0) as u64 & 0xffff_ffff_ffff,
+        ids::random_hex(6)
+    )
 }
 
 /// Appends one message in the caller's transaction (which must hold the write lock, as
@@ -65,7 +76,7 @@ pub fn append(
     thread: &Thread,
     p: Post<'_>,
 ) -> Result<Message> {
-    let origin = meta::home_id(conn)?;
+    let origin = rows::origin(conn)?;
     let now = clock.now_ms();
     let seq = rows::next_seq(conn, &thread.id)?;
     let refs: Vec<Ref> = p
@@ -79,7 +90,7 @@ pub fn append(
         })
         .collect();
     let m = Message {
-        id: format!("msg-{}", ids::random_hex(12)),
+        id: message_id(now),
         thread_id: thread.id.clone(),
         seq,
         ts_ms: now,
@@ -114,17 +125,6 @@ pub fn append(
             },
         )?;
     }
-    events::append(
-        conn,
-        NewEvent {
-            ts_ms: now,
-            root_id: None,
-            job_id: m.job_id.as_deref(),
-            kind: "chat_message",
-            message: format!("#{seq} [{}] {} in {}", m.kind, m.author_name, thread.slug),
-            data: Some(serde_json::json!({"thread_id": thread.id, "seq": seq})),
-        },
-    )?;
     Ok(m)
 }
 
@@ -195,7 +195,7 @@ pub fn send(
     let mut deliver = Vec::with_capacity(names.len());
     let mut unknown = Vec::new();
     for n in &names {
-        let known = agents::get(tx, n)?.is_some();
+        let known = rows::agent_exists(tx, n)?;
         if !known {
             unknown.push(n.clone());
         }

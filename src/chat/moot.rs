@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::domain::{Action, JobKind};
 use crate::engine::{SubmitRoot, submit_root};
 use crate::store::agents;
-use crate::store::chat::{self as rows, AuthorKind, JobLink, LinkPurpose, MessageKind, Thread};
+use crate::store::chat::{self as rows, JobLink, LinkPurpose, Thread};
 use crate::store::jobs::Job;
 use crate::{Invalid, registry};
 
@@ -34,13 +34,7 @@ pub fn cap(conn: &Connection, thread_id: &str) -> Result<Option<i64>> {
 
 /// Agent-authored chat turns: what the cap counts (human, system and results are free).
 pub fn agent_turns(conn: &Connection, thread_id: &str) -> Result<i64> {
-    Ok(rows::count_kind(
-        conn,
-        thread_id,
-        MessageKind::Chat,
-        Some(AuthorKind::Agent),
-        None,
-    )?)
+    Ok(rows::count_agent_turns(conn, thread_id)?)
 }
 
 pub fn overrun_text(cap: i64) -> String {

@@ -15,7 +15,7 @@ use crate::engine::{EngineError, SubmitRoot, submit_root};
 use crate::store::chat::{
     self as rows, AuthorKind, JobLink, LinkPurpose, Message, MessageKind, Thread,
 };
-use crate::store::{Store, agents, jobs};
+use crate::store::{Store, jobs};
 
 /// The fingerprint window of a promotion.
 pub const DEDUPE_WINDOW_MS: i64 = 60_000;
@@ -35,7 +35,7 @@ pub struct Promoted {
 pub fn target_agent(conn: &Connection, body: &str) -> Result<String> {
     let mut registered = Vec::new();
     for name in mentions::parse(body) {
-        if agents::get(conn, &name)?.is_some() {
+        if rows::agent_exists(conn, &name)? {
             registered.push(name);
         }
     }
@@ -53,28 +53,32 @@ pub fn target_agent(conn: &Connection, body: &str) -> Result<String> {
     }
 }
 
-/// The prompt of a promoted job: the newest 20 messages, then the task.
-pub fn prompt(conn: &Connection, thread: &Thread, body: &str) -> Result<String> {
+/// The thread's newest 20 messages as prompt context; promotion and auto-respond share it.
+pub fn recent_context(conn: &Connection, thread: &Thread) -> Result<String> {
     let recent = rows::messages(conn, &thread.id, 0, Some(20))?;
-    let mut out = String::new();
-    if !recent.is_empty() {
+    let mut out = format!(
+        "Chat thread \"{}\" ({}) — recent messages:\n",
+        thread.slug, thread.repo
+    );
+    for m in &recent {
         out.push_str(&format!(
-            "Chat thread \"{}\" ({}) — recent messages:\n",
-            thread.slug, thread.repo
+            "[{}] {}: {}\n",
+            m.kind,
+            m.author_name,
+            m.body.trim()
         ));
-        for m in &recent {
-            out.push_str(&format!(
-                "[{}] {}: {}\n",
-                m.kind,
-                m.author_name,
-                m.body.trim()
-            ));
-        }
-        out.push('\n');
     }
-    out.push_str("Task (promoted from the chat thread above):\n");
-    out.push_str(body.trim());
     Ok(out)
+}
+
+/// The prompt of a promoted job: the task first (it also titles the run), then the
+/// thread's recent messages as context.
+pub fn prompt(conn: &Connection, thread: &Thread, body: &str) -> Result<String> {
+    Ok(format!(
+        "{}\n\nTask promoted from the chat thread below; do it and report in your gitmoot_result.\n\n{}",
+        body.trim(),
+        recent_context(conn, thread)?
+    ))
 }
 
 /// One promotion transaction: either a dispatched job, or a recorded request whose
@@ -182,6 +186,35 @@ pub fn task_message(
     let outcome = write_retry(store, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
         task(tx, clock, &thread, body, action)
+    })?;
+    match outcome {
+        TaskOutcome::Dispatched(p) => Ok(*p),
+        TaskOutcome::Refused(e) => Err(e.into()),
+    }
+}
+
+/// The control room's `p`: promotes an existing message of the thread by its seq. Only
+/// `chat` messages are promotable; a job_result, system notice or earlier promotion never is.
+pub fn promote_message(
+    store: &mut Store,
+    clock: &dyn Clock,
+    thread_arg: &str,
+    repo: Option<&str>,
+    seq: i64,
+    action: Action,
+) -> Result<Promoted> {
+    let outcome = write_retry(store, |tx| {
+        let thread = threads::resolve(tx, thread_arg, repo)?;
+        let m = rows::message_by_seq(tx, &thread.id, seq)?
+            .ok_or_else(|| Invalid(format!("no message #{seq} in thread {:?}", thread.slug)))?;
+        if m.kind != MessageKind::Chat {
+            return Err(Invalid(format!(
+                "message #{seq} is a {} message; only chat messages can be promoted",
+                m.kind
+            ))
+            .into());
+        }
+        task(tx, clock, &thread, &m.body, action)
     })?;
     match outcome {
         TaskOutcome::Dispatched(p) => Ok(*p),

@@ -47,6 +47,9 @@ pub struct Request {
     pub body: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<i64>,
+    /// `(kind, id)` refs of a send.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refs: Vec<(String, String)>,
     #[serde(default)]
     pub since_seq: i64,
 }
@@ -332,7 +335,7 @@ fn answer(req: Request, store: &Mutex<Store>, tokens: &Tokens) -> Response {
             let opts = SendOptions {
                 as_agent: Some(b.agent.clone()),
                 reply_to: req.reply_to,
-                refs: Vec::new(),
+                refs: req.refs.clone(),
             };
             let body = req.body.unwrap_or_default();
             match messages::send_message_with(

@@ -1,16 +1,16 @@
 //! Thread lifecycle and resolution: create (slugged, unique per repo), list, rename (title
 //! only), close (archive) and reopen, and resolving a thread argument (id, then slug).
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::slug::slugify;
 use super::{ChatError, Result};
 use crate::clock::Clock;
 use crate::domain::Capability;
+use crate::store::agents;
 use crate::store::chat::{self as rows, Thread, ThreadState};
 use crate::store::events::{self, NewEvent};
-use crate::store::{agents, meta};
 use crate::{Invalid, ids};
 
 /// What `create` needs; `title` defaults to the slug.
@@ -69,7 +69,7 @@ fn insert(
         title: title.map(String::from).unwrap_or_else(|| slug.clone()),
         slug,
         repo: repo.to_string(),
-        origin: meta::home_id(conn)?,
+        origin: rows::origin(conn)?,
         state: ThreadState::Open,
         created_by: created_by.to_string(),
         created_ms: now,
@@ -246,4 +246,73 @@ pub fn participants(conn: &Connection, thread_id: &str) -> Result<Vec<Participan
             })
         })
         .collect()
+}
+
+/// One row of the control room's thread list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadSummary {
+    pub thread: Thread,
+    pub messages: i64,
+    pub last_author: Option<String>,
+    pub last_kind: Option<String>,
+    /// The newest message's first line, at most 90 characters.
+    pub last_snippet: Option<String>,
+    /// Unread resolved mentions in the thread, all agents together.
+    pub unread_mentions: i64,
+}
+
+/// `list` plus the per-thread rollups the control room shows.
+pub fn summaries(
+    conn: &Connection,
+    repo: Option<&str>,
+    include_archived: bool,
+) -> Result<Vec<ThreadSummary>> {
+    let origin = rows::origin(conn)?;
+    let mut last = conn.prepare_cached(
+        "SELECT seq, author_name, kind, body FROM chat_messages WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1",
+    )?;
+    let mut unread = conn.prepare_cached(
+        "SELECT COUNT(*) FROM chat_mentions WHERE thread_id = ?1 AND unread = 1 AND resolved = 1 AND agent_origin = ?2",
+    )?;
+    let mut out = Vec::new();
+    for t in rows::list_threads(conn, repo, include_archived)? {
+        let newest: Option<(i64, String, String, String)> = last
+            .query_row([&t.id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()?;
+        let unread_mentions = unread.query_row(rusqlite::params![t.id, origin], |r| r.get(0))?;
+        out.push(match newest {
+            Some((seq, author, kind, body)) => ThreadSummary {
+                messages: seq,
+                last_author: Some(author),
+                last_kind: Some(kind),
+                last_snippet: Some(snippet(&body)),
+                unread_mentions,
+                thread: t,
+            },
+            None => ThreadSummary {
+                messages: 0,
+                last_author: None,
+                last_kind: None,
+                last_snippet: None,
+                unread_mentions,
+                thread: t,
+            },
+        });
+    }
+    Ok(out)
+}
+
+fn snippet(body: &str) -> String {
+    let line = body
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut s: String = line.chars().take(90).collect();
+    if line.chars().count() > 90 {
+        s.push('…');
+    }
+    s
 }

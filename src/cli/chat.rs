@@ -618,6 +618,7 @@ fn send(ctx: &Ctx, a: SendArgs) -> anyhow::Result<()> {
                     as_agent: a.as_agent.clone(),
                     body: Some(a.message.clone()),
                     reply_to: a.reply_to,
+                    refs: a.refs.clone(),
                     since_seq: 0,
                 },
             )?;

@@ -45,6 +45,7 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
             drop(ctx.store()?);
             let daemon = Daemon::new(ctx.home.clone())
                 .config(config)
+                .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
                 .parallel(parallel)
                 .until_idle(until_idle)
                 .handle_signals(true);
@@ -103,6 +104,7 @@ pub fn wait_for_root(ctx: &Ctx, root: &str, as_json: bool) -> anyhow::Result<()>
     let config = ctx.config()?;
     let embedded = match Daemon::new(ctx.home.clone())
         .config(config)
+        .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
         .only_root(Some(root.to_string()))
         .spawn()
     {

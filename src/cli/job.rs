@@ -9,9 +9,10 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::agent::parse;
 use super::output::{age, print_json};
+use crate::chat::ChatHooks;
 use crate::clock::{SystemClock, now_ms};
 use crate::domain::{Action, JobState};
-use crate::engine::{self, NoHooks, ResumeVerb, SubmitRoot};
+use crate::engine::{self, ResumeVerb, SubmitRoot};
 use crate::store::jobs::{self, Job, JobFilter};
 use crate::store::{events, runs};
 
@@ -201,7 +202,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
             let report = store.write(|tx| {
-                engine::kill_root(tx, &SystemClock, &cfg.orchestrate, &NoHooks, &root, force)
+                engine::kill_root(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &root, force)
             })?;
             if json {
                 return print_json(&report);
@@ -219,7 +220,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
             store.write(|tx| {
-                engine::cancel_job(tx, &SystemClock, &cfg.orchestrate, &NoHooks, &id)
+                engine::cancel_job(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id)
             })?;
             println!("cancelled {id}");
             Ok(())
@@ -254,7 +255,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
             let next = store.write(|tx| {
-                engine::answer(tx, &SystemClock, &cfg.orchestrate, &NoHooks, &job, &text)
+                engine::answer(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &job, &text)
             })?;
             match next {
                 Some(c) => println!("answered {job}; continuation {c} queued"),
@@ -276,7 +277,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                     tx,
                     &SystemClock,
                     &cfg.orchestrate,
-                    &NoHooks,
+                    &ChatHooks,
                     &job,
                     verb,
                     Some(text.as_str()).filter(|t| !t.is_empty()),
@@ -442,6 +443,14 @@ fn print_job(j: &Job) {
     }
     if let Some(e) = &j.error {
         println!("error:     {e}");
+    }
+    match (&j.continuation_id, &j.followup_reason) {
+        (Some(c), _) => println!("followup:  {} → {c}", j.followup.as_str()),
+        (None, Some(r)) => println!("followup:  {}: {r}", j.followup.as_str()),
+        (None, None) if j.followup != jobs::FollowUp::None => {
+            println!("followup:  {}", j.followup.as_str())
+        }
+        _ => {}
     }
     println!("prompt:\n{}", j.prompt);
 }

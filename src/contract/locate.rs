@@ -38,7 +38,8 @@ pub fn candidates(raw: &str) -> Vec<Span> {
     }
     for (start, close) in balanced_objects(bytes) {
         let end = close + 1;
-        if contains_marker(&markers, start, end) && !out.contains(&(start..end)) {
+        // Brace spans are unique by start; only the whole-output span can repeat one.
+        if contains_marker(&markers, start, end) && out.first() != Some(&(start..end)) {
             out.push(start..end);
         }
     }
@@ -51,12 +52,24 @@ fn contains_marker(markers: &[usize], start: usize, end: usize) -> bool {
     markers.get(first).is_some_and(|&m| m + MARKER.len() <= end)
 }
 
+/// The bytes that can change a track: quote, backslash and the two braces.
+const SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[b'{' as usize] = true;
+    table[b'}' as usize] = true;
+    table
+};
+
 /// For every `{` that a fresh count closes, `(open, close)` byte positions, by `open`.
 pub fn balanced_objects(bytes: &[u8]) -> Vec<(usize, usize)> {
     let mut arena = Arena::default();
     // Index 0: outside a string; 1: inside; 2: inside, right after a backslash.
     let mut tracks: [Stack; 3] = Default::default();
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
         let [out, inside, esc] = std::mem::take(&mut tracks);
         tracks = match b {
             b'"' => {
@@ -79,6 +92,15 @@ pub fn balanced_objects(bytes: &[u8]) -> Vec<(usize, usize)> {
             }
             _ => [out, merge(&mut arena, inside, esc), Stack::default()],
         };
+        i += 1;
+        // Once the after-backslash track is empty, ordinary bytes change no track, so
+        // jump to the next byte that can.
+        if tracks[2].levels.is_empty() {
+            i += bytes[i..]
+                .iter()
+                .position(|&b| SPECIAL[b as usize])
+                .unwrap_or(bytes.len() - i);
+        }
     }
     let mut found: Vec<(usize, usize)> = arena
         .opens

@@ -7,7 +7,7 @@
 //! entries and narrative lists), `validate` (every field rule), `repair`, `instructions`,
 //! `checks`, `bench`.
 
-mod bench;
+pub mod bench;
 pub mod checks;
 pub mod decode;
 mod instructions;

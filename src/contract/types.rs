@@ -139,7 +139,8 @@ pub struct Delegation {
     pub synthesis_rule: Option<SynthesisRule>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quorum: Option<u32>,
-    /// Milliseconds; validated positive.
+    /// Milliseconds; validated positive. Agents write `timeout` as a duration string
+    /// ("10m"); the parser also accepts this stored form so printed results re-parse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<i64>,
     #[serde(default)]

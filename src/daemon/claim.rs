@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{Action, JobKind, JobState};
-use crate::store::StoreError;
+use crate::engine::{self, EngineError};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 
@@ -57,11 +57,29 @@ pub struct ClaimContext<'a> {
     pub only_root: Option<&'a str>,
 }
 
-/// How many queued jobs one claim pass looks at to find ones whose locks are free.
+/// How many queued jobs one claim pass looks at, at most, to find ones whose locks are free.
 const SCAN: usize = 256;
 
+/// The queued jobs after the first `offset`, oldest first.
+fn queued_page(
+    tx: &Transaction<'_>,
+    only_root: Option<&str>,
+    offset: usize,
+    n: usize,
+) -> Result<Vec<String>, EngineError> {
+    Ok(tx
+        .prepare_cached(
+            "SELECT id FROM jobs WHERE state = 'queued' AND (?3 IS NULL OR root_id = ?3) \
+             ORDER BY created_ms, rowid LIMIT ?1 OFFSET ?2",
+        )?
+        .query_map(rusqlite::params![n as i64, offset as i64, only_root], |r| {
+            r.get(0)
+        })?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 /// Read-only legs of a repo with a git checkout run in their own worktree; everything
-/// else with a repo shares its checkout under `repo:<repo>`.
+/// else in a repo with a registered checkout shares it under `repo:<repo>`.
 pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
     let Some(repo) = &job.repo else {
         return (
@@ -89,11 +107,12 @@ pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
             Placement::Shared { dir: path },
             Some(format!("repo:{repo}")),
         ),
+        // No registered checkout: nothing on disk is shared, so nothing needs the lock.
         None => (
             Placement::Shared {
                 dir: ctx.scratch_dir.to_path_buf(),
             },
-            Some(format!("repo:{repo}")),
+            None,
         ),
     }
 }
@@ -106,31 +125,41 @@ pub fn claim(
     clock: &dyn Clock,
     limit: usize,
     ctx: &ClaimContext<'_>,
-) -> Result<Vec<Claimed>, StoreError> {
+) -> Result<Vec<Claimed>, EngineError> {
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let ids: Vec<String> = tx
-        .prepare_cached(
-            "SELECT id FROM jobs WHERE state = 'queued' AND (?2 IS NULL OR root_id = ?2) \
-             ORDER BY created_ms, rowid LIMIT ?1",
-        )?
-        .query_map(rusqlite::params![SCAN as i64, ctx.only_root], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
     let mut held = ctx.held.clone();
     let mut per_repo = ctx.running_per_repo.clone();
     let mut out = Vec::new();
     let now = clock.now_ms();
-    for id in ids {
+    // Page through the queue so a short claim reads a few rows, not the whole scan window.
+    let page = (limit * 2).max(16);
+    let mut ids: Vec<String> = Vec::new();
+    let mut next = 0;
+    let mut scanned = 0;
+    loop {
         if out.len() >= limit {
             break;
         }
-        let Some(mut job) = jobs::get(tx, &id)? else {
-            continue;
-        };
-        if job.state != JobState::Queued {
+        if next == ids.len() {
+            if scanned >= SCAN {
+                break;
+            }
+            // Jobs claimed from the last page left the queue; skip only the ones passed over.
+            ids = queued_page(tx, ctx.only_root, scanned - out.len(), page)?;
+            scanned += ids.len();
+            next = 0;
+            if ids.is_empty() {
+                break;
+            }
+        }
+        let id = ids[next].clone();
+        next += 1;
+        if !engine::may_start(tx, &id)? {
             continue;
         }
+        let mut job = jobs::require(tx, &id)?;
         let (placement, key) = place(&job, ctx);
         if key.as_ref().is_some_and(|k| held.contains(k)) {
             continue;
@@ -180,4 +209,138 @@ pub fn claim(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::config::RepoConfig;
+    use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
+    use crate::engine::{SubmitRoot, submit_root};
+    use crate::store::Store;
+    use crate::store::agents::{self, Agent};
+
+    fn store() -> (Store, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("gm-claim-{}", crate::ids::random_hex(4)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::open(&dir.join("gitmoot.db")).unwrap();
+        agents::insert(
+            store.conn(),
+            &Agent {
+                name: "a".into(),
+                runtime: RuntimeKind::Shell,
+                command: Some("true".into()),
+                model: None,
+                effort: None,
+                capabilities: vec![Capability::Ask],
+                policy: AutonomyPolicy::ReadOnly,
+                repos: vec![],
+                chat_autorespond: false,
+                created_ms: 0,
+            },
+        )
+        .unwrap();
+        (store, dir)
+    }
+
+    fn submit(store: &mut Store, clock: &ManualClock, repo: Option<&str>) -> String {
+        clock.advance(1);
+        store
+            .write(|tx| {
+                submit_root(
+                    tx,
+                    clock,
+                    SubmitRoot {
+                        agent: "a".into(),
+                        action: Action::Ask,
+                        prompt: "p".into(),
+                        repo: repo.map(str::to_string),
+                        model: None,
+                        timeout_ms: None,
+                        dispatched_by: "test".into(),
+                    },
+                )
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_repo_without_a_registered_checkout_takes_no_lock() {
+        let (mut store, dir) = store();
+        let clock = ManualClock::new(1_000);
+        let ids: Vec<String> = (0..3)
+            .map(|_| submit(&mut store, &clock, Some("acme/api")))
+            .collect();
+        let config = Config::default();
+        let ctx = ClaimContext {
+            config: &config,
+            git_checkouts: &HashSet::new(),
+            held: &HashSet::new(),
+            running_per_repo: &HashMap::new(),
+            worktrees_dir: &dir,
+            scratch_dir: &dir,
+            only_root: None,
+        };
+        let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
+        assert_eq!(got.len(), ids.len(), "siblings of one repo run at once");
+        assert!(got.iter().all(|c| c.lock_key.is_none()));
+    }
+
+    #[test]
+    fn held_locks_and_repo_caps_are_skipped_without_blocking_later_jobs() {
+        let (mut store, dir) = store();
+        let clock = ManualClock::new(1_000);
+        let blocked = submit(&mut store, &clock, Some("acme/api"));
+        let capped: Vec<String> = (0..3)
+            .map(|_| submit(&mut store, &clock, Some("acme/web")))
+            .collect();
+        let free: Vec<String> = (0..40).map(|_| submit(&mut store, &clock, None)).collect();
+        let mut config = Config::default();
+        config.repos.insert(
+            "acme/web".into(),
+            RepoConfig {
+                path: Some(dir.clone()),
+                max_parallel: 2,
+            },
+        );
+        config.repos.insert(
+            "acme/api".into(),
+            RepoConfig {
+                path: Some(dir.clone()),
+                max_parallel: 0,
+            },
+        );
+        let held: HashSet<String> = ["repo:acme/api".to_string()].into();
+        let ctx = ClaimContext {
+            config: &config,
+            git_checkouts: &HashSet::new(),
+            held: &held,
+            running_per_repo: &HashMap::new(),
+            worktrees_dir: &dir,
+            scratch_dir: &dir,
+            only_root: None,
+        };
+        let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
+        let ids: Vec<&str> = got.iter().map(|c| c.job.id.as_str()).collect();
+        // The api job waits for its lock; web's shared checkout takes one job at a time
+        // (repo:acme/web), so the third slot goes to the first job with no repo.
+        assert_eq!(
+            ids,
+            [capped[0].as_str(), free[0].as_str(), free[1].as_str()]
+        );
+        assert_eq!(got[0].lock_key.as_deref(), Some("repo:acme/web"));
+        assert_eq!(got[0].placement, Placement::Shared { dir: dir.clone() });
+        assert_eq!(
+            jobs::require(store.conn(), &blocked).unwrap().state,
+            JobState::Queued
+        );
+        // A wide claim (with web's lock free again) pages past the first page and never
+        // claims a job twice: one more web job and the other 38 free ones.
+        let more = store.write(|tx| claim(tx, &clock, 100, &ctx)).unwrap();
+        assert_eq!(more.len(), 39);
+        assert_eq!(more[0].job.id, capped[1]);
+        assert!(more.iter().all(|c| !ids.contains(&c.job.id.as_str())));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

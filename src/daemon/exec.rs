@@ -27,6 +27,11 @@ use crate::store::{Store, StoreError, agents};
 /// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.
 pub const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
 
+/// A runtime that is still running this long after its start gets its pid recorded (for
+/// crash recovery); trivial jobs that end sooner skip that write, which would otherwise be
+/// a large share of their cost.
+pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
+
 /// What every job of one daemon shares.
 pub struct Shared {
     pub home: Home,
@@ -36,6 +41,42 @@ pub struct Shared {
     pub clock: Arc<dyn Clock>,
     pub scratch_dir: PathBuf,
     pub prompt_dir: PathBuf,
+    /// The chat relay moot seats post through; `None` when it could not start.
+    pub relay: Option<Arc<crate::chat::relay::RelayHandle>>,
+}
+
+/// A moot seat's relay token, released when the seat's job ends on any path.
+struct SeatToken {
+    relay: Arc<crate::chat::relay::RelayHandle>,
+    token: String,
+}
+
+impl SeatToken {
+    fn env(&self) -> Vec<(String, String)> {
+        self.relay.seat_env(&self.token)
+    }
+}
+
+impl Drop for SeatToken {
+    fn drop(&mut self) {
+        self.relay.release(&self.token);
+    }
+}
+
+/// Issues a relay token when `job` is a moot seat, so its agent can post only as itself
+/// and only in its moot's thread.
+async fn seat_token(shared: &Arc<Shared>, job: &Job) -> Option<SeatToken> {
+    let relay = shared.relay.clone()?;
+    let j = job.clone();
+    let binding = shared
+        .with_store(move |store, _| crate::chat::moot::seat_for_job(store.conn(), &j))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(job = %job.id, "looking up the moot seat: {e}");
+            None
+        })?;
+    let token = relay.issue_token(&binding.agent, &binding.thread_id);
+    Some(SeatToken { relay, token })
 }
 
 impl Shared {
@@ -171,16 +212,20 @@ struct Ran {
     truncated: bool,
     usage: TokenUsage,
     vendor_cost: Option<f64>,
+    /// The model the runtime was asked for, which prices usage without a vendor cost.
+    model: Option<String>,
 }
 
-/// Runs a claimed job to settlement; returns the state it settled in.
+/// Runs a claimed job (with its plan, resolved when it was claimed) to settlement;
+/// returns the state it settled in.
 pub async fn execute(
     shared: Arc<Shared>,
     claimed: Claimed,
+    plan: Result<Plan, String>,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> JobState {
     let job = claimed.job.clone();
-    let ran = run_job(&shared, &claimed, kill).await;
+    let ran = run_job(&shared, &claimed, plan, kill).await;
     if let Placement::Worktree { checkout, path } = &claimed.placement {
         let (checkout, path) = (checkout.clone(), path.clone());
         let _ =
@@ -194,7 +239,13 @@ pub async fn execute(
         usage: Usage {
             tokens_in: ran.usage.tokens_in,
             tokens_out: ran.usage.tokens_out,
-            cost_usd: ran.vendor_cost.unwrap_or(0.0),
+            cost_usd: ran.vendor_cost.unwrap_or_else(|| {
+                engine::price_usd(
+                    ran.model.as_deref(),
+                    ran.usage.tokens_in,
+                    ran.usage.tokens_out,
+                )
+            }),
         },
     };
     let id = job.id.clone();
@@ -224,6 +275,7 @@ pub async fn execute(
 async fn run_job(
     shared: &Arc<Shared>,
     claimed: &Claimed,
+    plan: Result<Plan, String>,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> Ran {
     let job = &claimed.job;
@@ -233,12 +285,9 @@ async fn run_job(
         truncated: false,
         usage: TokenUsage::default(),
         vendor_cost: None,
+        model: None,
     };
-    let j = job.clone();
-    let plan = match shared
-        .with_store(move |store, sh| plan(store.conn(), &j, &sh.config))
-        .await
-    {
+    let plan = match plan {
         Ok(p) => p,
         Err(reason) => return failed(reason),
     };
@@ -264,6 +313,8 @@ async fn run_job(
     let mut cost: Option<f64> = None;
     let mut truncated = false;
     let mut repair = 0;
+    let seat = seat_token(shared, job).await;
+    let seat_env = seat.as_ref().map(SeatToken::env).unwrap_or_default();
     loop {
         let out = run_once(
             shared,
@@ -271,7 +322,7 @@ async fn run_job(
             job,
             &prompt,
             claimed.placement.dir(),
-            repair,
+            (repair, &seat_env),
             deadline,
             kill.clone(),
         )
@@ -287,6 +338,7 @@ async fn run_job(
             truncated,
             usage: total,
             vendor_cost: cost,
+            model: plan.model.clone(),
         };
         if let Some(reason) = out.error {
             let reason = if reason.starts_with("timed out after") {
@@ -356,10 +408,12 @@ async fn run_once(
     job: &Job,
     prompt: &str,
     dir: &Path,
-    repair: u32,
+    (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> RuntimeOutput {
+    let mut env = runtime::job_env(job, shared.home.root(), repair);
+    env.extend(seat_env.iter().cloned());
     let req = Request {
         kind: plan.kind,
         binary: plan.binary.clone(),
@@ -370,7 +424,7 @@ async fn run_once(
         prompt,
         cwd: dir,
         scratch: &shared.prompt_dir,
-        env: runtime::job_env(job, shared.home.root(), repair),
+        env,
     };
     let prepared = match runtime::prepare(&req) {
         Ok(p) => p,
@@ -383,21 +437,42 @@ async fn run_once(
     };
     let remaining = deadline.saturating_duration_since(Instant::now());
     let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
-    let record = async {
-        if let Ok(pid) = pid_rx.await {
-            let id = job.id.clone();
-            let res = shared
-                .with_store(move |store, sh| record_pid(store, sh.clock.as_ref(), &id, pid))
-                .await;
-            if let Err(e) = res {
-                tracing::warn!(job = %job.id, "recording the runtime pid: {e}");
+    let result = {
+        let run = process::run(&prepared.invocation, Some(remaining), kill, |pid| {
+            let _ = pid_tx.send(pid);
+        });
+        tokio::pin!(run);
+        let mut pid_rx = Some(pid_rx);
+        let mut record_at: Option<(u32, tokio::time::Instant)> = None;
+        let mut recording: Option<tokio::task::JoinHandle<()>> = None;
+        let result = loop {
+            tokio::select! {
+                r = &mut run => break r,
+                Ok(pid) = async { pid_rx.as_mut().expect("guarded").await }, if pid_rx.is_some() => {
+                    pid_rx = None;
+                    record_at = Some((pid, tokio::time::Instant::now() + PID_RECORD_DELAY));
+                }
+                _ = tokio::time::sleep_until(record_at.map_or_else(tokio::time::Instant::now, |r| r.1)),
+                    if record_at.is_some() => {
+                    let (pid, _) = record_at.take().expect("guarded");
+                    let (shared, id) = (shared.clone(), job.id.clone());
+                    recording = Some(tokio::spawn(async move {
+                        let res = shared
+                            .with_store(move |store, sh| record_pid(store, sh.clock.as_ref(), &id, pid))
+                            .await;
+                        if let Err(e) = res {
+                            tracing::warn!("recording the runtime pid: {e}");
+                        }
+                    }));
+                }
             }
+        };
+        // The pid write must land before the settlement that follows.
+        if let Some(h) = recording {
+            let _ = h.await;
         }
+        result
     };
-    let run = process::run(&prepared.invocation, Some(remaining), kill, |pid| {
-        let _ = pid_tx.send(pid);
-    });
-    let (result, ()) = tokio::join!(run, record);
     drop(prepared);
     match result {
         Ok(out) => runtime::interpret(plan.kind, &out),

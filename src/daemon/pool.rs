@@ -16,14 +16,15 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 use super::claim::{self, ClaimContext, Claimed};
-use super::exec::{self, Shared};
+use super::exec::{self, Plan, Shared};
 use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
 use super::{Daemon, DaemonError, DaemonExit, recovery, shutdown, worktree};
 use crate::clock::Millis;
 use crate::domain::JobState;
+use crate::engine;
 use crate::runtime::KillRequest;
-use crate::store::{Store, StoreError, jobs};
+use crate::store::{Store, jobs};
 
 /// One job this daemon is running.
 struct InFlight {
@@ -36,7 +37,7 @@ struct InFlight {
 
 /// What one tick learned from the store.
 struct TickReport {
-    claimed: Vec<Claimed>,
+    claimed: Vec<(Claimed, Result<Plan, String>)>,
     force_killed: Vec<String>,
     /// Queued + running jobs in the store, when `until_idle` asked for it.
     live: Option<u64>,
@@ -70,17 +71,6 @@ fn watch_store(db: &Path, wake: Arc<Notify>) -> Option<notify::RecommendedWatche
     Some(watcher)
 }
 
-/// Running jobs whose root was killed with `--force`: the engine wants them terminated.
-fn force_killed(conn: &rusqlite::Connection) -> Result<Vec<String>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT j.id FROM jobs j JOIN runs r ON r.root_id = j.root_id \
-             WHERE j.state = 'running' AND r.killed = 1 AND r.kill_force = 1",
-        )?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
-}
-
 struct Pool {
     shared: Arc<Shared>,
     parallel: usize,
@@ -91,6 +81,8 @@ struct Pool {
     status_path: PathBuf,
     started_ms: Millis,
     last_status_ms: Millis,
+    last_sweep_ms: Millis,
+    tick_ms: Millis,
     inflight: HashMap<String, InFlight>,
     task_jobs: HashMap<tokio::task::Id, String>,
     tasks: JoinSet<JobState>,
@@ -115,11 +107,31 @@ impl Pool {
         let only_root = self.only_root.clone();
         let checkouts = self.git_checkouts.clone();
         let worktrees_dir = self.worktrees_dir.clone();
+        let now = self.shared.clock.now_ms();
+        // The engine's sweep (TTL, wall clock, stopped trees) scans every live run: once
+        // per `[daemon].tick`, not on each of the many wake-ups a busy store causes.
+        let sweep_due = now - self.last_sweep_ms >= self.tick_ms;
+        if sweep_due {
+            self.last_sweep_ms = now;
+        }
         let report = self
             .shared
-            .with_store(move |store, sh| -> Result<TickReport, StoreError> {
+            .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
+                if sweep_due {
+                    store.write(|tx| {
+                        engine::sweep(tx, sh.clock.as_ref(), &sh.config.orchestrate, &*sh.hooks)
+                    })?;
+                    if sh.config.chat.auto_respond {
+                        let asked = store.write(|tx| {
+                            crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &sh.config)
+                        });
+                        if let Err(e) = asked {
+                            tracing::warn!("auto-respond sweep: {e}");
+                        }
+                    }
+                }
                 let force = if any_inflight {
-                    force_killed(store.conn())?
+                    engine::jobs_to_terminate(store.conn())?
                 } else {
                     Vec::new()
                 };
@@ -133,10 +145,19 @@ impl Pool {
                         scratch_dir: &sh.scratch_dir,
                         only_root: only_root.as_deref(),
                     };
-                    store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?
+                    store.write(|tx| -> Result<_, DaemonError> {
+                        Ok(claim::claim(tx, sh.clock.as_ref(), free, &ctx)?)
+                    })?
                 } else {
                     Vec::new()
                 };
+                let claimed: Vec<_> = claimed
+                    .into_iter()
+                    .map(|c| {
+                        let plan = exec::plan(store.conn(), &c.job, &sh.config);
+                        (c, plan)
+                    })
+                    .collect();
                 let live = if until_idle && claimed.is_empty() && !any_inflight {
                     Some(
                         jobs::count_state(store.conn(), JobState::Queued)?
@@ -155,7 +176,7 @@ impl Pool {
         Ok(report)
     }
 
-    fn start(&mut self, c: Claimed) {
+    fn start(&mut self, c: Claimed, plan: Result<Plan, String>) {
         let (kill_tx, kill_rx) = watch::channel(None);
         let id = c.job.id.clone();
         self.inflight.insert(
@@ -171,7 +192,7 @@ impl Pool {
         let shared = self.shared.clone();
         let handle = self
             .tasks
-            .spawn(async move { exec::execute(shared, c, kill_rx).await });
+            .spawn(async move { exec::execute(shared, c, plan, kill_rx).await });
         self.task_jobs.insert(handle.id(), id);
     }
 
@@ -223,6 +244,17 @@ impl Pool {
     }
 }
 
+/// The chat relay for moot seats; a daemon without one still runs every other job.
+fn start_relay(d: &Daemon) -> Option<Arc<crate::chat::relay::RelayHandle>> {
+    match crate::chat::relay::Relay::start(&d.home, &d.store_path) {
+        Ok(r) => Some(Arc::new(r)),
+        Err(e) => {
+            tracing::warn!("chat relay not started: {e}");
+            None
+        }
+    }
+}
+
 pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, DaemonError> {
     let parallel = d.effective_parallel()?;
     let root = d.home.root().to_path_buf();
@@ -250,6 +282,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         clock: d.clock.clone(),
         scratch_dir,
         prompt_dir,
+        relay: start_relay(&d),
     });
     let recovered = shared
         .with_store(|store, sh| recovery::recover(store, sh.clock.as_ref(), &sh.config, &*sh.hooks))
@@ -278,11 +311,14 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         worktrees_dir,
         status_path: status::path(&d.home),
         last_status_ms: 0,
+        last_sweep_ms: 0,
+        tick_ms: tick.as_millis() as Millis,
         inflight: HashMap::new(),
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
     };
     tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
+    let mut store_woke = false;
     let exit = loop {
         while let Some(res) = pool.tasks.try_join_next_with_id() {
             pool.finished(res);
@@ -290,13 +326,28 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         if stop.is_requested() {
             break None;
         }
+        // A store change cannot start anything while every slot is busy (our own writes
+        // wake us too); kills and the sweep still run on the tick and on each finished job.
+        let skip = store_woke && pool.inflight.len() >= pool.parallel;
+        store_woke = false;
+        if skip {
+            tokio::select! {
+                Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
+                _ = tokio::time::sleep(tick) => {},
+                _ = stop.requested() => {},
+            }
+            continue;
+        }
         let report = pool.tick().await?;
         for id in &report.force_killed {
-            pool.kill(id, "terminated: its root was killed with --force");
+            pool.kill(
+                id,
+                "terminated: the job was cancelled or its root killed with --force",
+            );
         }
         let started = !report.claimed.is_empty();
-        for c in report.claimed {
-            pool.start(c);
+        for (c, plan) in report.claimed {
+            pool.start(c, plan);
         }
         pool.write_status(started);
         if report.live == Some(0) {
@@ -308,7 +359,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
         tokio::select! {
             Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
-            _ = wake.notified() => {},
+            _ = wake.notified() => store_woke = true,
             _ = tokio::time::sleep(tick) => {},
             _ = stop.requested() => {},
         }

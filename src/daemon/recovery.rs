@@ -29,20 +29,28 @@ fn belongs_to(pid: i32, job_id: &str) -> bool {
     env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
 }
 
-/// Recovers every orphaned running job; returns their ids.
+/// Recovers every orphaned running job (and settles cancelled ones that were running);
+/// returns their ids.
 pub fn recover(
     store: &mut Store,
     clock: &dyn Clock,
     config: &Config,
     hooks: &dyn Hooks,
 ) -> Result<Vec<String>, EngineError> {
-    let orphans = jobs::list(
+    let mut orphans = jobs::list(
         store.conn(),
         &JobFilter {
             state: Some(JobState::Running),
             ..JobFilter::default()
         },
     )?;
+    // Jobs cancelled while they ran keep their runtime pid until settled; a crash
+    // between the cancel and the settlement leaves them here.
+    for id in engine::jobs_to_terminate(store.conn())? {
+        if !orphans.iter().any(|j| j.id == id) {
+            orphans.push(jobs::require(store.conn(), &id)?);
+        }
+    }
     let mut recovered = Vec::new();
     for job in orphans {
         let pid = job.runtime_pid.unwrap_or(0) as i32;
@@ -59,26 +67,29 @@ pub fn recover(
         ) {
             super::worktree::remove(&checkout, std::path::Path::new(wt));
         }
+        let was_running = job.state == JobState::Running;
         store.write(|tx| -> Result<(), EngineError> {
-            events::append(
-                tx,
-                NewEvent {
-                    ts_ms: clock.now_ms(),
-                    root_id: Some(&job.root_id),
-                    job_id: Some(&job.id),
-                    kind: "job_recovery_failed",
-                    message: format!(
-                        "daemon recovery: {RECOVERED_REASON} (runtime pid {}, {})",
-                        job.runtime_pid.map_or("-".to_string(), |p| p.to_string()),
-                        if killed {
-                            "leftover processes killed"
-                        } else {
-                            "no process left"
-                        }
-                    ),
-                    data: Some(json!({"runtime_pid": job.runtime_pid, "killed": killed})),
-                },
-            )?;
+            if was_running {
+                events::append(
+                    tx,
+                    NewEvent {
+                        ts_ms: clock.now_ms(),
+                        root_id: Some(&job.root_id),
+                        job_id: Some(&job.id),
+                        kind: "job_recovery_failed",
+                        message: format!(
+                            "daemon recovery: {RECOVERED_REASON} (runtime pid {}, {})",
+                            job.runtime_pid.map_or("-".to_string(), |p| p.to_string()),
+                            if killed {
+                                "leftover processes killed"
+                            } else {
+                                "no process left"
+                            }
+                        ),
+                        data: Some(json!({"runtime_pid": job.runtime_pid, "killed": killed})),
+                    },
+                )?;
+            }
             engine::settle(
                 tx,
                 clock,

@@ -108,3 +108,61 @@ pub fn progress_digest<'a>(results: impl Iterator<Item = Option<&'a GitmootResul
     tuples.sort();
     sha256_hex(tuples.join("\x1e").as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Action;
+
+    fn d(id: &str, prompt: &str) -> Delegation {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "agent": "rev", "action": "review", "prompt": prompt
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn set_hash_ignores_order_and_phase_but_not_prompt_or_action() {
+        let a = vec![d("a", "x"), d("b", "y")];
+        let mut b = vec![d("b", "y "), d("a", "x")];
+        b[0].phase = Some("plan".into());
+        b[0].model = Some("opus".into());
+        assert_eq!(set_hash(&a), set_hash(&b));
+        b[1].prompt = "z".into();
+        assert_ne!(set_hash(&a), set_hash(&b));
+        let mut c = a.clone();
+        c[0].action = Action::Ask;
+        assert_ne!(set_hash(&a), set_hash(&c));
+    }
+
+    #[test]
+    fn window_keeps_the_last_three() {
+        let c = Carry {
+            hashes: vec!["1".into(), "2".into(), "3".into()],
+            ..Carry::default()
+        };
+        assert_eq!(c.window_with("4"), ["2", "3", "4"]);
+    }
+
+    #[test]
+    fn digest_ignores_summaries_and_order() {
+        let r = |s: &str, changes: &[&str]| {
+            let mut r: GitmootResult =
+                serde_json::from_value(serde_json::json!({"decision": "approved", "summary": s}))
+                    .unwrap();
+            r.changes_made = changes.iter().map(|c| c.to_string()).collect();
+            r
+        };
+        let (a, b) = (r("one", &["x"]), r("two", &[]));
+        let (a2, b2) = (r("other words", &["x"]), r("more", &[]));
+        assert_eq!(
+            progress_digest([Some(&a), Some(&b)].into_iter()),
+            progress_digest([Some(&b2), Some(&a2)].into_iter())
+        );
+        let c = r("one", &["y"]);
+        assert_ne!(
+            progress_digest([Some(&a)].into_iter()),
+            progress_digest([Some(&c)].into_iter())
+        );
+    }
+}

@@ -84,6 +84,33 @@ pub fn kill_root(
 fn stop_tree(ctx: &Ctx<'_, '_>, root: &str, verb: &str) -> Result<Vec<String>, EngineError> {
     let mut cancelled = Vec::new();
     for mut j in jobs::by_root_in_state(ctx.tx, root, JobState::Queued)? {
+        if j.kind == JobKind::Continuation {
+            // The queued synthesis becomes the tree's one finalize: same slot, same id.
+            let reason = runs::require(ctx.tx, root)
+                .ok()
+                .and_then(|r| stop_reason(&r))
+                .unwrap_or_else(|| verb.to_string());
+            j.kind = JobKind::Finalize;
+            j.prompt.push_str(&format!(
+                "\nA termination backstop was reached ({reason}). This is now your FINAL \
+                 continuation: return an EMPTY delegations list. Any delegations you return now \
+                 will be ignored.\n"
+            ));
+            j.updated_ms = ctx.now;
+            jobs::put(ctx.tx, &j)?;
+            let parent = j.parent_id.clone().unwrap_or_default();
+            ctx.event(
+                root,
+                Some(&parent),
+                "delegation_finalize_enqueued",
+                format!(
+                    "termination backstop tripped ({reason}); queued continuation {} now finalizes",
+                    j.id
+                ),
+                Some(serde_json::json!({"job": j.id, "reason": reason})),
+            )?;
+            continue;
+        }
         if matches!(j.kind, JobKind::Leg | JobKind::Root) {
             ctx.finish_job(
                 &mut j,

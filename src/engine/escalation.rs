@@ -273,7 +273,8 @@ pub fn answer(
                 )?,
             }
         }
-        FollowUp::Continued | FollowUp::Blocked => {}
+        // The round was all that held this outcome back (e.g. a leg's block_parent).
+        FollowUp::Continued | FollowUp::Blocked => ctx.propagate(&target)?,
     }
     let target = jobs::require(tx, &round.job_id)?;
     Ok(if target.followup == FollowUp::Continued {
@@ -323,8 +324,7 @@ pub fn resume(
         .map(str::to_string);
     match verb {
         ResumeVerb::Retry => {
-            let run = runs::require(tx, &parent.root_id)?;
-            if run.jobs >= cfg.max_delegation_total_jobs {
+            if !ctx.budget_allows_one_more(&parent.root_id)? {
                 return Err(Invalid(format!(
                     "cannot retry: the per-root job budget of {} is reached; resume with continue or abort",
                     cfg.max_delegation_total_jobs
@@ -370,7 +370,9 @@ pub fn resume(
             ctx.resolve_round(&mut round, "abort", None, instr)?;
         }
     }
-    ctx.advance_batch(&parent.id)
+    ctx.advance_batch(&parent.id)?;
+    let parent = jobs::require(tx, &parent.id)?;
+    ctx.propagate(&parent)
 }
 
 impl Ctx<'_, '_> {
@@ -406,7 +408,7 @@ impl Ctx<'_, '_> {
                 let frame = self.frame(&target, &[])?;
                 self.finalize_with(&target, &reason, frame, &[], &carry)
             }
-            FollowUp::Continued | FollowUp::Blocked => Ok(()),
+            FollowUp::Continued | FollowUp::Blocked => self.propagate(&target),
         }
     }
 }
@@ -414,5 +416,45 @@ impl Ctx<'_, '_> {
 impl From<serde_json::Error> for EngineError {
     fn from(e: serde_json::Error) -> Self {
         Self::Store(StoreError::from(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(id: &str) -> HumanQuestion {
+        HumanQuestion {
+            id: id.into(),
+            prompt: format!("{id}?"),
+            choices: vec![],
+        }
+    }
+
+    #[test]
+    fn answers_split_by_id_continue_lines_and_keep_unknown_ids() {
+        let a = parse_answers("q1: a\nmore\nqx: typo\nq2:b", &[q("q1"), q("q2")]);
+        assert_eq!(a.by_id["q1"], "a\nmore");
+        assert_eq!(a.by_id["q2"], "b");
+        assert_eq!(a.unmatched["qx"], "typo");
+    }
+
+    #[test]
+    fn a_lone_question_takes_the_whole_body() {
+        let a = parse_answers("yes: ship it", &[q("q1")]);
+        assert_eq!(a.by_id["q1"], "yes: ship it");
+        assert!(a.unmatched.is_empty());
+    }
+
+    #[test]
+    fn stray_text_before_any_id_is_kept_as_guidance() {
+        let a = parse_answers("note first\nq1: a", &[q("q1"), q("q2")]);
+        assert_eq!(a.unmatched["(no id)"], "note first");
+    }
+
+    #[test]
+    fn verbs_parse_case_insensitively() {
+        assert_eq!("Retry".parse::<ResumeVerb>().unwrap(), ResumeVerb::Retry);
+        assert!("answer".parse::<ResumeVerb>().is_err());
     }
 }

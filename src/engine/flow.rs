@@ -13,7 +13,7 @@ use super::prompts::{self, Frame, LegLine, Upstream};
 use super::{EngineError, Hooks};
 use crate::clock::{Clock, Millis};
 use crate::config::OrchestrateConfig;
-use crate::contract::{Delegation, FailurePolicy, GitmootResult, SynthesisRule};
+use crate::contract::{Decision, Delegation, FailurePolicy, GitmootResult, SynthesisRule};
 use crate::domain::{Action, JobKind, JobState, RunState, RuntimeKind};
 use crate::store::delegations::{self, Leg, LegState};
 use crate::store::escalations::{self, Round, RoundKind};
@@ -187,7 +187,8 @@ impl Ctx<'_, '_> {
             FollowUp::Blocked => Ok(Resolution::Done {
                 job_id: job.id.clone(),
                 state: JobState::Blocked,
-                result: parse_result(job.result.as_ref()).map(Box::new),
+                // The coordinator's own approving result does not speak for a blocked batch.
+                result: None,
                 reason: job.followup_reason.clone(),
             }),
             FollowUp::None => Ok(Resolution::Done {
@@ -240,7 +241,20 @@ impl Ctx<'_, '_> {
                 _ => RunState::Blocked,
             }
         };
-        self.close_run(&mut run)
+        self.close_run(&mut run)?;
+        // Stragglers (siblings of an escalated or blocked leg) can no longer change the
+        // outcome; they must not start after the run ended.
+        for mut j in jobs::by_root_in_state(self.tx, &root.root_id, JobState::Queued)? {
+            self.finish_job(
+                &mut j,
+                JobState::Cancelled,
+                format!(
+                    "run {} ended {}; queued job no longer needed",
+                    run.root_id, run.state
+                ),
+            )?;
+        }
+        Ok(())
     }
 
     pub fn close_run(&self, run: &mut Run) -> R<()> {
@@ -263,6 +277,10 @@ impl Ctx<'_, '_> {
 
     /// Routes a freshly settled job: ask-gate, dispatch, then upwards.
     pub fn after_settle(&self, job: &Job) -> R<()> {
+        // A straggler finishing after its run ended changes nothing.
+        if runs::require(self.tx, &job.root_id)?.state.is_terminal() {
+            return Ok(());
+        }
         let result = parse_result(job.result.as_ref());
         if job.state == JobState::Succeeded
             && let Some(r) = &result
@@ -336,12 +354,14 @@ impl Ctx<'_, '_> {
             return self.finalize(job, &reason, set, &carry);
         }
         let projected = projected_jobs(set);
-        if run.jobs + projected > cfg.max_delegation_total_jobs {
+        // Legs admitted elsewhere in the tree but not yet enqueued already hold budget.
+        let tree = run.jobs + delegations::count_waiting(self.tx, root)?;
+        if tree + projected > cfg.max_delegation_total_jobs {
             ev(
                 "delegation_budget_exceeded",
                 format!(
                     "delegation batch of {projected} new job(s) would exceed the per-root job budget of {} (tree at {}); not dispatching {n} delegation(s)",
-                    cfg.max_delegation_total_jobs, run.jobs
+                    cfg.max_delegation_total_jobs, tree
                 ),
             )?;
             let reason = format!(
@@ -611,8 +631,7 @@ impl Ctx<'_, '_> {
                     && !leg.accepted
                     && leg.attempts <= leg.spec.retry
                 {
-                    let run = runs::require(self.tx, &parent.root_id)?;
-                    if run.jobs >= self.cfg.max_delegation_total_jobs {
+                    if !self.budget_allows_one_more(&parent.root_id)? {
                         self.event(
                             &parent.root_id,
                             Some(parent_id),
@@ -673,8 +692,10 @@ impl Ctx<'_, '_> {
                     FailurePolicy::Continue => {}
                     FailurePolicy::Escalate => escalate = true,
                     FailurePolicy::EscalateHuman => {
-                        let open = escalations::open_for_job(self.tx, parent_id)?;
-                        if open.is_none_or(|r| r.kind == RoundKind::Ask) {
+                        let failure_open = escalations::open_for_root(self.tx, &parent.root_id)?
+                            .iter()
+                            .any(|r| r.job_id == parent.id && r.kind == RoundKind::Failure);
+                        if !failure_open {
                             self.open_failure(&parent, leg, job_id, &why)?;
                         }
                         return Ok(());
@@ -771,6 +792,14 @@ impl Ctx<'_, '_> {
     }
 
     /// Creates the next attempt's job for a leg and marks the leg dispatched.
+    /// Whether one more job fits the per-root budget, counting admitted legs not yet
+    /// enqueued (a retry must not eat the room a deferred leg was admitted with).
+    pub fn budget_allows_one_more(&self, root: &str) -> R<bool> {
+        let run = runs::require(self.tx, root)?;
+        let reserved = delegations::count_waiting(self.tx, root)?;
+        Ok(run.jobs + reserved < self.cfg.max_delegation_total_jobs)
+    }
+
     pub fn retry_leg(
         &self,
         parent: &Job,
@@ -843,6 +872,23 @@ impl Ctx<'_, '_> {
         let mut prompt = d.prompt.trim().to_string();
         if self.cfg.inject_upstream_dep_context {
             prompt.push_str(&self.upstream(&d, legs)?);
+        }
+        // A leg naming artifacts receives the coordinator's artifact_body (the brief).
+        if !d.artifacts.is_empty()
+            && let Some(body) = parse_result(parent.result.as_ref()).and_then(|r| r.artifact_body)
+        {
+            let mut remaining = prompts::AGGREGATE_CAP;
+            prompt.push_str(&format!(
+                "\n\nDelegation artifacts ({}) from job {}:\n",
+                d.artifacts.join(", "),
+                parent.id
+            ));
+            prompt.push_str(&prompts::inline_body(
+                &body,
+                self.body_cap(),
+                &mut remaining,
+                &parent.id,
+            ));
         }
         if let Some(g) = guidance.filter(|g| !g.trim().is_empty()) {
             prompt.push_str(&format!("\n\nHuman guidance on resume: {}", g.trim()));
@@ -938,9 +984,15 @@ impl Ctx<'_, '_> {
         carry: &Carry,
     ) -> R<()> {
         let rules: Vec<SynthesisRule> = legs.iter().filter_map(|l| l.spec.synthesis_rule).collect();
-        if rules.contains(&SynthesisRule::Vote)
-            && !outs.iter().all(|o| matches!(o, LegOutcome::Ok { .. }))
-        {
+        // Vote: every child approves; `skipped` (a succeeded abstention) counts as passing.
+        let votes_yes = |o: &LegOutcome| match o {
+            LegOutcome::Ok {
+                result: Some(r), ..
+            } => r.decision.approves() || r.decision == Decision::Skipped,
+            LegOutcome::Ok { result: None, .. } => true,
+            _ => false,
+        };
+        if rules.contains(&SynthesisRule::Vote) && !outs.iter().all(votes_yes) {
             return self.block(
                 parent,
                 format!(
@@ -1037,7 +1089,8 @@ impl Ctx<'_, '_> {
                 match o {
                     LegOutcome::Ok {
                         result: Some(r), ..
-                    } if r.decision.approves() => {}
+                    // Skipped abstains from the verdict, like a leg that never ran.
+                    } if r.decision.approves() || r.decision == Decision::Skipped => {}
                     LegOutcome::Ok { result: None, .. }
                     | LegOutcome::NotRun(_)
                     | LegOutcome::Pending => {}

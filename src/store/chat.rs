@@ -4,6 +4,7 @@
 //! Rows and queries only: whether a send is allowed, who gets an inbox row and when a job
 //! result is posted are decided in `crate::chat`. Must not touch job or escalation rows.
 
+use crate::domain::named_enum;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +25,6 @@ CREATE TABLE chat_threads (
     updated_ms INTEGER NOT NULL,
     UNIQUE (repo, slug)
 );
-CREATE INDEX chat_threads_activity ON chat_threads(state, updated_ms);
 CREATE INDEX chat_threads_slug ON chat_threads(slug);
 CREATE TABLE chat_messages (
     id              TEXT PRIMARY KEY,
@@ -49,7 +49,8 @@ CREATE TABLE chat_messages (
 );
 CREATE INDEX chat_messages_promoted ON chat_messages(promoted_job_id) WHERE promoted_job_id IS NOT NULL;
 CREATE INDEX chat_messages_job ON chat_messages(job_id) WHERE job_id IS NOT NULL;
-CREATE INDEX chat_messages_kind ON chat_messages(thread_id, kind, author_name);
+CREATE INDEX chat_messages_kind ON chat_messages(thread_id, kind, author_name) WHERE kind != 'chat';
+CREATE INDEX chat_messages_agent_turns ON chat_messages(thread_id) WHERE kind = 'chat' AND author_kind = 'agent';
 CREATE UNIQUE INDEX chat_messages_hash ON chat_messages(content_hash) WHERE content_hash IS NOT NULL;
 CREATE TABLE chat_mentions (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -64,11 +65,8 @@ CREATE TABLE chat_mentions (
     created_ms   INTEGER NOT NULL
 );
 CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
-CREATE INDEX chat_mentions_unread ON chat_mentions(agent, id) WHERE unread = 1;
-CREATE INDEX chat_mentions_thread ON chat_mentions(thread_id, agent, seq);
--- Cover the unread badges (per agent, per thread) without touching the table, so their
--- cost follows the unread mentions only, not the whole history.
-CREATE INDEX chat_mentions_badges ON chat_mentions(agent_origin, agent) WHERE unread = 1 AND resolved = 1;
+CREATE INDEX chat_mentions_unread ON chat_mentions(agent, agent_origin) WHERE unread = 1 AND resolved = 1;
+-- The per-thread unread badge reads this small index only, never the whole history.
 CREATE INDEX chat_mentions_thread_badges ON chat_mentions(thread_id) WHERE unread = 1 AND resolved = 1;
 CREATE TABLE chat_thread_meta (
     thread_id  TEXT NOT NULL REFERENCES chat_threads(id),
@@ -88,58 +86,18 @@ CREATE TABLE chat_job_links (
 CREATE INDEX chat_job_links_thread ON chat_job_links(thread_id, agent, purpose);
 ";
 
-/// Declares a closed vocabulary stored as text.
-macro_rules! text_enum {
-    ($(#[$meta:meta])* $name:ident, $what:literal, { $($variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name { $($variant),+ }
-
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = Invalid;
-            fn from_str(s: &str) -> std::result::Result<Self, Invalid> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    other => Err(Invalid(format!(concat!($what, " {:?} is not supported"), other))),
-                }
-            }
-        }
-
-        impl rusqlite::types::ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-                Ok(self.as_str().into())
-            }
-        }
-
-        impl rusqlite::types::FromSql for $name {
-            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-                v.as_str()?.parse().map_err(|e: Invalid| rusqlite::types::FromSqlError::Other(Box::new(e)))
-            }
-        }
-    };
-}
-
-text_enum!(
+named_enum!(
     /// Open threads take messages; archived ones are kept for audit only.
-    ThreadState, "chat thread state", { Open => "open", Archived => "archived" }
+    ThreadState, "chat thread state",
+    unknown(other) => Invalid(format!("chat thread state {other:?} is not supported")),
+    { Open => "open", Archived => "archived" }
 );
 
-text_enum!(
+named_enum!(
     /// The fixed message vocabulary; only `chat` is ever scanned for mentions.
-    MessageKind, "chat message kind", {
+    MessageKind, "chat message kind",
+    unknown(other) => Invalid(format!("chat message kind {other:?} is not supported")),
+    {
         Chat => "chat",
         PromotionRequest => "promotion_request",
         JobResult => "job_result",
@@ -147,14 +105,18 @@ text_enum!(
     }
 );
 
-text_enum!(
+named_enum!(
     /// Who wrote a message.
-    AuthorKind, "chat author kind", { Human => "human", Agent => "agent", System => "system" }
+    AuthorKind, "chat author kind",
+    unknown(other) => Invalid(format!("chat author kind {other:?} is not supported")),
+    { Human => "human", Agent => "agent", System => "system" }
 );
 
-text_enum!(
+named_enum!(
     /// Why a tree is linked to a thread, which decides what its result looks like there.
-    LinkPurpose, "chat link purpose", {
+    LinkPurpose, "chat link purpose",
+    unknown(other) => Invalid(format!("chat link purpose {other:?} is not supported")),
+    {
         Promotion => "promotion",
         AutoRespond => "auto_respond",
         MootSeat => "moot_seat",
@@ -208,6 +170,11 @@ pub struct Message {
 const THREAD_COLS: &str =
     "id, slug, title, repo, origin, state, created_by, created_ms, updated_ms";
 
+/// The columns of a thread read back, with `updated_ms` raised to its newest message: a
+/// send does not rewrite the thread row (one page less per message).
+const THREAD_READ: &str = "t.id, t.slug, t.title, t.repo, t.origin, t.state, t.created_by, t.created_ms, \
+    MAX(t.updated_ms, COALESCE((SELECT c.ts_ms FROM chat_messages c WHERE c.thread_id = t.id ORDER BY c.seq DESC LIMIT 1), 0))";
+
 fn thread_row(r: &Row<'_>) -> rusqlite::Result<Thread> {
     Ok(Thread {
         id: r.get(0)?,
@@ -243,7 +210,7 @@ pub fn insert_thread(conn: &Connection, t: &Thread) -> Result<()> {
 pub fn thread(conn: &Connection, id: &str) -> Result<Option<Thread>> {
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT {THREAD_COLS} FROM chat_threads WHERE id = ?1"
+            "SELECT {THREAD_READ} FROM chat_threads t WHERE t.id = ?1"
         ))?
         .query_row([id], thread_row)
         .optional()?)
@@ -252,7 +219,7 @@ pub fn thread(conn: &Connection, id: &str) -> Result<Option<Thread>> {
 /// Threads with this slug, in one repo or in all of them, archived included.
 pub fn threads_by_slug(conn: &Connection, slug: &str, repo: Option<&str>) -> Result<Vec<Thread>> {
     let mut st = conn.prepare_cached(&format!(
-        "SELECT {THREAD_COLS} FROM chat_threads WHERE slug = ?1 AND (?2 IS NULL OR repo = ?2) ORDER BY repo"
+        "SELECT {THREAD_READ} FROM chat_threads t WHERE t.slug = ?1 AND (?2 IS NULL OR t.repo = ?2) ORDER BY t.repo"
     ))?;
     Ok(st
         .query_map(params![slug, repo], thread_row)?
@@ -266,8 +233,8 @@ pub fn list_threads(
     include_archived: bool,
 ) -> Result<Vec<Thread>> {
     let mut st = conn.prepare_cached(&format!(
-        "SELECT {THREAD_COLS} FROM chat_threads WHERE (?1 IS NULL OR repo = ?1) AND (?2 OR state = 'open')
-         ORDER BY updated_ms DESC, id DESC"
+        "SELECT {THREAD_READ} AS activity FROM chat_threads t WHERE (?1 IS NULL OR t.repo = ?1) AND (?2 OR t.state = 'open')
+         ORDER BY activity DESC, t.id DESC"
     ))?;
     Ok(st
         .query_map(params![repo, include_archived], thread_row)?
@@ -349,8 +316,6 @@ pub fn insert_message(conn: &Connection, m: &Message) -> Result<()> {
         m.job_id,
         m.origin
     ])?;
-    conn.prepare_cached("UPDATE chat_threads SET updated_ms = MAX(updated_ms, ?2) WHERE id = ?1")?
-        .execute(params![m.thread_id, m.ts_ms])?;
     Ok(())
 }
 
@@ -422,29 +387,41 @@ pub fn result_posted(conn: &Connection, job_id: &str) -> Result<bool> {
         .is_some())
 }
 
-/// Messages of one kind in a thread, optionally by one author.
+/// Non-chat messages of one kind in a thread, optionally by one author. Human chat
+/// messages (the bulk) stay out of this index, so a plain send writes one page less.
 pub fn count_kind(
     conn: &Connection,
     thread_id: &str,
     kind: MessageKind,
-    author_kind: Option<AuthorKind>,
     author_name: Option<&str>,
 ) -> Result<i64> {
+    if kind == MessageKind::Chat {
+        return Err(
+            Invalid("count_kind counts non-chat kinds; use count_agent_turns".into()).into(),
+        );
+    }
     Ok(conn
         .prepare_cached(
-            "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND kind = ?2
-             AND (?3 IS NULL OR author_kind = ?3) AND (?4 IS NULL OR author_name = ?4)",
+            "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND kind = ?2 AND kind != 'chat'
+             AND (?3 IS NULL OR author_name = ?3)",
         )?
-        .query_row(params![thread_id, kind, author_kind, author_name], |r| {
-            r.get(0)
-        })?)
+        .query_row(params![thread_id, kind, author_name], |r| r.get(0))?)
+}
+
+/// Agent-authored chat turns in a thread (what a moot's cap counts).
+pub fn count_agent_turns(conn: &Connection, thread_id: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND kind = 'chat' AND author_kind = 'agent'",
+        )?
+        .query_row([thread_id], |r| r.get(0))?)
 }
 
 /// Whether a system message with exactly this body exists in the thread.
 pub fn system_body_exists(conn: &Connection, thread_id: &str, body: &str) -> Result<bool> {
     Ok(conn
         .prepare_cached(
-            "SELECT 1 FROM chat_messages WHERE thread_id = ?1 AND kind = 'system' AND body = ?2 LIMIT 1",
+            "SELECT 1 FROM chat_messages WHERE thread_id = ?1 AND kind = 'system' AND kind != 'chat' AND body = ?2 LIMIT 1",
         )?
         .query_row(params![thread_id, body], |_| Ok(()))
         .optional()?
@@ -455,7 +432,7 @@ pub fn system_body_exists(conn: &Connection, thread_id: &str, body: &str) -> Res
 pub fn last_result_ms(conn: &Connection, thread_id: &str, author: &str) -> Result<Option<Millis>> {
     Ok(conn
         .prepare_cached(
-            "SELECT MAX(ts_ms) FROM chat_messages WHERE thread_id = ?1 AND kind = 'job_result' AND author_name = ?2",
+            "SELECT MAX(ts_ms) FROM chat_messages WHERE thread_id = ?1 AND kind = 'job_result' AND kind != 'chat' AND author_name = ?2",
         )?
         .query_row(params![thread_id, author], |r| r.get(0))?)
 }
@@ -519,11 +496,12 @@ pub fn inbox(
 ) -> Result<Vec<InboxRow>> {
     let sql = format!(
         "SELECT m.id, m.thread_id, t.slug, t.repo, m.seq, m.kind, c.author_name, c.body, c.ts_ms, m.unread
-         FROM chat_mentions m
+         FROM chat_mentions m {}
          JOIN chat_messages c ON c.id = m.message_id
          JOIN chat_threads t ON t.id = m.thread_id
          WHERE m.agent = ?1 AND m.agent_origin = ?2 AND m.resolved = 1 {}
          ORDER BY m.id DESC LIMIT ?3",
+        if unread_only { "INDEXED BY chat_mentions_unread" } else { "INDEXED BY chat_mentions_inbox" },
         if unread_only { "AND m.unread = 1" } else { "" }
     );
     let mut st = conn.prepare_cached(&sql)?;
@@ -582,10 +560,12 @@ pub fn mark_read(
     }
 }
 
-/// Distinct agents mentioned (resolved) in a thread.
+/// Distinct registered agents mentioned in a thread (from the envelopes: the mentions table
+/// carries no thread index, to keep a send cheap).
 pub fn mentioned_agents(conn: &Connection, thread_id: &str) -> Result<Vec<String>> {
     let mut st = conn.prepare_cached(
-        "SELECT DISTINCT agent FROM chat_mentions WHERE thread_id = ?1 AND resolved = 1 ORDER BY agent",
+        "SELECT DISTINCT j.value FROM chat_messages c, json_each(c.envelope_json, '$.mentions') j
+         JOIN agents a ON a.name = j.value WHERE c.thread_id = ?1 ORDER BY j.value",
     )?;
     Ok(st
         .query_map([thread_id], |r| r.get(0))?
@@ -732,4 +712,22 @@ pub fn autorespond_candidates(conn: &Connection, origin: &str) -> Result<Vec<Aut
             })
         })?
         .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Whether an agent with this exact name is registered (no row decoding: the send path
+/// asks this once per mention).
+pub fn agent_exists(conn: &Connection, name: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM agents WHERE name = ?1")?
+        .query_row([name], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// This home's origin stamp (`meta.home_id`), through a cached statement.
+pub fn origin(conn: &Connection) -> Result<String> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = 'home_id'")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| super::StoreError::not_found("meta home_id is missing"))
 }

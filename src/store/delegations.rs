@@ -146,9 +146,11 @@ pub fn for_parent(conn: &Connection, parent_id: &str) -> Result<Vec<Leg>> {
         .collect::<rusqlite::Result<_>>()?)
 }
 
-/// How many legs a tree holds, for `job tree` and the control room.
-pub fn count_for_root(conn: &Connection, root_id: &str) -> Result<u64> {
+/// Legs of a tree admitted but not yet enqueued: budget they already hold.
+pub fn count_waiting(conn: &Connection, root_id: &str) -> Result<u32> {
     Ok(conn
-        .prepare_cached("SELECT COUNT(*) FROM delegations WHERE root_id = ?1")?
-        .query_row([root_id], |r| r.get::<_, i64>(0))? as u64)
+        .prepare_cached(
+            "SELECT COUNT(*) FROM delegations WHERE root_id = ?1 AND state = 'waiting'",
+        )?
+        .query_row([root_id], |r| r.get::<_, i64>(0))? as u32)
 }

@@ -3,8 +3,9 @@
 //!
 //! Rows only: the pre-filter, dedupe policy and auto-confirm live in `crate::chat::remember`.
 
+use crate::domain::named_enum;
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::Result;
 use crate::Invalid;
@@ -30,58 +31,18 @@ CREATE TABLE memory_observations (
 CREATE INDEX memory_agent ON memory_observations(agent, state);
 ";
 
-/// `repo` memories apply to one repo; `general` ones to every repo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    Repo,
-    General,
-}
-
-/// A pending observation waits for a confirm; a confirmed one is in the owner's pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ObservationState {
-    Pending,
-    Confirmed,
-}
-
-macro_rules! text_impls {
-    ($name:ident, $what:literal, { $($variant:ident => $text:literal),+ }) => {
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-        }
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-        impl std::str::FromStr for $name {
-            type Err = Invalid;
-            fn from_str(s: &str) -> std::result::Result<Self, Invalid> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    other => Err(Invalid(format!(concat!("invalid ", $what, " {:?}"), other))),
-                }
-            }
-        }
-        impl rusqlite::types::ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-                Ok(self.as_str().into())
-            }
-        }
-        impl rusqlite::types::FromSql for $name {
-            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-                v.as_str()?.parse().map_err(|e: Invalid| rusqlite::types::FromSqlError::Other(Box::new(e)))
-            }
-        }
-    };
-}
-
-text_impls!(Tier, "--tier", { Repo => "repo", General => "general" });
-text_impls!(ObservationState, "memory state", { Pending => "pending", Confirmed => "confirmed" });
+named_enum!(
+    /// `repo` memories apply to one repo; `general` ones to every repo.
+    Tier, "--tier",
+    unknown(other) => Invalid(format!("invalid --tier {other:?}")),
+    { Repo => "repo", General => "general" }
+);
+named_enum!(
+    /// A pending observation waits for a confirm; a confirmed one is in the owner's pool.
+    ObservationState, "memory state",
+    unknown(other) => Invalid(format!("invalid memory state {other:?}")),
+    { Pending => "pending", Confirmed => "confirmed" }
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Observation {

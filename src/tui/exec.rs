@@ -40,6 +40,8 @@ pub struct Executor {
     home: Home,
     store: Store,
     config: Config,
+    /// The gitmoot binary the `:` line runs: this process's own executable.
+    binary: Option<std::path::PathBuf>,
 }
 
 impl Executor {
@@ -48,7 +50,14 @@ impl Executor {
             home,
             store,
             config,
+            binary: std::env::current_exe().ok(),
         }
+    }
+
+    /// Runs `:` commands with this binary instead (an embedding process that is not gitmoot).
+    pub fn binary(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.binary = Some(path.into());
+        self
     }
 
     /// Runs one write action; `None` for actions the UI thread handles itself.
@@ -77,7 +86,9 @@ impl Executor {
                 thread_id,
                 seqs,
             } => self.mark_read(agent, thread_id, seqs),
-            Action::RunCommand(line) => Ok(run_command(self.home.root(), line)),
+            Action::RunCommand(line) => {
+                Ok(run_command(self.binary.as_deref(), self.home.root(), line))
+            }
             _ => return None,
         };
         Some(result.unwrap_or_else(|e| Outcome {
@@ -174,23 +185,17 @@ impl Executor {
         seq: u64,
         action: PromoteAction,
     ) -> anyhow::Result<Outcome> {
-        let thread = threads::resolve(self.store.conn(), thread_id, None)?;
-        let message =
-            crate::store::chat::message_by_seq(self.store.conn(), &thread.id, seq as i64)?
-                .ok_or_else(|| {
-                    crate::Invalid(format!("message #{seq} not found in {}", thread.slug))
-                })?;
         let action = match action {
             PromoteAction::Ask => JobAction::Ask,
             PromoteAction::Review => JobAction::Review,
             PromoteAction::Implement => JobAction::Implement,
         };
-        let p = promote::task_message(
+        let p = promote::promote_message(
             &mut self.store,
             &SystemClock,
-            &thread.id,
+            thread_id,
             None,
-            &message.body,
+            seq as i64,
             action,
         )?;
         Ok(Outcome::ok(format!(
@@ -214,7 +219,7 @@ impl Executor {
 }
 
 /// Runs `gitmoot --home HOME <line>` and reports its first line of output or error.
-pub fn run_command(home: &Path, line: &str) -> Outcome {
+pub fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
     let words = match split_words(line) {
         Ok(w) if !w.is_empty() => w,
         Ok(_) => {
@@ -231,14 +236,11 @@ pub fn run_command(home: &Path, line: &str) -> Outcome {
             text: format!("`{}` cannot run inside the control room", words[0]),
         };
     }
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => {
-            return Outcome {
-                ok: false,
-                text: format!("cannot find the gitmoot binary: {e}"),
-            };
-        }
+    let Some(exe) = binary else {
+        return Outcome {
+            ok: false,
+            text: "cannot find the gitmoot binary".into(),
+        };
     };
     let out = Command::new(exe)
         .arg("--home")

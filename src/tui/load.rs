@@ -95,6 +95,8 @@ impl Loader {
         self.data_version = Some(self.store.data_version()?);
         let conn = self.store.conn();
         let last = events::last_id(conn)?;
+        // A tree linked to a thread (a promotion, an auto-respond) can change its messages.
+        let mut linked = false;
         if self.cursor == 0 {
             for run in runs::list(conn, ROOTS_SHOWN)? {
                 let view = root_view(conn, &run)?;
@@ -102,6 +104,7 @@ impl Loader {
             }
         } else if last > self.cursor {
             for root in touched_roots(conn, self.cursor)? {
+                linked = linked || crate::store::chat::link(conn, &root)?.is_some();
                 if let Some(run) = runs::get(conn, &root)? {
                     let view = root_view(conn, &run)?;
                     self.roots.insert(root, view);
@@ -115,7 +118,7 @@ impl Loader {
             thread: self.thread.clone(),
         };
         let stale = match &self.chat {
-            Some(c) => c.key != key || chat_events_since(conn, self.cursor)?,
+            Some(c) => c.key != key || linked || chat_events_since(conn, self.cursor)?,
             None => true,
         };
         if stale {
@@ -176,7 +179,7 @@ impl Loader {
 /// What the chat panes were read for: the open thread and the unread-badge signature.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct ChatKey {
-    badges: (i64, i64),
+    badges: (i64, i64, i64),
     thread: Option<String>,
 }
 
@@ -190,20 +193,21 @@ struct ChatPanes {
     inboxes: Vec<Inbox>,
 }
 
-/// Newest mention id and unread count. A send adds a mention (the id moves) and marking
-/// read lowers the count; neither appends an event for a mark-read, so this catches it.
-/// Both read the small unread-badge partial index only.
-fn badge_signature(conn: &Connection) -> Result<(i64, i64)> {
+/// Newest message, newest mention and the unread count. Sends append no event: a send
+/// adds a message (its rowid moves) and marking read lowers the count, so this catches
+/// both. Each part is a rowid maximum or a count over the small unread-badge index.
+fn badge_signature(conn: &Connection) -> Result<(i64, i64, i64)> {
     Ok(conn
         .prepare_cached(
-            "SELECT (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
+            "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
+                    (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
                     (SELECT COUNT(*) FROM chat_mentions WHERE unread = 1 AND resolved = 1)",
         )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
 }
 
-/// Whether an event without a root (every chat message, thread created, renamed, closed)
-/// arrived after `cursor`.
+/// Whether an event without a root (a thread created, renamed, closed) arrived after
+/// `cursor`.
 fn chat_events_since(conn: &Connection, cursor: i64) -> Result<bool> {
     Ok(conn
         .prepare_cached("SELECT EXISTS(SELECT 1 FROM events WHERE id > ?1 AND root_id IS NULL)")?

@@ -1,3 +1,58 @@
-//! Shared helpers of the integration tests.
+//! Shared helpers of the integration tests: the real binary on a home, JSON reads, and
+//! scripted shell agents.
+
+#![allow(dead_code)]
 
 pub mod tmux;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The real binary on `home`, never the caller's `$GITMOOT_HOME`.
+pub fn gitmoot(home: &Path) -> Command {
+    let mut c = Command::cargo_bin("gitmoot").unwrap();
+    c.arg("--home")
+        .arg(home)
+        .env_remove("GITMOOT_HOME")
+        .timeout(std::time::Duration::from_secs(120));
+    c
+}
+
+pub fn bin() -> String {
+    assert_cmd::cargo::cargo_bin("gitmoot")
+        .display()
+        .to_string()
+}
+
+/// Runs a read command with `--json` already in `args` and parses its output.
+pub fn json(home: &Path, args: &[&str]) -> Value {
+    let out = gitmoot(home).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Writes `script` into the home and registers it as a shell agent (plus `extra` flags).
+pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
+    std::fs::create_dir_all(home).unwrap();
+    let path = home.join(format!("{name}.sh"));
+    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    gitmoot(home)
+        .args([
+            "agent",
+            "add",
+            name,
+            "--runtime",
+            "shell",
+            "--command",
+            &format!("sh {}", path.display()),
+        ])
+        .args(extra)
+        .assert()
+        .success();
+}

@@ -54,11 +54,6 @@ impl Tmux {
         self.tmux(&args);
     }
 
-    /// Types literal text.
-    pub fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-l", text]);
-    }
-
     /// Waits until the screen contains `needle`, returning the screen; panics with the last
     /// screen after `timeout`.
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
@@ -73,11 +68,6 @@ impl Tmux {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-    }
-
-    /// Whether the pane's process has exited (remain-on-exit keeps the pane around).
-    pub fn pane_dead(&self) -> bool {
-        self.tmux(&["display-message", "-p", "#{pane_dead}"]).trim() == "1"
     }
 }
 

@@ -216,6 +216,8 @@ pub struct State {
     pub size: (u16, u16),
     /// Set once the first snapshot has chosen the landing pane.
     pub landed: bool,
+    /// The operator has pressed a key; from then on focus moves only when they move it.
+    pub touched: bool,
 }
 
 impl State {
@@ -242,6 +244,7 @@ impl State {
             tick: 0,
             size: (120, 36),
             landed: false,
+            touched: false,
         }
     }
 

@@ -65,6 +65,10 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
 
 fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     state.now_ms = state.now_ms.max(snap.now_ms);
+    // Attention first: until the operator takes the wheel, a gate that appears pulls focus.
+    if state.landed && !state.touched && !snap.attention.is_empty() {
+        state.focus = Pane::Attention;
+    }
     if !state.landed {
         state.landed = true;
         state.focus = if snap.attention.is_empty() {
@@ -91,7 +95,7 @@ fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
 fn reconcile(state: &mut State, snap: &Snapshot) {
     let ids: Vec<String> = rows::attention_rows(snap, state)
         .iter()
-        .map(|a| a.job_id.clone())
+        .map(|a| a.key())
         .collect();
     state.sel.attention = pick(
         &ids,
@@ -156,7 +160,7 @@ fn record_hints(state: &mut State, snap: &Snapshot) {
     let a = idx(
         rows::attention_rows(snap, state)
             .iter()
-            .map(|a| a.job_id.clone())
+            .map(|a| a.key())
             .collect(),
         &state.sel.attention,
     );
@@ -199,6 +203,7 @@ fn dag_ids(snap: &Snapshot, state: &State) -> Vec<String> {
 }
 
 fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
+    state.touched = true;
     let chord = KeyChord::from_event(&k);
     if state.keymap.lookup(Context::Global, chord) == Some(Command::Quit)
         && chord.mods.contains(KeyModifiers::CONTROL)
@@ -360,7 +365,7 @@ fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut Vec<Action>)
         Pane::Attention => {
             let ids: Vec<String> = rows::attention_rows(snap, state)
                 .iter()
-                .map(|a| a.job_id.clone())
+                .map(|a| a.key())
                 .collect();
             state.sel.attention = moved(&ids, state.sel.attention.as_deref(), delta);
         }
@@ -434,7 +439,7 @@ fn detail_max_scroll(state: &State, snap: &Snapshot) -> u16 {
 /// The job the focused pane points at.
 fn selected_job(state: &State, snap: &Snapshot) -> Option<String> {
     match state.focus {
-        Pane::Attention => state.sel.attention.clone(),
+        Pane::Attention => selected_gate(state, snap).map(|a| a.job_id.clone()),
         Pane::Tree => state.sel.tree.clone(),
         Pane::Dag => state.sel.dag.clone(),
         Pane::Detail => state.detail_job.clone(),
@@ -495,7 +500,7 @@ fn copy(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     let text = match state.focus {
         Pane::Attention => rows::attention_rows(snap, state)
             .into_iter()
-            .find(|a| Some(&a.job_id) == state.sel.attention.as_ref())
+            .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
             .map(|a| match &a.kind {
                 AttentionKind::Ask { questions } => {
                     let q = questions.first().map(|q| q.id.as_str()).unwrap_or("q1");
@@ -522,7 +527,7 @@ fn kill(state: &mut State, snap: &Snapshot) {
     let root = match state.focus {
         Pane::Attention => rows::attention_rows(snap, state)
             .into_iter()
-            .find(|a| Some(&a.job_id) == state.sel.attention.as_ref())
+            .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
             .and_then(|a| snap.root(&a.root_id)),
         Pane::Dag => rows::dag_root(snap, state),
         _ => selected_job(state, snap).and_then(|j| snap.root_of(&j)),
@@ -553,7 +558,7 @@ fn selected_gate<'a>(state: &State, snap: &'a Snapshot) -> Option<&'a crate::vie
     }
     rows::attention_rows(snap, state)
         .into_iter()
-        .find(|a| Some(&a.job_id) == state.sel.attention.as_ref())
+        .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
 }
 
 fn textarea(placeholder: &str) -> TextArea<'static> {
@@ -1132,7 +1137,7 @@ fn mouse(state: &mut State, snap: &Snapshot, m: MouseEvent, out: &mut Vec<Action
                 let items = rows::attention_rows(snap, state);
                 let per = (layout::ATTENTION_ITEM_LINES + 1) as usize;
                 if let Some(item) = items.get(inner_row / per) {
-                    state.sel.attention = Some(item.job_id.clone());
+                    state.sel.attention = Some(item.key());
                 }
             }
         }

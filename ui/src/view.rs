@@ -217,6 +217,18 @@ pub struct AttentionItem {
     pub kind: AttentionKind,
 }
 
+impl AttentionItem {
+    /// The selection key: one coordinator can hold an ask round and a failure round at
+    /// once, so the job id alone does not name a row.
+    pub fn key(&self) -> String {
+        let kind = match self.kind {
+            AttentionKind::Ask { .. } => "ask",
+            AttentionKind::Failure { .. } => "failure",
+        };
+        format!("{}#{kind}", self.job_id)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThreadState {
     Open,

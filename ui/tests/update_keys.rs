@@ -17,7 +17,7 @@ fn send(state: &mut gitmoot_ui::State, snap: &gitmoot_ui::Snapshot, e: Event) ->
 fn lands_on_attention_with_the_oldest_gate_and_its_root() {
     let (s, _) = setup();
     assert_eq!(s.focus, Pane::Attention);
-    assert_eq!(s.sel.attention.as_deref(), Some("job-k3v7q2ma"));
+    assert_eq!(s.sel.attention.as_deref(), Some("job-k3v7q2ma#failure"));
     assert_eq!(s.sel.tree.as_deref(), Some("job-k3v7q2ma"));
     assert_eq!(s.sel.thread.as_deref(), Some("th-payments"));
 }
@@ -269,7 +269,7 @@ fn detail_scrolls_within_its_content() {
 fn answer_form_choices_and_free_text_submit_one_answer_per_question() {
     let (mut s, snap) = setup();
     send(&mut s, &snap, ch('j'));
-    assert_eq!(s.sel.attention.as_deref(), Some("job-k3v7q2ma/schema"));
+    assert_eq!(s.sel.attention.as_deref(), Some("job-k3v7q2ma/schema#ask"));
     send(&mut s, &snap, ch('a'));
     send(&mut s, &snap, key(KeyCode::Down));
     send(&mut s, &snap, key(KeyCode::Down));
@@ -767,7 +767,7 @@ fn mouse_click_focuses_and_selects_and_wheel_scrolls() {
     send(&mut s, &snap, click(10, 6));
     assert_eq!(
         (s.focus, s.sel.attention.as_deref()),
-        (Pane::Attention, Some("job-k3v7q2ma/schema"))
+        (Pane::Attention, Some("job-k3v7q2ma/schema#ask"))
     );
 }
 
@@ -789,4 +789,52 @@ fn user_overrides_change_what_keys_do() {
     assert!(matches!(s.overlay, Some(Overlay::Help { .. })));
     s.overlay = None;
     assert_eq!(update(&mut s, &snap, ch('Q')), vec![Action::Quit]);
+}
+
+#[test]
+fn an_ask_and_a_failure_on_one_coordinator_are_two_selectable_rows() {
+    let mut snap = gitmoot_ui::fixture::snapshot();
+    let failure = snap
+        .attention
+        .iter()
+        .find(|a| matches!(a.kind, gitmoot_ui::view::AttentionKind::Failure { .. }))
+        .unwrap()
+        .clone();
+    let mut ask = snap
+        .attention
+        .iter()
+        .find(|a| matches!(a.kind, gitmoot_ui::view::AttentionKind::Ask { .. }))
+        .unwrap()
+        .clone();
+    ask.job_id = failure.job_id.clone();
+    ask.opened_ms = failure.opened_ms + 1;
+    snap.attention = vec![failure.clone(), ask];
+    let mut s = gitmoot_ui::State::new(gitmoot_ui::Keymap::builtin(), false, NOW);
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert_eq!(s.sel.attention, Some(format!("{}#failure", failure.job_id)));
+    send(&mut s, &snap, ch('j'));
+    assert_eq!(s.sel.attention, Some(format!("{}#ask", failure.job_id)));
+    let actions = send(&mut s, &snap, ch('a'));
+    assert!(actions.is_empty());
+    assert!(
+        matches!(s.overlay, Some(Overlay::Answer { ref job_id, .. }) if *job_id == failure.job_id),
+        "{:?}",
+        s.overlay.is_some()
+    );
+}
+
+#[test]
+fn a_gate_that_appears_later_pulls_focus_until_the_operator_moves() {
+    let mut snap = gitmoot_ui::fixture::snapshot();
+    let gates = std::mem::take(&mut snap.attention);
+    let mut s = gitmoot_ui::State::new(gitmoot_ui::Keymap::builtin(), false, NOW);
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert_eq!(s.focus, Pane::Tree);
+    snap.attention = gates.clone();
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert_eq!(s.focus, Pane::Attention, "attention first");
+    send(&mut s, &snap, ch('2'));
+    snap.attention.push(gates[0].clone());
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert_eq!(s.focus, Pane::Tree, "the operator's choice stands");
 }

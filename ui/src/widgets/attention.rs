@@ -42,7 +42,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let per = (ATTENTION_ITEM_LINES + 1) as usize;
     let sel = items
         .iter()
-        .position(|a| Some(&a.job_id) == state.sel.attention.as_ref())
+        .position(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
         .unwrap_or(0);
     let visible = (inner.height as usize + 1) / per;
     let offset = rows::scroll_offset(sel, visible.max(1));

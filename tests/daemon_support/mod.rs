@@ -1,0 +1,138 @@
+//! Shared helpers of the daemon and runtime integration tests: a throwaway home driven
+//! through the real `gitmoot` binary, scripted shell agents, and direct store reads.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gitmoot::store::Store;
+use gitmoot::store::jobs::{self, Job};
+use gitmoot::store::runs::{self, Run};
+
+pub struct TestHome {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestHome {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// A file path inside the test's folder (outside the home).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn bin() -> PathBuf {
+        PathBuf::from(env!("CARGO_BIN_EXE_gitmoot"))
+    }
+
+    /// `gitmoot --home <home> args…` ready to run.
+    pub fn cmd(&self, args: &[&str]) -> std::process::Command {
+        let mut c = std::process::Command::new(Self::bin());
+        c.arg("--home").arg(self.path()).args(args);
+        c
+    }
+
+    /// Runs to completion; panics with stderr unless it exits 0.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "gitmoot {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn config(&self, toml: &str) {
+        std::fs::create_dir_all(self.path()).unwrap();
+        std::fs::write(self.path().join("config.toml"), toml).unwrap();
+    }
+
+    /// Writes `script` to a file and registers a shell agent running it.
+    pub fn shell_agent(&self, name: &str, script: &str) -> PathBuf {
+        let path = self.file(&format!("{name}.sh"));
+        std::fs::write(&path, script).unwrap();
+        self.ok(&[
+            "agent",
+            "add",
+            name,
+            "--runtime",
+            "shell",
+            "--command",
+            &format!("sh {}", path.display()),
+        ]);
+        path
+    }
+
+    /// Submits a root job; returns its id.
+    pub fn submit(&self, agent: &str, prompt: &str, extra: &[&str]) -> String {
+        let mut args = vec!["job", "run", "--agent", agent];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        self.ok(&args).trim().to_string()
+    }
+
+    pub fn store(&self) -> Store {
+        Store::open(&self.path().join("gitmoot.db")).unwrap()
+    }
+
+    pub fn job(&self, id: &str) -> Job {
+        jobs::require(self.store().conn(), id).unwrap()
+    }
+
+    pub fn run(&self, root: &str) -> Run {
+        runs::require(self.store().conn(), root).unwrap()
+    }
+
+    pub fn tree(&self, root: &str) -> Vec<Job> {
+        jobs::by_root(self.store().conn(), root).unwrap()
+    }
+
+    pub fn daemon_until_idle(&self, parallel: usize) {
+        self.ok(&[
+            "daemon",
+            "run",
+            "--until-idle",
+            "--parallel",
+            &parallel.to_string(),
+        ]);
+    }
+}
+
+/// Polls `cond` every 20 ms until it holds or `limit` passes.
+pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+/// A result line an agent prints.
+pub fn result(decision: &str, summary: &str) -> String {
+    format!(r#"{{"gitmoot_result":{{"decision":"{decision}","summary":"{summary}"}}}}"#)
+}
+
+/// Whether `pid` names a live, non-zombie process.
+pub fn alive(pid: i32) -> bool {
+    gitmoot::runtime::process::is_alive(pid)
+}
+
+pub fn read_pid(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}

@@ -1,0 +1,304 @@
+//! Adapter tests through the real daemon with fake `claude`, `codex` and `kimi`
+//! executables (tests/fixtures) that print the real CLIs' output formats: the arguments
+//! built for each autonomy policy, model and effort, and the text, usage and cost read back.
+
+mod daemon_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use daemon_support::TestHome;
+use gitmoot::domain::JobState;
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn setup(extra_config: &str) -> TestHome {
+    let h = TestHome::new();
+    h.config(&format!(
+        "[runtimes.claude]\npath = \"{}\"\n[runtimes.codex]\npath = \"{}\"\ndefault_model = \"gpt-5\"\n\
+         [runtimes.kimi]\npath = \"{}\"\n{extra_config}",
+        fixture("fake-claude").display(),
+        fixture("fake-codex").display(),
+        fixture("fake-kimi").display()
+    ));
+    h
+}
+
+fn run_daemon(h: &TestHome) -> Vec<Value> {
+    let log = h.file("fake.log");
+    let out = h
+        .cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
+        .env("FAKE_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn argv(entry: &Value) -> Vec<String> {
+    entry["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The arguments before the trailing `-- <prompt>`.
+fn flags(entry: &Value) -> Vec<String> {
+    let a = argv(entry);
+    let end = a.iter().position(|x| x == "--").unwrap_or(a.len());
+    a[..end].to_vec()
+}
+
+#[test]
+fn claude_gets_permission_model_and_effort_and_reports_usage_and_cost() {
+    let h = setup("");
+    let cases = [
+        ("ro", "read-only", Some("plan")),
+        ("ww", "workspace-write", Some("acceptEdits")),
+        ("dfa", "danger-full-access", Some("bypassPermissions")),
+        ("au", "auto", None),
+    ];
+    let mut roots = Vec::new();
+    for (name, policy, _) in &cases {
+        h.ok(&[
+            "agent",
+            "add",
+            name,
+            "--runtime",
+            "claude",
+            "--policy",
+            policy,
+            "--model",
+            "claude-opus-4",
+            "--effort",
+            "high",
+        ]);
+        roots.push(h.submit(name, &format!("review as {name}"), &[]));
+    }
+    let log = run_daemon(&h);
+    assert_eq!(log.len(), 4);
+    for ((name, _, mode), entry) in cases.iter().zip(&log) {
+        let mut want: Vec<String> = [
+            "-p",
+            "--output-format",
+            "json",
+            "--model",
+            "claude-opus-4",
+            "--effort",
+            "high",
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(m) = mode {
+            want.extend(["--permission-mode".to_string(), m.to_string()]);
+        }
+        assert_eq!(flags(entry), want, "{name}");
+        let a = argv(entry);
+        assert!(
+            a.last()
+                .unwrap()
+                .starts_with(&format!("review as {name}\n\n"))
+        );
+        assert!(
+            a.last().unwrap().contains("gitmoot_result"),
+            "the contract is appended"
+        );
+    }
+    for root in &roots {
+        let j = h.job(root);
+        assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+        assert_eq!(j.result.as_ref().unwrap()["summary"], "claude reviewed it");
+        assert_eq!((j.tokens_in, j.tokens_out), (1150, 55));
+        assert!(
+            (j.cost_usd - 0.0421).abs() < 1e-9,
+            "vendor cost wins: {}",
+            j.cost_usd
+        );
+    }
+}
+
+#[test]
+fn claude_not_logged_in_fails_with_the_envelope_text() {
+    let h = setup("");
+    h.ok(&["agent", "add", "cl", "--runtime", "claude"]);
+    let root = h.submit("cl", "NOT_LOGGED_IN please", &[]);
+    run_daemon(&h);
+    let j = h.job(&root);
+    assert_eq!(j.state, JobState::Failed);
+    assert_eq!(
+        j.error.as_deref(),
+        Some("claude: Not logged in · Please run /login")
+    );
+}
+
+fn git_repo(at: &Path) {
+    std::fs::create_dir_all(at).unwrap();
+    let git = |args: &[&str]| {
+        assert!(
+            Command::new("git")
+                .arg("-C")
+                .arg(at)
+                .args(args)
+                .status()
+                .unwrap()
+                .success()
+        )
+    };
+    git(&["init", "-q"]);
+    std::fs::write(at.join("README"), "hi").unwrap();
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "init",
+    ]);
+}
+
+#[test]
+fn codex_gets_sandbox_effort_git_check_and_closed_stdin_and_reports_usage() {
+    let repo = tempfile::tempdir().unwrap();
+    git_repo(repo.path());
+    let h = setup(&format!(
+        "[repos.\"acme/api\"]\npath = \"{}\"\n",
+        repo.path().display()
+    ));
+    let cases = [
+        ("ro", "read-only", Some("read-only")),
+        ("ww", "workspace-write", Some("workspace-write")),
+        ("dfa", "danger-full-access", Some("danger-full-access")),
+        ("au", "auto", None),
+    ];
+    let mut roots = Vec::new();
+    for (name, policy, _) in &cases {
+        h.ok(&[
+            "agent",
+            "add",
+            name,
+            "--runtime",
+            "codex",
+            "--policy",
+            policy,
+            "--effort",
+            "high",
+        ]);
+        roots.push(h.submit(name, "check it", &[]));
+    }
+    h.ok(&[
+        "agent",
+        "add",
+        "inrepo",
+        "--runtime",
+        "codex",
+        "--model",
+        "o4-mini",
+    ]);
+    let in_repo = h.submit("inrepo", "check the repo", &["--repo", "acme/api"]);
+    let log = run_daemon(&h);
+    assert_eq!(log.len(), 5);
+    for ((name, _, sandbox), entry) in cases.iter().zip(&log) {
+        let mut want: Vec<String> = vec!["exec".into(), "--json".into()];
+        if let Some(s) = sandbox {
+            want.extend(["--sandbox".to_string(), s.to_string()]);
+        }
+        want.extend(
+            [
+                "--skip-git-repo-check",
+                "--model",
+                "gpt-5",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+            ]
+            .map(String::from),
+        );
+        assert_eq!(flags(entry), want, "{name}");
+        assert_eq!(entry["stdin"], "", "stdin must be closed");
+    }
+    let repo_run = &log[4];
+    // agent add defaults to read-only; inside a git checkout no skip flag is passed.
+    assert_eq!(
+        flags(repo_run),
+        [
+            "exec",
+            "--json",
+            "--sandbox",
+            "read-only",
+            "--model",
+            "o4-mini"
+        ]
+    );
+    assert_eq!(
+        Path::new(repo_run["cwd"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        repo.path().canonicalize().unwrap(),
+        "a root job runs in the repo's shared checkout"
+    );
+    for root in roots.iter().chain([&in_repo]) {
+        let j = h.job(root);
+        assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+        assert_eq!(j.result.as_ref().unwrap()["summary"], "codex checked it");
+        assert_eq!((j.tokens_in, j.tokens_out), (1200, 80));
+        assert!(
+            j.cost_usd > 0.0,
+            "priced from the table when codex reports no cost"
+        );
+    }
+}
+
+#[test]
+fn codex_failure_reports_its_own_error_event() {
+    let h = setup("");
+    h.ok(&["agent", "add", "cx", "--runtime", "codex"]);
+    let root = h.submit("cx", "FAIL now", &[]);
+    run_daemon(&h);
+    let j = h.job(&root);
+    assert_eq!(j.state, JobState::Failed);
+    assert_eq!(
+        j.error.as_deref(),
+        Some("codex: stream disconnected before completion")
+    );
+}
+
+#[test]
+fn kimi_gets_model_and_prompt_and_reports_text_and_usage() {
+    let h = setup("");
+    h.ok(&[
+        "agent",
+        "add",
+        "km",
+        "--runtime",
+        "kimi",
+        "--model",
+        "kimi-k2",
+    ]);
+    let root = h.submit("km", "look around", &[]);
+    let log = run_daemon(&h);
+    let a = argv(&log[0]);
+    assert_eq!(a[..3], ["--model", "kimi-k2", "-p"]);
+    assert!(a[3].starts_with("look around\n\n"));
+    assert_eq!(a[4..], ["--output-format", "stream-json"]);
+    let j = h.job(&root);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    assert_eq!(j.result.as_ref().unwrap()["summary"], "kimi looked");
+    assert_eq!((j.tokens_in, j.tokens_out), (300, 20));
+    assert!(j.raw_output.unwrap().starts_with("Let me look.\n"));
+}

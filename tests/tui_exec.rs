@@ -1,0 +1,167 @@
+//! The control room's executor performs each write action through the CLI's functions, on a
+//! real store: what it does is what the matching verb does.
+
+use gitmoot::clock::SystemClock;
+use gitmoot::config::Config;
+use gitmoot::domain::{Action as JobAction, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use gitmoot::home::Home;
+use gitmoot::store::agents::{self, Agent};
+use gitmoot::store::{Store, jobs};
+use gitmoot::tui::exec::Executor;
+use gitmoot_ui::{Action, PromoteAction};
+
+fn setup() -> (tempfile::TempDir, Home, Store, Executor) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::resolve(Some(&dir.path().join("h"))).unwrap();
+    let mut store = Store::open_home(&home).unwrap();
+    let agent = Agent {
+        name: "scout".into(),
+        runtime: RuntimeKind::Shell,
+        command: Some("true".into()),
+        model: None,
+        effort: None,
+        capabilities: vec![Capability::Ask],
+        policy: AutonomyPolicy::ReadOnly,
+        repos: vec![],
+        chat_autorespond: false,
+        created_ms: 0,
+    };
+    store.write(|tx| agents::insert(tx, &agent)).unwrap();
+    store
+        .write(|tx| {
+            gitmoot::chat::threads::create(
+                tx,
+                &SystemClock,
+                gitmoot::chat::threads::NewThread {
+                    name: "room",
+                    repo: "acme/api",
+                    title: None,
+                    created_by: "human",
+                },
+            )
+        })
+        .unwrap();
+    let exec = Executor::new(
+        home.clone(),
+        Store::open_home(&home).unwrap(),
+        Config::default(),
+    )
+    .binary(assert_cmd::cargo::cargo_bin("gitmoot"));
+    (dir, home, store, exec)
+}
+
+#[test]
+fn send_then_promote_then_mark_read_go_through_chat() {
+    let (_d, _home, store, mut exec) = setup();
+    let out = exec
+        .run(&Action::SendChat {
+            thread_id: "room".into(),
+            body: "@scout where is the config?".into(),
+            reply_to: None,
+        })
+        .unwrap();
+    assert!(out.ok, "{out:?}");
+    let thread = gitmoot::chat::threads::resolve(store.conn(), "room", None).unwrap();
+    assert_eq!(
+        gitmoot::chat::inbox::inbox(store.conn(), "scout", true, None)
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let out = exec
+        .run(&Action::Promote {
+            thread_id: thread.id.clone(),
+            seq: 1,
+            action: PromoteAction::Ask,
+        })
+        .unwrap();
+    assert!(out.ok && out.text.contains("promoted #1"), "{out:?}");
+    let queued = jobs::list(
+        store.conn(),
+        &jobs::JobFilter {
+            state: Some(JobState::Queued),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].dispatched_by, format!("chat:{}", thread.id));
+
+    let out = exec
+        .run(&Action::MarkRead {
+            agent: "scout".into(),
+            thread_id: thread.id.clone(),
+            seqs: vec![1],
+        })
+        .unwrap();
+    assert!(out.ok, "{out:?}");
+    assert!(
+        gitmoot::chat::inbox::inbox(store.conn(), "scout", true, None)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn cancel_and_kill_reach_the_engine_and_refusals_come_back_as_errors() {
+    let (_d, _home, mut store, mut exec) = setup();
+    let root = store
+        .write(|tx| {
+            gitmoot::engine::submit_root(
+                tx,
+                &SystemClock,
+                gitmoot::engine::SubmitRoot {
+                    agent: "scout".into(),
+                    action: JobAction::Ask,
+                    prompt: "look around".into(),
+                    repo: None,
+                    model: None,
+                    timeout_ms: None,
+                    dispatched_by: "test".into(),
+                },
+            )
+        })
+        .unwrap();
+    let out = exec
+        .run(&Action::KillRoot {
+            root_id: root.clone(),
+            force: false,
+        })
+        .unwrap();
+    assert!(out.ok, "{out:?}");
+    let run = gitmoot::store::runs::require(store.conn(), &root).unwrap();
+    assert!(run.killed);
+    let out = exec
+        .run(&Action::AnswerAsk {
+            job_id: root.clone(),
+            answers: vec![("q".into(), "x".into())],
+        })
+        .unwrap();
+    assert!(
+        !out.ok && out.text.contains("no pending human question"),
+        "{out:?}"
+    );
+    assert!(
+        exec.run(&Action::Quit).is_none(),
+        "UI-thread actions are not the executor's"
+    );
+}
+
+#[test]
+fn the_command_line_runs_the_cli_itself() {
+    let (_d, _home, _store, mut exec) = setup();
+    let out = exec
+        .run(&Action::RunCommand("agent show scout".into()))
+        .unwrap();
+    assert!(out.ok && out.text.contains("scout"), "{out:?}");
+    let out = exec
+        .run(&Action::RunCommand("job show job-missing".into()))
+        .unwrap();
+    assert!(
+        !out.ok && out.text.contains("job \"job-missing\" not found"),
+        "{out:?}"
+    );
+    let out = exec.run(&Action::RunCommand("tui".into())).unwrap();
+    assert!(!out.ok, "{out:?}");
+}
