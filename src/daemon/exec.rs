@@ -63,19 +63,12 @@ impl Drop for SeatToken {
     }
 }
 
-/// Issues a relay token when `job` is a moot seat, so its agent can post only as itself
+/// Issues a relay token when the job is a moot seat, so its agent can post only as itself
 /// and only in its moot's thread.
-async fn seat_token(shared: &Arc<Shared>, job: &Job) -> Option<SeatToken> {
+fn seat_token(shared: &Shared, plan: &Plan) -> Option<SeatToken> {
     let relay = shared.relay.clone()?;
-    let j = job.clone();
-    let binding = shared
-        .with_store(move |store, _| crate::chat::moot::seat_for_job(store.conn(), &j))
-        .await
-        .unwrap_or_else(|e| {
-            tracing::warn!(job = %job.id, "looking up the moot seat: {e}");
-            None
-        })?;
-    let token = relay.issue_token(&binding.agent, &binding.thread_id);
+    let seat = plan.seat.as_ref()?;
+    let token = relay.issue_token(&seat.agent, &seat.thread_id);
     Some(SeatToken { relay, token })
 }
 
@@ -104,6 +97,8 @@ pub struct Plan {
     pub model: Option<String>,
     pub effort: Option<String>,
     pub policy: AutonomyPolicy,
+    /// The moot seat this job sits in, read at claim time so running it costs no extra query.
+    pub seat: Option<crate::chat::moot::SeatBinding>,
 }
 
 /// Resolves the runtime, binary, model and effort for `job`.
@@ -147,6 +142,8 @@ pub fn plan(conn: &rusqlite::Connection, job: &Job, cfg: &Config) -> Result<Plan
         model: job.model.clone().or(model).or(rt.default_model),
         effort: job.effort.clone().or(effort).or(rt.default_effort),
         policy,
+        seat: crate::chat::moot::seat_for_job(conn, job)
+            .map_err(|e| format!("looking up the moot seat: {e}"))?,
     })
 }
 
@@ -313,7 +310,7 @@ async fn run_job(
     let mut cost: Option<f64> = None;
     let mut truncated = false;
     let mut repair = 0;
-    let seat = seat_token(shared, job).await;
+    let seat = seat_token(shared, &plan);
     let seat_env = seat.as_ref().map(SeatToken::env).unwrap_or_default();
     loop {
         let out = run_once(
