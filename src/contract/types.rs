@@ -159,6 +159,37 @@ pub struct Delegation {
     pub phase: Option<String>,
 }
 
+impl Delegation {
+    /// A leg for a registered agent with every optional field at its default; callers
+    /// that build batches in code (benchmarks, fixtures) set what they need on top.
+    pub fn to_agent(
+        id: impl Into<String>,
+        agent: impl Into<String>,
+        action: Action,
+        prompt: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            agent: Some(agent.into()),
+            ephemeral: None,
+            action,
+            prompt: prompt.into(),
+            deps: Vec::new(),
+            failure_policy: FailurePolicy::default(),
+            synthesis_rule: None,
+            quorum: None,
+            timeout_ms: None,
+            retry: 0,
+            worktree: None,
+            artifacts: Vec::new(),
+            fingerprint: None,
+            model: None,
+            effort: None,
+            phase: None,
+        }
+    }
+}
+
 /// An ask-gate question for a human.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HumanQuestion {

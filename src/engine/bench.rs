@@ -30,23 +30,8 @@ fn result(decision: Decision, delegations: Vec<Delegation>) -> GitmootResult {
 
 fn leg(id: String) -> Delegation {
     Delegation {
-        id,
-        agent: Some("bench".into()),
-        ephemeral: None,
-        action: Action::Ask,
-        prompt: "work".into(),
-        deps: vec![],
         failure_policy: FailurePolicy::Continue,
-        synthesis_rule: None,
-        quorum: None,
-        timeout_ms: None,
-        retry: 0,
-        worktree: None,
-        artifacts: vec![],
-        fingerprint: None,
-        model: None,
-        effort: None,
-        phase: None,
+        ..Delegation::to_agent(id, "bench", Action::Ask, "work")
     }
 }
 

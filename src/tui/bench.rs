@@ -144,23 +144,14 @@ fn agent(name: &str) -> Agent {
 
 fn delegation(id: &str, agent: &str, deps: Vec<String>) -> Delegation {
     Delegation {
-        id: id.into(),
-        agent: Some(agent.into()),
-        ephemeral: None,
-        action: Action::Review,
-        prompt: format!("review part {id} of the change"),
         deps,
         failure_policy: FailurePolicy::Continue,
-        synthesis_rule: None,
-        quorum: None,
-        timeout_ms: None,
-        retry: 0,
-        worktree: None,
-        artifacts: vec![],
-        fingerprint: None,
-        model: None,
-        effort: None,
-        phase: None,
+        ..Delegation::to_agent(
+            id,
+            agent,
+            Action::Review,
+            format!("review part {id} of the change"),
+        )
     }
 }
 
