@@ -122,7 +122,16 @@ mod tests {
         let err = DaemonLock::acquire(&path).unwrap_err();
         assert!(err.to_string().contains(&format!("pid {me}")), "{err}");
         drop(first);
-        assert_eq!(holder(&path), None);
+        // Other tests in this process fork children; a child shares the lock's descriptor
+        // for the instant between fork and exec (close-on-exec), so release can lag a little.
+        let released = (0..100).any(|_| {
+            let free = holder(&path).is_none();
+            if !free {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            free
+        });
+        assert!(released, "the lock stayed held after the holder dropped it");
         DaemonLock::acquire(&path).unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
