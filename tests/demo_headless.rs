@@ -1,19 +1,12 @@
 //! `gitmoot demo --headless` through the real binary: the scene runs to the first human
 //! gate and prints it; `--answer` resolves the gates and every tree reaches its end.
 
+mod support;
+
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn gitmoot(home: &Path) -> Command {
-    let mut c = Command::cargo_bin("gitmoot").unwrap();
-    c.arg("--home")
-        .arg(home)
-        .env_remove("GITMOOT_HOME")
-        .timeout(std::time::Duration::from_secs(240));
-    c
-}
+use support::gitmoot;
 
 fn run_states(home: &Path) -> Vec<(String, String, String)> {
     let out = gitmoot(home)

@@ -1,27 +1,14 @@
 //! The foundation through the real binary: homes, permissions, agents, `job run`/`show`,
 //! config errors and concurrent writers.
 
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
-
-fn gitmoot(home: &Path) -> Command {
-    let mut c = Command::cargo_bin("gitmoot").unwrap();
-    c.arg("--home").arg(home).env_remove("GITMOOT_HOME");
-    c
-}
-
-fn json(home: &Path, args: &[&str]) -> Value {
-    let out = gitmoot(home).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use support::{gitmoot, json};
 
 #[test]
 fn home_and_database_are_private() {
