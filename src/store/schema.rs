@@ -9,29 +9,24 @@ use rusqlite::Connection;
 
 use super::{Result, StoreError};
 
-/// The ordered migrations; index + 1 is the schema version each one produces.
-fn migrations() -> Vec<String> {
-    vec![
-        [
-            super::meta::SCHEMA,
-            super::agents::SCHEMA,
-            super::runs::SCHEMA,
-            super::jobs::SCHEMA,
-            super::delegations::SCHEMA,
-            super::escalations::SCHEMA,
-            super::events::SCHEMA,
-            super::chat::SCHEMA,
-            super::memory::SCHEMA,
-        ]
-        .concat(),
-    ]
-}
+/// The ordered migrations; index + 1 is the schema version each one produces. Each entry is
+/// the SQL it runs, in order. A change to the schema appends one entry here (never edits an
+/// earlier one), so every home reaches the same tables whatever version it started from.
+const MIGRATIONS: &[&[&str]] = &[&[
+    super::meta::SCHEMA,
+    super::agents::SCHEMA,
+    super::runs::SCHEMA,
+    super::jobs::SCHEMA,
+    super::delegations::SCHEMA,
+    super::escalations::SCHEMA,
+    super::events::SCHEMA,
+    super::chat::SCHEMA,
+    super::memory::SCHEMA,
+]];
 
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
-    let all = migrations();
-    debug_assert_eq!(all.len() as i64, SCHEMA_VERSION);
     let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if current > SCHEMA_VERSION {
         return Err(StoreError::SchemaTooNew {
@@ -46,8 +41,10 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     // Re-read under the write lock: a concurrent opener may have migrated meanwhile.
     let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    for (i, sql) in all.iter().enumerate().skip(current.max(0) as usize) {
-        tx.execute_batch(sql)?;
+    for (i, parts) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
+        for sql in *parts {
+            tx.execute_batch(sql)?;
+        }
         tx.pragma_update(None, "user_version", i as i64 + 1)?;
     }
     super::meta::ensure_home_id(&tx)?;
