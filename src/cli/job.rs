@@ -440,6 +440,14 @@ fn print_job(j: &Job) {
     if let Some(r) = &j.result {
         println!("decision:  {}", r["decision"].as_str().unwrap_or("?"));
         println!("summary:   {}", r["summary"].as_str().unwrap_or(""));
+        for l in r["learnings"].as_array().into_iter().flatten() {
+            println!(
+                "learning:  {} ({}): {}",
+                l["key"].as_str().unwrap_or(""),
+                l["scope"].as_str().unwrap_or("repo"),
+                l["content"].as_str().unwrap_or("")
+            );
+        }
     }
     if let Some(e) = &j.error {
         println!("error:     {e}");

@@ -25,6 +25,7 @@ fn result(decision: Decision, delegations: Vec<Delegation>) -> GitmootResult {
         evidence: Default::default(),
         checks_blocked: None,
         severity: None,
+        learnings: vec![],
     }
 }
 
