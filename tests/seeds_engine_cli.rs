@@ -60,7 +60,7 @@ fn learnings_are_accepted_stored_and_shown() {
     assert_eq!(h.job(&root).state, JobState::Succeeded);
     let text = h.ok(&["job", "show", &root]);
     assert!(
-        text.contains("learning:  ci-cache (repo): The CI cache is keyed on Cargo.lock."),
+        text.contains("note:      learning ci-cache (repo): The CI cache is keyed on Cargo.lock."),
         "{text}"
     );
     let v: serde_json::Value =
@@ -115,5 +115,236 @@ fn a_duplicated_result_key_keeps_its_last_value() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(r#"tests_run[0] has duplicate key "name""#)
+    );
+}
+
+/// A shell agent that may implement, printing `first` on its first run and `repaired` on
+/// a repair run.
+fn implementer(h: &TestHome, name: &str, first: &str, repaired: &str) {
+    let a = h.file(&format!("{name}.first.json"));
+    let b = h.file(&format!("{name}.repair.json"));
+    std::fs::write(&a, first).unwrap();
+    std::fs::write(&b, repaired).unwrap();
+    let script = h.file(&format!("{name}.sh"));
+    std::fs::write(
+        &script,
+        format!(
+            "cat >/dev/null\nif [ \"$GITMOOT_REPAIR\" = 0 ]; then cat {}; else cat {}; fi\n",
+            a.display(),
+            b.display()
+        ),
+    )
+    .unwrap();
+    h.ok(&[
+        "agent",
+        "add",
+        name,
+        "--runtime",
+        "shell",
+        "--command",
+        &format!("sh {}", script.display()),
+        "--capability",
+        "implement",
+        "--capability",
+        "ask",
+        "--capability",
+        "review",
+        "--policy",
+        "workspace-write",
+    ]);
+}
+
+const BARE_IMPLEMENTED: &str =
+    r#"{"gitmoot_result":{"decision":"implemented","summary":"done, trust me"}}"#;
+const LISTED_IMPLEMENTED: &str = r#"{"gitmoot_result":{"decision":"implemented","summary":"done","changes_made":["src/lib.rs: the parser"],"tests_run":["cargo test"]}}"#;
+
+fn show_json(h: &TestHome, id: &str) -> serde_json::Value {
+    serde_json::from_str(&h.ok(&["job", "show", id, "--json"])).unwrap()
+}
+
+#[test]
+fn result_checks_warn_by_default_with_an_event_and_a_mark() {
+    let h = TestHome::new();
+    implementer(&h, "impl", BARE_IMPLEMENTED, BARE_IMPLEMENTED);
+    let root = h.submit("impl", "build it", &["--action", "implement"]);
+    h.daemon_until_idle(1);
+    assert_eq!(
+        h.job(&root).state,
+        JobState::Succeeded,
+        "warn keeps the result"
+    );
+    let events = h.ok(&["job", "events", &root]);
+    assert!(
+        events.contains("result_checks_failed") && events.contains("2 result check(s) failed"),
+        "{events}"
+    );
+    let text = h.ok(&["job", "show", &root]);
+    assert!(
+        text.contains("note:      ⚠ result check implement-changes-listed: implemented but changes_made lists no change"),
+        "{text}"
+    );
+    let v = show_json(&h, &root);
+    let ids: Vec<&str> = v["result_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["implement-changes-listed", "implement-tests-listed"]);
+
+    // A review claiming execution with nothing run, and a bare changes_requested.
+    agent(
+        &h,
+        "rev",
+        r#"{"gitmoot_result":{"decision":"changes_requested","severity":"P1","summary":"fix it","evidence":"executed"}}"#,
+    );
+    let root = h.submit("rev", "review it", &["--action", "review"]);
+    h.daemon_until_idle(1);
+    let v = show_json(&h, &root);
+    let ids: Vec<&str> = v["result_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "review-verdict-has-evidence",
+            "review-executed-claim-is-substantiated"
+        ]
+    );
+}
+
+#[test]
+fn result_checks_block_repairs_then_fails_with_the_reason() {
+    let h = TestHome::new();
+    h.config("[orchestrate]\nresult_checks = \"block\"\n");
+    implementer(&h, "fixer", BARE_IMPLEMENTED, LISTED_IMPLEMENTED);
+    implementer(&h, "stubborn", BARE_IMPLEMENTED, BARE_IMPLEMENTED);
+    let fixed = h.submit("fixer", "build it", &["--action", "implement"]);
+    let failed = h.submit("stubborn", "build it", &["--action", "implement"]);
+    h.daemon_until_idle(1);
+    let j = h.job(&fixed);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    assert_eq!(
+        j.result.unwrap()["changes_made"][0],
+        "src/lib.rs: the parser"
+    );
+    let j = h.job(&failed);
+    assert_eq!(j.state, JobState::Failed);
+    assert_eq!(
+        j.error.as_deref(),
+        Some(
+            "result checks failed: implement-changes-listed (implemented but changes_made lists no change); implement-tests-listed (implemented but tests_run lists no test)"
+        )
+    );
+    let events = h.ok(&["job", "events", &failed]);
+    assert!(events.contains("repair_retry"), "{events}");
+    let out = h.cmd(&["config", "show"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("result_checks = \"block\""));
+}
+
+#[test]
+fn a_bad_result_checks_value_is_one_error_naming_the_key() {
+    let h = TestHome::new();
+    h.config("[orchestrate]\nresult_checks = \"loud\"\n");
+    let out = h.cmd(&["config", "show"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("result_checks"), "{err}");
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+#[test]
+fn result_observation_grades_claims_against_the_checkout_diff() {
+    let h = TestHome::new();
+    let repo = h.file("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(repo.join("README.md"), "hi\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    );
+    h.config(&format!(
+        "[repos.\"acme/api\"]\npath = \"{}\"\n",
+        repo.display()
+    ));
+    let result = r#"{"gitmoot_result":{"decision":"implemented","summary":"done","changes_made":["src/lib.rs: new fn","notes.md: added","src/main.rs: wired it"],"tests_run":["cargo test"]}}"#;
+    let body = h.file("obs.json");
+    std::fs::write(&body, result).unwrap();
+    let script = h.file("obs.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cat >/dev/null\necho 'fn b() {{}}' >> src/lib.rs\necho new > notes.md\necho extra > extra.txt\ncat {}\n",
+            body.display()
+        ),
+    )
+    .unwrap();
+    h.ok(&[
+        "agent",
+        "add",
+        "obs",
+        "--runtime",
+        "shell",
+        "--command",
+        &format!("sh {}", script.display()),
+        "--capability",
+        "implement",
+        "--policy",
+        "workspace-write",
+    ]);
+    let root = h.submit(
+        "obs",
+        "build it",
+        &["--action", "implement", "--repo", "acme/api"],
+    );
+    h.daemon_until_idle(1);
+    assert_eq!(h.job(&root).state, JobState::Succeeded);
+    let v = show_json(&h, &root);
+    let o = &v["result_observation"];
+    assert_eq!(o["source"], "checkout", "{o}");
+    assert_eq!(
+        o["touched_files"],
+        serde_json::json!(["extra.txt", "notes.md", "src/lib.rs"])
+    );
+    let grades: Vec<&str> = o["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["grade"].as_str().unwrap())
+        .collect();
+    assert_eq!(grades, ["observed", "observed", "reported"]);
+    assert_eq!(o["claimed_only"], serde_json::json!(["src/main.rs"]));
+    assert_eq!(o["unclaimed_diff_files"], serde_json::json!(["extra.txt"]));
+    let text = h.ok(&["job", "show", &root]);
+    assert!(
+        text.contains("observation (checkout): 2/3 claim(s) observed, 1 claimed-only, 1 unclaimed diff file(s)"),
+        "{text}"
     );
 }

@@ -143,10 +143,17 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Show { id, json } => {
             let store = ctx.store()?;
             let job = jobs::require(store.conn(), &id)?;
+            let marks = engine::checks::marks(store.conn(), &job)?;
             if json {
-                return print_json(&job_json(&job));
+                let p = crate::store::payloads::get(store.conn(), &job.id)?;
+                let mut v = job_json(&job);
+                v["result_checks"] = p.result_checks.unwrap_or_else(|| json!([]));
+                v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
+                v["resolution"] = json!(p.resolution);
+                v["marks"] = json!(marks);
+                return print_json(&v);
             }
-            print_job(&job);
+            print_job(&job, &marks);
             Ok(())
         }
         JobCmd::Tree { root, json } => {
@@ -423,7 +430,7 @@ pub fn tree_text(node: &Value, depth: usize, out: &mut String) {
     }
 }
 
-fn print_job(j: &Job) {
+fn print_job(j: &Job, marks: &[String]) {
     println!("id:        {}", j.id);
     println!("root:      {}", j.root_id);
     if let Some(p) = &j.parent_id {
@@ -440,14 +447,9 @@ fn print_job(j: &Job) {
     if let Some(r) = &j.result {
         println!("decision:  {}", r["decision"].as_str().unwrap_or("?"));
         println!("summary:   {}", r["summary"].as_str().unwrap_or(""));
-        for l in r["learnings"].as_array().into_iter().flatten() {
-            println!(
-                "learning:  {} ({}): {}",
-                l["key"].as_str().unwrap_or(""),
-                l["scope"].as_str().unwrap_or("repo"),
-                l["content"].as_str().unwrap_or("")
-            );
-        }
+    }
+    for m in marks {
+        println!("note:      {m}");
     }
     if let Some(e) = &j.error {
         println!("error:     {e}");

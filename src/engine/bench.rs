@@ -50,6 +50,8 @@ fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, super::EngineErr
     let clock = ManualClock::new(1_000_000);
     let cfg = OrchestrateConfig {
         max_delegation_width: 16,
+        // The tree of 64 plus the one job the budget keeps for its finalize.
+        max_delegation_total_jobs: 65,
         ..OrchestrateConfig::default()
     };
     store.write(|tx| {

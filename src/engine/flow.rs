@@ -1020,7 +1020,7 @@ impl Ctx<'_, '_> {
         let votes_yes = |o: &LegOutcome| match o {
             LegOutcome::Ok {
                 result: Some(r), ..
-            } => r.decision.approves() || r.decision == Decision::Skipped,
+            } => super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped,
             LegOutcome::Ok { result: None, .. } => true,
             _ => false,
         };
@@ -1040,7 +1040,7 @@ impl Ctx<'_, '_> {
                 .filter(|o| match o {
                     LegOutcome::Ok {
                         result: Some(r), ..
-                    } => r.decision.approves(),
+                    } => super::checks::approving(self.cfg, r),
                     LegOutcome::Ok { result: None, .. } => true,
                     _ => false,
                 })
@@ -1077,7 +1077,7 @@ impl Ctx<'_, '_> {
                     LegOutcome::Ok {
                         result: Some(r), ..
                     // Skipped abstains from the verdict.
-                    } if r.decision.approves() || r.decision == Decision::Skipped => {}
+                    } if super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped => {}
                     // A result-less success passes; a pending leg (escalate hands the
                     // batch over early) has no verdict yet.
                     LegOutcome::Ok { result: None, .. } | LegOutcome::Pending => {}
@@ -1334,9 +1334,12 @@ impl Ctx<'_, '_> {
         // This job would take the slot kept for the tree's finalize: the root's chain
         // finalizes in it; a nested coordinator ends on its own result instead.
         let nested = self.nested(&p)?;
-        if (nested || kind != JobKind::Finalize) && self.budget_room(&p.root_id)? <= 1 {
+        // A finalize that asked already holds the tree's last slot: its answer is recorded
+        // on the round, but no further job fits.
+        let no_room_left = nested || p.kind == JobKind::Finalize;
+        if (no_room_left || kind != JobKind::Finalize) && self.budget_room(&p.root_id)? <= 1 {
             let reason = self.budget_reason();
-            if nested {
+            if no_room_left {
                 self.event(
                     &p.root_id,
                     Some(&p.id),

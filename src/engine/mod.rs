@@ -9,9 +9,11 @@
 
 pub mod bench;
 pub mod bounds;
+pub mod checks;
 pub mod control;
 pub mod escalation;
 pub mod flow;
+pub mod observe;
 pub mod pricing;
 pub mod prompts;
 pub mod settle;
