@@ -146,3 +146,36 @@ fn the_replan_cap_fires_when_producers_make_no_progress() {
     );
     assert_eq!(h.job(&at).kind, JobKind::Finalize);
 }
+
+#[test]
+fn a_verify_leg_below_the_blocking_severity_passes_as_approved_with_notes() {
+    let mut cfg = gitmoot::config::OrchestrateConfig::default();
+    cfg.blocking_severity = gitmoot::contract::Severity::P1;
+    let set = fan(vec![
+        d("make", "rev"),
+        d("check", "alt")
+            .deps(&["make"])
+            .rule(SynthesisRule::Verify),
+    ]);
+    let mut h = H::with_cfg(cfg.clone());
+    h.ok("", set.clone());
+    h.ok("make", approved());
+    let mut nits = res(Decision::ChangesRequested);
+    nits.severity = Some(gitmoot::contract::Severity::P2);
+    h.ok("check", nits);
+    assert!(h.events("verify_replan_warning").is_empty());
+    assert_eq!(h.events("review_approved_with_notes").len(), 1);
+    assert_eq!(h.job("continuation").kind, JobKind::Continuation);
+
+    let mut h = H::with_cfg(cfg);
+    h.ok("", set);
+    h.ok("make", approved());
+    let mut severe = res(Decision::ChangesRequested);
+    severe.severity = Some(gitmoot::contract::Severity::P1);
+    h.ok("check", severe);
+    assert_eq!(
+        h.events("verify_replan_warning").len(),
+        1,
+        "P1 restarts the fix loop"
+    );
+}

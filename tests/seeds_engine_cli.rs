@@ -348,3 +348,162 @@ fn result_observation_grades_claims_against_the_checkout_diff() {
         "{text}"
     );
 }
+
+#[test]
+fn session_review_jobs_open_note_close_and_record() {
+    let h = TestHome::new();
+    let id = h
+        .ok(&[
+            "job",
+            "open",
+            "--type",
+            "review",
+            "--agent",
+            "alice",
+            "--pr",
+            "7",
+            "--head-sha",
+            "abc123",
+            "--workflow",
+            "ci",
+        ])
+        .trim()
+        .to_string();
+    assert_eq!(h.job(&id).state, JobState::Running);
+    h.ok(&["job", "note", &id, "read the diff"]);
+    // The daemon neither runs, recovers nor waits for an open session job.
+    h.daemon_until_idle(1);
+    assert_eq!(h.job(&id).state, JobState::Running);
+
+    let out = h
+        .cmd(&[
+            "job",
+            "close",
+            &id,
+            "--decision",
+            "changes_requested",
+            "--summary",
+            "fix it",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ") && err.contains("requires severity"),
+        "{err}"
+    );
+    assert_eq!(h.job(&id).state, JobState::Running, "nothing changed");
+
+    h.ok(&[
+        "job",
+        "close",
+        &id,
+        "--decision",
+        "changes_requested",
+        "--summary",
+        "fix it",
+        "--severity",
+        "P1",
+        "--finding",
+        "the retry loop never ends",
+    ]);
+    let v = show_json(&h, &id);
+    assert_eq!(v["state"], "succeeded");
+    assert_eq!(v["result"]["severity"], "P1");
+    assert!(
+        v["resolution"].is_null(),
+        "P1 blocks under the default threshold P3"
+    );
+    let text = h.ok(&["job", "show", &id]);
+    assert!(
+        text.contains("session review: graded reported, non_authoritative"),
+        "{text}"
+    );
+    let events = h.ok(&["job", "events", &id]);
+    assert!(
+        events.contains("session_note") && events.contains("read the diff"),
+        "{events}"
+    );
+
+    let again = h
+        .cmd(&[
+            "job",
+            "close",
+            &id,
+            "--decision",
+            "approved",
+            "--summary",
+            "ok",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already succeeded"));
+
+    let rec = h
+        .ok(&[
+            "job",
+            "record",
+            "--agent",
+            "bob",
+            "--decision",
+            "approved",
+            "--summary",
+            "looks right",
+            "--evidence",
+            "executed",
+            "--test",
+            "cargo test",
+        ])
+        .trim()
+        .to_string();
+    let v = show_json(&h, &rec);
+    assert_eq!(v["state"], "succeeded");
+    assert_eq!(v["agent"], "bob");
+    assert_eq!(v["result"]["tests_run"][0], "cargo test");
+}
+
+#[test]
+fn blocking_severity_resolves_milder_reviews_as_approved_with_notes() {
+    let h = TestHome::new();
+    h.config("[orchestrate]\nblocking_severity = \"P1\"\n");
+    let record = |sev: &str| {
+        h.ok(&[
+            "job",
+            "record",
+            "--decision",
+            "changes_requested",
+            "--summary",
+            "nits",
+            "--severity",
+            sev,
+            "--finding",
+            "naming",
+        ])
+        .trim()
+        .to_string()
+    };
+    let mild = record("P2");
+    let v = show_json(&h, &mild);
+    assert_eq!(v["resolution"], "approved_with_notes");
+    assert_eq!(
+        v["result"]["decision"], "changes_requested",
+        "the original is kept"
+    );
+    assert!(
+        h.ok(&["job", "show", &mild])
+            .contains("resolution: approved-with-notes"),
+    );
+    assert!(
+        h.ok(&["job", "events", &mild])
+            .contains("review_approved_with_notes")
+    );
+    let severe = record("P1");
+    assert!(show_json(&h, &severe)["resolution"].is_null());
+
+    h.config("[orchestrate]\nblocking_severity = \"P9\"\n");
+    let out = h.cmd(&["config", "show"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("blocking_severity"));
+}

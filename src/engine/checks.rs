@@ -105,6 +105,9 @@ pub fn marks(conn: &Connection, job: &Job) -> Result<Vec<String>, EngineError> {
         };
         out.push(format!("learning {} ({scope}): {}", l.key, l.content));
     }
+    if job.dispatched_by == super::session::SESSION {
+        out.push("session review: graded reported, non_authoritative".into());
+    }
     let p = payloads::get(conn, &job.id)?;
     for c in p.result_checks.iter().flat_map(|v| v.as_array()).flatten() {
         out.push(format!(

@@ -16,6 +16,7 @@ pub mod flow;
 pub mod observe;
 pub mod pricing;
 pub mod prompts;
+pub mod session;
 pub mod settle;
 pub mod submit;
 
