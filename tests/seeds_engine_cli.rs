@@ -507,3 +507,45 @@ fn blocking_severity_resolves_milder_reviews_as_approved_with_notes() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("blocking_severity"));
 }
+
+#[test]
+fn the_memory_prefilter_drops_two_letter_replies_and_job_result_bodies() {
+    let h = TestHome::new();
+    agent(
+        &h,
+        "scout",
+        r#"{"gitmoot_result":{"decision":"approved","summary":"limits live in gateway/limits.toml"}}"#,
+    );
+    h.ok(&["chat", "create", "planning", "--repo", "acme/api"]);
+    h.ok(&["chat", "send", "planning", "ok"]);
+    h.ok(&[
+        "chat",
+        "task",
+        "planning",
+        "@scout where do the rate limits live?",
+    ]);
+    h.daemon_until_idle(1);
+    let thread: serde_json::Value =
+        serde_json::from_str(&h.ok(&["chat", "show", "planning", "--json"])).unwrap();
+    let seq_of = |kind: &str| {
+        thread["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} message: {thread}"))["seq"]
+            .to_string()
+    };
+    assert_eq!(
+        h.ok(&["chat", "remember", "planning", "1"]),
+        "message #1 rejected for memory: too_short\n"
+    );
+    let result = seq_of("job_result");
+    assert_eq!(
+        h.ok(&["chat", "remember", "planning", &result]),
+        format!("message #{result} rejected for memory: job_result\n")
+    );
+    let list: serde_json::Value =
+        serde_json::from_str(&h.ok(&["memory", "list", "--json"])).unwrap();
+    assert_eq!(list, serde_json::json!([]));
+}
