@@ -166,7 +166,7 @@ fn repo_specific(body: &str, repo: &str) -> bool {
 
 /// A remembered fact has at least this many words and non-space characters: "ok",
 /// "+1" or "sounds good" carry nothing to recall.
-const MIN_WORDS: usize = 3;
+const MIN_WORDS: usize = 2;
 const MIN_CHARS: usize = 12;
 
 /// The memory pre-filter shared with ingest: `None` when the body may be remembered.
