@@ -549,3 +549,40 @@ fn the_memory_prefilter_drops_two_letter_replies_and_job_result_bodies() {
         serde_json::from_str(&h.ok(&["memory", "list", "--json"])).unwrap();
     assert_eq!(list, serde_json::json!([]));
 }
+
+#[test]
+fn the_detail_drawer_shows_failed_checks_and_learnings() {
+    let h = TestHome::new();
+    implementer(
+        &h,
+        "impl",
+        r#"{"gitmoot_result":{"decision":"implemented","summary":"done","learnings":[{"key":"ci","content":"CI caches on Cargo.lock."}]}}"#,
+        BARE_IMPLEMENTED,
+    );
+    let root = h.submit("impl", "build it", &["--action", "implement"]);
+    h.daemon_until_idle(1);
+    let mut loader =
+        gitmoot::tui::load::Loader::new(h.store(), gitmoot_ui::view::DaemonStatus::None);
+    loader.detail_job = Some(root.clone());
+    let snap = loader.load(0).unwrap();
+    let detail = snap.detail.expect("detail loaded");
+    let lines: Vec<String> = gitmoot_ui::widgets::detail::content(
+        &detail,
+        120,
+        &gitmoot_ui::theme::Theme::default_dark(),
+    )
+    .iter()
+    .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+    .collect();
+    let text = lines.join("\n");
+    assert!(
+        text.contains("learning ci (repo): CI caches on Cargo.lock."),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "⚠ result check implement-changes-listed: implemented but changes_made lists no change"
+        ),
+        "{text}"
+    );
+}
