@@ -7,7 +7,6 @@
 //! `jobs_to_terminate`, `may_start` are the whole surface the daemon, chat, CLI and
 //! control room call.
 
-pub mod bench;
 pub mod bounds;
 pub mod checks;
 pub mod control;
@@ -20,7 +19,6 @@ pub mod session;
 pub mod settle;
 pub mod submit;
 
-pub use bench::bench_settle;
 pub use control::{
     KillReport, SweepReport, cancel_job, jobs_to_terminate, kill_root, may_start, sweep,
 };
