@@ -1,4 +1,6 @@
-//! A coordinator's delegation spec: one requested child job with its failure policy and synthesis rule, shared by the contract that parses it and the store that keeps it.
+//! A coordinator's delegation spec: one requested child job with its failure policy and
+//! synthesis rule. Plain data shared by the contract that parses it and the store that keeps
+//! it; validation lives in `contract`, never here.
 
 use serde::{Deserialize, Serialize};
 

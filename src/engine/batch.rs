@@ -1,4 +1,5 @@
-//! The batch barrier: each leg's outcome, retries, failure policies, blocking, the job budget, and enqueueing legs with their upstream bodies.
+//! The batch barrier: each leg's outcome, retries, failure policies, blocking and the job
+//! budget. Does not build a leg's job (`legs`) or write the continuation (`continuation`).
 
 use super::bounds::{Carry, stop_reason};
 use super::ctx::{Ctx, R, Resolution};

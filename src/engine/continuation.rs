@@ -1,4 +1,5 @@
-//! Synthesis and the single continuation per coordinator: normal, corrective, replan, answer or finalize.
+//! Synthesis and the single continuation per coordinator: normal, corrective, replan, answer
+//! or finalize. Does not open human rounds (`gates`) or check bounds (`bounds`).
 
 use serde_json::json;
 

@@ -1,4 +1,6 @@
-//! One engine step's environment (`Ctx`: transaction, clock reading, knobs, hooks) and its plumbing: events, fresh ids, inserting and finishing jobs.
+//! One engine step's environment (`Ctx`: transaction, clock reading, knobs, hooks) and its
+//! plumbing: events, fresh ids, inserting and finishing jobs. Every stage file adds an
+//! `impl Ctx` block; this one holds no stage logic and imports none of them.
 
 use rusqlite::Transaction;
 use serde_json::{Value, json};

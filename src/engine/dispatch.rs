@@ -1,4 +1,5 @@
-//! Dispatching a result's delegations: every bound checked in the seed's order, then preflight, then the legs enqueued as one batch.
+//! Dispatching a result's delegations: every bound checked in the seed's order, then
+//! preflight, then the legs enqueued as one batch. Does not settle or advance legs (`batch`).
 
 use super::bounds::{Carry, active_ms, set_hash, stop_reason, streak_threshold};
 use super::ctx::{Ctx, R};

@@ -1,4 +1,5 @@
-//! Opening human rounds: the ask gate, failure escalations and pausing a tree, and resolving a round once it is answered.
+//! Opening human rounds: the ask gate, failure escalations and pausing a tree, and resolving
+//! a round once it is answered. Answering and resuming are `escalation`'s.
 
 use serde_json::{Value, json};
 

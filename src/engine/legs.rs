@@ -1,4 +1,5 @@
-//! Building a leg: its job row, retries, timeout, ephemeral name and the upstream bodies its prompt carries.
+//! Building a leg: its job row, retries, timeout, ephemeral name and the upstream bodies its
+//! prompt carries. Does not decide whether a leg may run (`batch`, `dispatch`).
 
 use super::batch::LegOutcome;
 use super::ctx::{Ctx, R, parse_result};

@@ -1,4 +1,6 @@
-//! How a settled job's outcome travels upward: its resolution through batch and continuation, the run's final state, and the routing right after a job settles.
+//! How a settled job's outcome travels upward: routing right after it settles (ask gate,
+//! dispatch), its resolution through batch and continuation, and the run's final state.
+//! Does not decide a batch's outcome (`batch`) or what a continuation says (`continuation`).
 
 use serde_json::json;
 

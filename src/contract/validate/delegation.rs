@@ -1,4 +1,5 @@
-//! One delegation entry of a batch: its target, action, prompt, policies, quorum, timeout and ephemeral spec.
+//! One delegation entry of a batch: its target, action, prompt, policies, quorum, timeout
+//! and ephemeral spec. Rules across the batch are `graph`'s.
 
 use serde_json::Value;
 

@@ -1,4 +1,5 @@
 //! The batch as a whole: unique ids, known deps, no dependency cycle, and quorum bounds.
+//! Does not look inside one entry's fields.
 
 use std::collections::HashMap;
 

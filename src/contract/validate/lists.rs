@@ -1,4 +1,5 @@
-//! The contract's entry lists: human_questions and learnings, each entry checked field by field.
+//! The contract's entry lists: human_questions and learnings, each entry checked field by
+//! field. Touches no delegation rule.
 
 use std::collections::HashSet;
 
