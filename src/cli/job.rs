@@ -143,10 +143,14 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Show { id, json } => {
             let store = ctx.store()?;
             let job = jobs::require(store.conn(), &id)?;
+            let run_state = runs::require(store.conn(), &job.root_id)?.state;
             if json {
-                return print_json(&job_json(&job));
+                let mut v = job_json(&job);
+                v["run_state"] = json!(run_state);
+                return print_json(&v);
             }
             print_job(&job);
+            println!("run:       {run_state}");
             Ok(())
         }
         JobCmd::Tree { root, json } => {
