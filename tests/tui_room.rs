@@ -265,3 +265,20 @@ fn the_control_room_takes_over_when_the_attached_daemon_stops() {
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", WAIT);
 }
+
+#[test]
+fn a_detached_daemon_stops_once_its_home_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    gitmoot(&home).args(["agent", "list"]).assert().success();
+    let mut daemon = outside_daemon(&home);
+    std::fs::remove_dir_all(&home).unwrap();
+    let start = Instant::now();
+    while daemon.try_wait().unwrap().is_none() {
+        if start.elapsed() > WAIT {
+            let _ = daemon.kill();
+            panic!("the daemon kept running for a removed home");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
