@@ -272,8 +272,11 @@ fn a_detached_daemon_stops_once_its_home_is_removed() {
     let home = dir.path().join("h");
     gitmoot(&home).args(["agent", "list"]).assert().success();
     let mut daemon = outside_daemon(&home);
-    std::fs::remove_dir_all(&home).unwrap();
     let start = Instant::now();
+    // The daemon keeps writing its status file, so removal can race with it.
+    while let Err(e) = std::fs::remove_dir_all(&home) {
+        assert!(start.elapsed() < WAIT, "could not remove the home: {e}");
+    }
     while daemon.try_wait().unwrap().is_none() {
         if start.elapsed() > WAIT {
             let _ = daemon.kill();
@@ -281,4 +284,44 @@ fn a_detached_daemon_stops_once_its_home_is_removed() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A coordinator that fans out one escalate_human leg, then wraps up in its finalize.
+const COORDINATOR: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "fan out", "delegations": [{"id": "risky", "agent": "flaky", "action": "ask", "prompt": "try it", "failure_policy": "escalate_human"}]}}'
+else
+echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up what completed"}}'
+fi"#;
+
+#[test]
+fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    shell_agent(&home, "coord", COORDINATOR, &[]);
+    shell_agent(&home, "flaky", "cat >/dev/null\nexit 3", &[]);
+    let root = submit(&home, "coord", "Risky plan");
+    let t = tui("abort", &home, "");
+    wait_state(&home, &root, "awaiting_human");
+    t.wait_for("failure", WAIT);
+    t.keys(&["1"]);
+    t.keys(&["x"]);
+    t.wait_for("the run ends as aborted", WAIT);
+    t.keys(&["y"]);
+    wait_state(&home, &root, "aborted");
+    let screen = t.wait_for("⊗", WAIT);
+    assert!(
+        screen.lines().any(|l| l.contains('⊗') && l.contains(&root)),
+        "{screen}"
+    );
+    let show = json(&home, &["job", "show", &root, "--json"]);
+    assert_eq!(show["run_state"], "aborted", "{show}");
+    let events = gitmoot(&home)
+        .args(["job", "events", &root])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&events.stdout).contains("run aborted"));
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
 }
