@@ -114,6 +114,7 @@ named_enum!(
         Blocked => "blocked",
         Failed => "failed",
         Killed => "killed",
+        Aborted => "aborted",
     }
 );
 
