@@ -241,11 +241,7 @@ fn vote_passes_with_skipped_and_blocks_on_failure() {
     h.ok("a", res(Decision::Failed));
     h.ok("b", approved());
     assert_eq!(h.run().state, RunState::Blocked);
-    assert!(
-        h.events("delegation_blocked")[0]
-            .message
-            .contains("synthesis_rule vote failed")
-    );
+    h.assert_first_event("delegation_blocked", "synthesis_rule vote failed");
 
     let mut h = H::fanned(vec![d("a", "rev").rule(SynthesisRule::Vote), d("b", "rev")]);
     h.ok("a", approved());
@@ -273,11 +269,7 @@ fn quorum_counts_approvals_and_skipped_abstains() {
     h.ok("b", res(Decision::Skipped));
     h.ok("c", res(Decision::ChangesRequested));
     assert_eq!(h.run().state, RunState::Blocked);
-    assert!(
-        h.events("delegation_blocked")[0]
-            .message
-            .contains("fewer than 2 delegated children")
-    );
+    h.assert_first_event("delegation_blocked", "fewer than 2 delegated children");
 }
 
 #[test]
@@ -370,10 +362,9 @@ fn depth_bound_routes_to_finalize() {
     cfg.max_delegation_depth = 1;
     let mut h = H::fanned_with(cfg, vec![d("a", "coord")]);
     h.ok("a", fan(vec![d("deep", "rev")]));
-    assert!(
-        h.events("delegation_depth_exceeded")[0]
-            .message
-            .contains("delegation depth 1 reached the limit of 1; not dispatching 1 delegation(s)")
+    h.assert_first_event(
+        "delegation_depth_exceeded",
+        "delegation depth 1 reached the limit of 1; not dispatching 1 delegation(s)",
     );
     let f = finalize_of(&h, "a/continuation");
     assert!(
@@ -469,10 +460,9 @@ fn token_and_usd_budgets_trip_with_their_events() {
     cfg.max_delegation_token_budget = 1000;
     let mut h = H::with_cfg(cfg);
     h.ok_usage("", fan(vec![d("a", "rev")]), 900, 100, 0.0);
-    assert!(
-        h.events("delegation_cost_exceeded")[0]
-            .message
-            .contains("reached token budget 1000 (used 1000)")
+    h.assert_first_event(
+        "delegation_cost_exceeded",
+        "reached token budget 1000 (used 1000)",
     );
     finalize_of(&h, "continuation");
 
@@ -482,10 +472,9 @@ fn token_and_usd_budgets_trip_with_their_events() {
     // 1000 in + 1000 out on the default (sonnet) price: 0.003 + 0.015 = $0.018.
     h.ok_usage("", fan(vec![d("a", "rev")]), 1000, 1000, 0.0);
     assert!((h.run().cost_usd - 0.018).abs() < 1e-9);
-    assert!(
-        h.events("delegation_cost_usd_exceeded")[0]
-            .message
-            .contains("reached cost budget $0.0100 (spent $0.0180)")
+    h.assert_first_event(
+        "delegation_cost_usd_exceeded",
+        "reached cost budget $0.0100 (spent $0.0180)",
     );
     finalize_of(&h, "continuation");
 }
@@ -495,10 +484,9 @@ fn width_bound_trips() {
     let mut h = H::new();
     let many = (0..17).map(|i| d(&format!("l{i}"), "rev")).collect();
     h.ok("", fan(many));
-    assert!(
-        h.events("delegation_width_exceeded")[0]
-            .message
-            .contains("delegation set width 17 exceeds the per-coordinator limit of 16")
+    h.assert_first_event(
+        "delegation_width_exceeded",
+        "delegation set width 17 exceeds the per-coordinator limit of 16",
     );
     finalize_of(&h, "continuation");
 }
@@ -603,10 +591,9 @@ fn preflight_failure_lists_valid_agents_then_correction_dispatches() {
 #[test]
 fn preflight_names_scope_and_capability_and_is_bounded() {
     let mut h = H::fanned(vec![d("a", "elsewhere")]);
-    assert!(
-        h.events("delegation_preflight_failed")[0]
-            .message
-            .contains("not allowed on repo acme/api")
+    h.assert_first_event(
+        "delegation_preflight_failed",
+        "not allowed on repo acme/api",
     );
     h.ok("continuation", fan(vec![d("a", "asker")]));
     assert!(
@@ -625,10 +612,9 @@ fn fingerprint_dedupe_resolves_dependents_through_the_winner() {
         d("c", "rev").deps(&["b"]),
     ]);
     assert_eq!(h.queued(), ["a"]);
-    assert!(
-        h.events("delegation_deduped")[0]
-            .message
-            .contains("delegation \"b\" skipped: fingerprint \"k\" already enqueued")
+    h.assert_first_event(
+        "delegation_deduped",
+        "delegation \"b\" skipped: fingerprint \"k\" already enqueued",
     );
     h.ok("a", approved());
     assert_eq!(h.queued(), ["c"]);

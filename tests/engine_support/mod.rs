@@ -200,6 +200,12 @@ impl H {
             .collect()
     }
 
+    /// Asserts that the first `kind` event of the tree says `text`.
+    pub fn assert_first_event(&self, kind: &str, text: &str) {
+        let events = self.events(kind);
+        assert!(events[0].message.contains(text), "{}", events[0].message);
+    }
+
     pub fn open_rounds(&self) -> Vec<escalations::Round> {
         escalations::open_for_root(self.store.conn(), &self.root).unwrap()
     }
