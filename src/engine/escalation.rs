@@ -340,7 +340,7 @@ pub fn resume(
                 .into());
             };
             ctx.resolve_round(&mut round, "retry", None, instr.clone())?;
-            let id = ctx.retry_leg(&parent, &mut leg, &legs, instr.as_deref())?;
+            let id = ctx.enqueue_leg(&parent, &mut leg, &legs, instr.as_deref())?;
             ctx.event(
                 &parent.root_id,
                 Some(&parent.id),

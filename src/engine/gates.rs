@@ -13,6 +13,35 @@ use crate::store::jobs::{self, Job};
 use crate::store::runs;
 
 impl Ctx<'_, '_> {
+    /// Inserts an open round held by `holder` (the coordinator whose continuation waits).
+    fn insert_round(
+        &self,
+        holder: &Job,
+        kind: RoundKind,
+        questions: Value,
+        reason: String,
+        failed_job_id: &str,
+        delegation_id: Option<String>,
+    ) -> R<i64> {
+        let round = Round {
+            id: 0,
+            root_id: holder.root_id.clone(),
+            job_id: holder.id.clone(),
+            kind,
+            questions,
+            reason,
+            failed_job_id: Some(failed_job_id.to_string()),
+            delegation_id,
+            opened_ms: self.now,
+            resolved_ms: None,
+            verb: None,
+            answers: None,
+            instructions: None,
+            thread_id: None,
+        };
+        Ok(escalations::insert(self.tx, &round)?)
+    }
+
     pub(super) fn open_ask(&self, asker: &Job, r: &GitmootResult) -> R<()> {
         let target_id = if asker.kind == JobKind::Leg {
             asker.parent_id.clone().unwrap_or_else(|| asker.id.clone())
@@ -46,23 +75,14 @@ impl Ctx<'_, '_> {
             );
         }
         let n = r.human_questions.len();
-        let round = Round {
-            id: 0,
-            root_id: target.root_id.clone(),
-            job_id: target_id.clone(),
-            kind: RoundKind::Ask,
-            questions: qs,
-            reason: format!("{n} human question(s) awaiting an answer"),
-            failed_job_id: Some(asker.id.clone()),
-            delegation_id: asker.delegation_id.clone(),
-            opened_ms: self.now,
-            resolved_ms: None,
-            verb: None,
-            answers: None,
-            instructions: None,
-            thread_id: None,
-        };
-        let id = escalations::insert(self.tx, &round)?;
+        let id = self.insert_round(
+            &target,
+            RoundKind::Ask,
+            qs,
+            format!("{n} human question(s) awaiting an answer"),
+            &asker.id,
+            asker.delegation_id.clone(),
+        )?;
         let rendered: Vec<String> = r
             .human_questions
             .iter()
@@ -102,23 +122,14 @@ impl Ctx<'_, '_> {
             "delegation {:?} failed (failure_policy escalate_human): {why}",
             leg.delegation_id
         );
-        let round = Round {
-            id: 0,
-            root_id: parent.root_id.clone(),
-            job_id: parent.id.clone(),
-            kind: RoundKind::Failure,
-            questions: Value::Array(vec![]),
-            reason: reason.clone(),
-            failed_job_id: Some(failed_job.to_string()),
-            delegation_id: Some(leg.delegation_id.clone()),
-            opened_ms: self.now,
-            resolved_ms: None,
-            verb: None,
-            answers: None,
-            instructions: None,
-            thread_id: None,
-        };
-        let id = escalations::insert(self.tx, &round)?;
+        let id = self.insert_round(
+            parent,
+            RoundKind::Failure,
+            Value::Array(vec![]),
+            reason.clone(),
+            failed_job,
+            Some(leg.delegation_id.clone()),
+        )?;
         self.event(
             &parent.root_id,
             Some(&parent.id),

@@ -12,18 +12,9 @@ use crate::store::jobs::Job;
 use crate::store::{StoreError, agents};
 
 impl Ctx<'_, '_> {
-    /// Creates the next attempt's job for a leg and marks the leg dispatched.
-    pub fn retry_leg(
-        &self,
-        parent: &Job,
-        leg: &mut Leg,
-        legs: &[Leg],
-        guidance: Option<&str>,
-    ) -> R<String> {
-        self.enqueue_leg(parent, leg, legs, guidance)
-    }
-
-    pub(super) fn enqueue_leg(
+    /// Creates the next attempt's job for a leg (its first, or a retry) and marks the leg
+    /// dispatched.
+    pub fn enqueue_leg(
         &self,
         parent: &Job,
         leg: &mut Leg,
