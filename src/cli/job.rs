@@ -99,7 +99,11 @@ pub struct RunArgs {
     pub wait: bool,
     #[arg(long)]
     pub json: bool,
-    pub prompt: String,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: Option<String>,
+    /// Read the prompt from this file (`-` for stdin) instead of the command line.
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
@@ -113,7 +117,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             json,
         } => {
             let store = ctx.store()?;
-            let list = jobs::list(
+            let (list, unreadable) = jobs::list_readable(
                 store.conn(),
                 &JobFilter {
                     state,
@@ -123,6 +127,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                     limit: None,
                 },
             )?;
+            for u in &unreadable {
+                eprintln!("warning: skipped {u}");
+            }
             if json {
                 return print_json(&list.iter().map(job_json).collect::<Vec<_>>());
             }
@@ -290,6 +297,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 }
 
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    let prompt = super::input::text(a.prompt, a.prompt_file, "prompt")?;
     let mut store = ctx.store()?;
     let root = store.write(|tx| {
         engine::submit_root(
@@ -298,7 +306,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
             SubmitRoot {
                 agent: a.agent,
                 action: a.action,
-                prompt: a.prompt,
+                prompt,
                 repo: a.repo,
                 model: a.model,
                 timeout_ms: a.timeout,

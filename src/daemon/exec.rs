@@ -409,7 +409,8 @@ async fn run_once(
     deadline: Instant,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> RuntimeOutput {
-    let mut env = runtime::job_env(job, shared.home.root(), repair);
+    let mut env = runtime::agent_env(plan.kind, &shared.config.runtime(plan.kind).env);
+    env.extend(runtime::job_env(job, repair));
     env.extend(seat_env.iter().cloned());
     let req = Request {
         kind: plan.kind,

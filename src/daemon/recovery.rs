@@ -37,13 +37,20 @@ pub fn recover(
     config: &Config,
     hooks: &dyn Hooks,
 ) -> Result<Vec<String>, EngineError> {
-    let mut orphans = jobs::list(
+    let (mut orphans, unreadable) = jobs::list_readable(
         store.conn(),
         &JobFilter {
             state: Some(JobState::Running),
             ..JobFilter::default()
         },
     )?;
+    // A corrupt running row fails alone; it must not keep the daemon from starting.
+    for u in &unreadable {
+        let readable = store.write(|tx| jobs::quarantine(tx, u, clock.now_ms()))?;
+        if readable {
+            orphans.push(jobs::require(store.conn(), &u.id)?);
+        }
+    }
     // Jobs cancelled while they ran keep their runtime pid until settled; a crash
     // between the cancel and the settlement leaves them here.
     for id in engine::jobs_to_terminate(store.conn())? {

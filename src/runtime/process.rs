@@ -33,6 +33,7 @@ pub enum Stdin {
 pub struct Invocation {
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// The child's entire environment (nothing is inherited).
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
     pub stdin: Stdin,
@@ -142,7 +143,10 @@ pub async fn run(
     let started = Instant::now();
     let program = inv.program.display().to_string();
     let mut cmd = Command::new(&inv.program);
+    // The invocation's environment is the child's whole environment: nothing of the
+    // daemon's leaks through (secrets, the home) unless the allow-list put it there.
     cmd.args(&inv.args)
+        .env_clear()
         .envs(inv.env.iter().map(|(k, v)| (k, v)))
         .stdin(match inv.stdin {
             Stdin::Null => Stdio::null(),
@@ -281,7 +285,7 @@ mod tests {
         Invocation {
             program: "/bin/sh".into(),
             args: vec!["-c".into(), script.into()],
-            env: vec![],
+            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
             cwd: None,
             stdin: Stdin::Null,
         }
