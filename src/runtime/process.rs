@@ -1,5 +1,6 @@
 //! Running one runtime child: its own process group, stdin feeding, capped output capture,
-//! a deadline and external termination that take the whole group down.
+//! an optional live feed of its output lines, a deadline and external termination that
+//! take the whole group down.
 //!
 //! Owns spawning and killing only; what the arguments mean and how the output is read
 //! belongs to the adapters in the sibling files.
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 /// Stdout kept for parsing; beyond it the child's output is drained and dropped.
 pub const CAPTURE_LIMIT: usize = 4 * 1024 * 1024;
@@ -18,6 +19,28 @@ pub const CAPTURE_LIMIT: usize = 4 * 1024 * 1024;
 pub const STDERR_TAIL_LIMIT: usize = 64 * 1024;
 /// Between SIGTERM and SIGKILL when a group is terminated.
 pub const TERM_GRACE: Duration = Duration::from_millis(1_500);
+/// Longest line handed to the line feed; the rest of a longer line is dropped from the
+/// feed (the capture still holds it) so one huge JSON event cannot balloon memory.
+pub const LINE_LIMIT: usize = 1024 * 1024;
+
+/// Which of the child's output streams a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// One line of the child's output, delivered as soon as it is complete (without its
+/// newline; the last unterminated piece arrives at end of stream).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputLine {
+    pub stream: OutputStream,
+    pub bytes: Vec<u8>,
+}
+
+/// Where the live line feed goes. The reader waits for room, so a consumer that stops
+/// draining slows the child rather than growing memory; a dropped receiver ends the feed.
+pub type LineSender = mpsc::Sender<OutputLine>;
 
 /// What to feed the child on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,8 +160,20 @@ pub fn is_alive(pid: i32) -> bool {
 pub async fn run(
     inv: &Invocation,
     timeout: Option<Duration>,
+    kill: watch::Receiver<Option<KillRequest>>,
+    on_spawn: impl FnOnce(u32),
+) -> Result<ProcessOutput, SpawnError> {
+    run_streaming(inv, timeout, kill, on_spawn, None).await
+}
+
+/// [`run`], also sending every stdout and stderr line to `lines` as it arrives. The
+/// capture in the returned [`ProcessOutput`] is the same as without the feed.
+pub async fn run_streaming(
+    inv: &Invocation,
+    timeout: Option<Duration>,
     mut kill: watch::Receiver<Option<KillRequest>>,
     on_spawn: impl FnOnce(u32),
+    lines: Option<LineSender>,
 ) -> Result<ProcessOutput, SpawnError> {
     let started = Instant::now();
     let program = inv.program.display().to_string();
@@ -177,8 +212,20 @@ pub async fn run(
     }
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
-    let out_task = tokio::spawn(read_capped(stdout, CAPTURE_LIMIT, false));
-    let err_task = tokio::spawn(read_capped(stderr, STDERR_TAIL_LIMIT, true));
+    let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
+    let out_task = tokio::spawn(read_capped(
+        stdout,
+        CAPTURE_LIMIT,
+        false,
+        feed(OutputStream::Stdout),
+    ));
+    let err_task = tokio::spawn(read_capped(
+        stderr,
+        STDERR_TAIL_LIMIT,
+        true,
+        feed(OutputStream::Stderr),
+    ));
+    drop(lines);
 
     let deadline = async {
         match timeout {
@@ -246,12 +293,76 @@ async fn terminate_group(pgid: i32, child: &mut tokio::process::Child) {
     signal_group(pgid, libc::SIGKILL);
 }
 
+/// Splits one stream into lines for the live feed.
+struct LineFeed {
+    tx: Option<LineSender>,
+    stream: OutputStream,
+    pending: Vec<u8>,
+    /// The current line passed `LINE_LIMIT`; skip to its newline.
+    overlong: bool,
+}
+
+impl LineFeed {
+    fn new(tx: LineSender, stream: OutputStream) -> Self {
+        Self {
+            tx: Some(tx),
+            stream,
+            pending: Vec::new(),
+            overlong: false,
+        }
+    }
+
+    async fn push(&mut self, mut chunk: &[u8]) {
+        while self.tx.is_some() && !chunk.is_empty() {
+            let (piece, complete) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (&chunk[..i], Some(i + 1)),
+                None => (chunk, None),
+            };
+            if !self.overlong {
+                let room = LINE_LIMIT - self.pending.len();
+                self.pending
+                    .extend_from_slice(&piece[..piece.len().min(room)]);
+                self.overlong = piece.len() > room;
+            }
+            match complete {
+                Some(used) => {
+                    self.emit().await;
+                    chunk = &chunk[used..];
+                }
+                None => chunk = &[],
+            }
+        }
+    }
+
+    async fn emit(&mut self) {
+        let bytes = std::mem::take(&mut self.pending);
+        self.overlong = false;
+        if let Some(tx) = &self.tx {
+            let line = OutputLine {
+                stream: self.stream,
+                bytes,
+            };
+            if tx.send(line).await.is_err() {
+                self.tx = None;
+            }
+        }
+    }
+
+    async fn finish(&mut self) {
+        if !self.pending.is_empty() || self.overlong {
+            self.emit().await;
+        }
+    }
+}
+
 /// Reads to end of stream keeping at most `limit` bytes: the head, or the tail when
-/// `keep_tail`. Returns whether anything was dropped.
+/// `keep_tail`, feeding each line to `feed` on the way. Returns whether anything was
+/// dropped from the capture.
 async fn read_capped(
     mut r: impl AsyncRead + Unpin,
     limit: usize,
     keep_tail: bool,
+    mut feed: Option<LineFeed>,
 ) -> (Vec<u8>, bool) {
     let mut kept = Vec::new();
     let mut dropped = false;
@@ -261,6 +372,9 @@ async fn read_capped(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        if let Some(feed) = feed.as_mut() {
+            feed.push(&buf[..n]).await;
+        }
         if keep_tail {
             kept.extend_from_slice(&buf[..n]);
             if kept.len() > limit {
@@ -273,6 +387,9 @@ async fn read_capped(
             kept.extend_from_slice(&buf[..n.min(room)]);
             dropped |= n > room;
         }
+    }
+    if let Some(feed) = feed.as_mut() {
+        feed.finish().await;
     }
     (kept, dropped)
 }
@@ -358,6 +475,44 @@ mod tests {
         let out = run(&inv, None, no_kill(), |_| {}).await.unwrap();
         assert_eq!(out.stdout.len(), CAPTURE_LIMIT);
         assert!(out.stdout_truncated);
+    }
+
+    #[tokio::test]
+    async fn lines_are_fed_as_they_arrive_and_the_capture_is_unchanged() {
+        let (tx, mut rx) = mpsc::channel(16);
+        // The second line is printed only after the test has seen the first, so the
+        // feed must deliver lines while the child still runs.
+        let dir = std::env::temp_dir().join(format!("gm-lines-{}", crate::ids::random_hex(4)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let gate = dir.join("go");
+        let inv = sh(&format!(
+            "echo one; echo warn >&2; while [ ! -e {} ]; do sleep 0.01; done; printf 'two\\nthree'",
+            gate.display()
+        ));
+        let handle =
+            tokio::spawn(
+                async move { run_streaming(&inv, None, no_kill(), |_| {}, Some(tx)).await },
+            );
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            seen.push(rx.recv().await.unwrap());
+        }
+        std::fs::write(&gate, "").unwrap();
+        while let Some(line) = rx.recv().await {
+            seen.push(line);
+        }
+        let out = handle.await.unwrap().unwrap();
+        let text = |s: OutputStream| -> Vec<String> {
+            seen.iter()
+                .filter(|l| l.stream == s)
+                .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
+                .collect()
+        };
+        assert_eq!(text(OutputStream::Stdout), ["one", "two", "three"]);
+        assert_eq!(text(OutputStream::Stderr), ["warn"]);
+        assert_eq!(out.stdout, b"one\ntwo\nthree");
+        assert_eq!(out.stderr_summary(), "warn");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[tokio::test]
