@@ -358,3 +358,314 @@ fn the_relay_socket_lives_in_the_home_and_stale_ones_are_cleaned() {
         .collect();
     assert!(after.is_empty(), "{after:?}");
 }
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: signalling a process this test started.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let mut status = None;
+    let done = daemon_support::wait_until(std::time::Duration::from_secs(60), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    if !done {
+        let _ = child.kill();
+    }
+    status.unwrap_or_else(|| child.wait().unwrap())
+}
+
+fn running_jobs(h: &TestHome) -> Vec<String> {
+    let store = h.store();
+    let mut st = store
+        .conn()
+        .prepare("SELECT id FROM jobs WHERE state = 'running'")
+        .unwrap();
+    st.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn an_interrupted_wait_leaves_no_running_job_and_no_live_agent() {
+    for (sig, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGKILL, -1),
+    ] {
+        let h = TestHome::new();
+        let pidfile = h.file("agent.pid");
+        h.shell_agent(
+            "slow",
+            &format!(
+                "cat >/dev/null\necho $$ > {}\nsleep 300\n",
+                pidfile.display()
+            ),
+        );
+        let mut child = h
+            .cmd(&["job", "run", "--agent", "slow", "--wait", "take your time"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(daemon_support::wait_until(
+            std::time::Duration::from_secs(30),
+            || std::fs::read_to_string(&pidfile).is_ok_and(|t| t.ends_with('\n'))
+        ));
+        let agent = daemon_support::read_pid(&pidfile);
+        signal(child.id(), sig);
+        let status = wait_exit(&mut child);
+        if code > 0 {
+            assert_eq!(status.code(), Some(code), "signal {sig}");
+            assert!(running_jobs(&h).is_empty(), "signal {sig}");
+        } else {
+            // Nothing runs in a SIGKILLed process: the agent's leader dies with it, and
+            // the next daemon settles the job and kills what the leader left behind.
+            let leader = std::fs::read_to_string(format!("/proc/{agent}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.to_string()))
+                .and_then(|r| r.split_whitespace().nth(1).map(str::to_string))
+                .and_then(|p| p.parse::<i32>().ok());
+            if let Some(leader) = leader.filter(|p| *p > 1) {
+                assert!(daemon_support::wait_until(
+                    std::time::Duration::from_secs(10),
+                    || !daemon_support::alive(leader)
+                ));
+            }
+            h.daemon_until_idle(1);
+            assert!(running_jobs(&h).is_empty());
+        }
+        assert!(
+            daemon_support::wait_until(std::time::Duration::from_secs(10), || {
+                !daemon_support::alive(agent)
+            }),
+            "agent {agent} outlived the interrupted wait (signal {sig})"
+        );
+    }
+}
+
+#[test]
+fn a_setsid_grandchild_cannot_hold_a_slot_past_the_timeout() {
+    let h = TestHome::new();
+    let pidfile = h.file("escaped.pid");
+    h.shell_agent(
+        "escaper",
+        &format!(
+            "cat >/dev/null\nsetsid sleep 300 &\necho $! > {}\nsleep 300\n",
+            pidfile.display()
+        ),
+    );
+    h.shell_agent(
+        "echo",
+        &format!("cat >/dev/null\necho '{}'\n", result("approved", "fine")),
+    );
+    let stuck = h.submit("escaper", "escape", &["--timeout", "1s"]);
+    let next = h.submit("echo", "after", &[]);
+    let mut daemon = h
+        .cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = wait_exit(&mut daemon);
+    assert!(status.success(), "the daemon was wedged");
+    let job = h.job(&stuck);
+    assert_eq!(job.state, JobState::Failed);
+    assert!(job.error.unwrap().contains("timed out"));
+    assert_eq!(h.job(&next).state, JobState::Succeeded);
+    let escaped = daemon_support::read_pid(&pidfile);
+    assert!(
+        daemon_support::wait_until(std::time::Duration::from_secs(10), || {
+            !daemon_support::alive(escaped)
+        }),
+        "the setsid grandchild {escaped} survived"
+    );
+}
+
+#[test]
+fn oversized_output_keeps_its_tail_and_a_lost_result_fails_without_a_rerun() {
+    let h = TestHome::new();
+    let runs = h.file("runs.txt");
+    h.shell_agent(
+        "tail",
+        &format!(
+            "cat >/dev/null\nhead -c 5000000 /dev/zero | tr '\\0' x\necho\necho '{}'\n",
+            result("approved", "at the end")
+        ),
+    );
+    h.shell_agent(
+        "lost",
+        &format!(
+            "cat >/dev/null\necho run >> {}\necho '{}'\nhead -c 5000000 /dev/zero | tr '\\0' x\n",
+            runs.display(),
+            result("approved", "in the middle")
+        ),
+    );
+    let tail = h.submit("tail", "talk", &[]);
+    let lost = h.submit("lost", "talk", &[]);
+    h.daemon_until_idle(2);
+    let job = h.job(&tail);
+    assert_eq!(job.state, JobState::Succeeded, "{:?}", job.error);
+    assert_eq!(job.result.unwrap()["summary"], "at the end");
+    let job = h.job(&lost);
+    // The result sits in the first megabyte here, so it is kept; only a cut one fails.
+    assert_eq!(job.state, JobState::Succeeded, "{:?}", job.error);
+
+    let cut = h.file("cut.txt");
+    h.shell_agent(
+        "cut",
+        &format!(
+            "cat >/dev/null\necho run >> {}\nhead -c 2000000 /dev/zero | tr '\\0' x\necho\n\
+             echo '{}'\nhead -c 4000000 /dev/zero | tr '\\0' x\n",
+            cut.display(),
+            result("approved", "lost in the middle")
+        ),
+    );
+    let id = h.submit("cut", "talk", &[]);
+    h.daemon_until_idle(1);
+    let job = h.job(&id);
+    assert_eq!(job.state, JobState::Failed);
+    assert!(
+        job.error
+            .as_deref()
+            .unwrap()
+            .starts_with("output cut at 4 MiB"),
+        "{:?}",
+        job.error
+    );
+    assert_eq!(std::fs::read_to_string(&cut).unwrap(), "run\n", "re-run");
+}
+
+#[test]
+fn a_read_only_shell_agent_is_flagged_advisory_where_nothing_enforces_it() {
+    let h = TestHome::new();
+    let out = h
+        .cmd(&[
+            "agent",
+            "add",
+            "sh-ro",
+            "--runtime",
+            "shell",
+            "--command",
+            "true",
+            "--policy",
+            "read-only",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).starts_with("warning: read-only is advisory for shell agents"),
+        "{}",
+        stderr_of(&out)
+    );
+    h.ok(&[
+        "agent",
+        "add",
+        "sh-ww",
+        "--runtime",
+        "shell",
+        "--command",
+        "true",
+        "--policy",
+        "workspace-write",
+    ]);
+    let list = h.ok(&["agent", "list"]);
+    let line = |name: &str| {
+        list.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line("sh-ro").ends_with("read-only (advisory)"), "{list}");
+    assert!(line("sh-ww").ends_with("workspace-write"), "{list}");
+    assert!(
+        h.ok(&["agent", "show", "sh-ro"])
+            .contains("policy:       read-only (advisory)")
+    );
+}
+
+#[test]
+fn a_daemon_killed_with_200_jobs_in_flight_settles_each_exactly_once_on_restart() {
+    let h = TestHome::new();
+    let (started, finished, gate) = (h.file("started"), h.file("finished"), h.file("gate"));
+    // Half finish at once; half hold their slot until the gate opens (never, before the kill).
+    h.shell_agent(
+        "quick",
+        &format!(
+            "cat >/dev/null\necho '{}'\necho $GITMOOT_JOB_ID >> {}\n",
+            result("approved", "quick"),
+            finished.display()
+        ),
+    );
+    h.shell_agent(
+        "held",
+        &format!(
+            "cat >/dev/null\necho $GITMOOT_JOB_ID >> {s}\nwhile [ ! -e {g} ]; do sleep 0.2; done\n\
+             echo '{r}'\necho $GITMOOT_JOB_ID >> {f}\n",
+            s = started.display(),
+            g = gate.display(),
+            r = result("approved", "held"),
+            f = finished.display()
+        ),
+    );
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        let agent = if i % 2 == 0 { "quick" } else { "held" };
+        ids.push(h.submit(agent, &format!("job {i}"), &[]));
+    }
+    let mut daemon = h
+        .cmd(&["daemon", "run", "--parallel", "200"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = |p: &std::path::Path| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        daemon_support::wait_until(std::time::Duration::from_secs(90), || {
+            lines(&started).len() == 100
+        }),
+        "the held agents never all ran"
+    );
+    signal(daemon.id(), libc::SIGKILL);
+    daemon.wait().unwrap();
+    std::fs::write(&gate, "").unwrap();
+    h.daemon_until_idle(50);
+
+    assert!(running_jobs(&h).is_empty());
+    let done: std::collections::HashSet<String> = lines(&finished).into_iter().collect();
+    let store = h.store();
+    for id in &ids {
+        let job = gitmoot::store::jobs::require(store.conn(), id).unwrap();
+        assert!(job.state.is_terminal(), "{id} is {}", job.state);
+        if done.contains(id) {
+            assert_eq!(job.state, JobState::Succeeded, "{id}: {:?}", job.error);
+        }
+        let settled = events::for_job(store.conn(), id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| ["succeeded", "failed", "blocked", "cancelled"].contains(&e.kind.as_str()))
+            .count();
+        assert_eq!(settled, 1, "{id} settled {settled} times");
+    }
+    // No held agent survived its daemon to finish unsupervised.
+    let held_done = lines(&finished)
+        .iter()
+        .filter(|id| {
+            ids.iter()
+                .position(|i| i == *id)
+                .is_some_and(|n| n % 2 == 1)
+        })
+        .count();
+    assert_eq!(held_done, 0, "held agents ran on after the daemon died");
+}

@@ -94,9 +94,13 @@ pub struct RunArgs {
     /// Kill the job after this long (e.g. 10m).
     #[arg(long, value_parser = |s: &str| crate::duration::parse_positive_ms(s).map_err(|e| e.0))]
     pub timeout: Option<i64>,
-    /// Wait for the tree to settle and print the final result.
+    /// Wait for the tree to settle and print the final result. SIGINT/SIGTERM cancel the
+    /// tree (its running jobs are terminated); a second one kills them at once.
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
+    #[arg(long, requires = "wait")]
+    pub detach_on_interrupt: bool,
     #[arg(long)]
     pub json: bool,
     /// The prompt; `-` reads it from stdin.
@@ -316,7 +320,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     })?;
     if a.wait {
         drop(store);
-        return super::daemon::wait_for_root(ctx, &root, a.json);
+        return super::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
     if a.json {
         return print_json(&json!({ "id": root }));

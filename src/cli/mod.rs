@@ -10,6 +10,7 @@ pub mod chat;
 pub mod config;
 pub mod daemon;
 pub mod input;
+pub mod interrupt;
 pub mod job;
 pub mod memory;
 pub mod moot;
