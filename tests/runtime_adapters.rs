@@ -96,7 +96,8 @@ fn claude_gets_permission_model_and_effort_and_reports_usage_and_cost() {
         let mut want: Vec<String> = [
             "-p",
             "--output-format",
-            "json",
+            "stream-json",
+            "--verbose",
             "--model",
             "claude-opus-4",
             "--effort",
@@ -123,12 +124,17 @@ fn claude_gets_permission_model_and_effort_and_reports_usage_and_cost() {
         let j = h.job(root);
         assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
         assert_eq!(j.result.as_ref().unwrap()["summary"], "claude reviewed it");
-        assert_eq!((j.tokens_in, j.tokens_out), (1150, 55));
+        // Cache reads and writes are their own figures, not input tokens (issue 15 item 14).
+        assert_eq!((j.tokens_in, j.tokens_out), (120, 55));
         assert!(
             (j.cost_usd - 0.0421).abs() < 1e-9,
             "vendor cost wins: {}",
             j.cost_usd
         );
+        let shown: Value = serde_json::from_str(&h.ok(&["job", "show", root, "--json"])).unwrap();
+        assert_eq!(shown["tokens"]["in"], 120);
+        assert_eq!(shown["tokens"]["cache_read"], 1000);
+        assert_eq!(shown["tokens"]["cache_creation"], 30);
     }
 }
 

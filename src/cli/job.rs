@@ -54,6 +54,16 @@ pub enum JobCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Print a job's activity (its steps as the agent works), like `kubectl logs`.
+    Logs {
+        id: String,
+        /// Keep printing new steps until the job settles.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop a tree gracefully: queued legs cancelled, running ones finish (or are
     /// terminated with --force), then one finalize continuation, then the run is killed.
     Kill {
@@ -144,9 +154,14 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let store = ctx.store()?;
             let job = jobs::require(store.conn(), &id)?;
             if json {
-                return print_json(&job_json(&job));
+                let mut doc = job_json(&job);
+                super::logs::extend_show(store.conn(), &mut doc)?;
+                return print_json(&doc);
             }
             print_job(&job);
+            for line in super::logs::show_lines(store.conn(), &job.id)? {
+                println!("{line}");
+            }
             Ok(())
         }
         JobCmd::Tree { root, json } => {
@@ -198,6 +213,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(250));
             }
         }
+        JobCmd::Logs { id, follow, json } => super::logs::logs(ctx, &id, follow, json),
         JobCmd::Kill { root, force, json } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;

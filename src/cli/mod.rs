@@ -10,6 +10,7 @@ pub mod chat;
 pub mod config;
 pub mod daemon;
 pub mod job;
+pub mod logs;
 pub mod memory;
 pub mod moot;
 pub mod output;

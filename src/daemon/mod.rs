@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod claim;
 pub mod exec;
+pub mod live;
 pub mod lock;
 mod pool;
 pub mod recovery;
