@@ -242,3 +242,47 @@ fn claude_model_api_failures_end_the_job_clearly() {
 fn codex_model_api_failures_end_the_job_clearly() {
     model_api_failures_end_the_job_clearly(Api::Responses);
 }
+
+/// As root, Claude Code refuses bypassPermissions: a danger-full-access claude agent's job
+/// fails with that reason (not "missing gitmoot_result"), and `agent add` / `job run` warn.
+#[test]
+fn claude_bypass_as_root_fails_with_claudes_reason_and_is_warned_about() {
+    let r = Real::new(Api::Messages, Mode::Normal, false);
+    let add =
+        r.h.cmd(&[
+            "agent",
+            "add",
+            "dfa",
+            "--runtime",
+            "claude",
+            "--policy",
+            "danger-full-access",
+        ])
+        .output()
+        .unwrap();
+    assert!(add.status.success());
+    let run =
+        r.h.cmd(&["job", "run", "--agent", "dfa", "list the files"])
+            .output()
+            .unwrap();
+    assert!(run.status.success());
+    let root = String::from_utf8(run.stdout).unwrap().trim().to_string();
+    let j = r.run_to_end(&root);
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        for out in [&add.stderr, &run.stderr] {
+            let text = String::from_utf8_lossy(out);
+            assert!(text.contains("refuses bypassPermissions"), "{text}");
+        }
+        assert_eq!(j.state, JobState::Failed);
+        let err = j.error.unwrap_or_default();
+        assert!(
+            err.contains("cannot be used with root/sudo privileges"),
+            "{err}"
+        );
+        assert!(!err.contains("gitmoot_result"), "{err}");
+    } else {
+        assert!(add.stderr.is_empty(), "no warning when not root");
+        assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    }
+}

@@ -157,5 +157,8 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
     store.write(|tx| agents::insert(tx, &agent))?;
     println!("registered agent {} ({})", agent.name, agent.runtime);
+    if let Some(w) = crate::runtime::claude::root_bypass_warning(agent.runtime, agent.policy) {
+        eprintln!("{w}");
+    }
     Ok(())
 }

@@ -307,6 +307,11 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
+    if let Some(ag) = crate::store::agents::get(store.conn(), &a.agent)?
+        && let Some(w) = crate::runtime::claude::root_bypass_warning(ag.runtime, ag.policy)
+    {
+        eprintln!("{w}");
+    }
     let root = store.write(|tx| {
         engine::submit_root(
             tx,

@@ -62,6 +62,21 @@ pub fn build(req: &Request<'_>) -> Prepared {
 pub const ROOT_BYPASS_REFUSAL: &str =
     "--dangerously-skip-permissions cannot be used with root/sudo privileges";
 
+/// The preflight warning for a claude agent that would bypass permissions while gitmoot
+/// runs as root, where Claude Code refuses to start.
+pub fn root_bypass_warning(runtime: RuntimeKind, policy: AutonomyPolicy) -> Option<String> {
+    // SAFETY: geteuid(2) has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    (root && runtime == RuntimeKind::Claude && policy == AutonomyPolicy::DangerFullAccess).then(
+        || {
+            "warning: running as root, Claude Code refuses bypassPermissions (policy \
+             danger-full-access); its jobs will fail. Run the daemon as another user or use \
+             --policy workspace-write"
+                .to_string()
+        },
+    )
+}
+
 /// Reads the envelope: `result` is the text, `is_error` fails the job with that text;
 /// input and output tokens are what budgets count, cache reads and writes are kept as
 /// their own figures.
