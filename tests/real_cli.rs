@@ -6,9 +6,11 @@
 
 mod daemon_support;
 mod real_support;
+mod support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use daemon_support::TestHome;
 use gitmoot::domain::JobState;
@@ -26,9 +28,13 @@ struct Real {
 impl Real {
     /// A home with one agent `ag` on the real CLI that `api` serves.
     fn new(api: Api, mode: Mode, hold: bool) -> Self {
+        Self::with_command(api, mode, hold, "ls")
+    }
+
+    fn with_command(api: Api, mode: Mode, hold: bool, command: &str) -> Self {
         let bin = cli_bin();
         let ns = Netns::new();
-        let standin = Standin::start(&ns, api, mode, hold);
+        let standin = Standin::with_command(&ns, api, mode, hold, command);
         let h = TestHome::new();
         let scratch_home = h.file("user-home");
         let (runtime, policy, env) = match api {
@@ -285,4 +291,41 @@ fn claude_bypass_as_root_fails_with_claudes_reason_and_is_warned_about() {
         assert!(add.stderr.is_empty(), "no warning when not root");
         assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
     }
+}
+
+/// The control room (tmux) while a real claude job runs its tool: the root's tree row
+/// shows the tool call, and the Detail drawer's Activity tab lists it.
+#[test]
+fn the_control_room_shows_a_running_real_claude_jobs_tool_call() {
+    let gate_dir = tempfile::tempdir().unwrap();
+    let gate = gate_dir.path().join("go");
+    // The tool itself waits for the test, so the tool call is the newest step meanwhile.
+    let command = format!("until [ -e {} ]; do sleep 0.1; done; ls", gate.display());
+    let r = Real::with_command(Api::Messages, Mode::Normal, false, &command);
+    let root = r.h.submit("ag", "list the files in this folder", &[]);
+    let mut daemon = r.daemon();
+    let tui = support::tmux::Tmux::start(
+        "live-activity",
+        &format!(
+            "{} --home {} tui --no-daemon",
+            TestHome::bin().display(),
+            r.h.path().display()
+        ),
+        &[],
+    );
+    let screen = tui.wait_for("$ until [", Duration::from_secs(120));
+    let row = screen.lines().find(|l| l.contains("$ until [")).unwrap();
+    assert!(row.contains(&root), "the root's own row: {row}\n{screen}");
+    assert_eq!(r.h.job(&root).state, JobState::Running);
+    tui.keys(&["2"]);
+    tui.keys(&["Enter"]);
+    tui.wait_for("overview │ activity", Duration::from_secs(60));
+    tui.keys(&["l"]);
+    let screen = tui.wait_for("→ $ until [ -e", Duration::from_secs(60));
+    assert!(screen.contains("• Let me look at the folder."), "{screen}");
+    std::fs::write(&gate, "").unwrap();
+    assert!(daemon.wait().unwrap().success());
+    let j = r.h.job(&root);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    tui.keys(&["q"]);
 }

@@ -271,17 +271,51 @@ pub fn of_job(conn: &Connection, job_id: &str) -> Result<Option<JobActivity>> {
         .optional()?)
 }
 
-/// The newest step of every job whose activity changed after `since_ms`, with the time
-/// of that change: the control room's incremental read.
-pub fn latest_changed_since(
-    conn: &Connection,
-    since_ms: Millis,
-) -> Result<Vec<(String, Option<String>, Millis)>> {
+/// One job's newest step as the control room's incremental read sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Latest {
+    pub job_id: String,
+    pub summary: Option<String>,
+    pub running: bool,
+    pub updated_ms: Millis,
+}
+
+/// The newest step of every job whose activity changed at or after `since_ms`.
+pub fn latest_changed_since(conn: &Connection, since_ms: Millis) -> Result<Vec<Latest>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT job_id, last_summary, updated_ms FROM job_activity WHERE updated_ms > ?1",
+        "SELECT job_id, last_summary, running, updated_ms FROM job_activity WHERE updated_ms >= ?1",
     )?;
-    let rows = stmt.query_map([since_ms], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map([since_ms], |r| {
+        Ok(Latest {
+            job_id: r.get(0)?,
+            summary: r.get(1)?,
+            running: r.get(2)?,
+            updated_ms: r.get(3)?,
+        })
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The newest step of every running job, and the newest change time of any job (the
+/// cursor for `latest_changed_since`).
+pub fn latest_running(conn: &Connection) -> Result<(Vec<(String, String)>, Millis)> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT job_id, last_summary FROM job_activity WHERE running = 1 AND last_summary IS NOT NULL",
+    )?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let newest: Millis = conn
+        .prepare_cached("SELECT coalesce(max(updated_ms), 0) FROM job_activity")?
+        .query_row([], |r| r.get(0))?;
+    Ok((rows, newest))
+}
+
+/// USD of the runs created at or after `since_ms`, as settled so far.
+pub fn settled_usd_since(conn: &Connection, since_ms: Millis) -> Result<f64> {
+    Ok(conn
+        .prepare_cached("SELECT coalesce(sum(cost_usd), 0) FROM runs WHERE created_ms >= ?1")?
+        .query_row([since_ms], |r| r.get(0))?)
 }
 
 /// Up to `limit` steps of `job_id` with `seq >= from`, oldest first.

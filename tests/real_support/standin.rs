@@ -40,6 +40,8 @@ struct State {
     api: Api,
     mode: Mode,
     requests: Mutex<Vec<Value>>,
+    /// The shell command the first turn asks for.
+    command: String,
     /// (held, released): the final answer waits while `held && !released`.
     gate: (Mutex<(bool, bool)>, Condvar),
 }
@@ -52,9 +54,15 @@ pub struct Standin {
 impl Standin {
     /// Starts serving inside `ns`; `hold` keeps the final answer back until `release`.
     pub fn start(ns: &Netns, api: Api, mode: Mode, hold: bool) -> Self {
+        Self::with_command(ns, api, mode, hold, "ls")
+    }
+
+    /// As `start`, asking for `command` as the tool call.
+    pub fn with_command(ns: &Netns, api: Api, mode: Mode, hold: bool, command: &str) -> Self {
         let state = Arc::new(State {
             api,
             mode,
+            command: command.to_string(),
             requests: Mutex::new(Vec::new()),
             gate: (Mutex::new((hold, false)), Condvar::new()),
         });
@@ -180,7 +188,7 @@ fn serve(st: &State, conn: TcpStream) -> std::io::Result<()> {
         let answered_tool = has_tool_result(st.api, &body);
         let events = match (main, answered_tool) {
             (false, _) => text_reply(st.api, "ok"),
-            (true, false) => tool_call_reply(st.api),
+            (true, false) => tool_call_reply(st.api, &st.command),
             (true, true) => {
                 let (lock, cv) = &st.gate;
                 let mut g = lock.lock().unwrap();
@@ -273,7 +281,7 @@ fn text_reply(api: Api, text: &str) -> Events {
     }
 }
 
-fn tool_call_reply(api: Api) -> Events {
+fn tool_call_reply(api: Api, command: &str) -> Events {
     match api {
         Api::Messages => {
             let mut ev = message_start();
@@ -295,14 +303,15 @@ fn tool_call_reply(api: Api) -> Events {
             ));
             ev.push((
                 "content_block_delta",
-                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ls\", \"description\": \"List files\"}"}}),
+                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta",
+                    "partial_json": json!({"command": command, "description": "List files"}).to_string()}}),
             ));
             ev.extend(message_end(1, "tool_use"));
             ev
         }
         Api::Responses => responses(json!({
             "type": "function_call", "id": "fc_standin1", "call_id": "call_standin1",
-            "name": "exec_command", "arguments": "{\"cmd\":\"ls\"}", "status": "completed"
+            "name": "exec_command", "arguments": json!({"cmd": command}).to_string(), "status": "completed"
         })),
     }
 }

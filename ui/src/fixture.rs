@@ -525,6 +525,7 @@ pub fn detail() -> JobDetail {
             "thinking…\x1b[1A\x1b[2K{\"gitmoot_result\": {\"decision\": \"delegated\"}}"
                 .to_string(),
         ),
+        activity: Vec::new(),
     }
 }
 
@@ -545,6 +546,7 @@ pub fn snapshot() -> Snapshot {
         transcript: Some(transcript()),
         inboxes: inboxes(),
         detail: Some(detail()),
+        live: crate::live::Live::default(),
     }
 }
 

@@ -337,6 +337,8 @@ pub struct JobDetail {
     pub events: Vec<EventRow>,
     pub error: Option<String>,
     pub raw_output: Option<String>,
+    /// The job's steps, oldest first (the Activity tab).
+    pub activity: Vec<crate::live::Step>,
 }
 
 /// Whether this control room runs the daemon.
@@ -371,6 +373,7 @@ pub struct Snapshot {
     pub transcript: Option<Transcript>,
     pub inboxes: Vec<Inbox>,
     pub detail: Option<JobDetail>,
+    pub live: crate::live::Live,
 }
 
 impl Snapshot {
@@ -387,6 +390,7 @@ impl Snapshot {
             transcript: None,
             inboxes: Vec::new(),
             detail: None,
+            live: crate::live::Live::default(),
         }
     }
 

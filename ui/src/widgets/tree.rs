@@ -43,12 +43,19 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .enumerate()
         .skip(offset)
         .take(inner.height as usize)
-        .map(|(i, r)| row(r, i == sel, state, theme, inner.width as usize))
+        .map(|(i, r)| row(r, i == sel, state, &snap.live, theme, inner.width as usize))
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize) -> Line<'a> {
+fn row<'a>(
+    r: &TreeRow,
+    is_sel: bool,
+    state: &State,
+    snap_live: &crate::live::Live,
+    theme: &Theme,
+    width: usize,
+) -> Line<'a> {
     let selected = is_sel && state.focus == Pane::Tree;
     let muted = row_style(theme.style(Slot::Muted), selected, theme);
     let edge = row_style(theme.style(Slot::DagEdge), selected, theme);
@@ -78,6 +85,19 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
     } else {
         format!("{} · {}", n.label(), n.agent)
     };
+    // Dimmed after the label: a root's spend against its budget, a running job's newest step.
+    let mut trailer = String::new();
+    if n.kind == JobKind::Root
+        && let Some(spend) = snap_live.root_spend(&r.root.id, r.root.cost_usd)
+    {
+        trailer.push_str(&format!("  {spend}"));
+    }
+    if n.state == crate::view::JobState::Running
+        && let Some(step) = snap_live.latest.get(&n.id)
+    {
+        trailer.push_str(&format!("  {}", clean_line(step)));
+    }
+    let trailer = (!trailer.is_empty()).then_some(trailer);
     let rollup = if n.children.is_empty() {
         String::new()
     } else {
@@ -102,7 +122,10 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
     };
     let (time, toks) = if n.kind == JobKind::Root {
         let end = r.root.finished_ms.unwrap_or(state.now_ms);
-        (elapsed(end - r.root.created_ms), tokens(r.root.tokens))
+        (
+            elapsed(end - r.root.created_ms),
+            tokens(snap_live.root_tokens(&r.root.id, r.root.tokens)),
+        )
     } else {
         (end, tokens(n.tokens))
     };
@@ -117,7 +140,7 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
     } else {
         text
     };
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled(mark, row_style(theme.style(Slot::Accent), selected, theme)),
         Span::styled(lead, edge),
         Span::styled(
@@ -125,8 +148,19 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
             row_style(theme.style(gslot), selected, theme),
         ),
         Span::styled(" ", text),
-        Span::styled(fit(&label, left_w.saturating_sub(lead_w)), label_style),
-        Span::styled(" ", text),
-        Span::styled(right, muted),
-    ])
+    ];
+    let room = left_w.saturating_sub(lead_w);
+    match trailer {
+        // The label yields up to half the row to the trailer, which is what changes.
+        Some(t) if room > 8 => {
+            let label_w = super::str_width(&label)
+                .min(room.saturating_sub(super::str_width(&t)).max(room / 2));
+            spans.push(Span::styled(fit(&label, label_w), label_style));
+            spans.push(Span::styled(fit(&t, room - label_w), muted));
+        }
+        _ => spans.push(Span::styled(fit(&label, room), label_style)),
+    }
+    spans.push(Span::styled(" ", text));
+    spans.push(Span::styled(right, muted));
+    Line::from(spans)
 }
