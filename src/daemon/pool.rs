@@ -161,7 +161,7 @@ impl Pool {
                 let live = if until_idle && claimed.is_empty() && !any_inflight {
                     Some(
                         jobs::count_state(store.conn(), JobState::Queued)?
-                            + jobs::count_state(store.conn(), JobState::Running)?,
+                            + jobs::count_daemon_running(store.conn())?,
                     )
                 } else {
                     None
@@ -324,6 +324,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             pool.finished(res);
         }
         if stop.is_requested() {
+            break None;
+        }
+        // A detached daemon outlives its control room; once its home is deleted (a
+        // throwaway test or demo home) there is nothing left to run for.
+        if !root.exists() {
+            tracing::warn!(home = %root.display(), "daemon: the home was removed; stopping");
             break None;
         }
         // A store change cannot start anything while every slot is busy (our own writes

@@ -25,6 +25,7 @@ const MIGRATIONS: &[&[&str]] = &[
         super::memory::SCHEMA,
     ],
     &[super::activity::SCHEMA],
+    &[super::payloads::SCHEMA],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
