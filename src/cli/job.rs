@@ -206,12 +206,20 @@ pub struct RunArgs {
     /// Kill the job after this long (e.g. 10m).
     #[arg(long, value_parser = |s: &str| crate::duration::parse_positive_ms(s).map_err(|e| e.0))]
     pub timeout: Option<i64>,
-    /// Wait for the tree to settle and print the final result.
+    /// Wait for the tree to settle and print the final result. SIGINT/SIGTERM cancel the
+    /// tree (its running jobs are terminated); a second one kills them at once.
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
+    #[arg(long, requires = "wait")]
+    pub detach_on_interrupt: bool,
     #[arg(long)]
     pub json: bool,
-    pub prompt: String,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: Option<String>,
+    /// Read the prompt from this file (`-` for stdin) instead of the command line.
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
@@ -225,7 +233,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             json,
         } => {
             let store = ctx.store()?;
-            let list = jobs::list(
+            let (list, unreadable) = jobs::list_readable(
                 store.conn(),
                 &JobFilter {
                     state,
@@ -235,6 +243,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                     limit: None,
                 },
             )?;
+            for u in &unreadable {
+                eprintln!("warning: skipped {u}");
+            }
             if json {
                 return print_json(&list.iter().map(job_json).collect::<Vec<_>>());
             }
@@ -463,6 +474,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 }
 
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    let prompt = super::input::text(a.prompt, a.prompt_file, "prompt")?;
     let mut store = ctx.store()?;
     if let Some(ag) = crate::store::agents::get(store.conn(), &a.agent)?
         && let Some(w) = crate::runtime::claude::root_bypass_warning(ag.runtime, ag.policy)
@@ -476,7 +488,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
             SubmitRoot {
                 agent: a.agent,
                 action: a.action,
-                prompt: a.prompt,
+                prompt,
                 repo: a.repo,
                 model: a.model,
                 timeout_ms: a.timeout,
@@ -486,7 +498,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     })?;
     if a.wait {
         drop(store);
-        return super::daemon::wait_for_root(ctx, &root, a.json);
+        return super::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
     if a.json {
         return print_json(&json!({ "id": root }));

@@ -225,6 +225,7 @@ pub async fn execute(
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> JobState {
     let job = claimed.job.clone();
+    let plan_kind = plan.as_ref().map(|p| p.kind).map_err(|_| ());
     let ran = run_job(&shared, &claimed, plan, kill).await;
     let capture = observe_capture(&shared, &claimed, &ran.outcome).await;
     if let Placement::Worktree { checkout, path } = &claimed.placement {
@@ -274,6 +275,14 @@ pub async fn execute(
             })
         })
         .await;
+    // Settled (or not: recovery then fails it): the record has served its purpose.
+    if let Ok(plan) = &plan_kind {
+        let _ = std::fs::remove_file(super::recovery::record_path(
+            shared.home.root(),
+            &job.id,
+            *plan,
+        ));
+    }
     match settled {
         Ok(state) => state,
         Err(e) => {
@@ -471,6 +480,17 @@ async fn run_runs(
                     contract::repair_prompt(&errors, &out.text)
                 );
             }
+            // The result was in the dropped middle; asking again would redo the agent's
+            // work (and its side effects) for the same cut.
+            Err(_) if out.truncated => {
+                return done(
+                    Outcome::Failed(format!(
+                        "output cut at {} MiB: no gitmoot_result in its first and last parts",
+                        process::CAPTURE_LIMIT / (1024 * 1024)
+                    )),
+                    out.text,
+                );
+            }
             Err(errors) if repair < max_repairs => {
                 repair += 1;
                 note_repair(shared, job, &errors, repair).await;
@@ -549,7 +569,8 @@ async fn run_once(
         Option<process::LineSender>,
     ),
 ) -> RuntimeOutput {
-    let mut env = runtime::job_env(job, shared.home.root(), repair);
+    let mut env = runtime::agent_env(plan.kind, &shared.config.runtime(plan.kind).env);
+    env.extend(runtime::job_env(job, repair));
     env.extend(seat_env.iter().cloned());
     let req = Request {
         kind: plan.kind,
@@ -575,8 +596,10 @@ async fn run_once(
     let remaining = deadline.saturating_duration_since(Instant::now());
     let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
     let result = {
-        let run = process::run_streaming(
+        let record = super::recovery::record_path(shared.home.root(), &job.id, plan.kind);
+        let run = process::run_recorded(
             &prepared.invocation,
+            Some(&record),
             Some(remaining),
             kill,
             |pid| {
