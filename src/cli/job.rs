@@ -54,6 +54,16 @@ pub enum JobCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Print a job's activity (its steps as the agent works), like `kubectl logs`.
+    Logs {
+        id: String,
+        /// Keep printing new steps until the job settles.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop a tree gracefully: queued legs cancelled, running ones finish (or are
     /// terminated with --force), then one finalize continuation, then the run is killed.
     Kill {
@@ -266,10 +276,14 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
                 v["resolution"] = json!(p.resolution);
                 v["marks"] = json!(marks);
+                super::logs::extend_show(store.conn(), &mut v)?;
                 return print_json(&v);
             }
             print_job(&job, &marks);
             println!("run:       {run_state}");
+            for line in super::logs::show_lines(store.conn(), &job.id)? {
+                println!("{line}");
+            }
             Ok(())
         }
         JobCmd::Tree { root, json } => {
@@ -321,6 +335,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(250));
             }
         }
+        JobCmd::Logs { id, follow, json } => super::logs::logs(ctx, &id, follow, json),
         JobCmd::Kill { root, force, json } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
@@ -461,6 +476,11 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     let prompt = super::input::text(a.prompt, a.prompt_file, "prompt")?;
     let mut store = ctx.store()?;
+    if let Some(ag) = crate::store::agents::get(store.conn(), &a.agent)?
+        && let Some(w) = crate::runtime::claude::root_bypass_warning(ag.runtime, ag.policy)
+    {
+        eprintln!("{w}");
+    }
     let root = store.write(|tx| {
         engine::submit_root(
             tx,

@@ -11,6 +11,7 @@ pub mod daemon;
 pub mod input;
 pub mod interrupt;
 pub mod job;
+pub mod logs;
 pub mod memory;
 pub mod moot;
 pub mod output;

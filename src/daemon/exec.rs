@@ -13,6 +13,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::claim::{Claimed, Placement};
+use super::live::{self, Leftover, Recorder};
 use crate::clock::Clock;
 use crate::config::{Config, ResultChecks};
 use crate::contract::{self, ContractErrors, EphemeralSpec};
@@ -211,6 +212,8 @@ struct Ran {
     vendor_cost: Option<f64>,
     /// The model the runtime was asked for, which prices usage without a vendor cost.
     model: Option<String>,
+    /// Activity not yet stored when the last run ended.
+    activity: Leftover,
 }
 
 /// Runs a claimed job (with its plan, resolved when it was claimed) to settlement;
@@ -248,9 +251,15 @@ pub async fn execute(
         },
     };
     let id = job.id.clone();
+    let (activity, cache) = (
+        ran.activity,
+        (ran.usage.cache_read, ran.usage.cache_creation),
+    );
+    let job_row = job.clone();
     let settled = shared
         .with_store(move |store, sh| {
             store.write(|tx| -> Result<JobState, EngineError> {
+                live::write_final(tx, &job_row, sh.clock.now_ms(), &activity, cache)?;
                 let state = engine::settle(
                     tx,
                     sh.clock.as_ref(),
@@ -324,11 +333,44 @@ async fn observe_capture(
     })
 }
 
+/// Runs the job with its activity recorded live; a budget stop from the recorder and a
+/// kill from the pool both reach the runtime through one kill channel.
 async fn run_job(
     shared: &Arc<Shared>,
     claimed: &Claimed,
     plan: Result<Plan, String>,
+    mut kill: watch::Receiver<Option<KillRequest>>,
+) -> Ran {
+    let (stop_tx, stop_rx) = watch::channel(kill.borrow_and_update().clone());
+    let forward = {
+        let stop_tx = stop_tx.clone();
+        tokio::spawn(async move {
+            while kill.changed().await.is_ok() {
+                let req = kill.borrow_and_update().clone();
+                if req.is_some() {
+                    let _ = stop_tx.send(req);
+                }
+            }
+        })
+    };
+    let recorder = plan
+        .as_ref()
+        .ok()
+        .map(|p| Recorder::start(shared, &claimed.job, p.kind, p.model.clone(), stop_tx));
+    let mut ran = run_runs(shared, claimed, plan, stop_rx, recorder.as_ref()).await;
+    forward.abort();
+    if let Some(r) = recorder {
+        ran.activity = r.finish().await;
+    }
+    ran
+}
+
+async fn run_runs(
+    shared: &Arc<Shared>,
+    claimed: &Claimed,
+    plan: Result<Plan, String>,
     kill: watch::Receiver<Option<KillRequest>>,
+    recorder: Option<&Recorder>,
 ) -> Ran {
     let job = &claimed.job;
     let failed = |reason: String| Ran {
@@ -338,6 +380,7 @@ async fn run_job(
         usage: TokenUsage::default(),
         vendor_cost: None,
         model: None,
+        activity: Leftover::default(),
     };
     let plan = match plan {
         Ok(p) => p,
@@ -367,8 +410,9 @@ async fn run_job(
     let mut repair = 0;
     let seat = seat_token(shared, &plan);
     let seat_env = seat.as_ref().map(SeatToken::env).unwrap_or_default();
+    let mut streamed = runtime::activity::LiveUsage::default();
     loop {
-        let out = run_once(
+        let mut out = run_once(
             shared,
             &plan,
             job,
@@ -376,9 +420,22 @@ async fn run_job(
             claimed.placement.dir(),
             (repair, &seat_env),
             deadline,
-            kill.clone(),
+            (kill.clone(), recorder.map(Recorder::lines)),
         )
         .await;
+        if let Some(rec) = recorder {
+            let now = rec.usage().await;
+            // A run stopped before its final usage event (a kill, a budget stop, a cut
+            // stream) still consumed what its stream reported so far.
+            if out.error.is_some() && out.usage == TokenUsage::default() {
+                out.usage = stream_delta(&streamed, &now);
+                if out.vendor_cost_usd.is_none() && now.cost_usd != streamed.cost_usd {
+                    out.vendor_cost_usd =
+                        Some(now.cost_usd.unwrap_or(0.0) - streamed.cost_usd.unwrap_or(0.0));
+                }
+            }
+            streamed = now;
+        }
         total += out.usage;
         if let Some(c) = out.vendor_cost_usd {
             cost = Some(cost.unwrap_or(0.0) + c);
@@ -391,6 +448,7 @@ async fn run_job(
             usage: total,
             vendor_cost: cost,
             model: plan.model.clone(),
+            activity: Leftover::default(),
         };
         if let Some(reason) = out.error {
             let reason = if reason.starts_with("timed out after") {
@@ -454,6 +512,19 @@ async fn run_job(
     }
 }
 
+/// Tokens a run's stream reported between two readings of the job's running usage.
+fn stream_delta(
+    before: &runtime::activity::LiveUsage,
+    after: &runtime::activity::LiveUsage,
+) -> TokenUsage {
+    TokenUsage {
+        tokens_in: after.tokens_in.saturating_sub(before.tokens_in),
+        tokens_out: after.tokens_out.saturating_sub(before.tokens_out),
+        cache_read: after.cache_read.saturating_sub(before.cache_read),
+        cache_creation: after.cache_creation.saturating_sub(before.cache_creation),
+    }
+}
+
 async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, repair: u32) {
     let (j, errs) = (job.clone(), errors.clone());
     let res = shared
@@ -493,7 +564,10 @@ async fn run_once(
     dir: &Path,
     (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
-    kill: watch::Receiver<Option<KillRequest>>,
+    (kill, lines): (
+        watch::Receiver<Option<KillRequest>>,
+        Option<process::LineSender>,
+    ),
 ) -> RuntimeOutput {
     let mut env = runtime::agent_env(plan.kind, &shared.config.runtime(plan.kind).env);
     env.extend(runtime::job_env(job, repair));
@@ -531,7 +605,7 @@ async fn run_once(
             |pid| {
                 let _ = pid_tx.send(pid);
             },
-            None,
+            lines,
         );
         tokio::pin!(run);
         let mut pid_rx = Some(pid_rx);

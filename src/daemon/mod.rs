@@ -8,6 +8,7 @@
 
 pub mod claim;
 pub mod exec;
+pub mod live;
 pub mod lock;
 mod pool;
 pub mod recovery;

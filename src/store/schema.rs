@@ -24,6 +24,7 @@ const MIGRATIONS: &[&[&str]] = &[
         super::chat::SCHEMA,
         super::memory::SCHEMA,
     ],
+    &[super::activity::SCHEMA],
     &[super::payloads::SCHEMA],
 ];
 

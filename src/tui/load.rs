@@ -54,6 +54,8 @@ pub struct Loader {
     pub daemon: DaemonStatus,
     pub detail_job: Option<String>,
     pub thread: Option<String>,
+    /// Live activity and spend, read incrementally.
+    pub live: super::live::LiveCache,
 }
 
 impl Loader {
@@ -67,6 +69,7 @@ impl Loader {
             daemon,
             detail_job: None,
             thread: None,
+            live: super::live::LiveCache::default(),
         }
     }
 
@@ -138,8 +141,18 @@ impl Loader {
                 key,
             });
         }
+        let live = self.live.read(conn, now, last != self.cursor)?;
         self.cursor = last;
         let chat = self.chat.clone().unwrap_or_default();
+        let mut detail = self
+            .detail_job
+            .as_deref()
+            .map(|j| detail(conn, j))
+            .transpose()?
+            .flatten();
+        if let Some(d) = detail.as_mut() {
+            d.activity = self.live.steps(conn, &d.job_id)?;
+        }
         Ok(Snapshot {
             now_ms: now,
             as_of_ms: now,
@@ -150,12 +163,8 @@ impl Loader {
             transcript: chat.transcript,
             threads: chat.threads,
             inboxes: chat.inboxes,
-            detail: self
-                .detail_job
-                .as_deref()
-                .map(|j| detail(conn, j))
-                .transpose()?
-                .flatten(),
+            detail,
+            live,
         })
     }
 
@@ -577,6 +586,7 @@ fn detail(conn: &Connection, job_id: &str) -> Result<Option<JobDetail>> {
         events,
         error: job.error.as_deref().map(gitmoot_ui::sanitize::clean),
         raw_output: job.raw_output.as_deref().map(gitmoot_ui::sanitize::clean),
+        activity: Vec::new(),
     }))
 }
 

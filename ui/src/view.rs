@@ -345,6 +345,8 @@ pub struct JobDetail {
     pub events: Vec<EventRow>,
     pub error: Option<String>,
     pub raw_output: Option<String>,
+    /// The job's steps, oldest first (the Activity tab).
+    pub activity: Vec<crate::live::Step>,
 }
 
 /// Who runs this home's jobs, as the glue's once-a-second probe (lock + heartbeat) found.
@@ -403,6 +405,7 @@ pub struct Snapshot {
     pub transcript: Option<Transcript>,
     pub inboxes: Vec<Inbox>,
     pub detail: Option<JobDetail>,
+    pub live: crate::live::Live,
 }
 
 impl Snapshot {
@@ -419,6 +422,7 @@ impl Snapshot {
             transcript: None,
             inboxes: Vec::new(),
             detail: None,
+            live: crate::live::Live::default(),
         }
     }
 
