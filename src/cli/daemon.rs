@@ -45,6 +45,7 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
             drop(ctx.store()?);
             let daemon = Daemon::new(ctx.home.clone())
                 .config(config)
+                .config_file(ctx.home.config_path())
                 .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
                 .parallel(parallel)
                 .until_idle(until_idle)

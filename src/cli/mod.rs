@@ -168,10 +168,22 @@ pub fn error_line(err: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
-/// Exit code for an error: 2 when any cause is a validation failure.
+/// A wait that ended at its deadline with nothing to report (`chat wait`): not a failure
+/// of the command, but a caller must be able to tell it from a message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TimedOut(pub String);
+
+/// The exit code of a `TimedOut` wait.
+pub const EXIT_TIMED_OUT: i32 = 3;
+
+/// Exit code for an error: 2 when any cause is a validation failure, 3 for a timed-out
+/// wait, else 1.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if err.chain().any(|e| e.is::<crate::Invalid>()) {
         2
+    } else if err.is::<TimedOut>() {
+        EXIT_TIMED_OUT
     } else {
         1
     }

@@ -6,7 +6,7 @@
 //! Owns the per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -36,7 +36,8 @@ pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
 pub struct Shared {
     pub home: Home,
     pub store: Mutex<Store>,
-    pub config: Config,
+    /// The config in force; the pool swaps it on SIGHUP or when config.toml changes.
+    pub config: RwLock<Arc<Config>>,
     pub hooks: Arc<dyn Hooks + Send + Sync>,
     pub clock: Arc<dyn Clock>,
     pub scratch_dir: PathBuf,
@@ -73,6 +74,14 @@ fn seat_token(shared: &Shared, plan: &Plan) -> Option<SeatToken> {
 }
 
 impl Shared {
+    /// The config in force now; a job reads it once where it needs a knob.
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Runs `f` on the daemon's connection on a blocking thread.
     pub async fn with_store<T: Send + 'static>(
         self: &Arc<Self>,
@@ -252,7 +261,7 @@ pub async fn execute(
                 engine::settle(
                     tx,
                     sh.clock.as_ref(),
-                    &sh.config.orchestrate,
+                    &sh.config().orchestrate,
                     &*sh.hooks,
                     &id,
                     settlement,
@@ -301,10 +310,10 @@ async fn run_job(
     let timeout_ms = job
         .timeout_ms
         .filter(|t| *t > 0)
-        .unwrap_or(shared.config.daemon.job_timeout.0);
+        .unwrap_or(shared.config().daemon.job_timeout.0);
     let deadline = Instant::now() + Duration::from_millis(timeout_ms as u64);
     let base = format!("{}\n\n{}", job.prompt, contract::instructions());
-    let max_repairs = shared.config.orchestrate.max_repair_attempts;
+    let max_repairs = shared.config().orchestrate.max_repair_attempts;
     let mut prompt = base.clone();
     let mut total = TokenUsage::default();
     let mut cost: Option<f64> = None;

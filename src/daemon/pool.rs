@@ -2,14 +2,16 @@
 //! free slots, refresh the status file — on every store change, finished job or
 //! `[daemon].tick`, until idle or told to stop; then the graceful shutdown.
 //!
-//! Owns the in-flight bookkeeping (locks held, per-repo counts, kill switches); each job's
+//! Owns the in-flight bookkeeping (locks held, per-repo counts, kill switches) and the
+//! warm config reload (SIGHUP, or config.toml changing, checked once per tick); each job's
 //! own work is `exec::execute`.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
 
 use notify::Watcher;
 use tokio::sync::{Notify, watch};
@@ -21,6 +23,7 @@ use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
 use super::{Daemon, DaemonError, DaemonExit, recovery, shutdown, worktree};
 use crate::clock::Millis;
+use crate::config::Config;
 use crate::domain::JobState;
 use crate::engine;
 use crate::runtime::KillRequest;
@@ -71,9 +74,54 @@ fn watch_store(db: &Path, wake: Arc<Notify>) -> Option<notify::RecommendedWatche
     Some(watcher)
 }
 
+/// What identifies one version of config.toml on disk.
+type FileStamp = Option<(SystemTime, u64)>;
+
+fn stamp(path: &Path) -> FileStamp {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// Where the pool re-reads its config from, and what it last saw there.
+struct Reload {
+    path: PathBuf,
+    stamp: FileStamp,
+    /// Set by SIGHUP.
+    hangup: Arc<AtomicBool>,
+    last_check_ms: Millis,
+    /// The version of the file that last failed to load: logged once, not per signal.
+    failed: FileStamp,
+}
+
+/// Git checkouts among the configured repos (read-only legs get worktrees of them).
+fn git_checkouts(config: &Config) -> HashSet<String> {
+    config
+        .repos
+        .iter()
+        .filter(|(_, r)| r.path.as_deref().is_some_and(worktree::is_git_checkout))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Sets `flag` and wakes the loop on each SIGHUP; the default action would end the daemon.
+fn on_hangup(flag: Arc<AtomicBool>, wake: Arc<Notify>) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            flag.store(true, Ordering::SeqCst);
+            wake.notify_one();
+        }
+    });
+    Ok(())
+}
+
 struct Pool {
     shared: Arc<Shared>,
     parallel: usize,
+    /// `--parallel` from the command line, which a reload does not override.
+    parallel_flag: Option<usize>,
+    reload: Option<Reload>,
     until_idle: bool,
     only_root: Option<String>,
     git_checkouts: Arc<HashSet<String>>,
@@ -89,6 +137,56 @@ struct Pool {
 }
 
 impl Pool {
+    /// Re-reads config.toml on SIGHUP, or once per tick when the file changed. A file that
+    /// does not load leaves the config in force and logs one line saying why.
+    fn maybe_reload(&mut self) {
+        let now = self.shared.clock.now_ms();
+        let Some(r) = self.reload.as_mut() else {
+            return;
+        };
+        let hangup = r.hangup.swap(false, Ordering::SeqCst);
+        if !hangup && now - r.last_check_ms < self.tick_ms {
+            return;
+        }
+        r.last_check_ms = now;
+        let seen = stamp(&r.path);
+        if !hangup && seen == r.stamp {
+            return;
+        }
+        r.stamp = seen;
+        let why = if hangup { "SIGHUP" } else { "file changed" };
+        let new = match Config::load(&r.path) {
+            Ok(c) => c,
+            Err(e) => {
+                if r.failed != seen || seen.is_none() {
+                    tracing::warn!(
+                        "daemon: config reload ({why}) failed, keeping the previous config: {e}"
+                    );
+                }
+                r.failed = seen;
+                return;
+            }
+        };
+        r.failed = None;
+        tracing::info!("daemon: config reloaded from {} ({why})", r.path.display());
+        self.apply(new);
+    }
+
+    fn apply(&mut self, new: Config) {
+        self.parallel = self.parallel_flag.unwrap_or(new.daemon.parallel);
+        self.tick_ms = new.daemon.tick.0.max(1);
+        self.git_checkouts = Arc::new(git_checkouts(&new));
+        *self
+            .shared
+            .config
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(new);
+    }
+
+    fn tick_duration(&self) -> Duration {
+        Duration::from_millis(self.tick_ms.max(1) as u64)
+    }
+
     async fn tick(&mut self) -> Result<TickReport, DaemonError> {
         let free = self.parallel.saturating_sub(self.inflight.len());
         let held: HashSet<String> = self
@@ -117,13 +215,14 @@ impl Pool {
         let report = self
             .shared
             .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
+                let config = sh.config();
                 if sweep_due {
                     store.write(|tx| {
-                        engine::sweep(tx, sh.clock.as_ref(), &sh.config.orchestrate, &*sh.hooks)
+                        engine::sweep(tx, sh.clock.as_ref(), &config.orchestrate, &*sh.hooks)
                     })?;
-                    if sh.config.chat.auto_respond {
+                    if config.chat.auto_respond {
                         let asked = store.write(|tx| {
-                            crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &sh.config)
+                            crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &config)
                         });
                         if let Err(e) = asked {
                             tracing::warn!("auto-respond sweep: {e}");
@@ -137,7 +236,7 @@ impl Pool {
                 };
                 let claimed = if free > 0 {
                     let ctx = ClaimContext {
-                        config: &sh.config,
+                        config: &config,
                         git_checkouts: &checkouts,
                         held: &held,
                         running_per_repo: &per_repo,
@@ -154,7 +253,7 @@ impl Pool {
                 let claimed: Vec<_> = claimed
                     .into_iter()
                     .map(|c| {
-                        let plan = exec::plan(store.conn(), &c.job, &sh.config);
+                        let plan = exec::plan(store.conn(), &c.job, &config);
                         (c, plan)
                     })
                     .collect();
@@ -267,17 +366,11 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         private_dir(dir)?;
     }
     let store = Store::open(&d.store_path)?;
-    let git_checkouts: HashSet<String> = d
-        .config
-        .repos
-        .iter()
-        .filter(|(_, r)| r.path.as_deref().is_some_and(worktree::is_git_checkout))
-        .map(|(name, _)| name.clone())
-        .collect();
+    let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
         home: d.home.clone(),
         store: std::sync::Mutex::new(store),
-        config: d.config.clone(),
+        config: std::sync::RwLock::new(Arc::new(d.config.clone())),
         hooks: d.hooks.clone(),
         clock: d.clock.clone(),
         scratch_dir,
@@ -285,7 +378,9 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         relay: start_relay(&d),
     });
     let recovered = shared
-        .with_store(|store, sh| recovery::recover(store, sh.clock.as_ref(), &sh.config, &*sh.hooks))
+        .with_store(|store, sh| {
+            recovery::recover(store, sh.clock.as_ref(), &sh.config(), &*sh.hooks)
+        })
         .await?;
     if !recovered.is_empty() {
         tracing::warn!(
@@ -298,13 +393,29 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     }
     let wake = Arc::new(Notify::new());
     let _watcher = watch_store(&d.store_path, wake.clone());
-    let tick = Duration::from_millis(d.config.daemon.tick.0.max(1) as u64);
-    let grace = Duration::from_millis(d.config.daemon.shutdown_grace.0.max(0) as u64);
+    let reload = match &d.config_file {
+        Some(path) => {
+            let hangup = Arc::new(AtomicBool::new(false));
+            if d.signals {
+                on_hangup(hangup.clone(), wake.clone())?;
+            }
+            Some(Reload {
+                stamp: stamp(path),
+                path: path.clone(),
+                hangup,
+                last_check_ms: shared.clock.now_ms(),
+                failed: None,
+            })
+        }
+        None => None,
+    };
     let stop = d.shutdown.clone();
     let mut pool = Pool {
         started_ms: shared.clock.now_ms(),
         shared,
         parallel,
+        parallel_flag: d.parallel,
+        reload,
         until_idle: d.until_idle,
         only_root: d.only_root.clone(),
         git_checkouts: Arc::new(git_checkouts),
@@ -312,7 +423,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         status_path: status::path(&d.home),
         last_status_ms: 0,
         last_sweep_ms: 0,
-        tick_ms: tick.as_millis() as Millis,
+        tick_ms: d.config.daemon.tick.0.max(1),
         inflight: HashMap::new(),
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
@@ -326,6 +437,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         if stop.is_requested() {
             break None;
         }
+        pool.maybe_reload();
+        let tick = pool.tick_duration();
         // A store change cannot start anything while every slot is busy (our own writes
         // wake us too); kills and the sweep still run on the tick and on each finished job.
         let skip = store_woke && pool.inflight.len() >= pool.parallel;
@@ -367,6 +480,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     let exit = match exit {
         Some(e) => e,
         None => {
+            let grace_ms = pool.shared.config().daemon.shutdown_grace.0.max(0);
+            let grace = Duration::from_millis(grace_ms as u64);
             let deadline = tokio::time::sleep(grace);
             tokio::pin!(deadline);
             while !pool.tasks.is_empty() {
