@@ -82,6 +82,10 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
                 println!("parallel: {p}");
             }
             println!("running: {}  queued: {}", s.running_jobs, s.queued_jobs);
+            println!(
+                "delegation preflight failures: {}",
+                s.delegation_preflight_failures
+            );
             if let Some(t) = s.last_tick_ms {
                 println!("last tick: {} ago", age(now, t));
             }

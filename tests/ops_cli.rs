@@ -1,0 +1,161 @@
+//! Issue 15's operations items through the real binary: one answer path for every
+//! surface, preflight failures made visible, the built-in coordinator recipes and the
+//! local @-tag (`[notify] command`).
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::{gitmoot, json, shell_agent};
+
+const ASKER: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "needs a rollout choice", "human_questions": [{"id": "rollout", "prompt": "Which rollout?", "choices": ["canary first", "all at once"]}]}}'
+else
+echo '{"gitmoot_result": {"decision": "approved", "summary": "done"}}'
+fi"#;
+
+fn drain(h: &Path) {
+    gitmoot(h)
+        .args(["daemon", "run", "--until-idle"])
+        .assert()
+        .success();
+}
+
+fn stdout(h: &Path, args: &[&str]) -> String {
+    let out = gitmoot(h).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Submits an asking root and runs it to its pause; returns (root, thread slug).
+fn paused_asker(h: &Path) -> (String, String) {
+    shell_agent(h, "asker", ASKER, &["--repo", "acme/api"]);
+    let root = stdout(
+        h,
+        &[
+            "job", "run", "--agent", "asker", "--repo", "acme/api", "Ship",
+        ],
+    )
+    .trim()
+    .to_string();
+    drain(h);
+    let threads = json(h, &["chat", "list", "--json"]);
+    let slug = threads[0]["slug"].as_str().unwrap().to_string();
+    assert!(
+        threads[0]["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("awaiting answer")
+    );
+    (root, slug)
+}
+
+fn thread_title(h: &Path, slug: &str) -> String {
+    json(h, &["chat", "list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["slug"] == slug)
+        .map(|t| t["title"].as_str().unwrap().to_string())
+        .unwrap()
+}
+
+#[test]
+fn job_answer_posts_the_answer_to_the_ask_gate_thread_and_retitles_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let (root, slug) = paused_asker(h);
+    let out = stdout(h, &["job", "answer", &root, "rollout: canary first"]);
+    assert!(
+        out.contains(&format!("posted to thread {slug} as #2")),
+        "{out}"
+    );
+    let msgs = json(h, &["chat", "show", &slug, "--json"])["messages"].clone();
+    let answer = &msgs[1];
+    assert_eq!(answer["author"], "human", "{msgs}");
+    assert_eq!(answer["body"], "rollout: canary first");
+    assert_eq!(answer["reply_to"], 1);
+    assert!(thread_title(h, &slug).ends_with("— answered"));
+    // A refused second answer records nothing.
+    gitmoot(h)
+        .args(["job", "answer", &root, "rollout: all at once"])
+        .assert()
+        .code(2);
+    let after = json(h, &["chat", "show", &slug, "--json"])["messages"].clone();
+    assert_eq!(after.as_array().map(Vec::len), Some(2), "{after}");
+    drain(h);
+    assert_eq!(
+        json(h, &["job", "tree", &root, "--json"])["run"]["state"],
+        "done"
+    );
+}
+
+#[test]
+fn chat_answer_retitles_the_thread_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let (_, slug) = paused_asker(h);
+    stdout(h, &["chat", "answer", &slug, "rollout: all at once"]);
+    assert!(thread_title(h, &slug).ends_with("— answered"));
+}
+
+fn jobs(h: &Path) -> Vec<Value> {
+    json(h, &["job", "list", "--json"])
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// A coordinator whose set names a runtime instead of an agent; its corrective round
+/// returns a plain result.
+const MISROUTER: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "fan out", "delegations": [{"id": "a", "agent": "codex", "action": "ask", "prompt": "look"}]}}'
+else
+echo '{"gitmoot_result": {"decision": "approved", "summary": "did it myself"}}'
+fi"#;
+
+#[test]
+fn a_preflight_failure_shows_in_job_list_and_daemon_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    shell_agent(h, "lead", MISROUTER, &[]);
+    let status = json(h, &["daemon", "status", "--json"]);
+    assert_eq!(status["delegation_preflight_failures"], 0, "{status}");
+    let root = stdout(h, &["job", "run", "--agent", "lead", "Split the work"])
+        .trim()
+        .to_string();
+    drain(h);
+    let list = jobs(h);
+    let coordinator = list.iter().find(|j| j["id"] == root.as_str()).unwrap();
+    assert_eq!(coordinator["state"], "succeeded", "{list:?}");
+    let why = coordinator["preflight_failed"].as_str().unwrap();
+    assert!(why.contains("codex"), "{why}");
+    assert!(
+        list.iter()
+            .filter(|j| j["id"] != root.as_str())
+            .all(|j| j.get("preflight_failed").is_none()),
+        "{list:?}"
+    );
+    let text = stdout(h, &["job", "list"]);
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(root.as_str()))
+        .unwrap();
+    assert!(
+        line.contains("PREFLIGHT_FAILED: ")
+            && line.trim_end().ends_with(why.lines().next().unwrap()),
+        "{line}"
+    );
+    assert_eq!(
+        json(h, &["daemon", "status", "--json"])["delegation_preflight_failures"],
+        1
+    );
+    assert!(stdout(h, &["daemon", "status"]).contains("delegation preflight failures: 1"));
+}
