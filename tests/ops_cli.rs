@@ -159,3 +159,110 @@ fn a_preflight_failure_shows_in_job_list_and_daemon_status() {
     );
     assert!(stdout(h, &["daemon", "status"]).contains("delegation preflight failures: 1"));
 }
+
+fn result_of(h: &Path, id: &str) -> Value {
+    json(h, &["job", "show", id, "--json"])["result"].clone()
+}
+
+#[test]
+fn orchestrate_review_panel_fans_out_three_lensed_ephemeral_reviewers() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    gitmoot(h)
+        .args(["orchestrate", "review-panel", "the parser change"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--agent"));
+    shell_agent(h, "lead", "cat >/dev/null", &[]);
+    let started = json(
+        h,
+        &["orchestrate", "review-panel", "the parser change", "--json"],
+    );
+    let root = started["root_id"].as_str().unwrap();
+    let set = result_of(h, root)["delegations"].clone();
+    let set = set.as_array().unwrap();
+    assert_eq!(set.len(), 3, "{set:?}");
+    let runtimes: Vec<&str> = set
+        .iter()
+        .map(|d| d["ephemeral"]["runtime"].as_str().unwrap())
+        .collect();
+    assert_eq!(runtimes, ["claude", "codex", "kimi"], "mixed runtimes");
+    for (d, lens) in set.iter().zip(["security", "performance", "edge cases"]) {
+        assert_eq!(d["action"], "review");
+        assert_eq!(d["deps"], serde_json::json!([]));
+        assert_eq!(d["ephemeral"]["autonomy_policy"], "read-only");
+        assert!(d["prompt"].as_str().unwrap().contains(lens), "{d}");
+        assert!(d["prompt"].as_str().unwrap().contains("the parser change"));
+    }
+    let legs: Vec<Value> = jobs(h)
+        .into_iter()
+        .filter(|j| j["parent_id"] == root)
+        .collect();
+    assert_eq!(legs.len(), 3);
+    assert!(legs.iter().all(|j| j["state"] == "queued"), "{legs:?}");
+    let root_job = json(h, &["job", "show", root, "--json"]);
+    assert!(
+        root_job["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("removing duplicates")
+    );
+}
+
+#[test]
+fn orchestrate_verifier_runs_an_independent_verify_leg_after_the_producer() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    shell_agent(h, "lead", "cat >/dev/null", &[]);
+    gitmoot(h)
+        .args([
+            "orchestrate",
+            "verifier",
+            "fix the flake",
+            "--runtime",
+            "codex",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("different runtime"));
+    let started = json(
+        h,
+        &[
+            "orchestrate",
+            "verifier",
+            "fix the flake",
+            "--runtime",
+            "codex",
+            "--runtime",
+            "claude",
+            "--escalate-human",
+            "--json",
+        ],
+    );
+    assert_eq!(started["legs"], serde_json::json!(["produce", "verify"]));
+    let root = started["root_id"].as_str().unwrap();
+    let set = result_of(h, root)["delegations"].clone();
+    let (produce, verify) = (&set[0], &set[1]);
+    assert_eq!(produce["ephemeral"]["runtime"], "codex");
+    assert_eq!(verify["ephemeral"]["runtime"], "claude");
+    assert_eq!(verify["action"], "review");
+    assert_eq!(verify["deps"], serde_json::json!(["produce"]));
+    assert_eq!(verify["synthesis_rule"], "verify");
+    assert_eq!(verify["failure_policy"], "escalate_human");
+    assert!(
+        verify["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("re-run the build")
+    );
+    let legs: Vec<Value> = jobs(h)
+        .into_iter()
+        .filter(|j| j["parent_id"] == root)
+        .collect();
+    assert_eq!(
+        legs.len(),
+        1,
+        "the verify leg waits for the producer: {legs:?}"
+    );
+    assert_eq!(legs[0]["delegation_id"], "produce");
+}

@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod job;
 pub mod memory;
 pub mod moot;
+pub mod orchestrate;
 pub mod output;
 pub mod result;
 pub mod tui;
@@ -60,6 +61,9 @@ pub enum Command {
     Chat(chat::ChatCmd),
     /// Convene registered agents in a bounded brainstorm thread.
     Moot(moot::MootArgs),
+    /// The built-in coordinator recipes: review-panel and verifier.
+    #[command(subcommand)]
+    Orchestrate(orchestrate::OrchestrateCmd),
     /// Inspect and confirm memory observations.
     #[command(subcommand)]
     Memory(memory::MemoryCmd),
@@ -130,6 +134,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Daemon(cmd) => daemon::run(&ctx, cmd),
         Command::Chat(cmd) => chat::run(&ctx, cmd),
         Command::Moot(a) => moot::run(&ctx, a),
+        Command::Orchestrate(cmd) => orchestrate::run(&ctx, cmd),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
         Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {

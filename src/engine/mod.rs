@@ -14,6 +14,7 @@ pub mod escalation;
 pub mod flow;
 pub mod pricing;
 pub mod prompts;
+pub mod recipes;
 pub mod settle;
 pub mod submit;
 
