@@ -266,3 +266,50 @@ fn orchestrate_verifier_runs_an_independent_verify_leg_after_the_producer() {
     );
     assert_eq!(legs[0]["delegation_id"], "produce");
 }
+
+#[test]
+fn secrets_in_agent_output_are_redacted_before_anything_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let secret = "sk-proj-Zq9cT4kLmN8vB2xR7yW1";
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let script = format!(
+        r#"cat >/dev/null
+echo "calling with Authorization: Bearer hunter2-bearer-token"
+echo '{{"gitmoot_result": {{"decision": "approved", "summary": "used key {secret} and {aws}"}}}}'"#
+    );
+    shell_agent(h, "leaky", &script, &[]);
+    let root = stdout(h, &["job", "run", "--agent", "leaky", "Deploy"])
+        .trim()
+        .to_string();
+    drain(h);
+    let job = json(h, &["job", "show", &root, "--json"]);
+    assert_eq!(job["state"], "succeeded", "{job}");
+    assert_eq!(
+        job["result"]["summary"],
+        "used key sk-[REDACTED] and AKIA[REDACTED]"
+    );
+    // Nothing under the home holds the secrets: not the database, its WAL, or any log.
+    let mut stack = vec![h.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_some_and(|e| e == "sh") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            for needle in [secret, aws, "hunter2-bearer-token"] {
+                assert!(
+                    !text.contains(needle),
+                    "{needle} stored in {}",
+                    path.display()
+                );
+            }
+        }
+    }
+}

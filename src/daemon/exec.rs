@@ -211,6 +211,27 @@ fn record_pid(
     })
 }
 
+/// The outcome with secrets redacted from every string of the result (or the failure
+/// reason, which can carry a stderr tail) before the engine stores it.
+fn redact_outcome(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Failed(why) => Outcome::Failed(crate::redact::redact(&why).into_owned()),
+        Outcome::Parsed(r) => {
+            let Ok(text) = serde_json::to_string(&r) else {
+                return Outcome::Parsed(r);
+            };
+            match crate::redact::redact(&text) {
+                std::borrow::Cow::Borrowed(_) => Outcome::Parsed(r),
+                // The marker holds no JSON metacharacters, so the text still parses.
+                std::borrow::Cow::Owned(clean) => match serde_json::from_str(&clean) {
+                    Ok(parsed) => Outcome::Parsed(parsed),
+                    Err(e) => Outcome::Failed(format!("redacting the result: {e}")),
+                },
+            }
+        }
+    }
+}
+
 /// Everything the runs of one job added up to.
 struct Ran {
     outcome: Outcome,
@@ -237,9 +258,9 @@ pub async fn execute(
         let _ =
             tokio::task::spawn_blocking(move || super::worktree::remove(&checkout, &path)).await;
     }
-    let (raw, cut) = cap_output(ran.raw);
+    let (raw, cut) = cap_output(crate::redact::redact(&ran.raw).into_owned());
     let settlement = Settlement {
-        outcome: ran.outcome,
+        outcome: redact_outcome(ran.outcome),
         raw_output: (!raw.is_empty()).then_some(raw),
         output_truncated: ran.truncated || cut,
         usage: Usage {
