@@ -313,3 +313,63 @@ echo '{{"gitmoot_result": {{"decision": "approved", "summary": "used key {secret
         }
     }
 }
+
+#[test]
+fn a_paused_tree_runs_the_notify_command_once_with_the_gate_on_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    std::fs::create_dir_all(h).unwrap();
+    let out = h.join("notified.jsonl");
+    std::fs::write(
+        h.join("config.toml"),
+        format!("[notify]\ncommand = \"cat >> {}\"\n", out.display()),
+    )
+    .unwrap();
+    let (root, slug) = paused_asker(h);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let gate: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(gate["event"], "human_needed");
+    assert_eq!(gate["kind"], "ask");
+    assert_eq!(gate["job_id"], root.as_str());
+    assert_eq!(gate["agent"], "asker");
+    assert_eq!(gate["repo"], "acme/api");
+    assert_eq!(gate["thread"], slug.as_str());
+    assert_eq!(gate["questions"][0]["prompt"], "Which rollout?");
+    assert!(gate["answer_with"].as_str().unwrap().contains("job answer"));
+    // Once per gate, however many daemons tick over it.
+    drain(h);
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 1);
+    let kinds: Vec<String> = json(h, &["job", "events", &root, "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "human_notify").count(), 1);
+}
+
+#[test]
+fn a_failing_notify_command_is_recorded_and_the_tree_still_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    std::fs::create_dir_all(h).unwrap();
+    std::fs::write(h.join("config.toml"), "[notify]\ncommand = \"exit 7\"\n").unwrap();
+    let (root, _) = paused_asker(h);
+    let events = json(h, &["job", "events", &root, "--json"]);
+    let failed = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "human_notify_failed")
+        .unwrap_or_else(|| panic!("{events}"));
+    assert!(
+        failed["message"].as_str().unwrap().contains("7"),
+        "{failed}"
+    );
+    assert_eq!(
+        json(h, &["job", "tree", &root, "--json"])["run"]["state"],
+        "awaiting_human"
+    );
+}

@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod claim;
 pub mod exec;
+pub mod human_notify;
 pub mod lock;
 mod pool;
 pub mod recovery;

@@ -21,7 +21,7 @@ use super::claim::{self, ClaimContext, Claimed};
 use super::exec::{self, Plan, Shared};
 use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
-use super::{Daemon, DaemonError, DaemonExit, recovery, shutdown, worktree};
+use super::{Daemon, DaemonError, DaemonExit, human_notify, recovery, shutdown, worktree};
 use crate::clock::Millis;
 use crate::config::Config;
 use crate::domain::JobState;
@@ -42,6 +42,8 @@ struct InFlight {
 struct TickReport {
     claimed: Vec<(Claimed, Result<Plan, String>)>,
     force_killed: Vec<String>,
+    /// Human gates to run `[notify] command` for.
+    notify: Vec<human_notify::Pending>,
     /// Queued + running jobs in the store, when `until_idle` asked for it.
     live: Option<u64>,
 }
@@ -134,6 +136,8 @@ struct Pool {
     inflight: HashMap<String, InFlight>,
     task_jobs: HashMap<tokio::task::Id, String>,
     tasks: JoinSet<JobState>,
+    /// Running `[notify] command`s, awaited before the daemon returns.
+    notifying: JoinSet<()>,
 }
 
 impl Pool {
@@ -229,6 +233,12 @@ impl Pool {
                         }
                     }
                 }
+                // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
+                let notify = if !config.notify.command.trim().is_empty() {
+                    store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
+                } else {
+                    Vec::new()
+                };
                 let force = if any_inflight {
                     engine::jobs_to_terminate(store.conn())?
                 } else {
@@ -268,11 +278,27 @@ impl Pool {
                 Ok(TickReport {
                     claimed,
                     force_killed: force,
+                    notify,
                     live,
                 })
             })
             .await?;
         Ok(report)
+    }
+
+    /// Runs `[notify] command` for each gate, detached: a slow command never holds a tick.
+    fn notify(&mut self, gates: Vec<human_notify::Pending>) {
+        let config = self.shared.config();
+        let timeout = Duration::from_millis(config.notify.command_timeout.0.max(1) as u64);
+        for gate in gates {
+            self.notifying.spawn(human_notify::run(
+                self.shared.clone(),
+                config.notify.command.clone(),
+                timeout,
+                self.shared.home.root().to_path_buf(),
+                gate,
+            ));
+        }
     }
 
     fn start(&mut self, c: Claimed, plan: Result<Plan, String>) {
@@ -427,6 +453,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         inflight: HashMap::new(),
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
+        notifying: JoinSet::new(),
     };
     tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
     let mut store_woke = false;
@@ -434,6 +461,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         while let Some(res) = pool.tasks.try_join_next_with_id() {
             pool.finished(res);
         }
+        while pool.notifying.try_join_next().is_some() {}
         if stop.is_requested() {
             break None;
         }
@@ -458,6 +486,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
                 "terminated: the job was cancelled or its root killed with --force",
             );
         }
+        pool.notify(report.notify);
         let started = !report.claimed.is_empty();
         for (c, plan) in report.claimed {
             pool.start(c, plan);
@@ -505,6 +534,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             DaemonExit::Shutdown { terminated }
         }
     };
+    // Each command is bounded by its own command_timeout.
+    while pool.notifying.join_next().await.is_some() {}
     status::remove(&pool.status_path);
     tracing::info!(?exit, "daemon: stopped");
     drop(lock);
