@@ -69,6 +69,7 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<()> {
         wtx
     };
     let _watcher = watch::watch_home(home.root(), wake_tx).ok();
+    let mut bell = super::notify::Bell::new(&home);
     let mut snap = Snapshot::empty(now_ms());
     if let Ok(size) = term.size() {
         update(
@@ -87,7 +88,9 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<()> {
             },
             Ok(Msg::Snapshot(s)) => {
                 snap = *s;
-                update(&mut state, &snap, gitmoot_ui::Event::SnapshotArrived)
+                let actions = update(&mut state, &snap, gitmoot_ui::Event::SnapshotArrived);
+                bell.ring(&snap, &state);
+                actions
             }
             Ok(Msg::Done(outcome)) => {
                 let level = if outcome.ok {

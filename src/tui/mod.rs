@@ -5,6 +5,7 @@ pub mod app;
 pub mod bench;
 pub mod exec;
 pub mod load;
+pub mod notify;
 pub mod terminal;
 pub mod watch;
 
