@@ -36,6 +36,8 @@ default_implement_timeout = ""
 default_review_timeout = "15m"
 default_gate_timeout = ""
 default_repair_timeout = ""
+result_checks = "block"
+blocking_severity = "P1"
 
 [agents.responder]
 chat_autorespond = true      # per-agent opt-in (default false)
@@ -53,6 +55,8 @@ fn the_seeds_config_example_passes_config_show() {
     assert_eq!(c["orchestrate"]["escalation_handle"], "octocat");
     assert_eq!(c["orchestrate"]["default_review_timeout"], "15m");
     assert_eq!(c["orchestrate"]["default_plan_timeout"], "");
+    assert_eq!(c["orchestrate"]["result_checks"], "block");
+    assert_eq!(c["orchestrate"]["blocking_severity"], "P1");
     let text = gitmoot(h).args(["config", "show"]).output().unwrap();
     assert!(text.status.success());
     let text = String::from_utf8(text.stdout).unwrap();

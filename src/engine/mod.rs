@@ -7,18 +7,19 @@
 //! `jobs_to_terminate`, `may_start` are the whole surface the daemon, chat, CLI and
 //! control room call.
 
-pub mod bench;
 pub mod bounds;
+pub mod checks;
 pub mod control;
 pub mod escalation;
 pub mod flow;
+pub mod observe;
 pub mod pricing;
 pub mod prompts;
 pub mod recipes;
+pub mod session;
 pub mod settle;
 pub mod submit;
 
-pub use bench::bench_settle;
 pub use control::{
     KillReport, SweepReport, cancel_job, jobs_to_terminate, kill_root, may_start, sweep,
 };
