@@ -930,9 +930,17 @@ fn moot_validates_seats_and_caps_agent_turns() {
         "--timeout",
         "30s",
     ]);
+    // `last-seq` is the thread's newest seq, not the one passed past its end.
+    let newest = h.json(&["chat", "show", "triage", "--json"])["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["seq"].as_i64().unwrap())
+        .max()
+        .unwrap();
     assert_eq!(
         wait,
-        "(no new messages)\nMOOT CAP REACHED — wrap up now\nlast-seq: 99\n"
+        format!("(no new messages)\nMOOT CAP REACHED — wrap up now\nlast-seq: {newest}\n")
     );
     let v = h.json(&[
         "moot",

@@ -580,15 +580,18 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
                     "timed_out": timed_out,
                 }))?;
             } else {
+                if timed_out {
+                    println!("(timed out: no new messages)");
+                } else if msgs.is_empty() {
+                    println!("(no new messages)");
+                }
                 for m in &msgs {
                     print_message_line(m.seq, &m.kind, &m.author, &m.body, &m.mentions);
                 }
                 if cap_reached {
                     println!("MOOT CAP REACHED — wrap up now");
                 }
-                if timed_out {
-                    println!("(timed out: no new messages)");
-                }
+
                 println!("last-seq: {last_seq}");
             }
             if timed_out {
