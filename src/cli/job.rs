@@ -196,12 +196,20 @@ pub struct RunArgs {
     /// Kill the job after this long (e.g. 10m).
     #[arg(long, value_parser = |s: &str| crate::duration::parse_positive_ms(s).map_err(|e| e.0))]
     pub timeout: Option<i64>,
-    /// Wait for the tree to settle and print the final result.
+    /// Wait for the tree to settle and print the final result. SIGINT/SIGTERM cancel the
+    /// tree (its running jobs are terminated); a second one kills them at once.
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
+    #[arg(long, requires = "wait")]
+    pub detach_on_interrupt: bool,
     #[arg(long)]
     pub json: bool,
-    pub prompt: String,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: Option<String>,
+    /// Read the prompt from this file (`-` for stdin) instead of the command line.
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
@@ -215,7 +223,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             json,
         } => {
             let store = ctx.store()?;
-            let list = jobs::list(
+            let (list, unreadable) = jobs::list_readable(
                 store.conn(),
                 &JobFilter {
                     state,
@@ -225,6 +233,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                     limit: None,
                 },
             )?;
+            for u in &unreadable {
+                eprintln!("warning: skipped {u}");
+            }
             let preflight = events::latest_by_job(store.conn(), engine::PREFLIGHT_FAILED)?;
             if json {
                 let rows: Vec<Value> = list
@@ -262,10 +273,12 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Show { id, json } => {
             let store = ctx.store()?;
             let job = jobs::require(store.conn(), &id)?;
+            let run_state = runs::require(store.conn(), &job.root_id)?.state;
             let marks = engine::checks::marks(store.conn(), &job)?;
             if json {
                 let p = crate::store::payloads::get(store.conn(), &job.id)?;
                 let mut v = job_json(&job);
+                v["run_state"] = json!(run_state);
                 v["result_checks"] = p.result_checks.unwrap_or_else(|| json!([]));
                 v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
                 v["resolution"] = json!(p.resolution);
@@ -273,6 +286,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 return print_json(&v);
             }
             print_job(&job, &marks);
+            println!("run:       {run_state}");
             Ok(())
         }
         JobCmd::Tree { root, json } => {
@@ -470,6 +484,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 }
 
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    let prompt = super::input::text(a.prompt, a.prompt_file, "prompt")?;
     let mut store = ctx.store()?;
     let root = store.write(|tx| {
         engine::submit_root(
@@ -478,7 +493,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
             SubmitRoot {
                 agent: a.agent,
                 action: a.action,
-                prompt: a.prompt,
+                prompt,
                 repo: a.repo,
                 model: a.model,
                 timeout_ms: a.timeout,
@@ -488,7 +503,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     })?;
     if a.wait {
         drop(store);
-        return super::daemon::wait_for_root(ctx, &root, a.json);
+        return super::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
     if a.json {
         return print_json(&json!({ "id": root }));

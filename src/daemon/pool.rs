@@ -388,8 +388,20 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         root.join("tmp"),
         root.join("worktrees"),
     );
-    for dir in [&scratch_dir, &prompt_dir, &worktrees_dir] {
+    for dir in [
+        &scratch_dir,
+        &prompt_dir,
+        &worktrees_dir,
+        &root.join("runs"),
+    ] {
         private_dir(dir)?;
+    }
+    // Prompt files live only while their run does; this daemon holds the home's lock, so
+    // any left in the folder belong to runs of a daemon that died.
+    if let Ok(entries) = std::fs::read_dir(&prompt_dir) {
+        for entry in entries.flatten() {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
     let store = Store::open(&d.store_path)?;
     let git_checkouts = git_checkouts(&d.config);
@@ -405,7 +417,13 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     });
     let recovered = shared
         .with_store(|store, sh| {
-            recovery::recover(store, sh.clock.as_ref(), &sh.config(), &*sh.hooks)
+            recovery::recover(
+                store,
+                sh.home.root(),
+                sh.clock.as_ref(),
+                &sh.config(),
+                &*sh.hooks,
+            )
         })
         .await?;
     if !recovered.is_empty() {
@@ -463,6 +481,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
         while pool.notifying.try_join_next().is_some() {}
         if stop.is_requested() {
+            break None;
+        }
+        // A detached daemon outlives its control room; once its home is deleted (a
+        // throwaway test or demo home) there is nothing left to run for.
+        if !root.exists() {
+            tracing::warn!(home = %root.display(), "daemon: the home was removed; stopping");
             break None;
         }
         pool.maybe_reload();
