@@ -177,6 +177,8 @@ pub struct RelayHandle {
     path: PathBuf,
     tokens: Tokens,
     stop: Arc<AtomicBool>,
+    /// The listening socket, owned by the serving thread until it returns.
+    listener_fd: std::os::fd::RawFd,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -196,6 +198,7 @@ impl Relay {
         let tokens: Tokens = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (t, s) = (tokens.clone(), stop.clone());
+        let listener_fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
         let thread = std::thread::Builder::new()
             .name("chat-relay".into())
             .spawn(move || serve(listener, store, t, s))
@@ -205,6 +208,7 @@ impl Relay {
             path,
             tokens,
             stop,
+            listener_fd,
             thread: Some(thread),
         })
     }
@@ -251,8 +255,13 @@ impl RelayHandle {
 impl Drop for RelayHandle {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept so the thread sees the flag.
+        // Wake the blocking accept so the thread sees the flag. Connecting needs the socket's
+        // path, which is gone with a removed home; shutting the listener down does not.
         let _ = UnixStream::connect(&self.path);
+        // SAFETY: the fd is the listener the serving thread still owns (it is joined below).
+        unsafe {
+            libc::shutdown(self.listener_fd, libc::SHUT_RDWR);
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
