@@ -177,8 +177,9 @@ pub struct RelayHandle {
     path: PathBuf,
     tokens: Tokens,
     stop: Arc<AtomicBool>,
-    /// The listening socket, owned by the serving thread until it returns.
-    listener_fd: std::os::fd::RawFd,
+    /// The serving thread's socket, kept to wake its blocking `accept` on stop: a connect
+    /// cannot, once the socket file is gone with a removed home.
+    waker: UnixListener,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -198,7 +199,7 @@ impl Relay {
         let tokens: Tokens = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (t, s) = (tokens.clone(), stop.clone());
-        let listener_fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
+        let waker = listener.try_clone().map_err(io)?;
         let thread = std::thread::Builder::new()
             .name("chat-relay".into())
             .spawn(move || serve(listener, store, t, s))
@@ -208,7 +209,7 @@ impl Relay {
             path,
             tokens,
             stop,
-            listener_fd,
+            waker,
             thread: Some(thread),
         })
     }
@@ -255,12 +256,11 @@ impl RelayHandle {
 impl Drop for RelayHandle {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept so the thread sees the flag. Connecting needs the socket's
-        // path, which is gone with a removed home; shutting the listener down does not.
-        let _ = UnixStream::connect(&self.path);
-        // SAFETY: the fd is the listener the serving thread still owns (it is joined below).
+        // Wake the blocking accept so the thread sees the flag: shutting a listening
+        // socket down makes a pending accept(2) return at once on Linux.
+        // SAFETY: shutdown(2) on a descriptor this handle owns for its whole life.
         unsafe {
-            libc::shutdown(self.listener_fd, libc::SHUT_RDWR);
+            libc::shutdown(self.waker.as_raw_fd(), libc::SHUT_RDWR);
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
