@@ -246,13 +246,30 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             for u in &unreadable {
                 eprintln!("warning: skipped {u}");
             }
+            let preflight = events::latest_by_job(store.conn(), engine::PREFLIGHT_FAILED)?;
             if json {
-                return print_json(&list.iter().map(job_json).collect::<Vec<_>>());
+                let rows: Vec<Value> = list
+                    .iter()
+                    .map(|j| {
+                        let mut v = job_json(j);
+                        if let Some(why) = preflight.get(&j.id) {
+                            v["preflight_failed"] = json!(why);
+                        }
+                        v
+                    })
+                    .collect();
+                return print_json(&rows);
             }
             let now = now_ms();
             for j in &list {
+                // The coordinator of an unroutable set ends succeeded; only this says why
+                // nothing was dispatched.
+                let why = preflight
+                    .get(&j.id)
+                    .map(|r| format!("  PREFLIGHT_FAILED: {}", r.lines().next().unwrap_or("")))
+                    .unwrap_or_default();
                 println!(
-                    "{:<36} {:<10} {:<14} {:<9} {:>4}  {}",
+                    "{:<36} {:<10} {:<14} {:<9} {:>4}  {}{why}",
                     j.id,
                     j.state,
                     j.agent,
@@ -438,12 +455,20 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Answer { job, text } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
-            let next = store.write(|tx| {
-                engine::answer(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &job, &text)
-            })?;
-            match next {
+            let done = crate::chat::answer::answer_job_message(
+                &mut store,
+                &SystemClock,
+                &cfg.orchestrate,
+                &ChatHooks,
+                &job,
+                &text,
+            )?;
+            match &done.continuation {
                 Some(c) => println!("answered {job}; continuation {c} queued"),
                 None => println!("answered {job}; the continuation waits for the remaining legs"),
+            }
+            if let Some((thread, m)) = &done.posted {
+                println!("posted to thread {} as #{}", thread.slug, m.seq);
             }
             Ok(())
         }

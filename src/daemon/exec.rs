@@ -6,7 +6,7 @@
 //! Owns the per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -37,7 +37,8 @@ pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
 pub struct Shared {
     pub home: Home,
     pub store: Mutex<Store>,
-    pub config: Config,
+    /// The config in force; the pool swaps it on SIGHUP or when config.toml changes.
+    pub config: RwLock<Arc<Config>>,
     pub hooks: Arc<dyn Hooks + Send + Sync>,
     pub clock: Arc<dyn Clock>,
     pub scratch_dir: PathBuf,
@@ -74,6 +75,14 @@ fn seat_token(shared: &Shared, plan: &Plan) -> Option<SeatToken> {
 }
 
 impl Shared {
+    /// The config in force now; a job reads it once where it needs a knob.
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Runs `f` on the daemon's connection on a blocking thread.
     pub async fn with_store<T: Send + 'static>(
         self: &Arc<Self>,
@@ -203,6 +212,27 @@ fn record_pid(
     })
 }
 
+/// The outcome with secrets redacted from every string of the result (or the failure
+/// reason, which can carry a stderr tail) before the engine stores it.
+fn redact_outcome(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Failed(why) => Outcome::Failed(crate::redact::redact(&why).into_owned()),
+        Outcome::Parsed(r) => {
+            let Ok(text) = serde_json::to_string(&r) else {
+                return Outcome::Parsed(r);
+            };
+            match crate::redact::redact(&text) {
+                std::borrow::Cow::Borrowed(_) => Outcome::Parsed(r),
+                // The marker holds no JSON metacharacters, so the text still parses.
+                std::borrow::Cow::Owned(clean) => match serde_json::from_str(&clean) {
+                    Ok(parsed) => Outcome::Parsed(parsed),
+                    Err(e) => Outcome::Failed(format!("redacting the result: {e}")),
+                },
+            }
+        }
+    }
+}
+
 /// Everything the runs of one job added up to.
 struct Ran {
     outcome: Outcome,
@@ -233,9 +263,9 @@ pub async fn execute(
         let _ =
             tokio::task::spawn_blocking(move || super::worktree::remove(&checkout, &path)).await;
     }
-    let (raw, cut) = cap_output(ran.raw);
+    let (raw, cut) = cap_output(crate::redact::redact(&ran.raw).into_owned());
     let settlement = Settlement {
-        outcome: ran.outcome,
+        outcome: redact_outcome(ran.outcome),
         raw_output: (!raw.is_empty()).then_some(raw),
         output_truncated: ran.truncated || cut,
         usage: Usage {
@@ -263,7 +293,7 @@ pub async fn execute(
                 let state = engine::settle(
                     tx,
                     sh.clock.as_ref(),
-                    &sh.config.orchestrate,
+                    &sh.config().orchestrate,
                     &*sh.hooks,
                     &id,
                     settlement,
@@ -308,10 +338,11 @@ async fn observe_capture(
     let (source, dir) = match &claimed.placement {
         Placement::Worktree { path, .. } => (Source::Worktree, path.clone()),
         Placement::Shared { dir } => {
+            let config = shared.config();
             let checkout = job
                 .repo
                 .as_ref()
-                .and_then(|r| shared.config.repos.get(r))
+                .and_then(|r| config.repos.get(r))
                 .and_then(|r| r.path.clone());
             if checkout.as_ref() != Some(dir) {
                 return None;
@@ -399,10 +430,10 @@ async fn run_runs(
     let timeout_ms = job
         .timeout_ms
         .filter(|t| *t > 0)
-        .unwrap_or(shared.config.daemon.job_timeout.0);
+        .unwrap_or(shared.config().daemon.job_timeout.0);
     let deadline = Instant::now() + Duration::from_millis(timeout_ms as u64);
     let base = format!("{}\n\n{}", job.prompt, contract::instructions());
-    let max_repairs = shared.config.orchestrate.max_repair_attempts;
+    let max_repairs = shared.config().orchestrate.max_repair_attempts;
     let mut prompt = base.clone();
     let mut total = TokenUsage::default();
     let mut cost: Option<f64> = None;
@@ -460,9 +491,9 @@ async fn run_runs(
         }
         match contract::parse(&out.text) {
             Ok(result) => {
-                let failed = match shared.config.orchestrate.result_checks {
+                let failed = match shared.config().orchestrate.result_checks {
                     ResultChecks::Block => {
-                        engine::checks::failures(&shared.config.orchestrate, job.action, &result)
+                        engine::checks::failures(&shared.config().orchestrate, job.action, &result)
                     }
                     _ => Vec::new(),
                 };
@@ -569,7 +600,7 @@ async fn run_once(
         Option<process::LineSender>,
     ),
 ) -> RuntimeOutput {
-    let mut env = runtime::agent_env(plan.kind, &shared.config.runtime(plan.kind).env);
+    let mut env = runtime::agent_env(plan.kind, &shared.config().runtime(plan.kind).env);
     env.extend(runtime::job_env(job, repair));
     env.extend(seat_env.iter().cloned());
     let req = Request {

@@ -168,7 +168,7 @@ async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
                 if !check {
                     return Ok(None);
                 }
-                let Some(why) = over_budget(tx, &sh.config.orchestrate, &root_id, &job_id, live)?
+                let Some(why) = over_budget(tx, &sh.config().orchestrate, &root_id, &job_id, live)?
                 else {
                     return Ok(None);
                 };

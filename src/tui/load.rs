@@ -436,7 +436,34 @@ fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
             kind,
         });
     }
+    out.extend(preflight_attention(conn)?);
     Ok(out)
+}
+
+/// Coordinators whose newest delegation set was refused by the preflight, while their
+/// tree is still live (a finished tree has nothing left to fix).
+fn preflight_attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
+    let mut st = conn.prepare_cached(
+        "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
+         FROM events e
+         JOIN jobs j ON j.id = e.job_id
+         JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
+         WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = ?1 AND job_id IS NOT NULL GROUP BY job_id)",
+    )?;
+    let rows = st.query_map([engine::PREFLIGHT_FAILED], |r| {
+        Ok(AttentionItem {
+            job_id: r.get(0)?,
+            root_id: r.get(1)?,
+            kind: AttentionKind::Preflight {
+                reason: gitmoot_ui::sanitize::clean(&r.get::<_, String>(2)?),
+            },
+            opened_ms: r.get(3)?,
+            agent: r.get(4)?,
+            why: None,
+            thread: None,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {

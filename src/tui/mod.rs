@@ -6,6 +6,7 @@ pub mod daemon;
 pub mod exec;
 pub mod live;
 pub mod load;
+pub mod notify;
 pub mod terminal;
 pub mod watch;
 

@@ -599,6 +599,7 @@ fn copy(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
                     format!("gitmoot job answer {} \"{q}: \"", a.job_id)
                 }
                 AttentionKind::Failure { .. } => format!("gitmoot job resume {} retry", a.job_id),
+                AttentionKind::Preflight { .. } => format!("gitmoot job events {}", a.job_id),
             }),
         Pane::Threads => state.sel.thread.clone(),
         _ => selected_job(state, snap),
@@ -686,6 +687,10 @@ fn answer(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
         AttentionKind::Failure { failed_leg, .. } => {
             let leg = failed_leg.clone();
             open_detail(state, leg, out);
+        }
+        AttentionKind::Preflight { .. } => {
+            let job = item.job_id.clone();
+            open_detail(state, job, out);
         }
     }
 }

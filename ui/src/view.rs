@@ -205,6 +205,9 @@ pub enum AttentionKind {
     Ask { questions: Vec<Question> },
     /// A leg failed under `escalate_human`; the coordinator waits for retry/continue/abort.
     Failure { failed_leg: String, reason: String },
+    /// The coordinator's delegation set named an unroutable agent and nothing was
+    /// dispatched; the tree corrects or finalizes itself, but the agent may need registering.
+    Preflight { reason: String },
 }
 
 /// Something waiting for a human.
@@ -229,6 +232,7 @@ impl AttentionItem {
         let kind = match self.kind {
             AttentionKind::Ask { .. } => "ask",
             AttentionKind::Failure { .. } => "failure",
+            AttentionKind::Preflight { .. } => "preflight",
         };
         format!("{}#{kind}", self.job_id)
     }
