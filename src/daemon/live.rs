@@ -8,6 +8,7 @@
 //! `store::activity`. The last batch is not written here: it rides on the settlement's
 //! transaction (`write_final`), so a short job costs no extra write.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::exec::Shared;
 use crate::domain::RuntimeKind;
 use crate::engine;
+use crate::redact::redact;
 use crate::runtime::KillRequest;
 use crate::runtime::activity::{Activity, LiveUsage, StreamParser};
 use crate::runtime::process::{LineSender, OutputLine};
@@ -118,7 +120,8 @@ async fn record(
             biased;
             line = rx.recv() => {
                 let Some(line) = line else { break };
-                pending.extend(parser.line(&line));
+                // Secrets are cut before a record is kept, like every stored output.
+                pending.extend(parser.line(&line).into_iter().map(redacted));
                 let now_usage = parser.usage();
                 let spend_changed = now_usage != usage;
                 usage = now_usage;
@@ -227,6 +230,16 @@ fn over_budget(
     } else {
         None
     })
+}
+
+fn redacted(mut a: Activity) -> Activity {
+    if let Cow::Owned(clean) = redact(&a.summary) {
+        a.summary = clean;
+    }
+    if let Some(Cow::Owned(clean)) = a.detail.as_deref().map(redact) {
+        a.detail = Some(clean);
+    }
+    a
 }
 
 fn new_activity(a: &Activity) -> NewActivity<'_> {

@@ -142,6 +142,40 @@ pub enum SpawnError {
     },
 }
 
+/// The daemon's end of the pipe its jobs' guards wait on: nobody ever writes it, so a
+/// read returns only once this process is gone and the write end closes with it.
+#[derive(Debug, Clone, Copy)]
+struct Lifeline {
+    read: i32,
+    write: i32,
+}
+
+fn lifeline() -> std::io::Result<Lifeline> {
+    static LIFELINE: std::sync::OnceLock<Lifeline> = std::sync::OnceLock::new();
+    if let Some(l) = LIFELINE.get() {
+        return Ok(*l);
+    }
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 fills the two descriptors; close-on-exec keeps them out of agents.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let made = Lifeline {
+        read: fds[0],
+        write: fds[1],
+    };
+    let kept = *LIFELINE.get_or_init(|| made);
+    if kept.read != made.read {
+        // Another thread won the race: ours is not needed.
+        // SAFETY: descriptors this call just made and nobody else has seen.
+        unsafe {
+            libc::close(made.read);
+            libc::close(made.write);
+        }
+    }
+    Ok(kept)
+}
+
 /// Sends `signal` to every process of the group led by `pgid`; a gone group is fine.
 pub fn signal_group(pgid: i32, signal: i32) {
     if pgid > 1 {
@@ -222,15 +256,39 @@ pub async fn run_recorded(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    // SAFETY: prctl is async-signal-safe and touches only the child being set up.
+    let lifeline = lifeline().map_err(|source| SpawnError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    // SAFETY: between fork and exec only async-signal-safe calls run (prctl, fork, close,
+    // read, kill, _exit), touching only the child being set up and its guard.
     unsafe {
-        cmd.pre_exec(|| {
-            // The leader dies with the daemon thread that spawned it: a crashed daemon's
-            // agents cannot run on unsupervised (recovery fails and re-queues their jobs).
+        cmd.pre_exec(move || {
+            // The leader dies with the daemon thread that spawned it.
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(())
+            // Its descendants too: a guard left in the job's process group waits on the
+            // daemon's lifeline pipe and, when the daemon is gone (its write end closed,
+            // however it died), kills the whole group, so a crashed daemon's agents cannot
+            // run on unsupervised. A normal end sweeps the group, guard included.
+            match libc::fork() {
+                -1 => Err(std::io::Error::last_os_error()),
+                0 => {
+                    // Keep nothing but the lifeline: a copy of another job's stdin pipe
+                    // or of the daemon's lock would hold them open past their owners.
+                    let keep = lifeline.read as u32;
+                    if keep > 0 {
+                        libc::close_range(0, keep - 1, 0);
+                    }
+                    libc::close_range(keep + 1, u32::MAX, 0);
+                    let mut byte = 0u8;
+                    while libc::read(lifeline.read, (&raw mut byte).cast(), 1) < 0 {}
+                    libc::kill(0, libc::SIGKILL);
+                    libc::_exit(0)
+                }
+                _ => Ok(()),
+            }
         });
     }
     if let Some(dir) = &inv.cwd {
