@@ -156,6 +156,38 @@ esac
 }
 
 #[test]
+fn an_agents_own_children_die_with_a_sigkilled_daemon_before_any_restart() {
+    // Issue 13.2: the leader's parent-death signal reaches only the leader; what it
+    // started in the background must not run on unsupervised either.
+    let h = TestHome::new();
+    let pidfile = h.file("bg.pid");
+    h.shell_agent(
+        "spawner",
+        &format!(
+            "cat > /dev/null\nsleep 120 & echo $! > {}\nwait\n",
+            pidfile.display()
+        ),
+    );
+    h.submit("spawner", "leave a child", &[]);
+    let mut d = spawn_daemon(&h, &[]);
+    assert!(
+        wait_until(Duration::from_secs(15), || std::fs::read_to_string(
+            &pidfile
+        )
+        .is_ok_and(|s| s.trim().parse::<i32>().is_ok())),
+        "the agent never started its background child"
+    );
+    let grandchild = daemon_support::read_pid(&pidfile);
+    assert!(alive(grandchild));
+    signal(&d, libc::SIGKILL);
+    d.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || !alive(grandchild)),
+        "the background child {grandchild} outlived its SIGKILLed daemon"
+    );
+}
+
+#[test]
 fn sigterm_lets_short_jobs_finish_terminates_long_ones_and_records_why() {
     let h = TestHome::new();
     h.config("[daemon]\nshutdown_grace = \"1s\"\n");
