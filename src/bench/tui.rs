@@ -513,17 +513,25 @@ fn measure(path: &Path, size: SeedSize) -> Result<Vec<(String, String)>, String>
     let mut state = view_state(&snap);
     let mut writer = Store::open(path).map_err(|e| e.to_string())?;
     let mut store_work = Vec::new();
+    let mut view_work = Vec::new();
+    let mut render_work = Vec::new();
     let mut full = Vec::new();
     for (n, id) in seeded.running.iter().take(REFRESH_CHANGES).enumerate() {
         settle_one(&mut writer, id, now + n as i64).map_err(|e| e.to_string())?;
         let t = Instant::now();
         let mut snap = loader.read_store(now + n as i64).map_err(err)?;
-        store_work.push(ms(t.elapsed()));
+        let stored = t.elapsed();
         snap.roots = loader.roots_view();
         update(&mut state, &snap, Event::SnapshotArrived);
+        let viewed = t.elapsed();
         std::hint::black_box(render_frame(&state, &snap, &theme));
-        full.push(ms(t.elapsed()));
+        let rendered = t.elapsed();
+        store_work.push(ms(stored));
+        view_work.push(ms(viewed - stored));
+        render_work.push(ms(rendered - viewed));
+        full.push(ms(rendered));
     }
+    let bare = bare_frame_ms();
     Ok(vec![
         (
             "tui.seed".into(),
@@ -555,10 +563,61 @@ fn measure(path: &Path, size: SeedSize) -> Result<Vec<(String, String)>, String>
             format!("{:.2}", store_work.iter().copied().fold(0.0, f64::max)),
         ),
         (
+            "tui.refresh_view_model_ms".into(),
+            format!("{:.2}", median(view_work)),
+        ),
+        (
+            "tui.refresh_render_ms".into(),
+            format!("{:.2}", median(render_work)),
+        ),
+        ("tui.anchor.bare_frame_ms".into(), format!("{bare:.3}")),
+        (
             "tui.refresh_with_render_ms".into(),
             format!("{:.2}", median(full)),
         ),
     ])
+}
+
+/// The machine's own limit for a frame: three bordered panes of plain text lines (a tree,
+/// a detail, a transcript) drawn into a 120×36 test terminal with the same crates and the
+/// same buffer-to-text step as `render_frame`; the median of 200.
+pub fn bare_frame_ms() -> f64 {
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::widgets::{Block, Borders, Paragraph};
+    let lines: Vec<String> = (0..HEIGHT)
+        .map(|i| format!("job-b{i:07}/l{i} [succeeded] reviewer (leg) → approved"))
+        .collect();
+    let text = lines.join("\n");
+    let mut times = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let t = Instant::now();
+        let Ok(mut term) = Terminal::new(TestBackend::new(WIDTH, HEIGHT));
+        let Ok(frame) = term.draw(|f| {
+            let [left, mid, right] = Layout::horizontal([
+                Constraint::Percentage(40),
+                Constraint::Percentage(30),
+                Constraint::Percentage(30),
+            ])
+            .areas(f.area());
+            for (area, title) in [(left, "Roots"), (mid, "Detail"), (right, "Chat")] {
+                f.render_widget(
+                    Paragraph::new(text.as_str())
+                        .block(Block::default().borders(Borders::ALL).title(title)),
+                    area,
+                );
+            }
+        });
+        let screen: String = frame
+            .buffer
+            .content()
+            .chunks(WIDTH as usize)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::hint::black_box(screen);
+        times.push(ms(t.elapsed()));
+    }
+    median(times)
 }
 
 /// A settle-like change of one running leg on another connection: the job row succeeds

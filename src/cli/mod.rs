@@ -12,6 +12,7 @@ pub mod job;
 pub mod memory;
 pub mod moot;
 pub mod output;
+pub mod page;
 pub mod result;
 pub mod tui;
 
