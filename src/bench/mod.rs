@@ -13,6 +13,7 @@ use serde::Serialize;
 pub mod chat;
 pub mod daemon;
 pub mod parse;
+pub mod scale;
 pub mod settle;
 pub mod tui;
 
@@ -70,6 +71,13 @@ pub struct BenchArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The scaling table instead: the same measures at 10k, 100k and 1M jobs (slow: the
+    /// 1M-job history takes minutes to build).
+    #[arg(long, conflicts_with = "only")]
+    pub scale: bool,
+    /// The history sizes of `--scale`, in jobs (comma-separated).
+    #[arg(long, value_delimiter = ',', requires = "scale", value_name = "JOBS")]
+    pub scale_jobs: Vec<usize>,
 }
 
 /// One measured figure with the target it answers to, and, where the machine sets the
@@ -178,6 +186,9 @@ fn attach_anchors(figures: &mut [Figure]) {
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+    if a.scale {
+        return run_scale(&a);
+    }
     let groups: Vec<Group> = match a.only {
         Some(g) => vec![g],
         None => Group::ALL.to_vec(),
@@ -211,5 +222,34 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     for f in &figures {
         println!("| {} | {} | {} |", f.figure, f.value, f.target);
     }
+    Ok(())
+}
+
+fn run_scale(a: &BenchArgs) -> anyhow::Result<()> {
+    let sizes = if a.scale_jobs.is_empty() {
+        scale::SIZES.to_vec()
+    } else {
+        a.scale_jobs.clone()
+    };
+    if let Some(bad) = sizes.iter().find(|&&n| n < 20) {
+        return Err(crate::invalid!("--scale-jobs {bad}: a history needs at least 20 jobs").into());
+    }
+    let figures = scale::bench_scale(&std::env::current_exe()?, &sizes);
+    if a.json {
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let rows: Vec<_> = figures
+            .iter()
+            .map(|(figure, value)| serde_json::json!({"figure": figure, "value": value}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "figures": rows,
+                "loadavg": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+            }))?
+        );
+        return Ok(());
+    }
+    print!("{}", scale::table(&sizes, &figures));
     Ok(())
 }

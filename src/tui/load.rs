@@ -33,6 +33,9 @@ const TRANSCRIPT_LIMIT: usize = 120;
 /// Newest inbox items per agent (the pane shows one agent's screenful).
 const INBOX_LIMIT: usize = 30;
 
+/// Oldest open rounds the Attention pane holds (several screens); `job pending` lists all.
+const ATTENTION_SHOWN: usize = 100;
+
 pub type Result<T> = std::result::Result<T, LoadError>;
 
 #[derive(Debug, thiserror::Error)]
@@ -421,7 +424,7 @@ fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
                 THEN json_extract(result, '$.summary') END
          FROM jobs WHERE id = ?1",
     )?;
-    for p in engine::pending(conn)? {
+    for p in engine::escalation::pending_first(conn, Some(ATTENTION_SHOWN))? {
         let job: Option<(String, Option<String>)> = who
             .query_row([&p.job_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
