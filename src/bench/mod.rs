@@ -253,3 +253,37 @@ fn run_scale(a: &BenchArgs) -> anyhow::Result<()> {
     print!("{}", scale::table(&sizes, &figures));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure(name: &str, value: &str) -> Figure {
+        Figure {
+            group: Group::Daemon,
+            figure: name.into(),
+            value: value.into(),
+            target: target(name),
+            anchor: None,
+        }
+    }
+
+    #[test]
+    fn a_figure_is_held_against_its_anchor_from_the_same_run() {
+        let mut figures = vec![
+            figure("daemon.sh_true_spawn_ms", "0.600"),
+            figure("daemon.overhead_per_job_ms", "0.450"),
+            figure("chat.send.per_second", "20000"),
+        ];
+        attach_anchors(&mut figures);
+        let a = figures[1].anchor.clone().unwrap();
+        assert_eq!(a.anchor, "daemon.sh_true_spawn_ms");
+        assert!((a.ratio - 0.75).abs() < 1e-9 && a.meets_target);
+        assert!(
+            figures[1].value.contains("ratio 0.75x"),
+            "{}",
+            figures[1].value
+        );
+        assert!(figures[2].anchor.is_none(), "no anchor measured, no ratio");
+    }
+}
