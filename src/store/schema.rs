@@ -24,6 +24,7 @@ const MIGRATIONS: &[&[&str]] = &[
         super::chat::SCHEMA,
         super::memory::SCHEMA,
     ],
+    &[super::payloads::SCHEMA],
     // Paging and badge reads that stay flat with history: the `job list` index and the
     // maintained unread counters.
     &[super::jobs::LIST_INDEX, super::chat::UNREAD_COUNTERS],
