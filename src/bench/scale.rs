@@ -26,6 +26,8 @@ const JOBS_PER_ROOT: usize = 20;
 /// The legs of the one wide root `job tree` prints.
 const WIDE_LEGS: usize = 1_000;
 const FIRST_FRAMES: usize = 5;
+/// The largest history seeded row by row; bigger ones are copies of it.
+const BASE: usize = 100_000;
 const REFRESHES: usize = 20;
 
 /// One size's row of figures: (figure, value).
@@ -58,7 +60,20 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
     let started = Instant::now();
     let (seeded, wide) = {
         let mut store = Store::open_home(&home).map_err(|x| e(&x))?;
-        let seeded = seed(&mut store, size, now).map_err(|x| e(&x))?;
+        // Histories past `BASE` are the base seed (written through the store's own write
+        // paths) copied into older history with bulk INSERT … SELECT in one transaction.
+        let copies = jobs.div_ceil(BASE).max(1);
+        let base = SeedSize {
+            roots: roots.div_ceil(copies),
+            messages: (2 * jobs).div_ceil(copies),
+            ..size
+        };
+        let mut seeded = seed(&mut store, base, now).map_err(|x| e(&x))?;
+        if copies > 1 {
+            replicate(&mut store, copies, base).map_err(|x| e(&x))?;
+            seeded.jobs *= copies;
+            seeded.messages *= copies;
+        }
         // One wide root, older than every seeded root, for `job tree`.
         let mut wide = Seeded::default();
         let wide_size = SeedSize {
@@ -136,6 +151,103 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
         (k("job_tree_1000_legs"), tree),
         (k("tui_rss_mb"), format!("{rss:.1}")),
     ])
+}
+
+/// Copies the seeded history `copies - 1` times into older time with fresh ids: every
+/// job-like id gets its root's id suffixed (`job-b0000001-2/l3`), timestamps move back
+/// by the history's span per copy, chat seqs continue after the base's, mention and
+/// event ids are new. Unread counters follow through their triggers.
+fn replicate(
+    store: &mut Store,
+    copies: usize,
+    base: SeedSize,
+) -> Result<(), crate::store::StoreError> {
+    let span = (base.roots as i64 + base.messages as i64 + 1) * 10 + 1_000;
+    store.write(|tx| {
+        let max_seq: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), 0) FROM chat_messages",
+            [],
+            |r| r.get(0),
+        )?;
+        let tables = [
+            "runs",
+            "jobs",
+            "delegations",
+            "events",
+            "escalations",
+            "chat_messages",
+            "chat_mentions",
+        ];
+        let mut bounds = Vec::new();
+        for t in tables {
+            let max: i64 =
+                tx.query_row(&format!("SELECT COALESCE(MAX(rowid), 0) FROM {t}"), [], |r| {
+                    r.get(0)
+                })?;
+            bounds.push((t, max));
+        }
+        for k in 1..copies as i64 {
+            for (table, max) in &bounds {
+                let cols: Vec<String> = tx
+                    .prepare(&format!("PRAGMA table_info({table})"))?
+                    .query_map([], |r| r.get::<_, String>(1))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let fresh_id = matches!(*table, "events" | "escalations" | "chat_mentions");
+                let cols: Vec<String> = cols
+                    .into_iter()
+                    .filter(|c| !(fresh_id && c == "id"))
+                    .collect();
+                let expr = |c: &str| -> String {
+                    let job_like = matches!(
+                        (*table, c),
+                        (_, "root_id")
+                            | ("jobs", "id" | "parent_id" | "continuation_id")
+                            | ("delegations", "parent_id" | "job_id")
+                            | ("events", "job_id")
+                            | ("escalations", "job_id" | "failed_job_id")
+                    );
+                    if job_like {
+                        return format!(
+                            "CASE WHEN {c} IS NULL THEN NULL ELSE root_id || '-{k}' || substr({c}, length(root_id) + 1) END"
+                        );
+                    }
+                    match (*table, c) {
+                        ("chat_messages", "id") | ("chat_mentions", "message_id") => {
+                            format!("{c} || '-{k}'")
+                        }
+                        ("chat_messages" | "chat_mentions", "seq") => {
+                            format!("{c} + {}", k * max_seq)
+                        }
+                        ("chat_messages", "reply_to") => {
+                            format!("CASE WHEN {c} IS NULL THEN NULL ELSE {c} + {} END", k * max_seq)
+                        }
+                        ("chat_messages", "content_hash") => "NULL".into(),
+                        (_, "timeout_ms" | "paused_ms") => c.into(),
+                        (_, c) if c.ends_with("_ms") => format!(
+                            "CASE WHEN {c} IS NULL THEN NULL ELSE {c} - {} END",
+                            k * span
+                        ),
+                        _ => c.into(),
+                    }
+                };
+                let filter = if *table == "events" {
+                    " AND root_id IS NOT NULL"
+                } else {
+                    ""
+                };
+                tx.execute_batch(&format!(
+                    "INSERT INTO {table}({}) SELECT {} FROM {table} WHERE rowid <= {max}{filter};",
+                    cols.join(", "),
+                    cols.iter().map(|c| expr(c)).collect::<Vec<_>>().join(", ")
+                ))?;
+            }
+        }
+        Ok::<_, crate::store::StoreError>(())
+    })?;
+    store
+        .conn()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+    Ok(())
 }
 
 /// Runs the binary once; its wall time (ms) and peak resident memory (MB) from `wait4`.
