@@ -79,7 +79,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                     a.name,
                     a.runtime,
                     caps(&a.capabilities),
-                    a.policy
+                    policy_label(a)
                 );
             }
             Ok(())
@@ -104,7 +104,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                 a.effort.as_deref().unwrap_or("(runtime default)")
             );
             println!("capabilities: {}", caps(&a.capabilities));
-            println!("policy:       {}", a.policy);
+            println!("policy:       {}", policy_label(&a));
             println!(
                 "repos:        {}",
                 if a.repos.is_empty() {
@@ -125,6 +125,22 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
             println!("removed agent {name}");
             Ok(())
         }
+    }
+}
+
+/// Whether nothing enforces the agent's read-only policy: a shell command runs as the
+/// daemon's user with no sandbox and kimi's headless mode has no permission switch, while
+/// claude and codex get the policy as their own sandbox flag.
+fn policy_is_advisory(runtime: RuntimeKind, policy: AutonomyPolicy) -> bool {
+    matches!(runtime, RuntimeKind::Shell | RuntimeKind::Kimi) && policy == AutonomyPolicy::ReadOnly
+}
+
+/// The policy as listed: `read-only (advisory)` where nothing enforces it.
+fn policy_label(a: &Agent) -> String {
+    if policy_is_advisory(a.runtime, a.policy) {
+        format!("{} (advisory)", a.policy)
+    } else {
+        a.policy.to_string()
     }
 }
 
@@ -156,6 +172,12 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
     registry::validate(&agent)?;
     let mut store = ctx.store()?;
     store.write(|tx| agents::insert(tx, &agent))?;
+    if policy_is_advisory(agent.runtime, agent.policy) {
+        eprintln!(
+            "warning: read-only is advisory for {} agents: nothing stops {} from writing (claude and codex enforce it in their own sandboxes)",
+            agent.runtime, agent.name
+        );
+    }
     println!("registered agent {} ({})", agent.name, agent.runtime);
     Ok(())
 }

@@ -203,12 +203,20 @@ pub struct RunArgs {
     /// Kill the job after this long (e.g. 10m).
     #[arg(long, value_parser = |s: &str| crate::duration::parse_positive_ms(s).map_err(|e| e.0))]
     pub timeout: Option<i64>,
-    /// Wait for the tree to settle and print the final result.
+    /// Wait for the tree to settle and print the final result. SIGINT/SIGTERM cancel the
+    /// tree (its running jobs are terminated); a second one kills them at once.
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
+    #[arg(long, requires = "wait")]
+    pub detach_on_interrupt: bool,
     #[arg(long)]
     pub json: bool,
-    pub prompt: String,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: Option<String>,
+    /// Read the prompt from this file (`-` for stdin) instead of the command line.
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
@@ -234,17 +242,20 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             };
             if json || page.jsonl {
                 let mut out = JsonStream::stdout(page.jsonl);
-                jobs::list_each(store.conn(), &filter, ListColumns::Json, |j| {
+                let unreadable = jobs::list_each(store.conn(), &filter, ListColumns::Json, |j| {
                     out.row(&job_json(&j))
                 })?;
                 out.finish()?;
+                for u in &unreadable {
+                    eprintln!("warning: skipped {u}");
+                }
                 return Ok(());
             }
             let now = now_ms();
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             let mut shown = 0;
             let mut last = None;
-            jobs::list_each(store.conn(), &filter, ListColumns::Table, |j| {
+            let unreadable = jobs::list_each(store.conn(), &filter, ListColumns::Table, |j| {
                 writeln!(
                     out,
                     "{:<36} {:<10} {:<14} {:<9} {:>4}  {}",
@@ -260,6 +271,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 Ok::<_, anyhow::Error>(())
             })?;
             out.flush()?;
+            for u in &unreadable {
+                eprintln!("warning: skipped {u}");
+            }
             if let (Some(n), Some(last)) = (filter.limit, last)
                 && shown == n
             {
@@ -272,10 +286,12 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Show { id, json } => {
             let store = ctx.store()?;
             let job = jobs::require(store.conn(), &id)?;
+            let run_state = runs::require(store.conn(), &job.root_id)?.state;
             let marks = engine::checks::marks(store.conn(), &job)?;
             if json {
                 let p = crate::store::payloads::get(store.conn(), &job.id)?;
                 let mut v = job_json(&job);
+                v["run_state"] = json!(run_state);
                 v["result_checks"] = p.result_checks.unwrap_or_else(|| json!([]));
                 v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
                 v["resolution"] = json!(p.resolution);
@@ -283,6 +299,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 return print_json(&v);
             }
             print_job(&job, &marks);
+            println!("run:       {run_state}");
             Ok(())
         }
         JobCmd::Tree { root, json } => {
@@ -472,6 +489,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 }
 
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    let prompt = super::input::text(a.prompt, a.prompt_file, "prompt")?;
     let mut store = ctx.store()?;
     let root = store.write(|tx| {
         engine::submit_root(
@@ -480,7 +498,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
             SubmitRoot {
                 agent: a.agent,
                 action: a.action,
-                prompt: a.prompt,
+                prompt,
                 repo: a.repo,
                 model: a.model,
                 timeout_ms: a.timeout,
@@ -490,7 +508,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     })?;
     if a.wait {
         drop(store);
-        return super::daemon::wait_for_root(ctx, &root, a.json);
+        return super::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
     if a.json {
         return print_json(&json!({ "id": root }));

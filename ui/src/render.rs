@@ -39,6 +39,9 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             widgets::help::render(frame, a.body, state, theme, *scroll)
         }
         Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
+        Some(Overlay::Stopping { kill }) => {
+            widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)
+        }
         Some(Overlay::Promote { seq, choice, .. }) => {
             widgets::dialog::render_promote(frame, a.body, *seq, *choice, theme)
         }

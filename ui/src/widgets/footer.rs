@@ -16,7 +16,10 @@ use crate::theme::Theme;
 /// The (context, command, label) hints of each situation, in display order.
 pub fn footer_hints(state: &State) -> Vec<(String, &'static str)> {
     use Command::*;
+    // The quit question and the stopping frame take plain letters, shown in their box.
     let (ctx, wanted): (Context, &[(Command, &'static str)]) = match &state.overlay {
+        Some(Overlay::Confirm(crate::state::Confirm::Quit { .. }))
+        | Some(Overlay::Stopping { .. }) => return Vec::new(),
         Some(Overlay::Help { .. }) => (Context::Global, &[(Down, "scroll"), (Back, "close")]),
         Some(Overlay::Confirm(_)) => (
             Context::Dialog,

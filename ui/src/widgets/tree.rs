@@ -8,12 +8,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, job_glyph, job_slot, pane_block, row_style, run_glyph, run_slot};
+use super::{fit, job_glyph, job_slot, pane_block, root_glyph, row_style};
 use crate::rows::{self, TreeRow};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{JobKind, Snapshot, elapsed, tokens};
+use crate::view::{JobKind, JobState, Snapshot, elapsed, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
@@ -43,12 +43,23 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .enumerate()
         .skip(offset)
         .take(inner.height as usize)
-        .map(|(i, r)| row(r, i == sel, state, theme, inner.width as usize))
+        .map(|(i, r)| {
+            let idle = !snap.daemon.runs_jobs();
+            row(r, i == sel, idle, state, theme, inner.width as usize)
+        })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize) -> Line<'a> {
+/// One row; `idle` means no daemon will start queued jobs, which their rows then say.
+fn row<'a>(
+    r: &TreeRow,
+    is_sel: bool,
+    idle: bool,
+    state: &State,
+    theme: &Theme,
+    width: usize,
+) -> Line<'a> {
     let selected = is_sel && state.focus == Pane::Tree;
     let muted = row_style(theme.style(Slot::Muted), selected, theme);
     let edge = row_style(theme.style(Slot::DagEdge), selected, theme);
@@ -69,14 +80,25 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
         "▾"
     };
     let (glyph, gslot) = if n.kind == JobKind::Root {
-        (run_glyph(r.root.state, state.tick), run_slot(r.root.state))
+        root_glyph(r.root, state.tick)
     } else {
         (job_glyph(n.state, state.tick), job_slot(n.state))
     };
-    let label = if n.kind == JobKind::Root {
-        format!("{}  {}", n.id, clean_line(&r.root.title))
+    let waiting = if n.kind == JobKind::Root {
+        r.root.state.is_live() && n.rollup().queued > 0
     } else {
-        format!("{} · {}", n.label(), n.agent)
+        n.state == JobState::Queued
+    };
+    // Said before the title, which is what gets cut on a narrow pane.
+    let note = if idle && waiting {
+        "will not run · "
+    } else {
+        ""
+    };
+    let label = if n.kind == JobKind::Root {
+        format!("{}  {note}{}", n.id, clean_line(&r.root.title))
+    } else {
+        format!("{} · {note}{}", n.label(), n.agent)
     };
     let rollup = if n.children.is_empty() {
         String::new()
@@ -98,6 +120,8 @@ fn row<'a>(r: &TreeRow, is_sel: bool, state: &State, theme: &Theme, width: usize
     let end = match (n.started_ms, n.finished_ms) {
         (Some(s), Some(f)) => elapsed(f - s),
         (Some(s), None) => elapsed(state.now_ms - s),
+        // A queued job shows how long it has waited.
+        (None, _) if n.state == JobState::Queued => elapsed(state.now_ms - n.created_ms),
         _ => "-".to_string(),
     };
     let (time, toks) = if n.kind == JobKind::Root {
