@@ -177,6 +177,9 @@ pub struct RelayHandle {
     path: PathBuf,
     tokens: Tokens,
     stop: Arc<AtomicBool>,
+    /// The serving thread's socket, kept to wake its blocking `accept` on stop: a connect
+    /// cannot, once the socket file is gone with a removed home.
+    waker: UnixListener,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -196,6 +199,7 @@ impl Relay {
         let tokens: Tokens = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (t, s) = (tokens.clone(), stop.clone());
+        let waker = listener.try_clone().map_err(io)?;
         let thread = std::thread::Builder::new()
             .name("chat-relay".into())
             .spawn(move || serve(listener, store, t, s))
@@ -205,6 +209,7 @@ impl Relay {
             path,
             tokens,
             stop,
+            waker,
             thread: Some(thread),
         })
     }
@@ -251,8 +256,12 @@ impl RelayHandle {
 impl Drop for RelayHandle {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept so the thread sees the flag.
-        let _ = UnixStream::connect(&self.path);
+        // Wake the blocking accept so the thread sees the flag: shutting a listening
+        // socket down makes a pending accept(2) return at once on Linux.
+        // SAFETY: shutdown(2) on a descriptor this handle owns for its whole life.
+        unsafe {
+            libc::shutdown(self.waker.as_raw_fd(), libc::SHUT_RDWR);
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
