@@ -30,6 +30,31 @@ impl<'de> Deserialize<'de> for Duration {
     }
 }
 
+/// An optional duration that `config show` still lists: unset is written (and read) as
+/// `""`, the seed's "all keys are empty by default".
+mod unset_as_empty {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Duration;
+
+    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(d) => s.serialize_str(&crate::duration::format_ms(d.0)),
+            None => s.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        crate::duration::parse_ms(&text)
+            .map(|ms| Some(Duration(ms)))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DaemonConfig {
@@ -75,11 +100,17 @@ pub struct OrchestrateConfig {
     /// Per-body cap when inlining; 0 = the engine's built-in cap.
     pub inline_artifact_max_bytes: u64,
     pub inject_upstream_dep_context: bool,
+    #[serde(with = "unset_as_empty")]
     pub default_delegation_timeout: Option<Duration>,
+    #[serde(with = "unset_as_empty")]
     pub default_plan_timeout: Option<Duration>,
+    #[serde(with = "unset_as_empty")]
     pub default_implement_timeout: Option<Duration>,
+    #[serde(with = "unset_as_empty")]
     pub default_review_timeout: Option<Duration>,
+    #[serde(with = "unset_as_empty")]
     pub default_gate_timeout: Option<Duration>,
+    #[serde(with = "unset_as_empty")]
     pub default_repair_timeout: Option<Duration>,
     /// What a failed result check does to a settled result.
     pub result_checks: ResultChecks,
@@ -195,6 +226,42 @@ impl Default for TuiConfig {
     }
 }
 
+/// `[agents.<name>]`: per-agent switches for agents registered with `gitmoot agent add`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// Opts the agent into the auto-respond sweep (with `[chat].auto_respond`), like
+    /// `agent add --chat-autorespond`; either one enrolls it.
+    pub chat_autorespond: bool,
+}
+
+/// `[notify]`: how a human is told that a tree paused for them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotifyConfig {
+    /// Run with `sh -c` by the daemon once per opened human gate, the gate as JSON on
+    /// stdin; empty = no command.
+    pub command: String,
+    /// The command is killed after this long.
+    pub command_timeout: Duration,
+    /// The control room rings the terminal bell on a new attention item.
+    pub bell: bool,
+    /// The control room sends a desktop notification (OSC 9 and OSC 777) on a new
+    /// attention item.
+    pub desktop: bool,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        Self {
+            command: String::new(),
+            command_timeout: Duration(30_000),
+            bell: true,
+            desktop: true,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -205,6 +272,8 @@ pub struct Config {
     pub runtimes: BTreeMap<String, RuntimeConfig>,
     pub repos: BTreeMap<String, RepoConfig>,
     pub tui: TuiConfig,
+    pub notify: NotifyConfig,
+    pub agents: BTreeMap<String, AgentConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -250,8 +319,14 @@ impl Config {
                 .map(|span| key_at(text, span.start))
                 .unwrap_or_default();
             let message = e.message().replace('\n', " ");
+            let hint = if place.starts_with("[agents.") {
+                "; agents are registered with `gitmoot agent add NAME --runtime …` \
+                 (`--chat-autorespond` enrolls one in auto-respond too)"
+            } else {
+                ""
+            };
             crate::Invalid(format!(
-                "config {}: {place}{}",
+                "config {}: {place}{}{hint}",
                 path.display(),
                 message.trim()
             ))
@@ -299,6 +374,10 @@ impl Config {
         }
         positive("[chat].moot_max_seats", self.chat.moot_max_seats.into())?;
         positive("[chat].moot_message_cap", self.chat.moot_message_cap.into())?;
+        positive(
+            "[notify].command_timeout",
+            self.notify.command_timeout.0 as u64,
+        )?;
         for name in self.runtimes.keys() {
             name.parse::<RuntimeKind>()
                 .map_err(|e| (format!("[runtimes.{name}]"), e.0))?;
@@ -335,6 +414,15 @@ impl Config {
         toml::to_string(self).expect("the config always serialises")
     }
 
+    /// Agents `[agents.<name>] chat_autorespond = true` enrolls.
+    pub fn autorespond_agents(&self) -> Vec<String> {
+        self.agents
+            .iter()
+            .filter(|(_, a)| a.chat_autorespond)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
     pub fn runtime(&self, kind: RuntimeKind) -> RuntimeConfig {
         self.runtimes
             .get(kind.as_str())
@@ -355,11 +443,12 @@ fn key_at(text: &str, offset: usize) -> String {
     let before = &text[..offset.min(text.len())];
     let line_no = before.matches('\n').count() + 1;
     let line = text.lines().nth(line_no - 1).unwrap_or("");
-    let section = before
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('[') && l.ends_with(']'))
+    let is_header = |l: &&str| l.starts_with('[') && l.ends_with(']');
+    // An error on a header line (an unknown section) belongs to that header, not to the
+    // section above it.
+    let section = Some(line.trim())
+        .filter(is_header)
+        .or_else(|| before.lines().rev().map(str::trim).find(is_header))
         .unwrap_or("");
     let key = line
         .split_once('=')

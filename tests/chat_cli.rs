@@ -640,17 +640,28 @@ fn wait_prints_new_messages_then_last_seq() {
         "#2 [chat] human: b\n#3 [chat] human: c\nlast-seq: 3\n"
     );
     let started = std::time::Instant::now();
-    assert_eq!(
-        h.ok(&[
+    let out = h
+        .cmd(&[
             "chat",
             "wait",
             "release-room",
             "--since-seq",
             "3",
             "--timeout",
-            "300ms"
-        ]),
-        "(no new messages)\nlast-seq: 3\n"
+            "300ms",
+        ])
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "(timed out: no new messages)\nlast-seq: 3\n"
+    );
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .starts_with("error: chat wait timed out after 300ms")
     );
     assert!(started.elapsed() >= std::time::Duration::from_millis(300));
     let v = h.json(&["chat", "wait", "release-room", "--since-seq", "2", "--json"]);
@@ -660,6 +671,37 @@ fn wait_prints_new_messages_then_last_seq() {
     h.cmd(&["chat", "wait", "release-room", "--timeout", "soon"])
         .assert()
         .code(2);
+}
+
+/// A timeout is told apart from a message by its exit code (3) and `timed_out`, and
+/// `last-seq` is the thread's newest seq even when `--since-seq` points past its end.
+#[test]
+fn wait_times_out_distinctly_with_the_threads_real_last_seq() {
+    let h = Home::new();
+    h.room();
+    h.ok(&["chat", "send", "release-room", "only one"]);
+    let out = h
+        .cmd(&[
+            "chat",
+            "wait",
+            "release-room",
+            "--since-seq",
+            "9",
+            "--timeout",
+            "0",
+            "--json",
+        ])
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["last_seq"], 1, "{v}");
+    assert_eq!(v["timed_out"], true);
+    assert_eq!(v["messages"].as_array().map(Vec::len), Some(0));
+    let v = h.json(&["chat", "wait", "release-room", "--timeout", "0", "--json"]);
+    assert_eq!(v["timed_out"], false);
 }
 
 #[test]
@@ -888,9 +930,17 @@ fn moot_validates_seats_and_caps_agent_turns() {
         "--timeout",
         "30s",
     ]);
+    // `last-seq` is the thread's newest seq, not the one passed past its end.
+    let newest = h.json(&["chat", "show", "triage", "--json"])["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["seq"].as_i64().unwrap())
+        .max()
+        .unwrap();
     assert_eq!(
         wait,
-        "(no new messages)\nMOOT CAP REACHED — wrap up now\nlast-seq: 99\n"
+        format!("(no new messages)\nMOOT CAP REACHED — wrap up now\nlast-seq: {newest}\n")
     );
     let v = h.json(&[
         "moot",

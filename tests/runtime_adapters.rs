@@ -97,7 +97,8 @@ fn claude_gets_permission_model_and_effort_and_reports_usage_and_cost() {
         let mut want: Vec<String> = [
             "-p",
             "--output-format",
-            "json",
+            "stream-json",
+            "--verbose",
             "--model",
             "claude-opus-4",
             "--effort",
@@ -124,12 +125,17 @@ fn claude_gets_permission_model_and_effort_and_reports_usage_and_cost() {
         let j = h.job(root);
         assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
         assert_eq!(j.result.as_ref().unwrap()["summary"], "claude reviewed it");
-        assert_eq!((j.tokens_in, j.tokens_out), (1150, 55));
+        // Cache reads and writes are their own figures, not input tokens (issue 15 item 14).
+        assert_eq!((j.tokens_in, j.tokens_out), (120, 55));
         assert!(
             (j.cost_usd - 0.0421).abs() < 1e-9,
             "vendor cost wins: {}",
             j.cost_usd
         );
+        let shown: Value = serde_json::from_str(&h.ok(&["job", "show", root, "--json"])).unwrap();
+        assert_eq!(shown["tokens"]["in"], 120);
+        assert_eq!(shown["tokens"]["cache_read"], 1000);
+        assert_eq!(shown["tokens"]["cache_creation"], 30);
     }
 }
 
@@ -302,4 +308,74 @@ fn kimi_gets_model_and_prompt_and_reports_text_and_usage() {
     assert_eq!(j.result.as_ref().unwrap()["summary"], "kimi looked");
     assert_eq!((j.tokens_in, j.tokens_out), (300, 20));
     assert!(j.raw_output.unwrap().starts_with("Let me look.\n"));
+}
+
+/// Every activity kind each adapter produces from a stream recorded off the real CLI
+/// (Claude Code 2.1.197 and codex-cli 0.171.0 against the tests' model stand-ins, see
+/// tests/real_cli.rs), in order.
+#[test]
+fn recorded_real_streams_pin_every_activity_kind() {
+    use gitmoot::domain::RuntimeKind;
+    use gitmoot::runtime::activity::{ActivityKind as K, StreamParser};
+    use gitmoot::runtime::{OutputLine, OutputStream};
+
+    fn parse(kind: RuntimeKind, stdout: &str, stderr: &str) -> (Vec<(K, String)>, StreamParser) {
+        let mut p = StreamParser::new(kind);
+        let mut got = Vec::new();
+        for (stream, text) in [
+            (OutputStream::Stdout, stdout),
+            (OutputStream::Stderr, stderr),
+        ] {
+            for line in text.lines() {
+                let line = OutputLine {
+                    stream,
+                    bytes: line.as_bytes().to_vec(),
+                };
+                got.extend(p.line(&line).into_iter().map(|a| (a.kind, a.summary)));
+            }
+        }
+        (got, p)
+    }
+    let read = |n: &str| std::fs::read_to_string(fixture(n)).unwrap();
+
+    let (claude, p) = parse(RuntimeKind::Claude, &read("claude-stream.jsonl"), "");
+    let kinds: Vec<K> = claude.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        kinds,
+        [K::Message, K::ToolCall, K::ToolResult, K::Message, K::Usage],
+        "{claude:?}"
+    );
+    assert_eq!(claude[1].1, "$ ls");
+    assert_eq!(claude[2].1, "a.txt");
+    assert_eq!(
+        claude[4].1,
+        "2400 in · 80 out · cache 4000 read / 600 written · $0.0198"
+    );
+    let u = p.usage();
+    assert_eq!((u.tokens_in, u.tokens_out, u.cache_read), (2400, 80, 4000));
+    assert_eq!(u.cost_usd, Some(0.01975));
+
+    let (codex, p) = parse(
+        RuntimeKind::Codex,
+        &read("codex-stream.jsonl"),
+        &read("codex-stderr.txt"),
+    );
+    let kinds: Vec<K> = codex.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        kinds,
+        [
+            K::Error,
+            K::Command,
+            K::ToolResult,
+            K::Message,
+            K::Usage,
+            K::Stderr,
+            K::Stderr
+        ],
+        "{codex:?}"
+    );
+    assert_eq!(codex[1].1, "$ /bin/bash -lc ls");
+    assert_eq!(codex[2].1, "exit 0: a.txt");
+    assert!(codex[3].1.starts_with("The folder holds the files."));
+    assert_eq!((p.usage().tokens_in, p.usage().tokens_out), (2400, 80));
 }

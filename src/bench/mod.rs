@@ -1,6 +1,6 @@
 //! The bench room: every measurement behind `gitmoot bench`, kept out of the product
 //! modules it measures. `parse` (result contract), `settle` (engine store work), `chat`,
-//! `daemon`, `tui` (control room first frame and refresh, and the idle CPU); this file
+//! `daemon`, `activity` (live activity ingestion), `tui` (control room first frame and refresh, and the idle CPU); this file
 //! selects groups, attaches targets and prints the figures as a Markdown table
 //! (`| figure | value | target |`) or JSON.
 //!
@@ -10,6 +10,7 @@
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+pub mod activity;
 pub mod chat;
 pub mod daemon;
 pub mod parse;
@@ -17,6 +18,7 @@ pub mod scale;
 pub mod settle;
 pub mod tui;
 
+pub use activity::bench_activity;
 pub use chat::bench_chat;
 pub use daemon::bench_daemon;
 pub use parse::bench_parse;
@@ -35,6 +37,9 @@ pub enum Group {
     Chat,
     /// Daemon overhead per job over a bare process spawn.
     Daemon,
+    /// Live activity of a shell agent printing 10,000 lines in a second: none lost, wall
+    /// time over the bare run.
+    Activity,
     /// Control room first frame and refresh at 100k jobs / 200k messages.
     Tui,
     /// CPU of an idle `gitmoot tui` over 30 s, in a private tmux pane.
@@ -42,11 +47,12 @@ pub enum Group {
 }
 
 impl Group {
-    const ALL: [Group; 6] = [
+    const ALL: [Group; 7] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
         Group::Daemon,
+        Group::Activity,
         Group::Tui,
         Group::Idle,
     ];
@@ -57,6 +63,7 @@ impl Group {
             Group::Settle => bench_settle(),
             Group::Chat => bench_chat(),
             Group::Daemon => bench_daemon(),
+            Group::Activity => bench_activity(),
             Group::Tui => bench_tui(),
             Group::Idle => bench_idle(&std::env::current_exe()?),
         })
@@ -117,6 +124,8 @@ fn target(figure: &str) -> &'static str {
         "daemon.parallel4.jobs_per_s" => ">= 1,500/s",
         "chat.send.per_second" => ">= 0.3x raw WAL insert",
         "chat.inbox.unread_counts_median_us" => "< 1,000 us",
+        "activity.records_lost" => "0",
+        "activity.overhead_percent" => "< 10 %",
         _ => "",
     }
 }

@@ -1,11 +1,13 @@
-//! `chat answer`: the ask-gate channel. Resolves a thread to the job paused on it (through
-//! the escalation row that records the thread), records the answer as a chat message and
-//! hands it to the engine's answer path, all in one transaction.
+//! Answering an ask round, from any surface (`job answer`, `chat answer`, the control
+//! room): `answer_job` posts the human's text to the round's ask-gate thread, hands it to
+//! the engine's answer path and retitles the thread answered, all in one transaction.
+//! `chat answer` first resolves a thread to the job paused on it (through the escalation
+//! row that records the thread).
 
 use rusqlite::{Connection, OptionalExtension, Transaction};
 
 use super::messages::{self, Post, job_ref};
-use super::{ChatError, Result, threads, write_retry};
+use super::{ChatError, Result, askgate, threads, write_retry};
 use crate::Invalid;
 use crate::clock::Clock;
 use crate::config::OrchestrateConfig;
@@ -57,8 +59,94 @@ pub struct Answered {
     pub continuation: Option<String>,
 }
 
-/// Records the answer in the thread and resumes the paused job through the engine's
-/// answer path, in the caller's transaction (a refused answer records nothing).
+/// What answering a job did, whichever surface the answer came from.
+#[derive(Debug, Clone)]
+pub struct JobAnswered {
+    pub job_id: String,
+    /// The ask-gate thread and the human's message in it, when the round has a thread.
+    pub posted: Option<(Thread, Message)>,
+    pub continuation: Option<String>,
+}
+
+/// The thread the open ask round of `job_id` is linked to, if any.
+fn ask_thread(conn: &Connection, job_id: &str) -> Result<Option<Thread>> {
+    let id: Option<Option<String>> = conn
+        .query_row(
+            "SELECT thread_id FROM escalations WHERE job_id = ?1 AND kind = 'ask' AND resolved_ms IS NULL ORDER BY id DESC LIMIT 1",
+            [job_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match id.flatten() {
+        Some(id) => Ok(rows::thread(conn, &id)?),
+        None => Ok(None),
+    }
+}
+
+/// The one answer path of `job answer`, `chat answer` and the control room: the human's
+/// text is posted to the round's ask-gate thread (replying to the question), the engine's
+/// answer path resumes the tree, and the thread is retitled answered. All in the caller's
+/// transaction, so a refused answer records nothing.
+pub fn answer_job(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    job_id: &str,
+    text: &str,
+) -> Result<JobAnswered> {
+    // The engine refuses an empty answer, rolling the posted message back with it.
+    let posted = match ask_thread(tx, job_id)? {
+        Some(thread) => {
+            let message = post_answer(tx, clock, &thread, job_id, text)?;
+            Some((thread, message))
+        }
+        None => None,
+    };
+    let continuation = engine::answer(tx, clock, cfg, hooks, job_id, text)?;
+    let posted = match posted {
+        Some((thread, message)) => {
+            Some((askgate::mark_answered(tx, clock, &thread, job_id)?, message))
+        }
+        None => None,
+    };
+    Ok(JobAnswered {
+        job_id: job_id.to_string(),
+        posted,
+        continuation,
+    })
+}
+
+fn post_answer(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    thread: &Thread,
+    job_id: &str,
+    text: &str,
+) -> Result<Message> {
+    let mut post = Post {
+        kind: MessageKind::Chat,
+        author_kind: AuthorKind::Human,
+        author: "human",
+        body: text,
+        mentions: Vec::new(),
+        deliver: Vec::new(),
+        refs: vec![job_ref(tx, &thread.repo, job_id)?],
+        reply_to: None,
+        job_id: None,
+    };
+    post.reply_to = rows::messages(tx, &thread.id, 0, None)?
+        .iter()
+        .rev()
+        .find(|m| {
+            m.kind == MessageKind::System
+                && m.refs.iter().any(|r| r.kind == "job" && r.id == job_id)
+        })
+        .map(|m| m.seq);
+    messages::append(tx, clock, thread, post)
+}
+
+/// Answers the job paused on `thread` (see `answer_job`).
 pub fn answer(
     tx: &Transaction<'_>,
     clock: &dyn Clock,
@@ -71,33 +159,34 @@ pub fn answer(
         return Err(Invalid("chat answer requires a non-empty answer".into()).into());
     }
     let job_id = resolve_target(tx, thread)?;
-    let mut post = Post {
-        kind: MessageKind::Chat,
-        author_kind: AuthorKind::Human,
-        author: "human",
-        body: text,
-        mentions: Vec::new(),
-        deliver: Vec::new(),
-        refs: vec![job_ref(tx, &thread.repo, &job_id)?],
-        reply_to: None,
-        job_id: None,
+    let done = answer_job(tx, clock, cfg, hooks, &job_id, text)?;
+    let (thread, message) = match done.posted {
+        Some(p) => p,
+        // The round's own thread is the one resolved above; a round recorded without it
+        // still gets the answer where the human gave it.
+        None => {
+            let message = post_answer(tx, clock, thread, &job_id, text)?;
+            (thread.clone(), message)
+        }
     };
-    post.reply_to = rows::messages(tx, &thread.id, 0, None)?
-        .iter()
-        .rev()
-        .find(|m| {
-            m.kind == MessageKind::System
-                && m.refs.iter().any(|r| r.kind == "job" && r.id == job_id)
-        })
-        .map(|m| m.seq);
-    let message = messages::append(tx, clock, thread, post)?;
-    let continuation = engine::answer(tx, clock, cfg, hooks, &job_id, text)?;
     Ok(Answered {
-        thread: thread.clone(),
+        thread,
         job_id,
         message,
-        continuation,
+        continuation: done.continuation,
     })
+}
+
+/// `job answer` and the control room: answer by job id, commit.
+pub fn answer_job_message(
+    store: &mut Store,
+    clock: &dyn Clock,
+    cfg: &OrchestrateConfig,
+    hooks: &dyn Hooks,
+    job_id: &str,
+    text: &str,
+) -> Result<JobAnswered> {
+    write_retry(store, |tx| answer_job(tx, clock, cfg, hooks, job_id, text))
 }
 
 /// `chat answer`: resolve the thread, answer, commit.

@@ -71,10 +71,31 @@ pub fn questions_body(e: &EscalationRow) -> String {
     }
 }
 
-fn title(job_id: &str) -> String {
+fn job_tail(job_id: &str) -> String {
     let n = job_id.chars().count();
-    let tail: String = job_id.chars().skip(n.saturating_sub(12)).collect();
-    format!("Job {tail} — awaiting answer")
+    job_id.chars().skip(n.saturating_sub(12)).collect()
+}
+
+fn title(job_id: &str) -> String {
+    format!("Job {} — awaiting answer", job_tail(job_id))
+}
+
+/// The title of an ask-gate thread whose question was answered.
+pub fn answered_title(job_id: &str) -> String {
+    format!("Job {} — answered", job_tail(job_id))
+}
+
+/// Retitles the job's thread answered, unless a human gave it a title of their own.
+pub fn mark_answered(
+    conn: &Connection,
+    clock: &dyn Clock,
+    thread: &Thread,
+    job_id: &str,
+) -> Result<Thread> {
+    if thread.title != title(job_id) {
+        return Ok(thread.clone());
+    }
+    threads::rename(conn, clock, thread, &answered_title(job_id))
 }
 
 /// Links an opened round to its thread; returns the thread and the system message.
@@ -97,7 +118,7 @@ pub fn link(
         esc.job_id.clone()
     };
     let repo = job.repo.clone().unwrap_or_default();
-    let thread = threads::get_or_create(
+    let mut thread = threads::get_or_create(
         conn,
         clock,
         &job_thread_slug(&target),
@@ -105,6 +126,10 @@ pub fn link(
         &title(&target),
         "system",
     )?;
+    // A later round on the same job waits again.
+    if thread.title == answered_title(&target) {
+        thread = threads::rename(conn, clock, &thread, &title(&target))?;
+    }
     let body = questions_body(&esc);
     let mut post = Post::system(&body);
     post.refs = vec![job_ref(conn, &repo, &target)?];

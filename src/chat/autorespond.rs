@@ -1,5 +1,6 @@
 //! The auto-respond sweep the daemon runs each tick: for an enrolled agent (both
-//! `[chat].auto_respond` and the agent's `chat_autorespond`) with an unread mention on a
+//! `[chat].auto_respond` and the agent's `chat_autorespond`, registered or
+//! `[agents.<name>]`) with an unread mention on a
 //! `chat` message in an open non-moot thread, submit one read-only ask through the normal
 //! gate. Bounded per (thread, agent): a hard cap counting posted results and in-flight asks
 //! (at the cap: park, one "needs a human" notice), a cooldown that defers (never drops),
@@ -34,9 +35,10 @@ pub fn autorespond_sweep(
     if !cfg.chat.auto_respond {
         return Ok(Vec::new());
     }
+    let from_config = cfg.autorespond_agents();
     let enrolled = agents::list(tx)?
         .into_iter()
-        .filter(|a| a.chat_autorespond)
+        .filter(|a| a.chat_autorespond || from_config.contains(&a.name))
         .count();
     if enrolled == 0 {
         return Ok(Vec::new());
@@ -46,7 +48,7 @@ pub fn autorespond_sweep(
     let cap = i64::from(cfg.chat.auto_respond_cap);
     let cooldown = cfg.chat.auto_respond_cooldown.0;
     let mut submitted = Vec::new();
-    for c in rows::autorespond_candidates(tx, &origin)? {
+    for c in rows::autorespond_candidates(tx, &origin, &from_config)? {
         let Some(thread) = rows::thread(tx, &c.thread_id)? else {
             continue;
         };

@@ -15,6 +15,7 @@ use crate::store::chat::{self as rows, Message, Thread};
 #[derive(Debug, Clone, Serialize)]
 pub struct Snapshot {
     pub messages: Vec<Message>,
+    /// The thread's newest seq, whatever `--since-seq` said.
     pub last_seq: i64,
     pub cap_reached: bool,
 }
@@ -28,7 +29,7 @@ impl Snapshot {
 
 pub fn snapshot(conn: &Connection, thread: &Thread, since: i64) -> Result<Snapshot> {
     let messages = rows::messages(conn, &thread.id, since, None)?;
-    let last_seq = rows::last_seq(conn, &thread.id)?.max(since);
+    let last_seq = rows::last_seq(conn, &thread.id)?;
     let cap_reached = match cap::cap(conn, &thread.id)? {
         Some(cap) => cap::agent_turns(conn, &thread.id)? >= cap,
         None => false,
@@ -41,7 +42,8 @@ pub fn snapshot(conn: &Connection, thread: &Thread, since: i64) -> Result<Snapsh
 }
 
 /// Blocks until a message after `since` exists, the cap is reached or `timeout` passes;
-/// always takes at least one snapshot. A timeout is not an error.
+/// always takes at least one snapshot. A timeout returns the last snapshot, which is not
+/// `is_ready`.
 pub fn wait(store: &Store, thread: &Thread, since: i64, timeout: Duration) -> Result<Snapshot> {
     let deadline = Instant::now() + timeout;
     let mut version = store.data_version()?;

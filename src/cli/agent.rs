@@ -179,5 +179,8 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
         );
     }
     println!("registered agent {} ({})", agent.name, agent.runtime);
+    if let Some(w) = crate::runtime::claude::root_bypass_warning(agent.runtime, agent.policy) {
+        eprintln!("{w}");
+    }
     Ok(())
 }

@@ -134,7 +134,8 @@ pub enum ChatCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Wait for messages after --since-seq, then print `last-seq: N`.
+    /// Wait for messages after --since-seq, then print `last-seq: N` (the thread's newest
+    /// seq). Exits 3 when the timeout passes with no new message.
     Wait {
         thread: String,
         #[arg(long, default_value_t = 0)]
@@ -601,23 +602,36 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
                     (msgs, s.last_seq, s.cap_reached)
                 }
             };
+            let timed_out = msgs.is_empty() && !cap_reached;
             if json {
-                return print_json(&json!({
+                print_json(&json!({
                     "messages": msgs.iter().map(wire_json).collect::<Vec<_>>(),
                     "last_seq": last_seq,
                     "cap_reached": cap_reached,
-                }));
+                    "timed_out": timed_out,
+                }))?;
+            } else {
+                if timed_out {
+                    println!("(timed out: no new messages)");
+                } else if msgs.is_empty() {
+                    println!("(no new messages)");
+                }
+                for m in &msgs {
+                    print_message_line(m.seq, &m.kind, &m.author, &m.body, &m.mentions);
+                }
+                if cap_reached {
+                    println!("MOOT CAP REACHED — wrap up now");
+                }
+
+                println!("last-seq: {last_seq}");
             }
-            if msgs.is_empty() {
-                println!("(no new messages)");
+            if timed_out {
+                return Err(super::TimedOut(format!(
+                    "chat wait timed out after {} with no message after seq {since_seq} (last-seq: {last_seq})",
+                    crate::duration::format_ms(timeout.as_millis() as i64)
+                ))
+                .into());
             }
-            for m in &msgs {
-                print_message_line(m.seq, &m.kind, &m.author, &m.body, &m.mentions);
-            }
-            if cap_reached {
-                println!("MOOT CAP REACHED — wrap up now");
-            }
-            println!("last-seq: {last_seq}");
             Ok(())
         }
     }

@@ -45,6 +45,7 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
             drop(ctx.store()?);
             let daemon = Daemon::new(ctx.home.clone())
                 .config(config)
+                .config_file(ctx.home.config_path())
                 .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
                 .parallel(parallel)
                 .until_idle(until_idle)
@@ -81,6 +82,10 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
                 println!("parallel: {p}");
             }
             println!("running: {}  queued: {}", s.running_jobs, s.queued_jobs);
+            println!(
+                "delegation preflight failures: {}",
+                s.delegation_preflight_failures
+            );
             if let Some(t) = s.last_tick_ms {
                 println!("last tick: {} ago", age(now, t));
             }

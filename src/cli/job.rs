@@ -61,6 +61,16 @@ pub enum JobCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Print a job's activity (its steps as the agent works), like `kubectl logs`.
+    Logs {
+        id: String,
+        /// Keep printing new steps until the job settles.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop a tree gracefully: queued legs cancelled, running ones finish (or are
     /// terminated with --force), then one finalize continuation, then the run is killed.
     Kill {
@@ -240,10 +250,15 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 limit: page.limit(),
                 before,
             };
+            let preflight = events::latest_by_job(store.conn(), engine::PREFLIGHT_FAILED)?;
             if json || page.jsonl {
                 let mut out = JsonStream::stdout(page.jsonl);
                 let unreadable = jobs::list_each(store.conn(), &filter, ListColumns::Json, |j| {
-                    out.row(&job_json(&j))
+                    let mut v = job_json(&j);
+                    if let Some(why) = preflight.get(&j.id) {
+                        v["preflight_failed"] = json!(why);
+                    }
+                    out.row(&v)
                 })?;
                 out.finish()?;
                 for u in &unreadable {
@@ -256,9 +271,15 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let mut shown = 0;
             let mut last = None;
             let unreadable = jobs::list_each(store.conn(), &filter, ListColumns::Table, |j| {
+                // The coordinator of an unroutable set ends succeeded; only this says why
+                // nothing was dispatched.
+                let why = preflight
+                    .get(&j.id)
+                    .map(|r| format!("  PREFLIGHT_FAILED: {}", r.lines().next().unwrap_or("")))
+                    .unwrap_or_default();
                 writeln!(
                     out,
-                    "{:<36} {:<10} {:<14} {:<9} {:>4}  {}",
+                    "{:<36} {:<10} {:<14} {:<9} {:>4}  {}{why}",
                     j.id,
                     j.state,
                     j.agent,
@@ -296,10 +317,14 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
                 v["resolution"] = json!(p.resolution);
                 v["marks"] = json!(marks);
+                super::logs::extend_show(store.conn(), &mut v)?;
                 return print_json(&v);
             }
             print_job(&job, &marks);
             println!("run:       {run_state}");
+            for line in super::logs::show_lines(store.conn(), &job.id)? {
+                println!("{line}");
+            }
             Ok(())
         }
         JobCmd::Tree { root, json } => {
@@ -351,6 +376,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(250));
             }
         }
+        JobCmd::Logs { id, follow, json } => super::logs::logs(ctx, &id, follow, json),
         JobCmd::Kill { root, force, json } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
@@ -453,12 +479,20 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Answer { job, text } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
-            let next = store.write(|tx| {
-                engine::answer(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &job, &text)
-            })?;
-            match next {
+            let done = crate::chat::answer::answer_job_message(
+                &mut store,
+                &SystemClock,
+                &cfg.orchestrate,
+                &ChatHooks,
+                &job,
+                &text,
+            )?;
+            match &done.continuation {
                 Some(c) => println!("answered {job}; continuation {c} queued"),
                 None => println!("answered {job}; the continuation waits for the remaining legs"),
+            }
+            if let Some((thread, m)) = &done.posted {
+                println!("posted to thread {} as #{}", thread.slug, m.seq);
             }
             Ok(())
         }
@@ -491,6 +525,11 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     let prompt = super::input::text(a.prompt, a.prompt_file, "prompt")?;
     let mut store = ctx.store()?;
+    if let Some(ag) = crate::store::agents::get(store.conn(), &a.agent)?
+        && let Some(w) = crate::runtime::claude::root_bypass_warning(ag.runtime, ag.policy)
+    {
+        eprintln!("{w}");
+    }
     let root = store.write(|tx| {
         engine::submit_root(
             tx,

@@ -11,8 +11,10 @@ pub mod daemon;
 pub mod input;
 pub mod interrupt;
 pub mod job;
+pub mod logs;
 pub mod memory;
 pub mod moot;
+pub mod orchestrate;
 pub mod output;
 pub mod page;
 pub mod result;
@@ -62,6 +64,9 @@ pub enum Command {
     Chat(chat::ChatCmd),
     /// Convene registered agents in a bounded brainstorm thread.
     Moot(moot::MootArgs),
+    /// The built-in coordinator recipes: review-panel and verifier.
+    #[command(subcommand)]
+    Orchestrate(orchestrate::OrchestrateCmd),
     /// Inspect and confirm memory observations.
     #[command(subcommand)]
     Memory(memory::MemoryCmd),
@@ -132,6 +137,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Daemon(cmd) => daemon::run(&ctx, cmd),
         Command::Chat(cmd) => chat::run(&ctx, cmd),
         Command::Moot(a) => moot::run(&ctx, a),
+        Command::Orchestrate(cmd) => orchestrate::run(&ctx, cmd),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
         Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {
@@ -176,10 +182,22 @@ pub fn is_closed_stdout(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Exit code for an error: 2 when any cause is a validation failure.
+/// A wait that ended at its deadline with nothing to report (`chat wait`): not a failure
+/// of the command, but a caller must be able to tell it from a message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TimedOut(pub String);
+
+/// The exit code of a `TimedOut` wait.
+pub const EXIT_TIMED_OUT: i32 = 3;
+
+/// Exit code for an error: 2 when any cause is a validation failure, 3 for a timed-out
+/// wait, else 1.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if err.chain().any(|e| e.is::<crate::Invalid>()) {
         2
+    } else if err.is::<TimedOut>() {
+        EXIT_TIMED_OUT
     } else {
         1
     }

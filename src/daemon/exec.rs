@@ -6,13 +6,14 @@
 //! Owns the per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::sync::watch;
 
 use super::claim::{Claimed, Placement};
+use super::live::{self, Leftover, Recorder};
 use crate::clock::Clock;
 use crate::config::{Config, ResultChecks};
 use crate::contract::{self, ContractErrors, EphemeralSpec};
@@ -36,7 +37,8 @@ pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
 pub struct Shared {
     pub home: Home,
     pub store: Mutex<Store>,
-    pub config: Config,
+    /// The config in force; the pool swaps it on SIGHUP or when config.toml changes.
+    pub config: RwLock<Arc<Config>>,
     pub hooks: Arc<dyn Hooks + Send + Sync>,
     pub clock: Arc<dyn Clock>,
     pub scratch_dir: PathBuf,
@@ -73,6 +75,14 @@ fn seat_token(shared: &Shared, plan: &Plan) -> Option<SeatToken> {
 }
 
 impl Shared {
+    /// The config in force now; a job reads it once where it needs a knob.
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Runs `f` on the daemon's connection on a blocking thread.
     pub async fn with_store<T: Send + 'static>(
         self: &Arc<Self>,
@@ -202,6 +212,27 @@ fn record_pid(
     })
 }
 
+/// The outcome with secrets redacted from every string of the result (or the failure
+/// reason, which can carry a stderr tail) before the engine stores it.
+fn redact_outcome(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Failed(why) => Outcome::Failed(crate::redact::redact(&why).into_owned()),
+        Outcome::Parsed(r) => {
+            let Ok(text) = serde_json::to_string(&r) else {
+                return Outcome::Parsed(r);
+            };
+            match crate::redact::redact(&text) {
+                std::borrow::Cow::Borrowed(_) => Outcome::Parsed(r),
+                // The marker holds no JSON metacharacters, so the text still parses.
+                std::borrow::Cow::Owned(clean) => match serde_json::from_str(&clean) {
+                    Ok(parsed) => Outcome::Parsed(parsed),
+                    Err(e) => Outcome::Failed(format!("redacting the result: {e}")),
+                },
+            }
+        }
+    }
+}
+
 /// Everything the runs of one job added up to.
 struct Ran {
     outcome: Outcome,
@@ -211,6 +242,8 @@ struct Ran {
     vendor_cost: Option<f64>,
     /// The model the runtime was asked for, which prices usage without a vendor cost.
     model: Option<String>,
+    /// Activity not yet stored when the last run ended.
+    activity: Leftover,
 }
 
 /// Runs a claimed job (with its plan, resolved when it was claimed) to settlement;
@@ -230,9 +263,9 @@ pub async fn execute(
         let _ =
             tokio::task::spawn_blocking(move || super::worktree::remove(&checkout, &path)).await;
     }
-    let (raw, cut) = cap_output(ran.raw);
+    let (raw, cut) = cap_output(crate::redact::redact(&ran.raw).into_owned());
     let settlement = Settlement {
-        outcome: ran.outcome,
+        outcome: redact_outcome(ran.outcome),
         raw_output: (!raw.is_empty()).then_some(raw),
         output_truncated: ran.truncated || cut,
         usage: Usage {
@@ -248,13 +281,19 @@ pub async fn execute(
         },
     };
     let id = job.id.clone();
+    let (activity, cache) = (
+        ran.activity,
+        (ran.usage.cache_read, ran.usage.cache_creation),
+    );
+    let job_row = job.clone();
     let settled = shared
         .with_store(move |store, sh| {
             store.write(|tx| -> Result<JobState, EngineError> {
+                live::write_final(tx, &job_row, sh.clock.now_ms(), &activity, cache)?;
                 let state = engine::settle(
                     tx,
                     sh.clock.as_ref(),
-                    &sh.config.orchestrate,
+                    &sh.config().orchestrate,
                     &*sh.hooks,
                     &id,
                     settlement,
@@ -299,10 +338,11 @@ async fn observe_capture(
     let (source, dir) = match &claimed.placement {
         Placement::Worktree { path, .. } => (Source::Worktree, path.clone()),
         Placement::Shared { dir } => {
+            let config = shared.config();
             let checkout = job
                 .repo
                 .as_ref()
-                .and_then(|r| shared.config.repos.get(r))
+                .and_then(|r| config.repos.get(r))
                 .and_then(|r| r.path.clone());
             if checkout.as_ref() != Some(dir) {
                 return None;
@@ -324,11 +364,44 @@ async fn observe_capture(
     })
 }
 
+/// Runs the job with its activity recorded live; a budget stop from the recorder and a
+/// kill from the pool both reach the runtime through one kill channel.
 async fn run_job(
     shared: &Arc<Shared>,
     claimed: &Claimed,
     plan: Result<Plan, String>,
+    mut kill: watch::Receiver<Option<KillRequest>>,
+) -> Ran {
+    let (stop_tx, stop_rx) = watch::channel(kill.borrow_and_update().clone());
+    let forward = {
+        let stop_tx = stop_tx.clone();
+        tokio::spawn(async move {
+            while kill.changed().await.is_ok() {
+                let req = kill.borrow_and_update().clone();
+                if req.is_some() {
+                    let _ = stop_tx.send(req);
+                }
+            }
+        })
+    };
+    let recorder = plan
+        .as_ref()
+        .ok()
+        .map(|p| Recorder::start(shared, &claimed.job, p.kind, p.model.clone(), stop_tx));
+    let mut ran = run_runs(shared, claimed, plan, stop_rx, recorder.as_ref()).await;
+    forward.abort();
+    if let Some(r) = recorder {
+        ran.activity = r.finish().await;
+    }
+    ran
+}
+
+async fn run_runs(
+    shared: &Arc<Shared>,
+    claimed: &Claimed,
+    plan: Result<Plan, String>,
     kill: watch::Receiver<Option<KillRequest>>,
+    recorder: Option<&Recorder>,
 ) -> Ran {
     let job = &claimed.job;
     let failed = |reason: String| Ran {
@@ -338,6 +411,7 @@ async fn run_job(
         usage: TokenUsage::default(),
         vendor_cost: None,
         model: None,
+        activity: Leftover::default(),
     };
     let plan = match plan {
         Ok(p) => p,
@@ -356,10 +430,10 @@ async fn run_job(
     let timeout_ms = job
         .timeout_ms
         .filter(|t| *t > 0)
-        .unwrap_or(shared.config.daemon.job_timeout.0);
+        .unwrap_or(shared.config().daemon.job_timeout.0);
     let deadline = Instant::now() + Duration::from_millis(timeout_ms as u64);
     let base = format!("{}\n\n{}", job.prompt, contract::instructions());
-    let max_repairs = shared.config.orchestrate.max_repair_attempts;
+    let max_repairs = shared.config().orchestrate.max_repair_attempts;
     let mut prompt = base.clone();
     let mut total = TokenUsage::default();
     let mut cost: Option<f64> = None;
@@ -367,8 +441,9 @@ async fn run_job(
     let mut repair = 0;
     let seat = seat_token(shared, &plan);
     let seat_env = seat.as_ref().map(SeatToken::env).unwrap_or_default();
+    let mut streamed = runtime::activity::LiveUsage::default();
     loop {
-        let out = run_once(
+        let mut out = run_once(
             shared,
             &plan,
             job,
@@ -376,9 +451,22 @@ async fn run_job(
             claimed.placement.dir(),
             (repair, &seat_env),
             deadline,
-            kill.clone(),
+            (kill.clone(), recorder.map(Recorder::lines)),
         )
         .await;
+        if let Some(rec) = recorder {
+            let now = rec.usage().await;
+            // A run stopped before its final usage event (a kill, a budget stop, a cut
+            // stream) still consumed what its stream reported so far.
+            if out.error.is_some() && out.usage == TokenUsage::default() {
+                out.usage = stream_delta(&streamed, &now);
+                if out.vendor_cost_usd.is_none() && now.cost_usd != streamed.cost_usd {
+                    out.vendor_cost_usd =
+                        Some(now.cost_usd.unwrap_or(0.0) - streamed.cost_usd.unwrap_or(0.0));
+                }
+            }
+            streamed = now;
+        }
         total += out.usage;
         if let Some(c) = out.vendor_cost_usd {
             cost = Some(cost.unwrap_or(0.0) + c);
@@ -391,6 +479,7 @@ async fn run_job(
             usage: total,
             vendor_cost: cost,
             model: plan.model.clone(),
+            activity: Leftover::default(),
         };
         if let Some(reason) = out.error {
             let reason = if reason.starts_with("timed out after") {
@@ -402,9 +491,9 @@ async fn run_job(
         }
         match contract::parse(&out.text) {
             Ok(result) => {
-                let failed = match shared.config.orchestrate.result_checks {
+                let failed = match shared.config().orchestrate.result_checks {
                     ResultChecks::Block => {
-                        engine::checks::failures(&shared.config.orchestrate, job.action, &result)
+                        engine::checks::failures(&shared.config().orchestrate, job.action, &result)
                     }
                     _ => Vec::new(),
                 };
@@ -454,6 +543,19 @@ async fn run_job(
     }
 }
 
+/// Tokens a run's stream reported between two readings of the job's running usage.
+fn stream_delta(
+    before: &runtime::activity::LiveUsage,
+    after: &runtime::activity::LiveUsage,
+) -> TokenUsage {
+    TokenUsage {
+        tokens_in: after.tokens_in.saturating_sub(before.tokens_in),
+        tokens_out: after.tokens_out.saturating_sub(before.tokens_out),
+        cache_read: after.cache_read.saturating_sub(before.cache_read),
+        cache_creation: after.cache_creation.saturating_sub(before.cache_creation),
+    }
+}
+
 async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, repair: u32) {
     let (j, errs) = (job.clone(), errors.clone());
     let res = shared
@@ -493,9 +595,12 @@ async fn run_once(
     dir: &Path,
     (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
-    kill: watch::Receiver<Option<KillRequest>>,
+    (kill, lines): (
+        watch::Receiver<Option<KillRequest>>,
+        Option<process::LineSender>,
+    ),
 ) -> RuntimeOutput {
-    let mut env = runtime::agent_env(plan.kind, &shared.config.runtime(plan.kind).env);
+    let mut env = runtime::agent_env(plan.kind, &shared.config().runtime(plan.kind).env);
     env.extend(runtime::job_env(job, repair));
     env.extend(seat_env.iter().cloned());
     let req = Request {
@@ -531,7 +636,7 @@ async fn run_once(
             |pid| {
                 let _ = pid_tx.send(pid);
             },
-            None,
+            lines,
         );
         tokio::pin!(run);
         let mut pid_rx = Some(pid_rx);

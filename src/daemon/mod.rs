@@ -8,6 +8,8 @@
 
 pub mod claim;
 pub mod exec;
+pub mod human_notify;
+pub mod live;
 pub mod lock;
 mod pool;
 pub mod recovery;
@@ -56,6 +58,8 @@ pub struct Daemon {
     home: Home,
     store_path: PathBuf,
     config: Config,
+    /// Where a running daemon re-reads its config from (SIGHUP, or the file changing).
+    config_file: Option<PathBuf>,
     parallel: Option<usize>,
     until_idle: bool,
     only_root: Option<String>,
@@ -73,6 +77,7 @@ impl Daemon {
             store_path: home.db_path(),
             home,
             config: Config::default(),
+            config_file: None,
             parallel: None,
             until_idle: false,
             only_root: None,
@@ -90,6 +95,13 @@ impl Daemon {
 
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Keep the config in step with this file while running: re-read on SIGHUP (with
+    /// `handle_signals`) and whenever it changes, checked once per `[daemon].tick`.
+    pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config_file = Some(path.into());
         self
     }
 
@@ -122,7 +134,8 @@ impl Daemon {
         self
     }
 
-    /// Stop gracefully on SIGINT/SIGTERM (the foreground `daemon run`).
+    /// Stop gracefully on SIGINT/SIGTERM and reload the config on SIGHUP (the foreground
+    /// `daemon run`).
     pub fn handle_signals(mut self, yes: bool) -> Self {
         self.signals = yes;
         self

@@ -2,14 +2,16 @@
 //! free slots, refresh the status file — on every store change, finished job or
 //! `[daemon].tick`, until idle or told to stop; then the graceful shutdown.
 //!
-//! Owns the in-flight bookkeeping (locks held, per-repo counts, kill switches); each job's
+//! Owns the in-flight bookkeeping (locks held, per-repo counts, kill switches) and the
+//! warm config reload (SIGHUP, or config.toml changing, checked once per tick); each job's
 //! own work is `exec::execute`.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
 
 use notify::Watcher;
 use tokio::sync::{Notify, watch};
@@ -19,8 +21,9 @@ use super::claim::{self, ClaimContext, Claimed};
 use super::exec::{self, Plan, Shared};
 use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
-use super::{Daemon, DaemonError, DaemonExit, recovery, shutdown, worktree};
+use super::{Daemon, DaemonError, DaemonExit, human_notify, recovery, shutdown, worktree};
 use crate::clock::Millis;
+use crate::config::Config;
 use crate::domain::JobState;
 use crate::engine;
 use crate::runtime::KillRequest;
@@ -39,6 +42,8 @@ struct InFlight {
 struct TickReport {
     claimed: Vec<(Claimed, Result<Plan, String>)>,
     force_killed: Vec<String>,
+    /// Human gates to run `[notify] command` for.
+    notify: Vec<human_notify::Pending>,
     /// Queued + running jobs in the store, when `until_idle` asked for it.
     live: Option<u64>,
 }
@@ -71,9 +76,54 @@ fn watch_store(db: &Path, wake: Arc<Notify>) -> Option<notify::RecommendedWatche
     Some(watcher)
 }
 
+/// What identifies one version of config.toml on disk.
+type FileStamp = Option<(SystemTime, u64)>;
+
+fn stamp(path: &Path) -> FileStamp {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// Where the pool re-reads its config from, and what it last saw there.
+struct Reload {
+    path: PathBuf,
+    stamp: FileStamp,
+    /// Set by SIGHUP.
+    hangup: Arc<AtomicBool>,
+    last_check_ms: Millis,
+    /// The version of the file that last failed to load: logged once, not per signal.
+    failed: FileStamp,
+}
+
+/// Git checkouts among the configured repos (read-only legs get worktrees of them).
+fn git_checkouts(config: &Config) -> HashSet<String> {
+    config
+        .repos
+        .iter()
+        .filter(|(_, r)| r.path.as_deref().is_some_and(worktree::is_git_checkout))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Sets `flag` and wakes the loop on each SIGHUP; the default action would end the daemon.
+fn on_hangup(flag: Arc<AtomicBool>, wake: Arc<Notify>) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            flag.store(true, Ordering::SeqCst);
+            wake.notify_one();
+        }
+    });
+    Ok(())
+}
+
 struct Pool {
     shared: Arc<Shared>,
     parallel: usize,
+    /// `--parallel` from the command line, which a reload does not override.
+    parallel_flag: Option<usize>,
+    reload: Option<Reload>,
     until_idle: bool,
     only_root: Option<String>,
     git_checkouts: Arc<HashSet<String>>,
@@ -86,9 +136,61 @@ struct Pool {
     inflight: HashMap<String, InFlight>,
     task_jobs: HashMap<tokio::task::Id, String>,
     tasks: JoinSet<JobState>,
+    /// Running `[notify] command`s, awaited before the daemon returns.
+    notifying: JoinSet<()>,
 }
 
 impl Pool {
+    /// Re-reads config.toml on SIGHUP, or once per tick when the file changed. A file that
+    /// does not load leaves the config in force and logs one line saying why.
+    fn maybe_reload(&mut self) {
+        let now = self.shared.clock.now_ms();
+        let Some(r) = self.reload.as_mut() else {
+            return;
+        };
+        let hangup = r.hangup.swap(false, Ordering::SeqCst);
+        if !hangup && now - r.last_check_ms < self.tick_ms {
+            return;
+        }
+        r.last_check_ms = now;
+        let seen = stamp(&r.path);
+        if !hangup && seen == r.stamp {
+            return;
+        }
+        r.stamp = seen;
+        let why = if hangup { "SIGHUP" } else { "file changed" };
+        let new = match Config::load(&r.path) {
+            Ok(c) => c,
+            Err(e) => {
+                if r.failed != seen || seen.is_none() {
+                    tracing::warn!(
+                        "daemon: config reload ({why}) failed, keeping the previous config: {e}"
+                    );
+                }
+                r.failed = seen;
+                return;
+            }
+        };
+        r.failed = None;
+        tracing::info!("daemon: config reloaded from {} ({why})", r.path.display());
+        self.apply(new);
+    }
+
+    fn apply(&mut self, new: Config) {
+        self.parallel = self.parallel_flag.unwrap_or(new.daemon.parallel);
+        self.tick_ms = new.daemon.tick.0.max(1);
+        self.git_checkouts = Arc::new(git_checkouts(&new));
+        *self
+            .shared
+            .config
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(new);
+    }
+
+    fn tick_duration(&self) -> Duration {
+        Duration::from_millis(self.tick_ms.max(1) as u64)
+    }
+
     async fn tick(&mut self) -> Result<TickReport, DaemonError> {
         let free = self.parallel.saturating_sub(self.inflight.len());
         let held: HashSet<String> = self
@@ -117,19 +219,26 @@ impl Pool {
         let report = self
             .shared
             .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
+                let config = sh.config();
                 if sweep_due {
                     store.write(|tx| {
-                        engine::sweep(tx, sh.clock.as_ref(), &sh.config.orchestrate, &*sh.hooks)
+                        engine::sweep(tx, sh.clock.as_ref(), &config.orchestrate, &*sh.hooks)
                     })?;
-                    if sh.config.chat.auto_respond {
+                    if config.chat.auto_respond {
                         let asked = store.write(|tx| {
-                            crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &sh.config)
+                            crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &config)
                         });
                         if let Err(e) = asked {
                             tracing::warn!("auto-respond sweep: {e}");
                         }
                     }
                 }
+                // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
+                let notify = if !config.notify.command.trim().is_empty() {
+                    store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
+                } else {
+                    Vec::new()
+                };
                 let force = if any_inflight {
                     engine::jobs_to_terminate(store.conn())?
                 } else {
@@ -137,7 +246,7 @@ impl Pool {
                 };
                 let claimed = if free > 0 {
                     let ctx = ClaimContext {
-                        config: &sh.config,
+                        config: &config,
                         git_checkouts: &checkouts,
                         held: &held,
                         running_per_repo: &per_repo,
@@ -154,7 +263,7 @@ impl Pool {
                 let claimed: Vec<_> = claimed
                     .into_iter()
                     .map(|c| {
-                        let plan = exec::plan(store.conn(), &c.job, &sh.config);
+                        let plan = exec::plan(store.conn(), &c.job, &config);
                         (c, plan)
                     })
                     .collect();
@@ -169,11 +278,27 @@ impl Pool {
                 Ok(TickReport {
                     claimed,
                     force_killed: force,
+                    notify,
                     live,
                 })
             })
             .await?;
         Ok(report)
+    }
+
+    /// Runs `[notify] command` for each gate, detached: a slow command never holds a tick.
+    fn notify(&mut self, gates: Vec<human_notify::Pending>) {
+        let config = self.shared.config();
+        let timeout = Duration::from_millis(config.notify.command_timeout.0.max(1) as u64);
+        for gate in gates {
+            self.notifying.spawn(human_notify::run(
+                self.shared.clone(),
+                config.notify.command.clone(),
+                timeout,
+                self.shared.home.root().to_path_buf(),
+                gate,
+            ));
+        }
     }
 
     fn start(&mut self, c: Claimed, plan: Result<Plan, String>) {
@@ -283,17 +408,11 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
     }
     let store = Store::open(&d.store_path)?;
-    let git_checkouts: HashSet<String> = d
-        .config
-        .repos
-        .iter()
-        .filter(|(_, r)| r.path.as_deref().is_some_and(worktree::is_git_checkout))
-        .map(|(name, _)| name.clone())
-        .collect();
+    let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
         home: d.home.clone(),
         store: std::sync::Mutex::new(store),
-        config: d.config.clone(),
+        config: std::sync::RwLock::new(Arc::new(d.config.clone())),
         hooks: d.hooks.clone(),
         clock: d.clock.clone(),
         scratch_dir,
@@ -306,7 +425,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
                 store,
                 sh.home.root(),
                 sh.clock.as_ref(),
-                &sh.config,
+                &sh.config(),
                 &*sh.hooks,
             )
         })
@@ -322,13 +441,29 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     }
     let wake = Arc::new(Notify::new());
     let _watcher = watch_store(&d.store_path, wake.clone());
-    let tick = Duration::from_millis(d.config.daemon.tick.0.max(1) as u64);
-    let grace = Duration::from_millis(d.config.daemon.shutdown_grace.0.max(0) as u64);
+    let reload = match &d.config_file {
+        Some(path) => {
+            let hangup = Arc::new(AtomicBool::new(false));
+            if d.signals {
+                on_hangup(hangup.clone(), wake.clone())?;
+            }
+            Some(Reload {
+                stamp: stamp(path),
+                path: path.clone(),
+                hangup,
+                last_check_ms: shared.clock.now_ms(),
+                failed: None,
+            })
+        }
+        None => None,
+    };
     let stop = d.shutdown.clone();
     let mut pool = Pool {
         started_ms: shared.clock.now_ms(),
         shared,
         parallel,
+        parallel_flag: d.parallel,
+        reload,
         until_idle: d.until_idle,
         only_root: d.only_root.clone(),
         git_checkouts: Arc::new(git_checkouts),
@@ -336,10 +471,11 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         status_path: status::path(&d.home),
         last_status_ms: 0,
         last_sweep_ms: 0,
-        tick_ms: tick.as_millis() as Millis,
+        tick_ms: d.config.daemon.tick.0.max(1),
         inflight: HashMap::new(),
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
+        notifying: JoinSet::new(),
     };
     tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
     let mut store_woke = false;
@@ -347,6 +483,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         while let Some(res) = pool.tasks.try_join_next_with_id() {
             pool.finished(res);
         }
+        while pool.notifying.try_join_next().is_some() {}
         if stop.is_requested() {
             break None;
         }
@@ -356,6 +493,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             tracing::warn!(home = %root.display(), "daemon: the home was removed; stopping");
             break None;
         }
+        pool.maybe_reload();
+        let tick = pool.tick_duration();
         // A store change cannot start anything while every slot is busy (our own writes
         // wake us too); kills and the sweep still run on the tick and on each finished job.
         let skip = store_woke && pool.inflight.len() >= pool.parallel;
@@ -375,6 +514,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
                 "terminated: the job was cancelled or its root killed with --force",
             );
         }
+        pool.notify(report.notify);
         let started = !report.claimed.is_empty();
         for (c, plan) in report.claimed {
             pool.start(c, plan);
@@ -397,6 +537,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     let exit = match exit {
         Some(e) => e,
         None => {
+            let grace_ms = pool.shared.config().daemon.shutdown_grace.0.max(0);
+            let grace = Duration::from_millis(grace_ms as u64);
             let deadline = tokio::time::sleep(grace);
             tokio::pin!(deadline);
             while !pool.tasks.is_empty() {
@@ -420,6 +562,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             DaemonExit::Shutdown { terminated }
         }
     };
+    // Each command is bounded by its own command_timeout.
+    while pool.notifying.join_next().await.is_some() {}
     status::remove(&pool.status_path);
     tracing::info!(?exit, "daemon: stopped");
     drop(lock);

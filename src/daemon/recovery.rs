@@ -45,12 +45,12 @@ fn finished_output(home: &Path, job_id: &str) -> Option<(RuntimeKind, RuntimeOut
     .into_iter()
     .find_map(|kind| {
         let path = record_path(home, job_id, kind);
-        let bytes = std::fs::read(&path).ok()?;
+        let (bytes, cut) = process::read_record(&path).ok()?;
         let out = runtime::interpret(
             kind,
             &process::ProcessOutput {
                 stdout: bytes,
-                stdout_truncated: false,
+                stdout_truncated: cut,
                 stderr_tail: Vec::new(),
                 exit: process::Exit::Code(0),
                 elapsed: std::time::Duration::ZERO,

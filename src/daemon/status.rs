@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Millis;
 use crate::domain::JobState;
 use crate::home::Home;
-use crate::store::{StoreError, jobs};
+use crate::store::{StoreError, events, jobs};
 
 /// What the running daemon says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,6 +63,8 @@ pub struct DaemonStatus {
     pub last_tick_ms: Option<Millis>,
     pub running_jobs: u64,
     pub queued_jobs: u64,
+    /// Coordinator rounds whose delegation set was refused whole by the preflight.
+    pub delegation_preflight_failures: u64,
     pub jobs: Vec<StatusJob>,
 }
 
@@ -90,6 +92,7 @@ pub fn report(
         last_tick_ms: file.as_ref().map(|f| f.last_tick_ms),
         running_jobs: jobs::count_state(conn, JobState::Running)?,
         queued_jobs: jobs::count_state(conn, JobState::Queued)?,
+        delegation_preflight_failures: events::count_kind(conn, crate::engine::PREFLIGHT_FAILED)?,
         jobs: file
             .map(|f| f.running)
             .unwrap_or_default()

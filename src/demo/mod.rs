@@ -131,31 +131,14 @@ fn answer_everything(store: &mut Store, config: &Config) -> anyhow::Result<()> {
                     .collect();
                 let text = text.join("\n");
                 println!("\n> answering {} in its thread: {text}", item.job_id);
-                match &item.thread {
-                    Some(thread) => {
-                        crate::chat::answer::answer_message(
-                            store,
-                            &SystemClock,
-                            &config.orchestrate,
-                            &ChatHooks,
-                            thread,
-                            None,
-                            &text,
-                        )?;
-                    }
-                    None => {
-                        store.write(|tx| {
-                            engine::answer(
-                                tx,
-                                &SystemClock,
-                                &config.orchestrate,
-                                &ChatHooks,
-                                &item.job_id,
-                                &text,
-                            )
-                        })?;
-                    }
-                }
+                crate::chat::answer::answer_job_message(
+                    store,
+                    &SystemClock,
+                    &config.orchestrate,
+                    &ChatHooks,
+                    &item.job_id,
+                    &text,
+                )?;
             }
             RoundKind::Failure => {
                 let why =

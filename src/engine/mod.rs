@@ -20,6 +20,7 @@ mod legs;
 pub mod observe;
 pub mod pricing;
 pub mod prompts;
+pub mod recipes;
 mod resolve;
 pub mod session;
 pub mod settle;
@@ -35,6 +36,10 @@ pub use escalation::{
 pub use pricing::price_usd;
 pub use settle::{Outcome, Settlement, Usage, settle};
 pub use submit::{SubmitRoot, submit_root};
+
+/// The event a coordinator gets when its delegation set named an unroutable agent and
+/// nothing was dispatched; `job list`, `daemon status` and the control room surface it.
+pub const PREFLIGHT_FAILED: &str = "delegation_preflight_failed";
 
 use rusqlite::Transaction;
 

@@ -1,10 +1,13 @@
-//! The Claude Code adapter: `claude -p --output-format json`, permission mode from the
-//! autonomy policy, and the one-object JSON envelope it prints even on failure.
+//! The Claude Code adapter: `claude -p --output-format stream-json --verbose`, permission
+//! mode from the autonomy policy, the live event stream and the final `result` envelope
+//! it prints even on failure.
 //!
-//! Owns only claude's arguments and envelope; process handling is in `process.rs`.
+//! Owns only claude's arguments, events and envelope; process handling is in `process.rs`,
+//! the shared line scaffold in `activity.rs`.
 
 use serde_json::Value;
 
+use super::activity::{ActivityKind, EventSink, LiveUsage, compact, content_text};
 use super::{
     ARG_PROMPT_MAX, Invocation, Prepared, ProcessOutput, Request, RuntimeOutput, Stdin, TokenUsage,
     exit_failure, num,
@@ -22,7 +25,11 @@ pub fn permission_mode(policy: AutonomyPolicy) -> Option<&'static str> {
 }
 
 pub fn build(req: &Request<'_>) -> Prepared {
-    let mut args: Vec<String> = vec!["-p".into(), "--output-format".into(), "json".into()];
+    // stream-json prints each step as it happens and ends with the same `result` object
+    // that `--output-format json` prints; claude refuses it in `-p` mode without --verbose.
+    let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
+        .map(String::from)
+        .to_vec();
     if let Some(m) = req.model {
         args.extend(["--model".into(), m.into()]);
     }
@@ -51,14 +58,42 @@ pub fn build(req: &Request<'_>) -> Prepared {
     }
 }
 
-/// Reads the envelope: `result` is the text, `is_error` fails the job with that text,
-/// usage counts cache reads and writes as input.
+/// What claude prints (plain text, on stdout) when it refuses to bypass permissions as root.
+pub const ROOT_BYPASS_REFUSAL: &str =
+    "--dangerously-skip-permissions cannot be used with root/sudo privileges";
+
+/// The preflight warning for a claude agent that would bypass permissions while gitmoot
+/// runs as root, where Claude Code refuses to start.
+pub fn root_bypass_warning(runtime: RuntimeKind, policy: AutonomyPolicy) -> Option<String> {
+    // SAFETY: geteuid(2) has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    (root && runtime == RuntimeKind::Claude && policy == AutonomyPolicy::DangerFullAccess).then(
+        || {
+            "warning: running as root, Claude Code refuses bypassPermissions (policy \
+             danger-full-access); its jobs will fail. Run the daemon as another user or use \
+             --policy workspace-write"
+                .to_string()
+        },
+    )
+}
+
+/// Reads the envelope: `result` is the text, `is_error` fails the job with that text;
+/// input and output tokens are what budgets count, cache reads and writes are kept as
+/// their own figures.
 pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     let stdout = out.stdout_text();
     let envelope = envelope_of(&stdout);
     let Some(env) = envelope else {
+        // Refusals such as the root/bypass one are a plain-text line on stdout: name it
+        // rather than only the exit code.
+        let error = exit_failure(RuntimeKind::Claude, out).map(|e| {
+            match stdout.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+                Some(line) if out.stderr_summary().is_empty() => format!("{e}: {line}"),
+                _ => e,
+            }
+        });
         return RuntimeOutput {
-            error: exit_failure(RuntimeKind::Claude, out),
+            error,
             text: stdout,
             ..RuntimeOutput::default()
         };
@@ -69,12 +104,7 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
         .unwrap_or_default()
         .to_string();
     let usage = env.get("usage").cloned().unwrap_or(Value::Null);
-    let tokens = TokenUsage {
-        tokens_in: num(&usage, "input_tokens")
-            + num(&usage, "cache_creation_input_tokens")
-            + num(&usage, "cache_read_input_tokens"),
-        tokens_out: num(&usage, "output_tokens"),
-    };
+    let tokens = usage_of(&usage);
     let is_error = env
         .get("is_error")
         .and_then(Value::as_bool)
@@ -95,6 +125,135 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
         vendor_cost_usd: env.get("total_cost_usd").and_then(Value::as_f64),
         error,
         truncated: false,
+    }
+}
+
+fn usage_of(usage: &Value) -> TokenUsage {
+    TokenUsage {
+        tokens_in: num(usage, "input_tokens"),
+        tokens_out: num(usage, "output_tokens"),
+        cache_read: num(usage, "cache_read_input_tokens"),
+        cache_creation: num(usage, "cache_creation_input_tokens"),
+    }
+}
+
+/// One stream-json event: assistant text and tool calls, tool results, per-message usage
+/// (each message id counted once) and the final `result`.
+pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
+    match ev.get("type").and_then(Value::as_str).unwrap_or_default() {
+        "assistant" => {
+            let msg = ev.get("message").unwrap_or(&Value::Null);
+            for part in msg
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                match part.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
+                        sink.push(ActivityKind::Message, text, Some(text));
+                    }
+                    Some("tool_use") => tool_use(part, sink),
+                    _ => {}
+                }
+            }
+            let id = msg.get("id").and_then(Value::as_str).unwrap_or_default();
+            if let Some(u) = msg.get("usage").filter(|u| u.is_object())
+                && !sink.seen.iter().any(|s| s == id)
+            {
+                sink.seen.push(id.to_string());
+                let u = usage_of(u);
+                sink.current.tokens_in += u.tokens_in;
+                sink.current.tokens_out += u.tokens_out;
+                sink.current.cache_read += u.cache_read;
+                sink.current.cache_creation += u.cache_creation;
+            }
+        }
+        "user" => {
+            let msg = ev.get("message").unwrap_or(&Value::Null);
+            for part in msg
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if part.get("type").and_then(Value::as_str) == Some("tool_result") {
+                    let text = content_text(part.get("content").unwrap_or(&Value::Null));
+                    let failed = part.get("is_error").and_then(Value::as_bool) == Some(true);
+                    let summary = match (failed, text.trim().is_empty()) {
+                        (true, _) => format!("✗ {text}"),
+                        (false, true) => "(no output)".to_string(),
+                        (false, false) => text.clone(),
+                    };
+                    sink.push(ActivityKind::ToolResult, &summary, Some(&text));
+                }
+            }
+        }
+        "result" => {
+            let u = usage_of(ev.get("usage").unwrap_or(&Value::Null));
+            let cost = ev.get("total_cost_usd").and_then(Value::as_f64);
+            *sink.current = LiveUsage {
+                tokens_in: u.tokens_in,
+                tokens_out: u.tokens_out,
+                cache_read: u.cache_read,
+                cache_creation: u.cache_creation,
+                cost_usd: cost,
+            };
+            *sink.run_done = true;
+            let mut summary = format!("{} in · {} out", u.tokens_in, u.tokens_out);
+            if u.cache_read + u.cache_creation > 0 {
+                summary.push_str(&format!(
+                    " · cache {} read / {} written",
+                    u.cache_read, u.cache_creation
+                ));
+            }
+            if let Some(c) = cost {
+                summary.push_str(&format!(" · ${c:.4}"));
+            }
+            sink.push(ActivityKind::Usage, &summary, None);
+            if ev.get("is_error").and_then(Value::as_bool) == Some(true) {
+                let text = ev.get("result").and_then(Value::as_str).unwrap_or("error");
+                sink.push(ActivityKind::Error, text, Some(text));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A `tool_use` block: shell commands as `$ cmd`, edits as `✎ path`, others by name.
+fn tool_use(part: &Value, sink: &mut EventSink<'_>) {
+    let name = part.get("name").and_then(Value::as_str).unwrap_or("tool");
+    let input = part.get("input").unwrap_or(&Value::Null);
+    let field = |k: &str| input.get(k).and_then(Value::as_str);
+    let detail = serde_json::to_string_pretty(input).unwrap_or_default();
+    match name {
+        "Bash" => {
+            let cmd = field("command").unwrap_or_default();
+            sink.push(ActivityKind::ToolCall, &format!("$ {cmd}"), Some(&detail));
+        }
+        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => {
+            let path = field("file_path")
+                .or_else(|| field("notebook_path"))
+                .unwrap_or_default();
+            sink.push(
+                ActivityKind::FileChange,
+                &format!("✎ {path}"),
+                Some(&detail),
+            );
+        }
+        _ => {
+            let arg = ["file_path", "pattern", "path", "url", "query"]
+                .iter()
+                .find_map(|k| field(k))
+                .map(str::to_string)
+                .unwrap_or_else(|| compact(input));
+            sink.push(
+                ActivityKind::ToolCall,
+                &format!("{name} {arg}"),
+                Some(&detail),
+            );
+        }
     }
 }
 
@@ -131,7 +290,8 @@ mod tests {
             [
                 "-p",
                 "--output-format",
-                "json",
+                "stream-json",
+                "--verbose",
                 "--model",
                 "opus",
                 "--effort",
@@ -148,7 +308,14 @@ mod tests {
         req.effort = None;
         assert_eq!(
             build(&req).invocation.args,
-            ["-p", "--output-format", "json", "--", "review it"]
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--",
+                "review it"
+            ]
         );
     }
 
@@ -180,8 +347,10 @@ mod tests {
         assert_eq!(
             r.usage,
             TokenUsage {
-                tokens_in: 115,
-                tokens_out: 42
+                tokens_in: 10,
+                tokens_out: 42,
+                cache_read: 100,
+                cache_creation: 5,
             }
         );
         assert_eq!(r.vendor_cost_usd, Some(0.0123));
@@ -193,6 +362,16 @@ mod tests {
         assert_eq!(
             r.error.as_deref(),
             Some("claude exited with code 1: error: unknown option '--x'")
+        );
+    }
+
+    #[test]
+    fn the_root_bypass_refusal_on_stdout_is_the_reason() {
+        let line = format!("{ROOT_BYPASS_REFUSAL} for security reasons");
+        let r = interpret(&output(&format!("{line}\n"), "", 1));
+        assert_eq!(
+            r.error.as_deref(),
+            Some(format!("claude exited with code 1: {line}").as_str())
         );
     }
 }

@@ -1,7 +1,8 @@
 //! The codex adapter: `codex exec --json` with stdin closed, the sandbox from the autonomy
 //! policy, effort as `-c model_reasoning_effort`, and the JSONL event stream it prints.
 //!
-//! Owns only codex's arguments and events; process handling is in `process.rs`.
+//! Owns only codex's arguments and events; process handling is in `process.rs`, the
+//! shared line scaffold in `activity.rs`.
 //!
 //! Usage: every job runs a fresh `codex exec` session (gitmoot never resumes codex
 //! threads), so the last `turn.completed` of a run is that session's whole usage — the
@@ -9,6 +10,7 @@
 
 use serde_json::Value;
 
+use super::activity::{ActivityKind, EventSink, LiveUsage};
 use super::{
     ARG_PROMPT_MAX, Invocation, Prepared, ProcessOutput, Request, RuntimeOutput, Stdin, TokenUsage,
     exit_failure, in_git_work_tree, num,
@@ -98,6 +100,7 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
                 usage = TokenUsage {
                     tokens_in: num(u, "input_tokens"),
                     tokens_out: num(u, "output_tokens"),
+                    ..TokenUsage::default()
                 };
                 failed = false;
             }
@@ -133,6 +136,107 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
         vendor_cost_usd: None,
         error,
         truncated: false,
+    }
+}
+
+/// One `--json` event: commands as they start and finish, file changes, tool calls,
+/// agent messages, errors and the per-turn usage.
+pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
+    let item = ev.get("item").unwrap_or(&Value::Null);
+    let item_type = item
+        .get("type")
+        .or_else(|| item.get("item_type"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let field = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or_default();
+    match (
+        ev.get("type").and_then(Value::as_str).unwrap_or_default(),
+        item_type,
+    ) {
+        ("item.started", "command_execution") => {
+            let cmd = field("command");
+            sink.push(ActivityKind::Command, &format!("$ {cmd}"), Some(cmd));
+        }
+        ("item.started", "mcp_tool_call") => {
+            let call = format!("{}.{}", field("server"), field("tool"));
+            let args = item.get("arguments").map(Value::to_string);
+            sink.push(ActivityKind::ToolCall, &call, args.as_deref());
+        }
+        ("item.completed", "agent_message") => {
+            sink.push(ActivityKind::Message, field("text"), Some(field("text")));
+        }
+        ("item.completed", "command_execution") => {
+            let output = field("aggregated_output");
+            let code = item.get("exit_code").and_then(Value::as_i64);
+            let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let summary = match code {
+                Some(0) if first.is_empty() => "exit 0 (no output)".to_string(),
+                Some(c) => format!("exit {c}: {first}"),
+                None => format!("{}: {first}", field("status")),
+            };
+            sink.push(ActivityKind::ToolResult, &summary, Some(output));
+        }
+        ("item.completed", "file_change") => {
+            for change in item
+                .get("changes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let path = change
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let how = change
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("update");
+                sink.push(ActivityKind::FileChange, &format!("✎ {path} ({how})"), None);
+            }
+        }
+        ("item.completed", "mcp_tool_call") => {
+            let result = item.get("result").map(Value::to_string).unwrap_or_default();
+            sink.push(ActivityKind::ToolResult, &result, Some(&result));
+        }
+        ("item.completed", "web_search") => {
+            sink.push(
+                ActivityKind::ToolCall,
+                &format!("search {}", field("query")),
+                None,
+            );
+        }
+        ("item.completed", "error") => {
+            sink.push(
+                ActivityKind::Error,
+                field("message"),
+                Some(field("message")),
+            );
+        }
+        ("turn.completed", _) => {
+            let u = ev.get("usage").unwrap_or(&Value::Null);
+            *sink.current = LiveUsage {
+                tokens_in: num(u, "input_tokens"),
+                tokens_out: num(u, "output_tokens"),
+                ..LiveUsage::default()
+            };
+            *sink.run_done = true;
+            let summary = format!(
+                "{} in ({} cached) · {} out",
+                num(u, "input_tokens"),
+                num(u, "cached_input_tokens"),
+                num(u, "output_tokens")
+            );
+            sink.push(ActivityKind::Usage, &summary, None);
+        }
+        ("turn.failed", _) | ("error", _) => {
+            let m = ev
+                .pointer("/error/message")
+                .or_else(|| ev.get("message"))
+                .and_then(Value::as_str)
+                .unwrap_or("error");
+            sink.push(ActivityKind::Error, m, Some(m));
+        }
+        _ => {}
     }
 }
 
@@ -193,7 +297,8 @@ mod tests {
             r.usage,
             TokenUsage {
                 tokens_in: 1200,
-                tokens_out: 80
+                tokens_out: 80,
+                ..TokenUsage::default()
             }
         );
     }

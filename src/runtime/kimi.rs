@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use super::activity::{ActivityKind, EventSink, LiveUsage, compact, content_text};
 use super::{
     ARG_PROMPT_MAX, Invocation, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput,
     Stdin, TokenUsage, exit_failure, num, write_private,
@@ -87,6 +88,7 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
             usage = TokenUsage {
                 tokens_in: num(u, "input_tokens").max(num(u, "prompt_tokens")),
                 tokens_out: num(u, "output_tokens").max(num(u, "completion_tokens")),
+                ..TokenUsage::default()
             };
         }
     }
@@ -107,6 +109,58 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
         vendor_cost_usd: None,
         error,
         truncated: false,
+    }
+}
+
+/// One stream-json message: assistant text and tool calls, tool results, usage.
+pub fn read_event(msg: &Value, sink: &mut EventSink<'_>) {
+    match msg.get("role").and_then(Value::as_str) {
+        Some("assistant") => {
+            match msg.get("content") {
+                Some(Value::String(s)) => sink.push(ActivityKind::Message, s, Some(s)),
+                Some(Value::Array(parts)) => {
+                    for p in parts {
+                        if p.get("type").and_then(Value::as_str) == Some("text") {
+                            let t = p.get("text").and_then(Value::as_str).unwrap_or_default();
+                            sink.push(ActivityKind::Message, t, Some(t));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for call in msg
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let f = call.get("function").unwrap_or(call);
+                let name = f.get("name").and_then(Value::as_str).unwrap_or("tool");
+                let args = compact(f.get("arguments").unwrap_or(&Value::Null));
+                sink.push(
+                    ActivityKind::ToolCall,
+                    &format!("{name} {args}"),
+                    Some(&args),
+                );
+            }
+        }
+        Some("tool") => {
+            let text = content_text(msg.get("content").unwrap_or(&Value::Null));
+            sink.push(ActivityKind::ToolResult, &text, Some(&text));
+        }
+        _ => {}
+    }
+    if let Some(u) = msg.get("usage").filter(|u| u.is_object()) {
+        *sink.current = LiveUsage {
+            tokens_in: num(u, "input_tokens").max(num(u, "prompt_tokens")),
+            tokens_out: num(u, "output_tokens").max(num(u, "completion_tokens")),
+            ..LiveUsage::default()
+        };
+        let summary = format!(
+            "{} in · {} out",
+            sink.current.tokens_in, sink.current.tokens_out
+        );
+        sink.push(ActivityKind::Usage, &summary, None);
     }
 }
 
@@ -164,6 +218,8 @@ mod tests {
         assert_eq!(
             r.usage,
             TokenUsage {
+                cache_read: 0,
+                cache_creation: 0,
                 tokens_in: 300,
                 tokens_out: 20
             }

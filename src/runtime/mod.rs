@@ -5,6 +5,7 @@
 //! job environment and envelope parsing. Knows nothing of the store, the contract parser
 //! or the engine: the daemon hands a `Request` in and gets a `RuntimeOutput` back.
 
+pub mod activity;
 pub mod claude;
 pub mod codex;
 pub mod kimi;
@@ -19,23 +20,28 @@ use crate::config::RuntimeConfig;
 use crate::domain::{AutonomyPolicy, RuntimeKind};
 use crate::store::jobs::Job;
 
-pub use process::{Exit, Invocation, KillRequest, ProcessOutput, Stdin};
+pub use process::{Exit, Invocation, KillRequest, OutputLine, OutputStream, ProcessOutput, Stdin};
 
 /// Prompts longer than this travel on stdin or in a file, never as one argument
 /// (Linux refuses single arguments over 128 KiB).
 pub const ARG_PROMPT_MAX: usize = 100 * 1024;
 
-/// Tokens one run consumed.
+/// Tokens one run consumed. Budgets count `tokens_in + tokens_out`; cache reads and
+/// writes (claude) are separate figures, priced by the vendor, never folded into input.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TokenUsage {
     pub tokens_in: u64,
     pub tokens_out: u64,
+    pub cache_read: u64,
+    pub cache_creation: u64,
 }
 
 impl std::ops::AddAssign for TokenUsage {
     fn add_assign(&mut self, o: Self) {
         self.tokens_in += o.tokens_in;
         self.tokens_out += o.tokens_out;
+        self.cache_read += o.cache_read;
+        self.cache_creation += o.cache_creation;
     }
 }
 

@@ -193,9 +193,12 @@ pub async fn run_streaming(
     run_recorded(inv, None, timeout, kill, on_spawn, lines).await
 }
 
-/// [`run_streaming`], also appending the child's stdout to `record` (created 0600) as it
-/// arrives, so a daemon that dies after its agent finished leaves the agent's output for
-/// recovery to settle from. The record is bounded: its first `CAPTURE_LIMIT` bytes.
+/// [`run_streaming`] with the child's stdout going straight into the file `record`
+/// (created 0600), which this side tails for the capture and the line feed. The child
+/// writes the file itself, so what it printed survives a daemon that dies before reading
+/// it: recovery settles finished work from the file ([`read_record`]). The file stays
+/// bounded on disk: what has been read beyond its first `CAPTURE_HEAD` bytes and its last
+/// `CAPTURE_LIMIT - CAPTURE_HEAD` is punched out as it goes.
 pub async fn run_recorded(
     inv: &Invocation,
     record: Option<&Path>,
@@ -216,7 +219,6 @@ pub async fn run_recorded(
             Stdin::Null => Stdio::null(),
             Stdin::Bytes(_) => Stdio::piped(),
         })
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
@@ -234,6 +236,32 @@ pub async fn run_recorded(
     if let Some(dir) = &inv.cwd {
         cmd.current_dir(dir);
     }
+    // The reading side opens for writing too: punching holes (fallocate) needs it.
+    let record_open = |path: &Path, create: bool| {
+        std::fs::OpenOptions::new()
+            .read(!create)
+            .write(true)
+            .create(create)
+            .truncate(create)
+            .mode(0o600)
+            .open(path)
+            .map_err(|source| SpawnError::Record {
+                path: path.to_path_buf(),
+                source,
+            })
+    };
+    let recorded = match record {
+        Some(path) => {
+            let writer = record_open(path, true)?;
+            let reader = record_open(path, false)?;
+            cmd.stdout(Stdio::from(writer));
+            Some(reader)
+        }
+        None => {
+            cmd.stdout(Stdio::piped());
+            None
+        }
+    };
     let mut child = cmd.spawn().map_err(|source| SpawnError::Spawn {
         program: program.clone(),
         source,
@@ -250,40 +278,27 @@ pub async fn run_recorded(
             let _ = pipe.shutdown().await;
         });
     }
-    let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
     let (stop_tx, stop_rx) = watch::channel(false);
-    let record = match record {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(|source| SpawnError::Record {
-                    path: path.to_path_buf(),
-                    source,
-                })?,
-        ),
-        None => None,
-    };
-    let out_task = tokio::spawn(read_capped(
-        stdout,
+    // Flips once the child has exited and its group is swept: the record's writers are done.
+    let (exited_tx, exited_rx) = watch::channel(false);
+    let out_capture = Capture::new(
         CAPTURE_HEAD,
         CAPTURE_LIMIT - CAPTURE_HEAD,
         feed(OutputStream::Stdout),
-        stop_rx.clone(),
-        record,
-    ));
+    );
+    let out_task = match recorded {
+        Some(file) => tokio::spawn(tail_capped(file, out_capture, exited_rx)),
+        None => {
+            let stdout = child.stdout.take().expect("stdout is piped");
+            tokio::spawn(read_capped(stdout, out_capture, stop_rx.clone()))
+        }
+    };
     let err_task = tokio::spawn(read_capped(
         stderr,
-        0,
-        STDERR_TAIL_LIMIT,
-        feed(OutputStream::Stderr),
+        Capture::new(0, STDERR_TAIL_LIMIT, feed(OutputStream::Stderr)),
         stop_rx,
-        None,
     ));
     drop(lines);
 
@@ -337,6 +352,7 @@ pub async fn run_recorded(
     // Leftover group members (a backgrounded grandchild) would hold the pipes open and
     // outlive the job; sweep them.
     signal_group(pgid, libc::SIGKILL);
+    let _ = exited_tx.send(true);
     let readers = async { (out_task.await, err_task.await) };
     tokio::pin!(readers);
     let (out, err) = match tokio::time::timeout(PIPE_GRACE, &mut readers).await {
@@ -475,21 +491,60 @@ pub fn kill_marked(jobs: &[&str]) {
     }
 }
 
-/// Reads to end of stream (or until `stop`) keeping the first `head` bytes and the last
-/// `tail`, feeding each line to `feed` on the way. Returns the kept bytes (head then
-/// tail) and whether anything between them was dropped.
-async fn read_capped(
-    mut r: impl AsyncRead + Unpin,
+/// The kept part of one output stream: its first `head` bytes and its last `tail`, with
+/// each line fed on the way.
+struct Capture {
     head: usize,
     tail: usize,
-    mut feed: Option<LineFeed>,
+    first: Vec<u8>,
+    last: Vec<u8>,
+    dropped: bool,
+    feed: Option<LineFeed>,
+}
+
+impl Capture {
+    fn new(head: usize, tail: usize, feed: Option<LineFeed>) -> Self {
+        Self {
+            head,
+            tail,
+            first: Vec::new(),
+            last: Vec::new(),
+            dropped: false,
+            feed,
+        }
+    }
+
+    async fn push(&mut self, chunk: &[u8]) {
+        if let Some(feed) = self.feed.as_mut() {
+            feed.push(chunk).await;
+        }
+        let room = self.head.saturating_sub(self.first.len());
+        let (to_head, rest) = chunk.split_at(chunk.len().min(room));
+        self.first.extend_from_slice(to_head);
+        self.last.extend_from_slice(rest);
+        if self.last.len() > self.tail {
+            let cut = self.last.len() - self.tail;
+            self.last.drain(..cut);
+            self.dropped = true;
+        }
+    }
+
+    /// The kept bytes (head then tail) and whether anything between them was dropped.
+    async fn finish(mut self) -> (Vec<u8>, bool) {
+        if let Some(feed) = self.feed.as_mut() {
+            feed.finish().await;
+        }
+        self.first.extend_from_slice(&self.last);
+        (self.first, self.dropped)
+    }
+}
+
+/// Reads a pipe to its end (or until `stop`) into `cap`.
+async fn read_capped(
+    mut r: impl AsyncRead + Unpin,
+    mut cap: Capture,
     mut stop: watch::Receiver<bool>,
-    mut record: Option<std::fs::File>,
 ) -> (Vec<u8>, bool) {
-    let mut first = Vec::new();
-    let mut last = Vec::new();
-    let mut recorded = 0usize;
-    let mut dropped = false;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = tokio::select! {
@@ -499,36 +554,89 @@ async fn read_capped(
             },
             _ = stop.wait_for(|s| *s) => break,
         };
-        if let Some(feed) = feed.as_mut() {
-            feed.push(&buf[..n]).await;
-        }
-        // The record is bounded like the capture: its first `head + tail` bytes.
-        let room = (head + tail).saturating_sub(recorded);
-        if room > 0
-            && let Some(file) = record.as_mut()
-        {
-            let part = &buf[..n.min(room)];
-            recorded += part.len();
-            // A local file write of one chunk: brief enough to do on the reader task.
-            if std::io::Write::write_all(file, part).is_err() {
-                record = None;
+        cap.push(&buf[..n]).await;
+    }
+    cap.finish().await
+}
+
+/// Between two looks at a record file that had nothing new: short while output flows,
+/// backing off while the child is quiet.
+const TAIL_POLL: (Duration, Duration) = (Duration::from_millis(2), Duration::from_millis(50));
+/// Punch the record in steps at least this big, not once per read.
+const PUNCH_STEP: u64 = 1024 * 1024;
+
+/// Follows the record file the child writes until the child has `exited` and everything
+/// it wrote is read, into `cap`; frees what the capture no longer needs from the disk.
+async fn tail_capped(
+    mut file: std::fs::File,
+    mut cap: Capture,
+    mut exited: watch::Receiver<bool>,
+) -> (Vec<u8>, bool) {
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut wait = TAIL_POLL.0;
+    let (mut read, mut punched) = (0u64, cap.head as u64);
+    loop {
+        // Read before deciding: once the exit is seen, one more empty read proves the end.
+        let done = *exited.borrow_and_update();
+        // A regular file: the read returns at once with what is there.
+        let n = file.read(&mut buf).unwrap_or(0);
+        if n > 0 {
+            cap.push(&buf[..n]).await;
+            read += n as u64;
+            let keep_from = read.saturating_sub(cap.tail as u64);
+            if keep_from >= punched + PUNCH_STEP {
+                punch(&file, punched, keep_from - punched);
+                punched = keep_from;
             }
+            wait = TAIL_POLL.0;
+            continue;
         }
-        let room = head.saturating_sub(first.len());
-        let (to_head, rest) = buf[..n].split_at(n.min(room));
-        first.extend_from_slice(to_head);
-        last.extend_from_slice(rest);
-        if last.len() > tail {
-            let cut = last.len() - tail;
-            last.drain(..cut);
-            dropped = true;
+        if done {
+            break;
         }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = exited.changed() => {}
+        }
+        wait = (wait * 2).min(TAIL_POLL.1);
     }
-    if let Some(feed) = feed.as_mut() {
-        feed.finish().await;
+    cap.finish().await
+}
+
+/// Frees `len` bytes at `offset` of `file` on disk, keeping its size; a file system that
+/// cannot punch holes keeps them (the record is then as long as the output).
+fn punch(file: &std::fs::File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fallocate(2) on a descriptor we own; the flags only deallocate a range.
+    unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            offset as libc::off_t,
+            len as libc::off_t,
+        );
     }
-    first.extend_from_slice(&last);
-    (first, dropped)
+}
+
+/// What recovery reads of a record: its first `CAPTURE_HEAD` bytes and its last
+/// `CAPTURE_LIMIT - CAPTURE_HEAD` (what the live capture would have kept), and whether
+/// anything between them was left out.
+pub fn read_record(path: &Path) -> std::io::Result<(Vec<u8>, bool)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len <= CAPTURE_LIMIT as u64 {
+        let mut all = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut all)?;
+        return Ok((all, false));
+    }
+    let mut kept = vec![0u8; CAPTURE_HEAD];
+    file.read_exact(&mut kept)?;
+    let tail = (CAPTURE_LIMIT - CAPTURE_HEAD) as u64;
+    file.seek(SeekFrom::Start(len - tail))?;
+    file.read_to_end(&mut kept)?;
+    Ok((kept, true))
 }
 
 #[cfg(test)]
@@ -617,6 +725,67 @@ mod tests {
         assert!(out.stdout_truncated);
         assert!(out.stdout.starts_with(b"first\n"));
         assert!(out.stdout.ends_with(b"\nlast\n"));
+    }
+
+    #[tokio::test]
+    async fn a_recorded_run_is_captured_from_the_file_the_child_writes_which_stays_bounded() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("job.out");
+        let big = 4 * CAPTURE_LIMIT;
+        let inv = sh(&format!(
+            "echo first; head -c {big} /dev/zero | tr '\\0' x; echo; sleep 0.1; echo last"
+        ));
+        let (tx, mut rx) = mpsc::channel::<OutputLine>(1024);
+        let fed = tokio::spawn(async move {
+            let mut n = 0;
+            while let Some(line) = rx.recv().await {
+                n += usize::from(line.stream == OutputStream::Stdout);
+            }
+            n
+        });
+        let out = run_recorded(&inv, Some(&record), None, no_kill(), |_| {}, Some(tx))
+            .await
+            .unwrap();
+        assert_eq!(out.exit, Exit::Code(0));
+        assert!(out.stdout_truncated);
+        assert_eq!(out.stdout.len(), CAPTURE_LIMIT);
+        assert!(out.stdout.starts_with(b"first\n"));
+        assert!(out.stdout.ends_with(b"\nlast\n"));
+        assert_eq!(fed.await.unwrap(), 3, "every line is fed from the file");
+        let meta = std::fs::metadata(&record).unwrap();
+        assert!(meta.len() > big as u64);
+        // What was read past the head and the tail is freed on disk as the run goes.
+        assert!(
+            meta.blocks() * 512 < 2 * CAPTURE_LIMIT as u64,
+            "{} bytes on disk",
+            meta.blocks() * 512
+        );
+        let (kept, cut) = read_record(&record).unwrap();
+        assert!(cut);
+        assert_eq!(kept, out.stdout);
+    }
+
+    #[tokio::test]
+    async fn a_recorded_run_keeps_what_the_child_printed_without_a_reader() {
+        // The child writes the record itself: its output is on disk the moment it prints,
+        // whether or not this side has read it yet (a daemon may die in between).
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("job.out");
+        let marker = dir.path().join("printed");
+        let inv = sh(&format!("echo result; touch {}; sleep 5", marker.display()));
+        let run = run_recorded(&inv, Some(&record), None, no_kill(), |_| {}, None);
+        tokio::pin!(run);
+        let seen = async {
+            while !marker.exists() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            std::fs::read(&record).unwrap()
+        };
+        tokio::select! {
+            bytes = seen => assert_eq!(bytes, b"result\n"),
+            _ = &mut run => panic!("the child should still be running"),
+        }
     }
 
     #[tokio::test]

@@ -789,18 +789,25 @@ pub struct AutoCandidate {
     pub seq: i64,
 }
 
-pub fn autorespond_candidates(conn: &Connection, origin: &str) -> Result<Vec<AutoCandidate>> {
+/// `also_enrolled` names agents enrolled by configuration rather than their registration.
+pub fn autorespond_candidates(
+    conn: &Connection,
+    origin: &str,
+    also_enrolled: &[String],
+) -> Result<Vec<AutoCandidate>> {
+    let also = serde_json::to_string(also_enrolled).unwrap_or_else(|_| "[]".into());
     let mut st = conn.prepare_cached(
         "SELECT m.thread_id, m.agent, MAX(m.seq)
          FROM chat_mentions m
-         JOIN agents a ON a.name = m.agent AND a.chat_autorespond = 1
+         JOIN agents a ON a.name = m.agent
+           AND (a.chat_autorespond = 1 OR a.name IN (SELECT value FROM json_each(?2)))
          JOIN chat_threads t ON t.id = m.thread_id AND t.state = 'open'
          WHERE m.unread = 1 AND m.resolved = 1 AND m.kind = 'chat' AND m.agent_origin = ?1
            AND NOT EXISTS (SELECT 1 FROM chat_thread_meta x WHERE x.thread_id = t.id AND x.key = 'moot')
          GROUP BY m.thread_id, m.agent ORDER BY m.thread_id, m.agent",
     )?;
     Ok(st
-        .query_map([origin], |r| {
+        .query_map(params![origin, also], |r| {
             Ok(AutoCandidate {
                 thread_id: r.get(0)?,
                 agent: r.get(1)?,

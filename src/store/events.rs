@@ -3,6 +3,8 @@
 //! Owns appending and the cheap "what changed since event N" read that the control room
 //! and `job events --follow` use.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -108,6 +110,24 @@ pub fn for_job_or_root(conn: &Connection, id: &str, cursor: i64) -> Result<Vec<E
         "SELECT {COLS} FROM events WHERE (job_id = ?1 OR root_id = ?1) AND id > ?2 ORDER BY id"
     ))?;
     collect(st.query_map(params![id, cursor], map)?)
+}
+
+/// The newest message of each job's events of `kind`, by job id.
+pub fn latest_by_job(conn: &Connection, kind: &str) -> Result<HashMap<String, String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT job_id, message FROM events WHERE id IN
+           (SELECT MAX(id) FROM events WHERE kind = ?1 AND job_id IS NOT NULL GROUP BY job_id)",
+    )?;
+    Ok(st
+        .query_map([kind], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many events of `kind` the log holds.
+pub fn count_kind(conn: &Connection, kind: &str) -> Result<u64> {
+    Ok(conn
+        .prepare_cached("SELECT COUNT(*) FROM events WHERE kind = ?1")?
+        .query_row([kind], |r| r.get::<_, i64>(0))? as u64)
 }
 
 /// Events of one job only.

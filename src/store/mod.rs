@@ -5,6 +5,7 @@
 //! delegations, escalations, agents, chat, memory). Holds no policy: the engine and chat
 //! decide, the store records.
 
+pub mod activity;
 pub mod agents;
 pub mod chat;
 pub mod delegations;

@@ -24,6 +24,7 @@ const MIGRATIONS: &[&[&str]] = &[
         super::chat::SCHEMA,
         super::memory::SCHEMA,
     ],
+    &[super::activity::SCHEMA],
     &[super::payloads::SCHEMA],
     // Paging and badge reads that stay flat with history: the `job list` index and the
     // maintained unread counters.

@@ -87,6 +87,7 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
         wtx
     };
     let _watcher = watch::watch_home(home.root(), wake_tx).ok();
+    let mut bell = super::notify::Bell::new(&home);
     let mut snap = Snapshot::empty(now_ms());
     if let Ok(size) = term.size() {
         update(
@@ -118,7 +119,9 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
             Ok(Msg::Snapshot(s)) => {
                 snap = *s;
                 snap.daemon = status;
-                update(&mut state, &snap, gitmoot_ui::Event::SnapshotArrived)
+                let actions = update(&mut state, &snap, gitmoot_ui::Event::SnapshotArrived);
+                bell.ring(&snap, &state);
+                actions
             }
             Ok(Msg::Daemon(now)) => {
                 if let Some(text) = daemon_change(status, now) {

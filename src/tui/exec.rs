@@ -101,10 +101,15 @@ impl Executor {
         let text: Vec<String> = answers.iter().map(|(q, a)| format!("{q}: {a}")).collect();
         let text = text.join("\n");
         let cfg = &self.config.orchestrate;
-        let cont = self
-            .store
-            .write(|tx| engine::answer(tx, &SystemClock, cfg, &ChatHooks, job_id, &text))?;
-        Ok(Outcome::ok(match cont {
+        let done = crate::chat::answer::answer_job_message(
+            &mut self.store,
+            &SystemClock,
+            cfg,
+            &ChatHooks,
+            job_id,
+            &text,
+        )?;
+        Ok(Outcome::ok(match done.continuation {
             Some(c) => format!("answered {job_id}; continuation {c} queued"),
             None => format!("answered {job_id}"),
         }))

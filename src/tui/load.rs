@@ -61,6 +61,8 @@ pub struct Loader {
     pub daemon: DaemonStatus,
     pub detail_job: Option<String>,
     pub thread: Option<String>,
+    /// Live activity and spend, read incrementally.
+    pub live: super::live::LiveCache,
 }
 
 impl Loader {
@@ -75,6 +77,7 @@ impl Loader {
             daemon,
             detail_job: None,
             thread: None,
+            live: super::live::LiveCache::default(),
         }
     }
 
@@ -148,6 +151,7 @@ impl Loader {
                 key,
             });
         }
+        let live = self.live.read(conn, now, last != self.cursor)?;
         self.cursor = last;
         let attention_key = attention_key(conn)?;
         let fresh = match &self.attention {
@@ -160,6 +164,15 @@ impl Loader {
             self.attention = Some((attention_key, attention(conn)?));
         }
         let chat = self.chat.clone().unwrap_or_default();
+        let mut detail = self
+            .detail_job
+            .as_deref()
+            .map(|j| detail(conn, j))
+            .transpose()?
+            .flatten();
+        if let Some(d) = detail.as_mut() {
+            d.activity = self.live.steps(conn, &d.job_id)?;
+        }
         Ok(Snapshot {
             now_ms: now,
             as_of_ms: now,
@@ -174,12 +187,8 @@ impl Loader {
             transcript: chat.transcript,
             threads: chat.threads,
             inboxes: chat.inboxes,
-            detail: self
-                .detail_job
-                .as_deref()
-                .map(|j| detail(conn, j))
-                .transpose()?
-                .flatten(),
+            detail,
+            live,
         })
     }
 
@@ -466,7 +475,34 @@ fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
             kind,
         });
     }
+    out.extend(preflight_attention(conn)?);
     Ok(out)
+}
+
+/// Coordinators whose newest delegation set was refused by the preflight, while their
+/// tree is still live (a finished tree has nothing left to fix).
+fn preflight_attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
+    let mut st = conn.prepare_cached(
+        "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
+         FROM events e
+         JOIN jobs j ON j.id = e.job_id
+         JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
+         WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = ?1 AND job_id IS NOT NULL GROUP BY job_id)",
+    )?;
+    let rows = st.query_map([engine::PREFLIGHT_FAILED], |r| {
+        Ok(AttentionItem {
+            job_id: r.get(0)?,
+            root_id: r.get(1)?,
+            kind: AttentionKind::Preflight {
+                reason: gitmoot_ui::sanitize::clean(&r.get::<_, String>(2)?),
+            },
+            opened_ms: r.get(3)?,
+            agent: r.get(4)?,
+            why: None,
+            thread: None,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {
@@ -611,6 +647,7 @@ fn detail(conn: &Connection, job_id: &str) -> Result<Option<JobDetail>> {
         events,
         error: job.error.as_deref().map(gitmoot_ui::sanitize::clean),
         raw_output: job.raw_output.as_deref().map(gitmoot_ui::sanitize::clean),
+        activity: Vec::new(),
     }))
 }
 

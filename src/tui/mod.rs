@@ -4,7 +4,9 @@
 pub mod app;
 pub mod daemon;
 pub mod exec;
+pub mod live;
 pub mod load;
+pub mod notify;
 pub mod terminal;
 pub mod watch;
 
@@ -61,10 +63,13 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     );
     let status = watch.probe(crate::clock::now_ms());
     let watch = Arc::new(Mutex::new(watch));
+    let mut loader = load::Loader::new(store, status);
+    loader.live.budget_usd =
+        Some(config.orchestrate.max_delegation_cost_usd).filter(|usd| *usd > 0.0);
     let app = app::App {
         state: State::new(keymap, opts.readonly, crate::clock::now_ms()),
         theme,
-        loader: load::Loader::new(store, status),
+        loader,
         executor: exec::Executor::new(home.clone(), Store::open_home(home)?, config.clone()),
         home: home.clone(),
         daemon: watch.clone(),

@@ -54,6 +54,11 @@ impl Tmux {
         self.tmux(&args);
     }
 
+    /// Appends every byte the pane's program writes (escape sequences included) to `path`.
+    pub fn pipe_output(&self, path: &Path) {
+        self.tmux(&["pipe-pane", "-o", &format!("cat >> {}", path.display())]);
+    }
+
     /// Waits until the screen contains `needle`, returning the screen; panics with the last
     /// screen after `timeout`.
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {

@@ -527,6 +527,7 @@ pub fn detail() -> JobDetail {
             "thinking…\x1b[1A\x1b[2K{\"gitmoot_result\": {\"decision\": \"delegated\"}}"
                 .to_string(),
         ),
+        activity: Vec::new(),
     }
 }
 
@@ -547,6 +548,7 @@ pub fn snapshot() -> Snapshot {
         transcript: Some(transcript()),
         inboxes: inboxes(),
         detail: Some(detail()),
+        live: crate::live::Live::default(),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod action;
 pub mod fixture;
 pub mod keymap;
 pub mod layout;
+pub mod live;
 pub mod render;
 pub mod rows;
 pub mod sanitize;

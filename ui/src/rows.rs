@@ -183,6 +183,7 @@ pub fn attention_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Attentio
             let kind = match a.kind {
                 AttentionKind::Ask { .. } => "ask awaiting",
                 AttentionKind::Failure { .. } => "failure failed",
+                AttentionKind::Preflight { .. } => "preflight unroutable",
             };
             filter.matches(&format!("{} {} {} {}", a.job_id, a.agent, repo, kind))
         })

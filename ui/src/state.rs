@@ -217,6 +217,12 @@ pub struct State {
     /// The job the Detail drawer shows.
     pub detail_job: Option<String>,
     pub detail_scroll: u16,
+    /// The drawer's tab (overview or the job's live activity).
+    pub detail_tab: crate::live::DetailTab,
+    /// The selected step of the Activity tab; `None` follows the newest (like `tail -f`).
+    pub activity_sel: Option<u64>,
+    /// The selected step's detail is shown.
+    pub activity_open: bool,
     /// The root the DAG shows; follows the tree selection.
     pub dag_root: Option<String>,
     pub now_ms: i64,
@@ -249,6 +255,9 @@ impl State {
             toasts: Vec::new(),
             detail_job: None,
             detail_scroll: 0,
+            detail_tab: crate::live::DetailTab::Overview,
+            activity_sel: None,
+            activity_open: false,
             dag_root: None,
             now_ms,
             tick: 0,

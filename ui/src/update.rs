@@ -13,6 +13,7 @@ use ratatui_textarea::TextArea;
 use crate::action::{Action, PromoteAction, ResumeVerb};
 use crate::keymap::{Command, Context, KeyChord};
 use crate::layout;
+use crate::live::DetailTab;
 use crate::rows;
 use crate::sanitize;
 use crate::state::{AnswerField, Confirm, Overlay, Pane, Section, State, ToastLevel};
@@ -277,6 +278,9 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::PageDown => step(state, snap, page(state) as isize, out),
         Command::Top => step(state, snap, isize::MIN / 2, out),
         Command::Bottom => step(state, snap, isize::MAX / 2, out),
+        Command::Open if state.focus == Pane::Detail && state.detail_tab == DetailTab::Activity => {
+            state.activity_open = !state.activity_open;
+        }
         Command::Open => open(state, snap, out),
         Command::Detail => {
             if let Some(id) = selected_job(state, snap) {
@@ -295,6 +299,14 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::CancelJob => cancel_job(state, snap),
         Command::RootNext => switch_root(state, snap, 1),
         Command::RootPrev => switch_root(state, snap, -1),
+        Command::SectionNext | Command::SectionPrev if state.focus == Pane::Detail => {
+            state.detail_tab = match state.detail_tab {
+                DetailTab::Overview => DetailTab::Activity,
+                DetailTab::Activity => DetailTab::Overview,
+            };
+            state.activity_sel = None;
+            state.activity_open = false;
+        }
         Command::SectionNext => state.section = next_section(state.section, 1),
         Command::SectionPrev => state.section = next_section(state.section, -1),
         Command::Compose => compose(state, snap, None),
@@ -469,6 +481,9 @@ fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut Vec<Action>)
                     moved(&seqs, cur.as_deref(), delta).and_then(|s| s.parse().ok());
             }
         },
+        Pane::Detail if state.detail_tab == DetailTab::Activity => {
+            step_activity(state, snap, delta);
+        }
         Pane::Detail => {
             let max = detail_max_scroll(state, snap) as isize;
             state.detail_scroll = (state.detail_scroll as isize)
@@ -477,6 +492,23 @@ fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut Vec<Action>)
         }
     }
     record_hints(state, snap);
+}
+
+/// Moves the Activity tab's selection; reaching the newest step follows new ones again.
+fn step_activity(state: &mut State, snap: &Snapshot, delta: isize) {
+    let Some(d) = snap
+        .detail
+        .as_ref()
+        .filter(|d| Some(&d.job_id) == state.detail_job.as_ref())
+    else {
+        return;
+    };
+    let Some(cur) = widgets::activity::selected(state, &d.activity) else {
+        return;
+    };
+    let last = d.activity.len() - 1;
+    let next = (cur as isize).saturating_add(delta).clamp(0, last as isize) as usize;
+    state.activity_sel = (next != last).then(|| d.activity[next].seq);
 }
 
 fn detail_max_scroll(state: &State, snap: &Snapshot) -> u16 {
@@ -516,6 +548,8 @@ fn open_detail(state: &mut State, id: String, out: &mut Vec<Action>) {
     }
     state.detail_job = Some(id.clone());
     state.detail_scroll = 0;
+    state.activity_sel = None;
+    state.activity_open = false;
     state.focus = Pane::Detail;
     state.right = Pane::Detail;
     out.push(Action::LoadDetail(id));
@@ -565,6 +599,7 @@ fn copy(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
                     format!("gitmoot job answer {} \"{q}: \"", a.job_id)
                 }
                 AttentionKind::Failure { .. } => format!("gitmoot job resume {} retry", a.job_id),
+                AttentionKind::Preflight { .. } => format!("gitmoot job events {}", a.job_id),
             }),
         Pane::Threads => state.sel.thread.clone(),
         _ => selected_job(state, snap),
@@ -652,6 +687,10 @@ fn answer(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
         AttentionKind::Failure { failed_leg, .. } => {
             let leg = failed_leg.clone();
             open_detail(state, leg, out);
+        }
+        AttentionKind::Preflight { .. } => {
+            let job = item.job_id.clone();
+            open_detail(state, job, out);
         }
     }
 }

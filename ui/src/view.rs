@@ -205,6 +205,9 @@ pub enum AttentionKind {
     Ask { questions: Vec<Question> },
     /// A leg failed under `escalate_human`; the coordinator waits for retry/continue/abort.
     Failure { failed_leg: String, reason: String },
+    /// The coordinator's delegation set named an unroutable agent and nothing was
+    /// dispatched; the tree corrects or finalizes itself, but the agent may need registering.
+    Preflight { reason: String },
 }
 
 /// Something waiting for a human.
@@ -229,6 +232,7 @@ impl AttentionItem {
         let kind = match self.kind {
             AttentionKind::Ask { .. } => "ask",
             AttentionKind::Failure { .. } => "failure",
+            AttentionKind::Preflight { .. } => "preflight",
         };
         format!("{}#{kind}", self.job_id)
     }
@@ -345,6 +349,8 @@ pub struct JobDetail {
     pub events: Vec<EventRow>,
     pub error: Option<String>,
     pub raw_output: Option<String>,
+    /// The job's steps, oldest first (the Activity tab).
+    pub activity: Vec<crate::live::Step>,
 }
 
 /// Who runs this home's jobs, as the glue's once-a-second probe (lock + heartbeat) found.
@@ -403,6 +409,7 @@ pub struct Snapshot {
     pub transcript: Option<Transcript>,
     pub inboxes: Vec<Inbox>,
     pub detail: Option<JobDetail>,
+    pub live: crate::live::Live,
 }
 
 impl Snapshot {
@@ -419,6 +426,7 @@ impl Snapshot {
             transcript: None,
             inboxes: Vec::new(),
             detail: None,
+            live: crate::live::Live::default(),
         }
     }
 

@@ -73,6 +73,11 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                 "✗ failure",
                 format!("{} · leg {} failed", item.job_id, leg_name(failed_leg)),
             ),
+            AttentionKind::Preflight { .. } => (
+                Slot::AttentionFailure,
+                "! route  ",
+                format!("{} · {} · nothing dispatched", item.job_id, item.agent),
+            ),
         };
         let head_w = w.saturating_sub(12 + ago.len() + 1);
         lines.push(Line::from(vec![
@@ -135,6 +140,25 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                     Span::styled("    ", muted),
                     Span::styled(
                         fit("r retry with instructions · c continue · x abort", body_w),
+                        muted,
+                    ),
+                ]));
+            }
+            AttentionKind::Preflight { reason } => {
+                lines.push(Line::from(vec![
+                    Span::styled("    ", base),
+                    Span::styled(
+                        fit(&format!("PREFLIGHT_FAILED: {}", clean_line(reason)), body_w),
+                        base,
+                    ),
+                ]));
+                lines.push(Line::from(vec![
+                    Span::styled("    ", muted),
+                    Span::styled(
+                        fit(
+                            "register the agent (gitmoot agent add) · a opens the job",
+                            body_w,
+                        ),
                         muted,
                     ),
                 ]));

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{job_glyph, job_slot, pane_block, wrap};
+use crate::live::DetailTab;
 use crate::sanitize::{clean, clean_line};
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
@@ -156,6 +157,26 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
             Paragraph::new(Span::styled(" loading…", theme.style(Slot::Muted))),
             inner,
         ),
+        // Jobs that streamed steps get the Activity tab; the header takes one line.
+        Some(d) if !d.activity.is_empty() || state.detail_tab == DetailTab::Activity => {
+            let [head, body] = ratatui::layout::Layout::vertical([
+                ratatui::layout::Constraint::Length(1),
+                ratatui::layout::Constraint::Min(0),
+            ])
+            .areas(inner);
+            frame.render_widget(
+                Paragraph::new(super::activity::tabs(state.detail_tab, theme)),
+                head,
+            );
+            if state.detail_tab == DetailTab::Activity {
+                super::activity::render(frame, body, state, d, theme);
+            } else {
+                let lines = content(d, body.width as usize, theme);
+                let max = lines.len().saturating_sub(body.height as usize) as u16;
+                let scroll = state.detail_scroll.min(max);
+                frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), body);
+            }
+        }
         Some(d) => {
             let lines = content(d, inner.width as usize, theme);
             let max = lines.len().saturating_sub(inner.height as usize) as u16;

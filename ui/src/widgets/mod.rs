@@ -4,6 +4,7 @@
 //! into a frame region. Agent text passes through `sanitize` before it is drawn. Must not
 //! change state (drawing cannot move a selection).
 
+pub mod activity;
 pub mod answer_form;
 pub mod attention;
 pub mod command;

@@ -44,6 +44,13 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         format!("{} awaiting", c.awaiting),
         if c.awaiting > 0 { warn } else { bar },
     ));
+    if snap.live.today_usd > 0.0 {
+        spans.push(sep.clone());
+        spans.push(Span::styled(
+            format!("today ${:.2}", snap.live.today_usd),
+            bar,
+        ));
+    }
     spans.push(sep.clone());
     let stale = state.now_ms - snap.as_of_ms;
     spans.push(Span::styled(

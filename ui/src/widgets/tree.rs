@@ -45,7 +45,15 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .take(inner.height as usize)
         .map(|(i, r)| {
             let idle = !snap.daemon.runs_jobs();
-            row(r, i == sel, idle, state, theme, inner.width as usize)
+            row(
+                r,
+                i == sel,
+                idle,
+                state,
+                &snap.live,
+                theme,
+                inner.width as usize,
+            )
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
@@ -57,6 +65,7 @@ fn row<'a>(
     is_sel: bool,
     idle: bool,
     state: &State,
+    snap_live: &crate::live::Live,
     theme: &Theme,
     width: usize,
 ) -> Line<'a> {
@@ -100,6 +109,19 @@ fn row<'a>(
     } else {
         format!("{} · {note}{}", n.label(), n.agent)
     };
+    // Dimmed after the label: a root's spend against its budget, a running job's newest step.
+    let mut trailer = String::new();
+    if n.kind == JobKind::Root
+        && let Some(spend) = snap_live.root_spend(&r.root.id, r.root.cost_usd)
+    {
+        trailer.push_str(&format!("  {spend}"));
+    }
+    if n.state == JobState::Running
+        && let Some(step) = snap_live.latest.get(&n.id)
+    {
+        trailer.push_str(&format!("  {}", clean_line(step)));
+    }
+    let trailer = (!trailer.is_empty()).then_some(trailer);
     let rollup = if n.children.is_empty() {
         String::new()
     } else {
@@ -126,7 +148,10 @@ fn row<'a>(
     };
     let (time, toks) = if n.kind == JobKind::Root {
         let end = r.root.finished_ms.unwrap_or(state.now_ms);
-        (elapsed(end - r.root.created_ms), tokens(r.root.tokens))
+        (
+            elapsed(end - r.root.created_ms),
+            tokens(snap_live.root_tokens(&r.root.id, r.root.tokens)),
+        )
     } else {
         (end, tokens(n.tokens))
     };
@@ -141,7 +166,7 @@ fn row<'a>(
     } else {
         text
     };
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled(mark, row_style(theme.style(Slot::Accent), selected, theme)),
         Span::styled(lead, edge),
         Span::styled(
@@ -149,8 +174,19 @@ fn row<'a>(
             row_style(theme.style(gslot), selected, theme),
         ),
         Span::styled(" ", text),
-        Span::styled(fit(&label, left_w.saturating_sub(lead_w)), label_style),
-        Span::styled(" ", text),
-        Span::styled(right, muted),
-    ])
+    ];
+    let room = left_w.saturating_sub(lead_w);
+    match trailer {
+        // The label yields up to half the row to the trailer, which is what changes.
+        Some(t) if room > 8 => {
+            let label_w = super::str_width(&label)
+                .min(room.saturating_sub(super::str_width(&t)).max(room / 2));
+            spans.push(Span::styled(fit(&label, label_w), label_style));
+            spans.push(Span::styled(fit(&t, room - label_w), muted));
+        }
+        _ => spans.push(Span::styled(fit(&label, room), label_style)),
+    }
+    spans.push(Span::styled(" ", text));
+    spans.push(Span::styled(right, muted));
+    Line::from(spans)
 }

@@ -1,0 +1,162 @@
+//! `bench_activity`: a shell agent printing 10,000 lines over about a second, run once bare
+//! through the process runner and once as a job through a real daemon that records its
+//! activity live. The figures: records stored (none lost up to the per-job cap) and the
+//! job's wall time over the bare run.
+//!
+//! Owns only the measurement; `gitmoot bench` prints it.
+
+use std::time::{Duration, Instant};
+
+use crate::clock::{Clock, SystemClock};
+use crate::daemon::Daemon;
+use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use crate::engine::{SubmitRoot, submit_root};
+use crate::home::Home;
+use crate::runtime::{Invocation, Stdin, process};
+use crate::store::activity::{self, MAX_RECORDS};
+use crate::store::agents::{self, Agent};
+use crate::store::{Store, jobs};
+
+/// `lines` lines in 100 bursts 10 ms apart, then the result.
+fn agent_command(lines: usize) -> String {
+    format!(
+        "awk 'BEGIN {{ for (b = 0; b < 100; b++) {{ for (i = 0; i < {per}; i++) printf \"line %d\\n\", b * {per} + i; \
+         fflush(); system(\"sleep 0.01\") }} }}'; \
+         printf '%s\\n' '{{\"gitmoot_result\":{{\"decision\":\"approved\",\"summary\":\"ok\"}}}}'",
+        per = lines / 100
+    )
+}
+
+/// 10,000 lines.
+pub fn bench_activity() -> Vec<(String, String)> {
+    bench_activity_with(10_000)
+}
+
+/// The same with `lines` lines (a multiple of 100).
+pub fn bench_activity_with(lines: usize) -> Vec<(String, String)> {
+    let dir = std::env::temp_dir().join(format!("gitmoot-bench-{}", crate::ids::random_hex(6)));
+    let out = measure(&dir, lines).unwrap_or_else(|e| vec![("activity.error".into(), e)]);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>, String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let home = Home::resolve(Some(dir)).map_err(|e| err(&e))?;
+    let mut store = Store::open_home(&home).map_err(|e| err(&e))?;
+    let command = agent_command(lines);
+    agents::insert(
+        store.conn(),
+        &Agent {
+            name: "chatty".into(),
+            runtime: RuntimeKind::Shell,
+            command: Some(command.clone()),
+            model: None,
+            effort: None,
+            capabilities: vec![Capability::Ask],
+            policy: AutonomyPolicy::ReadOnly,
+            repos: vec![],
+            chat_autorespond: false,
+            created_ms: SystemClock.now_ms(),
+        },
+    )
+    .map_err(|e| err(&e))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| err(&e))?;
+    // The bare figure is the best of three runs (one before and two after the job's), so
+    // a cold first start does not flatter the daemon.
+    let mut bare = rt.block_on(bare_run(&command))?;
+    let root = store
+        .write(|tx| {
+            submit_root(
+                tx,
+                &SystemClock,
+                SubmitRoot {
+                    agent: "chatty".into(),
+                    action: Action::Ask,
+                    prompt: "talk".into(),
+                    repo: None,
+                    model: None,
+                    timeout_ms: None,
+                    dispatched_by: "bench".into(),
+                },
+            )
+        })
+        .map_err(|e| err(&e))?;
+    rt.block_on(
+        Daemon::new(home.clone())
+            .parallel(Some(1))
+            .until_idle(true)
+            .run(),
+    )
+    .map_err(|e| err(&e))?;
+    for _ in 0..2 {
+        bare = bare.min(rt.block_on(bare_run(&command))?);
+    }
+    let job = jobs::require(store.conn(), &root).map_err(|e| err(&e))?;
+    if job.state != JobState::Succeeded {
+        return Err(format!(
+            "the chatty job ended {}: {:?}",
+            job.state, job.error
+        ));
+    }
+    let wall = Duration::from_millis(
+        (job.finished_ms.unwrap_or(0) - job.started_ms.unwrap_or(0)).max(0) as u64,
+    );
+    let info = activity::of_job(store.conn(), &root)
+        .map_err(|e| err(&e))?
+        .unwrap_or_default();
+    let printed = lines as u64 + 1;
+    // Up to the cap every line is a record; at the cap one record says the rest was cut.
+    let expected = printed.min(MAX_RECORDS - 1) + u64::from(printed >= MAX_RECORDS);
+    let overhead = (wall.as_secs_f64() / bare.as_secs_f64() - 1.0) * 100.0;
+    Ok(vec![
+        ("activity.lines_printed".into(), printed.to_string()),
+        ("activity.records_stored".into(), info.records.to_string()),
+        (
+            "activity.records_lost".into(),
+            expected.saturating_sub(info.records).to_string(),
+        ),
+        (
+            "activity.bare_run_ms".into(),
+            format!("{:.0}", bare.as_secs_f64() * 1000.0),
+        ),
+        (
+            "activity.job_wall_ms".into(),
+            format!("{:.0}", wall.as_secs_f64() * 1000.0),
+        ),
+        ("activity.overhead_percent".into(), format!("{overhead:.1}")),
+    ])
+}
+
+/// The agent's command through the process runner alone (no daemon, no line feed).
+async fn bare_run(command: &str) -> Result<Duration, String> {
+    let inv = Invocation {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), command.into()],
+        env: vec![],
+        cwd: None,
+        stdin: Stdin::Bytes(b"talk".to_vec()),
+    };
+    let started = Instant::now();
+    let kill = tokio::sync::watch::channel(None).1;
+    process::run(&inv, None, kill, |_| {})
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(started.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_small_pass_stores_every_line() {
+        let out = super::bench_activity_with(1_000);
+        let get = |k: &str| out.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(get("activity.error"), None, "{out:?}");
+        assert_eq!(get("activity.records_stored").as_deref(), Some("1001"));
+        assert_eq!(get("activity.records_lost").as_deref(), Some("0"));
+    }
+}

@@ -1,0 +1,132 @@
+//! `gitmoot job logs JOB [--follow] [--json]`: a job's stored activity, oldest first, and
+//! the activity fields of `job show --json`.
+//!
+//! Owns only printing; the records are written by the daemon (`daemon::live`) and read
+//! through `store::activity`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::Ctx;
+use crate::store::activity::{self, Record};
+use crate::store::jobs;
+
+/// How often `--follow` looks for new records.
+const FOLLOW_POLL: Duration = Duration::from_millis(200);
+/// Records read per query.
+const PAGE: usize = 500;
+
+/// Prints the job's activity; with `follow`, keeps printing until the job settles.
+pub fn logs(ctx: &Ctx, id: &str, follow: bool, as_json: bool) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    jobs::require(store.conn(), id)?;
+    let mut next = 0;
+    loop {
+        // The state is read before the records: the settlement writes the job's last
+        // records in its own transaction, so a settled state means nothing is missing.
+        let settled = jobs::require(store.conn(), id)?.state.is_terminal();
+        loop {
+            let batch = activity::list(store.conn(), id, next, PAGE)?;
+            for r in &batch {
+                print_record(r, as_json)?;
+            }
+            match batch.last() {
+                Some(last) => next = last.seq + 1,
+                None => break,
+            }
+            if batch.len() < PAGE {
+                break;
+            }
+        }
+        if !follow || settled {
+            return Ok(());
+        }
+        std::thread::sleep(FOLLOW_POLL);
+    }
+}
+
+fn print_record(r: &Record, as_json: bool) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = if as_json {
+        writeln!(out, "{}", serde_json::to_string(r)?)
+    } else {
+        writeln!(out, "{} {:<11} {}", clock_time(r.at_ms), r.kind, r.summary)
+    };
+    // `--follow` piped into `head` ends when the reader goes away.
+    if written.and_then(|()| out.flush()).is_err() {
+        std::process::exit(0);
+    }
+    Ok(())
+}
+
+/// `HH:MM:SS` (UTC) of a millisecond timestamp.
+pub fn clock_time(ms: i64) -> String {
+    let secs = ms.div_euclid(1000).rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Adds `activity_count`, `last_activity`, the cache-token figures and, while the job
+/// runs, its live spend to a `job show --json` document.
+pub fn extend_show(conn: &rusqlite::Connection, doc: &mut Value) -> anyhow::Result<()> {
+    let id = doc["id"].as_str().unwrap_or_default().to_string();
+    let info = activity::of_job(conn, &id)?.unwrap_or_default();
+    let last = activity::last(conn, &id)?;
+    doc["activity_count"] = json!(info.records);
+    doc["last_activity"] = serde_json::to_value(last)?;
+    doc["tokens"]["cache_read"] = json!(info.cache_read_tokens);
+    doc["tokens"]["cache_creation"] = json!(info.cache_creation_tokens);
+    doc["live"] = if info.running {
+        json!({"tokens": info.live.tokens, "cost_usd": info.live.cost_usd})
+    } else {
+        Value::Null
+    };
+    Ok(())
+}
+
+/// The human `job show` lines for the same figures.
+pub fn show_lines(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    let Some(info) = activity::of_job(conn, id)? else {
+        return Ok(lines);
+    };
+    if info.cache_read_tokens + info.cache_creation_tokens > 0 {
+        lines.push(format!(
+            "cache:     {} read, {} written (not counted as input)",
+            info.cache_read_tokens, info.cache_creation_tokens
+        ));
+    }
+    if info.running {
+        lines.push(format!(
+            "live:      {} tokens, ${:.4} so far",
+            info.live.tokens, info.live.cost_usd
+        ));
+    }
+    if info.records > 0 {
+        lines.push(format!(
+            "activity:  {} step(s){}, latest: {}",
+            info.records,
+            if info.truncated { " (capped)" } else { "" },
+            info.last_summary.unwrap_or_default()
+        ));
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clock_time_is_utc_hours_minutes_seconds() {
+        assert_eq!(super::clock_time(0), "00:00:00");
+        assert_eq!(
+            super::clock_time(((13 * 60 + 5) * 60 + 9) * 1000 + 999),
+            "13:05:09"
+        );
+    }
+}

@@ -1,0 +1,257 @@
+//! A running job's live activity: reads the runtime's output lines as they arrive (over
+//! every run of the job, repairs included), turns them into activity records, and writes
+//! them in batches (one transaction at most every `FLUSH_EVERY`) with the job's running
+//! spend. A root whose token or USD budget the running spend reaches has this leg stopped
+//! gracefully, with the reason in its events.
+//!
+//! Owns batching and the live budget stop; parsing is `runtime::activity`, storage
+//! `store::activity`. The last batch is not written here: it rides on the settlement's
+//! transaction (`write_final`), so a short job costs no extra write.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::exec::Shared;
+use crate::domain::RuntimeKind;
+use crate::engine;
+use crate::runtime::KillRequest;
+use crate::runtime::activity::{Activity, LiveUsage, StreamParser};
+use crate::runtime::process::{LineSender, OutputLine};
+use crate::store::activity::{self as store_activity, LiveSpend, NewActivity};
+use crate::store::events::{self, NewEvent};
+use crate::store::jobs::Job;
+use crate::store::{StoreError, runs};
+
+/// Longest a record waits before it is written.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
+/// Lines buffered between the child's pipes and the parser.
+const LINE_QUEUE: usize = 4096;
+
+/// What was not written yet when the job's last run ended.
+#[derive(Debug, Default)]
+pub struct Leftover {
+    pub batch: Vec<Activity>,
+    pub usage: LiveUsage,
+    /// A batch was written while the job ran, so its row must be closed.
+    pub wrote: bool,
+}
+
+/// The recorder of one job.
+pub struct Recorder {
+    lines: LineSender,
+    sync: mpsc::UnboundedSender<oneshot::Sender<LiveUsage>>,
+    task: tokio::task::JoinHandle<Leftover>,
+}
+
+impl Recorder {
+    /// Starts recording `job`'s output; `stop` terminates the job's runtime when its
+    /// root's budget is reached.
+    pub fn start(
+        shared: &Arc<Shared>,
+        job: &Job,
+        kind: RuntimeKind,
+        model: Option<String>,
+        stop: watch::Sender<Option<KillRequest>>,
+    ) -> Self {
+        let (lines, rx) = mpsc::channel(LINE_QUEUE);
+        let (sync, sync_rx) = mpsc::unbounded_channel();
+        let ctx = Ctx {
+            shared: shared.clone(),
+            job_id: job.id.clone(),
+            root_id: job.root_id.clone(),
+            model,
+            stop,
+            stopped: false,
+        };
+        let task = tokio::spawn(record(ctx, StreamParser::new(kind), rx, sync_rx));
+        Self { lines, sync, task }
+    }
+
+    /// Where a run sends its output lines.
+    pub fn lines(&self) -> LineSender {
+        self.lines.clone()
+    }
+
+    /// The job's usage so far, once every line already sent has been read.
+    pub async fn usage(&self) -> LiveUsage {
+        let (tx, rx) = oneshot::channel();
+        if self.sync.send(tx).is_err() {
+            return LiveUsage::default();
+        }
+        rx.await.unwrap_or_default()
+    }
+
+    /// Stops recording; what is still unwritten goes to the settlement.
+    pub async fn finish(self) -> Leftover {
+        drop(self.lines);
+        drop(self.sync);
+        self.task.await.unwrap_or_default()
+    }
+}
+
+struct Ctx {
+    shared: Arc<Shared>,
+    job_id: String,
+    root_id: String,
+    model: Option<String>,
+    stop: watch::Sender<Option<KillRequest>>,
+    stopped: bool,
+}
+
+async fn record(
+    mut ctx: Ctx,
+    mut parser: StreamParser,
+    mut rx: mpsc::Receiver<OutputLine>,
+    mut sync_rx: mpsc::UnboundedReceiver<oneshot::Sender<LiveUsage>>,
+) -> Leftover {
+    let mut pending: Vec<Activity> = Vec::new();
+    let mut usage = LiveUsage::default();
+    let mut flush_at: Option<tokio::time::Instant> = None;
+    let mut wrote = false;
+    loop {
+        tokio::select! {
+            // Lines first: a sync request is answered only once the lines queued before
+            // it have been read.
+            biased;
+            line = rx.recv() => {
+                let Some(line) = line else { break };
+                pending.extend(parser.line(&line));
+                let now_usage = parser.usage();
+                let spend_changed = now_usage != usage;
+                usage = now_usage;
+                if flush_at.is_none() && (!pending.is_empty() || spend_changed) {
+                    flush_at = Some(tokio::time::Instant::now() + FLUSH_EVERY);
+                }
+            }
+            Some(reply) = sync_rx.recv() => {
+                let _ = reply.send(parser.usage());
+            }
+            _ = tokio::time::sleep_until(flush_at.unwrap_or_else(tokio::time::Instant::now)),
+                if flush_at.is_some() => {
+                flush_at = None;
+                let batch = std::mem::take(&mut pending);
+                flush(&mut ctx, batch, usage).await;
+                wrote = true;
+            }
+        }
+    }
+    Leftover {
+        batch: pending,
+        usage: parser.usage(),
+        wrote,
+    }
+}
+
+/// The spend budgets see: the vendor's cost when reported, else priced from the tokens.
+fn spend(usage: &LiveUsage, model: Option<&str>) -> LiveSpend {
+    LiveSpend {
+        tokens: usage.tokens(),
+        cost_usd: usage
+            .cost_usd
+            .unwrap_or_else(|| engine::price_usd(model, usage.tokens_in, usage.tokens_out)),
+    }
+}
+
+async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
+    let live = spend(&usage, ctx.model.as_deref());
+    let (job_id, root_id, check) = (ctx.job_id.clone(), ctx.root_id.clone(), !ctx.stopped);
+    let res = ctx
+        .shared
+        .with_store(move |store, sh| {
+            store.write(|tx| -> Result<Option<String>, StoreError> {
+                let now = sh.clock.now_ms();
+                let rows: Vec<NewActivity<'_>> = batch.iter().map(new_activity).collect();
+                store_activity::append(tx, &job_id, &root_id, now, &rows, Some(live))?;
+                if !check {
+                    return Ok(None);
+                }
+                let Some(why) = over_budget(tx, &sh.config().orchestrate, &root_id, &job_id, live)?
+                else {
+                    return Ok(None);
+                };
+                events::append(
+                    tx,
+                    NewEvent {
+                        ts_ms: now,
+                        root_id: Some(&root_id),
+                        job_id: Some(&job_id),
+                        kind: "budget_stop",
+                        message: format!("stopping {job_id} while it runs: {why}"),
+                        data: Some(json!({"tokens": live.tokens, "cost_usd": live.cost_usd})),
+                    },
+                )?;
+                Ok(Some(why))
+            })
+        })
+        .await;
+    match res {
+        Ok(Some(why)) => {
+            ctx.stopped = true;
+            let _ = ctx.stop.send(Some(KillRequest(why)));
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(job = %ctx.job_id, "recording activity: {e}"),
+    }
+}
+
+/// Why the root must stop now: its settled spend plus every running leg's live spend
+/// reached the token or USD budget.
+fn over_budget(
+    conn: &rusqlite::Connection,
+    cfg: &crate::config::OrchestrateConfig,
+    root_id: &str,
+    job_id: &str,
+    mine: LiveSpend,
+) -> Result<Option<String>, StoreError> {
+    let (budget, usd) = (cfg.max_delegation_token_budget, cfg.max_delegation_cost_usd);
+    if budget == 0 && usd <= 0.0 {
+        return Ok(None);
+    }
+    let Some(run) = runs::get(conn, root_id)? else {
+        return Ok(None);
+    };
+    let others = store_activity::live_root_spend(conn, root_id, job_id)?;
+    let tokens = run.tokens + others.tokens + mine.tokens;
+    let cost = run.cost_usd + others.cost_usd + mine.cost_usd;
+    Ok(if budget > 0 && tokens >= budget {
+        Some(format!(
+            "token budget {budget} reached while running (used {tokens})"
+        ))
+    } else if usd > 0.0 && cost >= usd {
+        Some(format!(
+            "cost budget ${usd:.4} reached while running (spent ${cost:.4})"
+        ))
+    } else {
+        None
+    })
+}
+
+fn new_activity(a: &Activity) -> NewActivity<'_> {
+    NewActivity {
+        kind: a.kind.as_str(),
+        summary: &a.summary,
+        detail: a.detail.as_deref(),
+    }
+}
+
+/// Writes the last batch and closes the job's live figures, inside the settlement's
+/// transaction. Jobs that streamed nothing and report no cache tokens write nothing.
+pub fn write_final(
+    conn: &rusqlite::Connection,
+    job: &Job,
+    now: crate::clock::Millis,
+    left: &Leftover,
+    cache: (u64, u64),
+) -> Result<(), StoreError> {
+    if !left.batch.is_empty() {
+        let rows: Vec<NewActivity<'_>> = left.batch.iter().map(new_activity).collect();
+        store_activity::append(conn, &job.id, &job.root_id, now, &rows, None)?;
+    }
+    if left.wrote || !left.batch.is_empty() || cache != (0, 0) {
+        store_activity::finish(conn, &job.id, &job.root_id, now, cache.0, cache.1)?;
+    }
+    Ok(())
+}

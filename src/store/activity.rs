@@ -1,0 +1,424 @@
+//! The `activity` log of running agents (one row per step: job, seq, at, kind, summary,
+//! detail) and `job_activity`, one row per job with its record count and bytes against the
+//! cap, its newest step, its running usage while it runs and its cache-token figures.
+//!
+//! Owns appending in batches under the per-job caps and the reads behind `job logs`,
+//! `job show` and the control room. Holds no parsing: records arrive already summarized.
+//! Kept apart from `jobs` so the job row's single write path stays untouched.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::Result;
+use crate::clock::Millis;
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE activity (
+    id      INTEGER PRIMARY KEY,
+    job_id  TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    at_ms   INTEGER NOT NULL,
+    kind    TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    detail  TEXT
+);
+CREATE UNIQUE INDEX activity_job_seq ON activity(job_id, seq);
+CREATE TABLE job_activity (
+    job_id                TEXT PRIMARY KEY,
+    root_id               TEXT NOT NULL,
+    records               INTEGER NOT NULL DEFAULT 0,
+    bytes                 INTEGER NOT NULL DEFAULT 0,
+    truncated             INTEGER NOT NULL DEFAULT 0,
+    last_kind             TEXT,
+    last_summary          TEXT,
+    last_at_ms            INTEGER,
+    running               INTEGER NOT NULL DEFAULT 0,
+    live_tokens           INTEGER NOT NULL DEFAULT 0,
+    live_cost_usd         REAL NOT NULL DEFAULT 0,
+    cache_read_tokens     INTEGER NOT NULL DEFAULT 0,
+    cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+    updated_ms            INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX job_activity_running ON job_activity(root_id) WHERE running = 1;
+CREATE INDEX job_activity_updated ON job_activity(updated_ms);
+";
+
+/// Records kept per job; past it one `truncated` record is written and the rest dropped.
+pub const MAX_RECORDS: u64 = 5_000;
+/// Bytes (summaries plus details) kept per job, likewise.
+pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
+
+/// One step to append.
+#[derive(Debug, Clone, Copy)]
+pub struct NewActivity<'a> {
+    pub kind: &'a str,
+    pub summary: &'a str,
+    pub detail: Option<&'a str>,
+}
+
+/// One stored step, in the shape `job logs --json` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Record {
+    #[serde(rename = "job")]
+    pub job_id: String,
+    pub seq: u64,
+    #[serde(rename = "at")]
+    pub at_ms: Millis,
+    pub kind: String,
+    pub summary: String,
+    pub detail: Option<String>,
+}
+
+/// A running job's usage as its stream has reported it, not yet settled.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LiveSpend {
+    /// Input plus output tokens.
+    pub tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// A job's activity figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobActivity {
+    pub records: u64,
+    pub truncated: bool,
+    pub last_kind: Option<String>,
+    pub last_summary: Option<String>,
+    pub running: bool,
+    pub live: LiveSpend,
+    pub cache_read_tokens: u64,
+    pub cache_creation_tokens: u64,
+}
+
+/// What an append did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Appended {
+    pub stored: u64,
+    pub dropped: u64,
+}
+
+/// Appends `batch` for `job_id` within its caps and, when given, records its running
+/// spend. One call is one batch; the caller holds the transaction.
+pub fn append(
+    conn: &Connection,
+    job_id: &str,
+    root_id: &str,
+    now: Millis,
+    batch: &[NewActivity<'_>],
+    live: Option<LiveSpend>,
+) -> Result<Appended> {
+    let (mut records, mut bytes, mut truncated): (u64, u64, bool) = conn
+        .prepare_cached("SELECT records, bytes, truncated FROM job_activity WHERE job_id = ?1")?
+        .query_row([job_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                r.get::<_, i64>(1)? as u64,
+                r.get(2)?,
+            ))
+        })
+        .optional()?
+        .unwrap_or((0, 0, false));
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    let mut done = Appended::default();
+    let mut last: Option<NewActivity<'_>> = None;
+    for a in batch {
+        let size = (a.summary.len() + a.detail.map_or(0, str::len)) as u64;
+        if truncated || records + 1 >= MAX_RECORDS || bytes + size > MAX_BYTES {
+            if !truncated {
+                truncated = true;
+                let note = NewActivity {
+                    kind: "truncated",
+                    summary: "activity cap reached; later steps are not stored",
+                    detail: None,
+                };
+                insert.execute(params![
+                    job_id,
+                    records as i64,
+                    now,
+                    note.kind,
+                    note.summary,
+                    note.detail
+                ])?;
+                records += 1;
+                last = Some(note);
+            }
+            done.dropped += 1;
+            continue;
+        }
+        insert.execute(params![
+            job_id,
+            records as i64,
+            now,
+            a.kind,
+            a.summary,
+            a.detail
+        ])?;
+        records += 1;
+        bytes += size;
+        done.stored += 1;
+        last = Some(*a);
+    }
+    let live = live.unwrap_or_default();
+    conn.prepare_cached(
+        "INSERT INTO job_activity(job_id, root_id, records, bytes, truncated, last_kind, last_summary, \
+         last_at_ms, running, live_tokens, live_cost_usd, updated_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?8)
+         ON CONFLICT(job_id) DO UPDATE SET records = ?3, bytes = ?4, truncated = ?5,
+             last_kind = coalesce(?6, last_kind), last_summary = coalesce(?7, last_summary),
+             last_at_ms = CASE WHEN ?6 IS NULL THEN last_at_ms ELSE ?8 END, running = 1,
+             live_tokens = max(live_tokens, ?9), live_cost_usd = max(live_cost_usd, ?10),
+             updated_ms = ?8",
+    )?
+    .execute(params![
+        job_id,
+        root_id,
+        records as i64,
+        bytes as i64,
+        truncated,
+        last.map(|l| l.kind),
+        last.map(|l| l.summary),
+        now,
+        live.tokens as i64,
+        live.cost_usd
+    ])?;
+    Ok(done)
+}
+
+/// The job stopped running: its live spend now lives in the settled job and run rows, and
+/// its cache-token figures are final.
+pub fn finish(
+    conn: &Connection,
+    job_id: &str,
+    root_id: &str,
+    now: Millis,
+    cache_read_tokens: u64,
+    cache_creation_tokens: u64,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO job_activity(job_id, root_id, cache_read_tokens, cache_creation_tokens, updated_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(job_id) DO UPDATE SET running = 0, live_tokens = 0, live_cost_usd = 0,
+             cache_read_tokens = ?3, cache_creation_tokens = ?4, updated_ms = ?5",
+    )?
+    .execute(params![
+        job_id,
+        root_id,
+        cache_read_tokens as i64,
+        cache_creation_tokens as i64,
+        now
+    ])?;
+    Ok(())
+}
+
+/// The unsettled spend of a root's running jobs, `except` one of them.
+pub fn live_root_spend(conn: &Connection, root_id: &str, except: &str) -> Result<LiveSpend> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT coalesce(sum(live_tokens), 0), coalesce(sum(live_cost_usd), 0) FROM job_activity
+             WHERE root_id = ?1 AND running = 1 AND job_id != ?2",
+        )?
+        .query_row([root_id, except], |r| {
+            Ok(LiveSpend {
+                tokens: r.get::<_, i64>(0)? as u64,
+                cost_usd: r.get(1)?,
+            })
+        })?)
+}
+
+/// Unsettled spend of every running job, per root.
+pub fn live_spend_by_root(conn: &Connection) -> Result<Vec<(String, LiveSpend)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT root_id, sum(live_tokens), sum(live_cost_usd) FROM job_activity
+         WHERE running = 1 GROUP BY root_id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            LiveSpend {
+                tokens: r.get::<_, i64>(1)? as u64,
+                cost_usd: r.get(2)?,
+            },
+        ))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A job's figures; `None` when it never streamed anything and has not settled.
+pub fn of_job(conn: &Connection, job_id: &str) -> Result<Option<JobActivity>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT records, truncated, last_kind, last_summary, running, live_tokens, live_cost_usd,
+                    cache_read_tokens, cache_creation_tokens
+             FROM job_activity WHERE job_id = ?1",
+        )?
+        .query_row([job_id], |r| {
+            Ok(JobActivity {
+                records: r.get::<_, i64>(0)? as u64,
+                truncated: r.get(1)?,
+                last_kind: r.get(2)?,
+                last_summary: r.get(3)?,
+                running: r.get(4)?,
+                live: LiveSpend {
+                    tokens: r.get::<_, i64>(5)? as u64,
+                    cost_usd: r.get(6)?,
+                },
+                cache_read_tokens: r.get::<_, i64>(7)? as u64,
+                cache_creation_tokens: r.get::<_, i64>(8)? as u64,
+            })
+        })
+        .optional()?)
+}
+
+/// One job's newest step as the control room's incremental read sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Latest {
+    pub job_id: String,
+    pub summary: Option<String>,
+    pub running: bool,
+    pub updated_ms: Millis,
+}
+
+/// The newest step of every job whose activity changed at or after `since_ms`.
+pub fn latest_changed_since(conn: &Connection, since_ms: Millis) -> Result<Vec<Latest>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT job_id, last_summary, running, updated_ms FROM job_activity WHERE updated_ms >= ?1",
+    )?;
+    let rows = stmt.query_map([since_ms], |r| {
+        Ok(Latest {
+            job_id: r.get(0)?,
+            summary: r.get(1)?,
+            running: r.get(2)?,
+            updated_ms: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The newest step of every running job, and the newest change time of any job (the
+/// cursor for `latest_changed_since`).
+pub fn latest_running(conn: &Connection) -> Result<(Vec<(String, String)>, Millis)> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT job_id, last_summary FROM job_activity WHERE running = 1 AND last_summary IS NOT NULL",
+    )?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let newest: Millis = conn
+        .prepare_cached("SELECT coalesce(max(updated_ms), 0) FROM job_activity")?
+        .query_row([], |r| r.get(0))?;
+    Ok((rows, newest))
+}
+
+/// USD of the runs created at or after `since_ms`, as settled so far.
+pub fn settled_usd_since(conn: &Connection, since_ms: Millis) -> Result<f64> {
+    Ok(conn
+        .prepare_cached("SELECT coalesce(sum(cost_usd), 0) FROM runs WHERE created_ms >= ?1")?
+        .query_row([since_ms], |r| r.get(0))?)
+}
+
+/// Up to `limit` steps of `job_id` with `seq >= from`, oldest first.
+pub fn list(conn: &Connection, job_id: &str, from: u64, limit: usize) -> Result<Vec<Record>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
+         WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![job_id, from as i64, limit as i64], |r| {
+        Ok(Record {
+            job_id: r.get(0)?,
+            seq: r.get::<_, i64>(1)? as u64,
+            at_ms: r.get(2)?,
+            kind: r.get(3)?,
+            summary: r.get(4)?,
+            detail: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The newest step of `job_id`.
+pub fn last(conn: &Connection, job_id: &str) -> Result<Option<Record>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
+             WHERE job_id = ?1 ORDER BY seq DESC LIMIT 1",
+        )?
+        .query_row([job_id], |r| {
+            Ok(Record {
+                job_id: r.get(0)?,
+                seq: r.get::<_, i64>(1)? as u64,
+                at_ms: r.get(2)?,
+                kind: r.get(3)?,
+                summary: r.get(4)?,
+                detail: r.get(5)?,
+            })
+        })
+        .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(SCHEMA).unwrap();
+        c
+    }
+
+    fn step(summary: &str) -> NewActivity<'_> {
+        NewActivity {
+            kind: "output",
+            summary,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn batches_continue_the_sequence_and_the_cap_writes_one_truncated_record() {
+        let c = conn();
+        append(&c, "j1", "r1", 10, &[step("a"), step("b")], None).unwrap();
+        append(&c, "j1", "r1", 20, &[step("c")], None).unwrap();
+        let got: Vec<_> = list(&c, "j1", 0, 10)
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.seq, r.summary))
+            .collect();
+        assert_eq!(got, [(0, "a".into()), (1, "b".into()), (2, "c".into())]);
+        let many: Vec<String> = (0..MAX_RECORDS + 10).map(|i| i.to_string()).collect();
+        let batch: Vec<_> = many.iter().map(|s| step(s)).collect();
+        let done = append(&c, "j1", "r1", 30, &batch, None).unwrap();
+        let info = of_job(&c, "j1").unwrap().unwrap();
+        assert_eq!(info.records, MAX_RECORDS);
+        assert!(info.truncated);
+        assert_eq!(info.last_kind.as_deref(), Some("truncated"));
+        assert_eq!(done.stored + 3 + 1, MAX_RECORDS);
+        assert_eq!(done.dropped, MAX_RECORDS + 10 - done.stored);
+        // Later batches add nothing, not even a second marker.
+        append(&c, "j1", "r1", 40, &[step("late")], None).unwrap();
+        assert_eq!(of_job(&c, "j1").unwrap().unwrap().records, MAX_RECORDS);
+    }
+
+    #[test]
+    fn live_spend_counts_running_jobs_until_they_finish() {
+        let c = conn();
+        let spend = |t, usd| {
+            Some(LiveSpend {
+                tokens: t,
+                cost_usd: usd,
+            })
+        };
+        append(&c, "j1", "r1", 10, &[], spend(100, 0.5)).unwrap();
+        append(&c, "j2", "r1", 10, &[], spend(50, 0.25)).unwrap();
+        assert_eq!(live_root_spend(&c, "r1", "j2").unwrap().tokens, 100);
+        assert_eq!(live_spend_by_root(&c).unwrap()[0].1.tokens, 150);
+        finish(&c, "j1", "r1", 20, 7, 3).unwrap();
+        assert_eq!(live_root_spend(&c, "r1", "").unwrap().tokens, 50);
+        let j1 = of_job(&c, "j1").unwrap().unwrap();
+        assert_eq!(
+            (j1.cache_read_tokens, j1.cache_creation_tokens, j1.running),
+            (7, 3, false)
+        );
+    }
+}

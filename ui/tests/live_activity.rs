@@ -1,0 +1,80 @@
+//! Live activity in the control room: a running job's row shows its newest step, a root
+//! its spend against the budget, the status bar today's spend, and the Detail drawer's
+//! Activity tab lists the steps, follows the newest, and opens one with Enter.
+
+mod common;
+
+use common::{ch, key, setup, text};
+use crossterm::event::KeyCode;
+use gitmoot_ui::live::{DetailTab, Step};
+use gitmoot_ui::{Event, update};
+
+fn step(seq: u64, kind: &str, summary: &str, detail: Option<&str>) -> Step {
+    Step {
+        seq,
+        ts_ms: gitmoot_ui::fixture::NOW - 60_000 + seq as i64 * 1000,
+        kind: kind.into(),
+        summary: summary.into(),
+        detail: detail.map(str::to_string),
+    }
+}
+
+#[test]
+fn rows_show_the_newest_step_and_the_spend_and_the_bar_todays_total() {
+    let (mut s, mut snap) = setup();
+    snap.live
+        .latest
+        .insert("job-k3v7q2ma/db".into(), "$ cargo test -p ledger".into());
+    // A settled job's stale step is not shown.
+    snap.live
+        .latest
+        .insert("job-k3v7q2ma/api".into(), "old step".into());
+    snap.live.budget_usd = Some(5.0);
+    snap.live
+        .running_spend
+        .insert("job-k3v7q2ma".into(), (1_000, 0.10));
+    snap.live.today_usd = 1.25;
+    update(&mut s, &snap, Event::SnapshotArrived);
+    let screen = text(&s, &snap);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("db · codex"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(row.contains("$ cargo test"), "{row}");
+    assert!(!screen.contains("old step"), "{screen}");
+    // The payments root settled $0.84 and its running leg spent $0.10 more.
+    assert!(screen.contains("$0.94/5.00"), "{screen}");
+    assert!(screen.lines().next().unwrap().contains("today $1.25"));
+}
+
+#[test]
+fn the_activity_tab_follows_the_newest_step_and_opens_one_with_enter() {
+    let (mut s, mut snap) = setup();
+    snap.detail.as_mut().unwrap().activity = vec![
+        step(0, "message", "Let me look at the folder.", None),
+        step(1, "tool_call", "$ ls", Some("{\"command\": \"ls\"}")),
+        step(2, "tool_result", "a.txt", Some("a.txt\nb.txt")),
+    ];
+    update(&mut s, &snap, ch('2'));
+    update(&mut s, &snap, key(KeyCode::Enter));
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert!(text(&s, &snap).contains("overview │ activity"));
+    update(&mut s, &snap, ch('l'));
+    assert_eq!(s.detail_tab, DetailTab::Activity);
+    let screen = text(&s, &snap);
+    assert!(screen.contains("• Let me look at the folder."), "{screen}");
+    assert!(screen.contains("→ $ ls"), "{screen}");
+    assert!(screen.contains("← a.txt"), "{screen}");
+    assert_eq!(s.activity_sel, None, "following the newest step");
+    // Up leaves follow mode on the tool call; Enter shows its detail.
+    update(&mut s, &snap, ch('k'));
+    assert_eq!(s.activity_sel, Some(1));
+    update(&mut s, &snap, key(KeyCode::Enter));
+    assert!(text(&s, &snap).contains("{\"command\": \"ls\"}"));
+    // Back down to the newest follows again; h returns to the overview.
+    update(&mut s, &snap, ch('j'));
+    assert_eq!(s.activity_sel, None);
+    update(&mut s, &snap, ch('h'));
+    assert_eq!(s.detail_tab, DetailTab::Overview);
+    assert!(text(&s, &snap).contains("── prompt"));
+}
