@@ -155,9 +155,8 @@ impl Loader {
         self.cursor = last;
         let attention_key = attention_key(conn)?;
         let fresh = match &self.attention {
-            Some((key, items)) => {
-                *key == attention_key && !items.iter().any(|i| touched.contains(&i.root_id))
-            }
+            // Preflight items come from events, not rounds: any touched tree re-reads it.
+            Some((key, _)) => *key == attention_key && touched.is_empty(),
             None => false,
         };
         if !fresh {
@@ -240,9 +239,8 @@ fn badge_signature(conn: &Connection) -> Result<(i64, i64, i64)> {
 }
 
 /// The set of open escalation rounds: their count, id sum and newest id, read from the
-/// open-rounds index alone. Opening or resolving a round changes it; a change to an open
-/// round's tree shows as a touched root, so the pane is re-read on either and otherwise
-/// reused (at a million jobs there are a thousand open rounds to re-read).
+/// open-rounds index alone. Opening or resolving a round changes it; any other change to
+/// a tree shows as a touched root, so the pane is re-read on either and otherwise reused.
 type AttentionKey = (i64, i64, i64);
 
 fn attention_key(conn: &Connection) -> Result<AttentionKey> {
