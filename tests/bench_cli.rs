@@ -54,3 +54,18 @@ fn an_unknown_group_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_scale_table_at_a_smoke_size_has_every_measure() {
+    let text = bench(&["--scale", "--scale-jobs", "100"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "| measure | 100 jobs |", "{text}");
+    assert_eq!(lines.len(), 2 + 7, "{text}");
+    assert!(!text.contains("error"), "{text}");
+    for row in &lines[2..] {
+        assert!(
+            row.ends_with(" |") && row.matches(" | ").count() == 1,
+            "{row}"
+        );
+    }
+}

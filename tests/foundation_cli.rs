@@ -408,8 +408,9 @@ fn two_processes_writing_at_once_both_succeed() {
         assert!(out.status.success(), "a writer failed: {err}");
         assert!(!err.contains("database is locked"), "{err}");
     }
+    // `job list` pages by default (issue 19); every job is `--all`.
     assert_eq!(
-        json(h, &["job", "list", "--json"])
+        json(h, &["job", "list", "--all", "--json"])
             .as_array()
             .unwrap()
             .len(),

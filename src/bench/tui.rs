@@ -170,89 +170,99 @@ fn result_json(decision: &str, summary: String) -> serde_json::Value {
 }
 
 /// Seeds `size` into `store` in one transaction through the store's own write paths,
-/// with timestamps ending at `now`.
+/// with timestamps ending at `now`, then checkpoints the WAL.
 pub fn seed(store: &mut Store, size: SeedSize, now: Millis) -> Result<Seeded, LoadError> {
     let total_ms = (size.roots as i64 + size.messages as i64).max(1) * 10;
     let start = now - total_ms;
-    store.write(|tx| {
-        for a in AGENTS {
-            agents::insert(tx, &agent(a))?;
-        }
-        let mut out = Seeded::default();
-        for i in 0..size.roots {
-            seed_root(tx, i, size, start + i as i64 * 10, &mut out)?;
-        }
-        let clock = ManualClock::new(start + size.roots as i64 * 10);
-        let threads = (0..size.threads.max(1))
-            .map(|t| {
-                threads::create(
+    store
+        .write(|tx| {
+            for a in AGENTS {
+                agents::insert(tx, &agent(a))?;
+            }
+            let mut out = Seeded::default();
+            for i in 0..size.roots {
+                seed_root(tx, i, size, start + i as i64 * 10, &mut out)?;
+            }
+            let clock = ManualClock::new(start + size.roots as i64 * 10);
+            let threads = (0..size.threads.max(1))
+                .map(|t| {
+                    threads::create(
+                        tx,
+                        &clock,
+                        NewThread {
+                            name: &format!("topic-{t}"),
+                            repo: "bench/tui",
+                            title: Some(&format!("Design topic {t}")),
+                            created_by: "human",
+                        },
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            // A long history mostly read: agents and the human have read all but the newest
+            // `UNREAD_SHARE` of their mentions, as the auto-respond sweep and `chat read` leave it.
+            let read_before = size.messages - size.messages / UNREAD_SHARE;
+            for m in 0..size.messages {
+                if m == read_before {
+                    for a in AGENTS {
+                        inbox::mark_read(tx, a, None, &ReadSelection::All)?;
+                    }
+                }
+                clock.advance(10);
+                let to = AGENTS[m % AGENTS.len()];
+                let cc = AGENTS[(m / 3 + 1) % AGENTS.len()];
+                let mentioned = if m % 3 == 0 {
+                    vec![to.to_string(), cc.to_string()]
+                } else {
+                    vec![to.to_string()]
+                };
+                let body = format!(
+                    "@{} {} item {m} of the rollout",
+                    mentioned.join(" @"),
+                    if m % 2 == 0 {
+                        "please look at"
+                    } else {
+                        "I finished"
+                    }
+                );
+                let (author_kind, author) = if m % 4 == 0 {
+                    (AuthorKind::Human, "human")
+                } else {
+                    (AuthorKind::Agent, AGENTS[(m + 3) % AGENTS.len()])
+                };
+                messages::append(
                     tx,
                     &clock,
-                    NewThread {
-                        name: &format!("topic-{t}"),
-                        repo: "bench/tui",
-                        title: Some(&format!("Design topic {t}")),
-                        created_by: "human",
+                    &threads[m % threads.len()],
+                    Post {
+                        kind: MessageKind::Chat,
+                        author_kind,
+                        author,
+                        body: &body,
+                        deliver: mentioned.iter().map(|a| (a.clone(), true)).collect(),
+                        mentions: mentioned,
+                        refs: vec![],
+                        reply_to: None,
+                        job_id: None,
                     },
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        // A long history mostly read: agents and the human have read all but the newest
-        // `UNREAD_SHARE` of their mentions, as the auto-respond sweep and `chat read` leave it.
-        let read_before = size.messages - size.messages / UNREAD_SHARE;
-        for m in 0..size.messages {
-            if m == read_before {
-                for a in AGENTS {
-                    inbox::mark_read(tx, a, None, &ReadSelection::All)?;
-                }
+                )?;
             }
-            clock.advance(10);
-            let to = AGENTS[m % AGENTS.len()];
-            let cc = AGENTS[(m / 3 + 1) % AGENTS.len()];
-            let mentioned = if m % 3 == 0 {
-                vec![to.to_string(), cc.to_string()]
-            } else {
-                vec![to.to_string()]
-            };
-            let body = format!(
-                "@{} {} item {m} of the rollout",
-                mentioned.join(" @"),
-                if m % 2 == 0 {
-                    "please look at"
-                } else {
-                    "I finished"
-                }
-            );
-            let (author_kind, author) = if m % 4 == 0 {
-                (AuthorKind::Human, "human")
-            } else {
-                (AuthorKind::Agent, AGENTS[(m + 3) % AGENTS.len()])
-            };
-            messages::append(
-                tx,
-                &clock,
-                &threads[m % threads.len()],
-                Post {
-                    kind: MessageKind::Chat,
-                    author_kind,
-                    author,
-                    body: &body,
-                    deliver: mentioned.iter().map(|a| (a.clone(), true)).collect(),
-                    mentions: mentioned,
-                    refs: vec![],
-                    reply_to: None,
-                    job_id: None,
-                },
-            )?;
-        }
-        out.messages = size.messages;
-        Ok::<_, LoadError>(out)
-    })
+            out.messages = size.messages;
+            Ok::<_, LoadError>(out)
+        })
+        .and_then(|out| {
+            // Fold the seed's one huge transaction into the database file, as a long-lived
+            // home's WAL is: readers would otherwise search a WAL as large as the history.
+            store
+                .conn()
+                .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+                .map_err(StoreError::from)?;
+            Ok(out)
+        })
 }
 
 /// One tree: root coordinator, its legs (each with its delegation row), a continuation,
 /// the run row, two or three events per job, and an open ask round when awaiting.
-fn seed_root(
+pub(super) fn seed_root(
     tx: &rusqlite::Transaction<'_>,
     i: usize,
     size: SeedSize,
@@ -474,11 +484,11 @@ pub fn bench_tui() -> Vec<(String, String)> {
     out.unwrap_or_else(|e| vec![("tui.error".into(), e)])
 }
 
-fn ms(d: Duration) -> f64 {
+pub(super) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
@@ -513,17 +523,25 @@ fn measure(path: &Path, size: SeedSize) -> Result<Vec<(String, String)>, String>
     let mut state = view_state(&snap);
     let mut writer = Store::open(path).map_err(|e| e.to_string())?;
     let mut store_work = Vec::new();
+    let mut view_work = Vec::new();
+    let mut render_work = Vec::new();
     let mut full = Vec::new();
     for (n, id) in seeded.running.iter().take(REFRESH_CHANGES).enumerate() {
         settle_one(&mut writer, id, now + n as i64).map_err(|e| e.to_string())?;
         let t = Instant::now();
         let mut snap = loader.read_store(now + n as i64).map_err(err)?;
-        store_work.push(ms(t.elapsed()));
+        let stored = t.elapsed();
         snap.roots = loader.roots_view();
         update(&mut state, &snap, Event::SnapshotArrived);
+        let viewed = t.elapsed();
         std::hint::black_box(render_frame(&state, &snap, &theme));
-        full.push(ms(t.elapsed()));
+        let rendered = t.elapsed();
+        store_work.push(ms(stored));
+        view_work.push(ms(viewed - stored));
+        render_work.push(ms(rendered - viewed));
+        full.push(ms(rendered));
     }
+    let bare = bare_frame_ms();
     Ok(vec![
         (
             "tui.seed".into(),
@@ -555,15 +573,66 @@ fn measure(path: &Path, size: SeedSize) -> Result<Vec<(String, String)>, String>
             format!("{:.2}", store_work.iter().copied().fold(0.0, f64::max)),
         ),
         (
+            "tui.refresh_view_model_ms".into(),
+            format!("{:.2}", median(view_work)),
+        ),
+        (
+            "tui.refresh_render_ms".into(),
+            format!("{:.2}", median(render_work)),
+        ),
+        ("tui.anchor.bare_frame_ms".into(), format!("{bare:.3}")),
+        (
             "tui.refresh_with_render_ms".into(),
             format!("{:.2}", median(full)),
         ),
     ])
 }
 
+/// The machine's own limit for a frame: three bordered panes of plain text lines (a tree,
+/// a detail, a transcript) drawn into a 120×36 test terminal with the same crates and the
+/// same buffer-to-text step as `render_frame`; the median of 200.
+pub fn bare_frame_ms() -> f64 {
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::widgets::{Block, Borders, Paragraph};
+    let lines: Vec<String> = (0..HEIGHT)
+        .map(|i| format!("job-b{i:07}/l{i} [succeeded] reviewer (leg) → approved"))
+        .collect();
+    let text = lines.join("\n");
+    let mut times = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let t = Instant::now();
+        let Ok(mut term) = Terminal::new(TestBackend::new(WIDTH, HEIGHT));
+        let Ok(frame) = term.draw(|f| {
+            let [left, mid, right] = Layout::horizontal([
+                Constraint::Percentage(40),
+                Constraint::Percentage(30),
+                Constraint::Percentage(30),
+            ])
+            .areas(f.area());
+            for (area, title) in [(left, "Roots"), (mid, "Detail"), (right, "Chat")] {
+                f.render_widget(
+                    Paragraph::new(text.as_str())
+                        .block(Block::default().borders(Borders::ALL).title(title)),
+                    area,
+                );
+            }
+        });
+        let screen: String = frame
+            .buffer
+            .content()
+            .chunks(WIDTH as usize)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::hint::black_box(screen);
+        times.push(ms(t.elapsed()));
+    }
+    median(times)
+}
+
 /// A settle-like change of one running leg on another connection: the job row succeeds
 /// and its event is appended in the same transaction.
-fn settle_one(writer: &mut Store, job_id: &str, now: Millis) -> Result<(), StoreError> {
+pub(super) fn settle_one(writer: &mut Store, job_id: &str, now: Millis) -> Result<(), StoreError> {
     writer.write(|tx| {
         let mut job = jobs::require(tx, job_id)?;
         job.state = JobState::Succeeded;
@@ -593,12 +662,12 @@ const IDLE_SETTLE: Duration = Duration::from_secs(2);
 const IDLE_WINDOW: Duration = Duration::from_secs(30);
 
 /// A private tmux server (its own socket) running one 120×36 pane; killed on drop.
-struct Pane {
+pub(super) struct Pane {
     socket: String,
 }
 
 impl Pane {
-    fn start(command: &[String]) -> Result<Self, String> {
+    pub(super) fn start(command: &[String]) -> Result<Self, String> {
         let pane = Self {
             socket: format!("gitmoot-bench-{}", crate::ids::random_hex(6)),
         };
@@ -626,7 +695,7 @@ impl Pane {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
-    fn pid(&self) -> Result<u32, String> {
+    pub(super) fn pid(&self) -> Result<u32, String> {
         let text = self.tmux(&["display-message", "-p", "#{pane_pid}"])?;
         text.parse()
             .map_err(|_| format!("tmux gave no pane pid: {text:?}"))

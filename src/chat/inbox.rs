@@ -5,6 +5,7 @@ use rusqlite::Connection;
 
 use super::Result;
 use crate::Invalid;
+use crate::store::StoreError;
 use crate::store::chat::{self as rows, InboxRow, Thread};
 
 /// The agent's inbox; an unknown agent simply has an empty one.
@@ -16,6 +17,20 @@ pub fn inbox(
 ) -> Result<Vec<InboxRow>> {
     let origin = rows::origin(conn)?;
     Ok(rows::inbox(conn, agent, &origin, unread_only, limit)?)
+}
+
+/// Streams one inbox page (mentions older than the `before` mention id, newest first, at
+/// most `limit`) to `each`; what `chat inbox` prints, one row at a time.
+pub fn inbox_each<E: From<StoreError>>(
+    conn: &Connection,
+    agent: &str,
+    unread_only: bool,
+    limit: Option<usize>,
+    before: Option<i64>,
+    each: impl FnMut(InboxRow) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let origin = rows::origin(conn)?;
+    rows::inbox_each(conn, agent, &origin, unread_only, limit, before, each)
 }
 
 /// Unread counts per agent, for badges.

@@ -272,7 +272,7 @@ pub fn summaries(
         "SELECT seq, author_name, kind, body FROM chat_messages WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1",
     )?;
     let mut unread = conn.prepare_cached(
-        "SELECT COUNT(*) FROM chat_mentions WHERE thread_id = ?1 AND unread = 1 AND resolved = 1 AND agent_origin = ?2",
+        "SELECT COALESCE(SUM(n), 0) FROM chat_unread WHERE thread_id = ?1 AND agent_origin = ?2",
     )?;
     let mut out = Vec::new();
     for t in rows::list_threads(conn, repo, include_archived)? {

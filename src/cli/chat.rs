@@ -3,6 +3,7 @@
 //! `send` and `wait` go through the seat relay when `GITMOOT_RELAY_SOCKET` and
 //! `GITMOOT_RELAY_TOKEN` are set, and then never open the store.
 
+use std::io::Write;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::agent::parse;
 use super::output::print_json;
+use super::page::{JsonStream, PageArgs};
 use crate::Invalid;
 use crate::chat::inbox::ReadSelection;
 use crate::chat::messages::{SendOptions, unknown_mention_warning};
@@ -76,8 +78,11 @@ pub enum ChatCmd {
         agent: String,
         #[arg(long)]
         unread: bool,
-        #[arg(long)]
-        limit: Option<usize>,
+        /// Only mentions older than this mention id (the `id` of a `--jsonl` row).
+        #[arg(long, value_name = "ID")]
+        before: Option<i64>,
+        #[command(flatten)]
+        page: PageArgs,
         #[arg(long)]
         json: bool,
     },
@@ -387,24 +392,40 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
         ChatCmd::Inbox {
             agent,
             unread,
-            limit,
+            before,
+            page,
             json,
         } => {
             let store = ctx.store()?;
-            let rows = inbox::inbox(store.conn(), &agent, unread, limit)?;
-            if json {
-                return print_json(&rows.iter().map(inbox_json).collect::<Vec<_>>());
+            let limit = page.limit();
+            if json || page.jsonl {
+                let mut out = JsonStream::stdout(page.jsonl);
+                inbox::inbox_each(store.conn(), &agent, unread, limit, before, |r| {
+                    let mut v = inbox_json(&r);
+                    if page.jsonl {
+                        v["id"] = json!(r.mention_id);
+                    }
+                    out.row(&v)
+                })?;
+                out.finish()?;
+                return Ok(());
             }
-            if rows.is_empty() {
-                println!("inbox empty");
-            }
-            for r in &rows {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut shown = 0;
+            inbox::inbox_each(store.conn(), &agent, unread, limit, before, |r| {
                 let mark = if r.unread { '*' } else { ' ' };
-                println!(
+                shown += 1;
+                writeln!(
+                    out,
                     "{mark} {:<24} #{} {}: {}",
                     r.thread_slug, r.seq, r.author, r.body
-                );
+                )?;
+                Ok::<_, anyhow::Error>(())
+            })?;
+            if shown == 0 {
+                writeln!(out, "inbox empty")?;
             }
+            out.flush()?;
             Ok(())
         }
         ChatCmd::Read {

@@ -2,6 +2,7 @@
 //! pending, answer and resume (thin wrappers over `engine`, shared with the control room).
 
 use std::collections::HashMap;
+use std::io::Write;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
@@ -9,18 +10,19 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::agent::parse;
 use super::output::{age, print_json};
+use super::page::{JsonStream, PageArgs};
 use crate::chat::ChatHooks;
 use crate::clock::{SystemClock, now_ms};
 use crate::domain::{Action, JobState};
 use crate::engine::{self, ResumeVerb, SubmitRoot};
-use crate::store::jobs::{self, Job, JobFilter};
+use crate::store::jobs::{self, Job, JobFilter, ListColumns};
 use crate::store::{events, runs};
 
 #[derive(Debug, Subcommand)]
 pub enum JobCmd {
     /// Submit a root job; prints its id.
     Run(RunArgs),
-    /// List jobs, newest first.
+    /// List jobs, newest first: one page (50) unless --limit N or --all.
     List {
         #[arg(long, value_parser = parse::<JobState>)]
         state: Option<JobState>,
@@ -30,6 +32,11 @@ pub enum JobCmd {
         agent: Option<String>,
         #[arg(long)]
         repo: Option<String>,
+        /// Only jobs older than this job id (the next page after it).
+        #[arg(long, value_name = "ID")]
+        before: Option<String>,
+        #[command(flatten)]
+        page: PageArgs,
         #[arg(long)]
         json: bool,
     },
@@ -230,45 +237,48 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             root,
             agent,
             repo,
+            before,
+            page,
             json,
         } => {
             let store = ctx.store()?;
-            let (list, unreadable) = jobs::list_readable(
-                store.conn(),
-                &JobFilter {
-                    state,
-                    root,
-                    agent,
-                    repo,
-                    limit: None,
-                },
-            )?;
-            for u in &unreadable {
-                eprintln!("warning: skipped {u}");
-            }
+            let filter = JobFilter {
+                state,
+                root,
+                agent,
+                repo,
+                limit: page.limit(),
+                before,
+            };
             let preflight = events::latest_by_job(store.conn(), engine::PREFLIGHT_FAILED)?;
-            if json {
-                let rows: Vec<Value> = list
-                    .iter()
-                    .map(|j| {
-                        let mut v = job_json(j);
-                        if let Some(why) = preflight.get(&j.id) {
-                            v["preflight_failed"] = json!(why);
-                        }
-                        v
-                    })
-                    .collect();
-                return print_json(&rows);
+            if json || page.jsonl {
+                let mut out = JsonStream::stdout(page.jsonl);
+                let unreadable = jobs::list_each(store.conn(), &filter, ListColumns::Json, |j| {
+                    let mut v = job_json(&j);
+                    if let Some(why) = preflight.get(&j.id) {
+                        v["preflight_failed"] = json!(why);
+                    }
+                    out.row(&v)
+                })?;
+                out.finish()?;
+                for u in &unreadable {
+                    eprintln!("warning: skipped {u}");
+                }
+                return Ok(());
             }
             let now = now_ms();
-            for j in &list {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut shown = 0;
+            let mut last = None;
+            let unreadable = jobs::list_each(store.conn(), &filter, ListColumns::Table, |j| {
                 // The coordinator of an unroutable set ends succeeded; only this says why
                 // nothing was dispatched.
                 let why = preflight
                     .get(&j.id)
                     .map(|r| format!("  PREFLIGHT_FAILED: {}", r.lines().next().unwrap_or("")))
                     .unwrap_or_default();
-                println!(
+                writeln!(
+                    out,
                     "{:<36} {:<10} {:<14} {:<9} {:>4}  {}{why}",
                     j.id,
                     j.state,
@@ -276,6 +286,20 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                     j.action,
                     age(now, j.created_ms),
                     first_line(&j.prompt)
+                )?;
+                shown += 1;
+                last = Some(j.id);
+                Ok::<_, anyhow::Error>(())
+            })?;
+            out.flush()?;
+            for u in &unreadable {
+                eprintln!("warning: skipped {u}");
+            }
+            if let (Some(n), Some(last)) = (filter.limit, last)
+                && shown == n
+            {
+                eprintln!(
+                    "(newest {n} shown; --before {last} for the next page, --all for every job)"
                 );
             }
             Ok(())

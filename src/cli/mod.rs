@@ -16,6 +16,7 @@ pub mod memory;
 pub mod moot;
 pub mod orchestrate;
 pub mod output;
+pub mod page;
 pub mod result;
 pub mod tui;
 

@@ -77,7 +77,15 @@ pub struct PendingItem {
 
 /// Every open round, oldest first.
 pub fn pending(conn: &Connection) -> Result<Vec<PendingItem>, EngineError> {
-    Ok(escalations::open(conn)?
+    pending_first(conn, None)
+}
+
+/// The oldest `limit` open rounds (every one with `None`): what a screen of them shows.
+pub fn pending_first(
+    conn: &Connection,
+    limit: Option<usize>,
+) -> Result<Vec<PendingItem>, EngineError> {
+    Ok(escalations::open_first(conn, limit)?
         .into_iter()
         .map(|r| PendingItem {
             questions: questions_of(&r)

@@ -86,6 +86,49 @@ CREATE TABLE chat_job_links (
 CREATE INDEX chat_job_links_thread ON chat_job_links(thread_id, agent, purpose);
 ";
 
+/// Unread badge counters kept by triggers in the writer's own transaction, so they are
+/// exact under any number of concurrent writers (SQLite serialises them) and a badge read
+/// is a few rows however long the history. A counted mention is `unread = 1 AND resolved
+/// = 1`; rows that fall to zero stay and are filtered out on read.
+pub(super) const UNREAD_COUNTERS: &str = "
+CREATE TABLE chat_unread (
+    agent        TEXT NOT NULL,
+    agent_origin TEXT NOT NULL,
+    thread_id    TEXT NOT NULL,
+    n            INTEGER NOT NULL,
+    PRIMARY KEY (agent, agent_origin, thread_id)
+) WITHOUT ROWID;
+INSERT INTO chat_unread(agent, agent_origin, thread_id, n)
+    SELECT agent, agent_origin, thread_id, COUNT(*) FROM chat_mentions
+    WHERE unread = 1 AND resolved = 1 GROUP BY agent, agent_origin, thread_id;
+CREATE TRIGGER chat_unread_insert AFTER INSERT ON chat_mentions
+    WHEN NEW.unread = 1 AND NEW.resolved = 1
+BEGIN
+    INSERT INTO chat_unread(agent, agent_origin, thread_id, n)
+        VALUES (NEW.agent, NEW.agent_origin, NEW.thread_id, 1)
+        ON CONFLICT(agent, agent_origin, thread_id) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER chat_unread_update_old AFTER UPDATE OF unread, resolved, agent, agent_origin, thread_id
+    ON chat_mentions WHEN OLD.unread = 1 AND OLD.resolved = 1
+BEGIN
+    UPDATE chat_unread SET n = n - 1
+        WHERE agent = OLD.agent AND agent_origin = OLD.agent_origin AND thread_id = OLD.thread_id;
+END;
+CREATE TRIGGER chat_unread_update_new AFTER UPDATE OF unread, resolved, agent, agent_origin, thread_id
+    ON chat_mentions WHEN NEW.unread = 1 AND NEW.resolved = 1
+BEGIN
+    INSERT INTO chat_unread(agent, agent_origin, thread_id, n)
+        VALUES (NEW.agent, NEW.agent_origin, NEW.thread_id, 1)
+        ON CONFLICT(agent, agent_origin, thread_id) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER chat_unread_delete AFTER DELETE ON chat_mentions
+    WHEN OLD.unread = 1 AND OLD.resolved = 1
+BEGIN
+    UPDATE chat_unread SET n = n - 1
+        WHERE agent = OLD.agent AND agent_origin = OLD.agent_origin AND thread_id = OLD.thread_id;
+END;
+";
+
 named_enum!(
     /// Open threads take messages; archived ones are kept for audit only.
     ThreadState, "chat thread state",
@@ -494,45 +537,98 @@ pub fn inbox(
     unread_only: bool,
     limit: Option<usize>,
 ) -> Result<Vec<InboxRow>> {
-    let sql = format!(
+    let mut out = Vec::new();
+    inbox_each(conn, agent, origin, unread_only, limit, None, |r| {
+        out.push(r);
+        Ok::<_, super::StoreError>(())
+    })?;
+    Ok(out)
+}
+
+fn inbox_row(r: &Row<'_>) -> rusqlite::Result<InboxRow> {
+    Ok(InboxRow {
+        mention_id: r.get(0)?,
+        thread_id: r.get(1)?,
+        thread_slug: r.get(2)?,
+        repo: r.get(3)?,
+        seq: r.get(4)?,
+        kind: r.get(5)?,
+        author: r.get(6)?,
+        body: r.get(7)?,
+        ts_ms: r.get(8)?,
+        unread: r.get(9)?,
+    })
+}
+
+/// The SQL of one inbox page, walking the agent's inbox index newest first from the
+/// `before` mention id; `EXPLAIN QUERY PLAN` checks read it too.
+pub fn inbox_query(unread_only: bool) -> String {
+    format!(
         "SELECT m.id, m.thread_id, t.slug, t.repo, m.seq, m.kind, c.author_name, c.body, c.ts_ms, m.unread
          FROM chat_mentions m {}
          JOIN chat_messages c ON c.id = m.message_id
          JOIN chat_threads t ON t.id = m.thread_id
-         WHERE m.agent = ?1 AND m.agent_origin = ?2 AND m.resolved = 1 {}
+         WHERE m.agent = ?1 AND m.agent_origin = ?2 AND m.resolved = 1 AND m.id < ?4 {}
          ORDER BY m.id DESC LIMIT ?3",
-        if unread_only { "INDEXED BY chat_mentions_unread" } else { "INDEXED BY chat_mentions_inbox" },
+        if unread_only {
+            "INDEXED BY chat_mentions_unread"
+        } else {
+            "INDEXED BY chat_mentions_inbox"
+        },
         if unread_only { "AND m.unread = 1" } else { "" }
-    );
-    let mut st = conn.prepare_cached(&sql)?;
-    let limit = limit.map(|n| n as i64).unwrap_or(-1);
-    Ok(st
-        .query_map(params![agent, origin, limit], |r| {
-            Ok(InboxRow {
-                mention_id: r.get(0)?,
-                thread_id: r.get(1)?,
-                thread_slug: r.get(2)?,
-                repo: r.get(3)?,
-                seq: r.get(4)?,
-                kind: r.get(5)?,
-                author: r.get(6)?,
-                body: r.get(7)?,
-                ts_ms: r.get(8)?,
-                unread: r.get(9)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?)
+    )
 }
 
-/// Unread resolved mentions per agent, for inbox badges.
+/// Streams an inbox page to `each`, one row at a time: mentions older than `before` (a
+/// mention id), newest first, at most `limit`.
+pub fn inbox_each<E: From<super::StoreError>>(
+    conn: &Connection,
+    agent: &str,
+    origin: &str,
+    unread_only: bool,
+    limit: Option<usize>,
+    before: Option<i64>,
+    mut each: impl FnMut(InboxRow) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let mut st = conn
+        .prepare_cached(&inbox_query(unread_only))
+        .map_err(super::StoreError::from)?;
+    let limit = limit.map(|n| n as i64).unwrap_or(-1);
+    let mut rows = st
+        .query(params![agent, origin, limit, before.unwrap_or(i64::MAX)])
+        .map_err(super::StoreError::from)?;
+    while let Some(r) = rows.next().map_err(super::StoreError::from)? {
+        each(inbox_row(r).map_err(super::StoreError::from)?)?;
+    }
+    Ok(())
+}
+
+/// Unread resolved mentions per agent, for inbox badges (from the maintained counters).
 pub fn unread_counts(conn: &Connection, origin: &str) -> Result<Vec<(String, i64)>> {
     let mut st = conn.prepare_cached(
-        "SELECT agent, COUNT(*) FROM chat_mentions WHERE unread = 1 AND resolved = 1 AND agent_origin = ?1
-         GROUP BY agent ORDER BY agent",
+        "SELECT agent, SUM(n) FROM chat_unread WHERE agent_origin = ?1
+         GROUP BY agent HAVING SUM(n) > 0 ORDER BY agent",
     )?;
     Ok(st
         .query_map([origin], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Unread resolved mentions per thread, every origin (the thread list's badges).
+pub fn unread_by_thread(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut st = conn.prepare_cached(
+        "SELECT thread_id, SUM(n) FROM chat_unread GROUP BY thread_id HAVING SUM(n) > 0",
+    )?;
+    Ok(st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every unread resolved mention, from the counters (a change signature for badges).
+pub fn unread_total(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT COALESCE(SUM(n), 0) FROM chat_unread")?
+        .query_row([], |r| r.get(0))?)
 }
 
 /// Marks mentions read: one thread or all, some seqs or all, some kinds or all.

@@ -196,11 +196,17 @@ pub fn aborted_in_root(conn: &Connection, root_id: &str) -> Result<bool> {
 
 /// Every open round, oldest first.
 pub fn open(conn: &Connection) -> Result<Vec<Round>> {
+    open_first(conn, None)
+}
+
+/// The oldest `limit` open rounds (all of them with `None`), walking the open-rounds index.
+pub fn open_first(conn: &Connection, limit: Option<usize>) -> Result<Vec<Round>> {
     let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM escalations WHERE resolved_ms IS NULL ORDER BY opened_ms, id"
+        "SELECT {COLS} FROM escalations WHERE resolved_ms IS NULL ORDER BY opened_ms, id LIMIT ?1"
     ))?;
+    let limit = limit.map_or(-1, |n| n as i64);
     Ok(st
-        .query_map([], from_row)?
+        .query_map([limit], from_row)?
         .collect::<rusqlite::Result<_>>()?)
 }
 

@@ -248,24 +248,6 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
     })
 }
 
-/// Collects decoded rows, setting aside the unreadable ones.
-fn readable(
-    rows: impl Iterator<Item = rusqlite::Result<Job>>,
-    skipped: &mut Vec<Unreadable>,
-) -> Result<Vec<Job>> {
-    let mut out = Vec::new();
-    for row in rows {
-        match row.map_err(StoreError::from) {
-            Ok(j) => out.push(j),
-            Err(e) => match unreadable(&e) {
-                Some(u) => skipped.push(u.clone()),
-                None => return Err(e),
-            },
-        }
-    }
-    Ok(out)
-}
-
 /// Marks an undecodable job failed with the decode error, keeping the corrupt value in
 /// an event: the corrupt JSON column is cleared so the row reads again, and a root's run
 /// fails with it. Returns whether the row now decodes (so the engine can settle it).
@@ -459,6 +441,10 @@ pub fn children(conn: &Connection, parent_id: &str) -> Result<Vec<Job>> {
         .collect::<rusqlite::Result<_>>()?)
 }
 
+/// The index `job list` pages on when no filter narrows it: newest first by
+/// `(created_ms, rowid)`, so a page is an index walk of `limit` entries, never a sort.
+pub(super) const LIST_INDEX: &str = "CREATE INDEX jobs_created ON jobs(created_ms);";
+
 /// Filters of `job list`; every field narrows.
 #[derive(Debug, Clone, Default)]
 pub struct JobFilter {
@@ -467,20 +453,39 @@ pub struct JobFilter {
     pub agent: Option<String>,
     pub repo: Option<String>,
     pub limit: Option<usize>,
+    /// Only jobs older than this one (the cursor a script passes to get the next page).
+    pub before: Option<String>,
 }
 
-/// Jobs matching the filter, newest first; unreadable rows are skipped with a warning.
-pub fn list(conn: &Connection, f: &JobFilter) -> Result<Vec<Job>> {
-    let (list, skipped) = list_readable(conn, f)?;
-    for u in skipped {
-        tracing::warn!(job = %u.id, "skipping an unreadable job row: {u}");
-    }
-    Ok(list)
+/// Which columns a listing reads: the text table needs no result and only the start of
+/// the prompt; JSON needs what `job show --json` prints. Neither reads the raw output;
+/// `All` (the library's own callers) reads every column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListColumns {
+    Table,
+    Json,
+    All,
 }
 
-/// Jobs matching the filter, newest first, and the rows that could not be decoded.
-pub fn list_readable(conn: &Connection, f: &JobFilter) -> Result<(Vec<Job>, Vec<Unreadable>)> {
-    let mut sql = format!("SELECT {COLS} FROM jobs WHERE 1=1");
+/// `COLS` with the columns a listing never prints read as NULL (or cut), so a page costs
+/// the rows it shows and not their outputs.
+fn list_cols(which: ListColumns) -> String {
+    let (prompt, result) = match which {
+        ListColumns::Table => ("substr(prompt, 1, 240)", "NULL"),
+        ListColumns::Json => ("prompt", "result"),
+        ListColumns::All => return COLS.to_string(),
+    };
+    format!(
+        "id, root_id, parent_id, delegation_id, kind, agent, action, {prompt}, repo, state, \
+         attempt, depth, model, effort, phase, timeout_ms, NULL, retries_left, NULL, {result}, NULL, \
+         output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, NULL, NULL, followup, \
+         followup_reason, continuation_id, NULL, created_ms, started_ms, finished_ms, updated_ms"
+    )
+}
+
+/// The SQL and arguments of one `job list` page; `EXPLAIN QUERY PLAN` checks read it too.
+pub fn list_query(f: &JobFilter, which: ListColumns) -> (String, Vec<SqlValue>) {
+    let mut sql = format!("SELECT {} FROM jobs WHERE 1=1", list_cols(which));
     let mut args: Vec<SqlValue> = Vec::new();
     let mut push = |clause: &str, v: String| {
         args.push(SqlValue::Text(v));
@@ -498,17 +503,68 @@ pub fn list_readable(conn: &Connection, f: &JobFilter) -> Result<(Vec<Job>, Vec<
     if let Some(r) = &f.repo {
         push("repo", r.clone());
     }
+    if let Some(b) = &f.before {
+        args.push(SqlValue::Text(b.clone()));
+        let n = args.len();
+        sql.push_str(&format!(
+            " AND (created_ms, rowid) < (SELECT created_ms, rowid FROM jobs WHERE id = ?{n})"
+        ));
+    }
     sql.push_str(" ORDER BY created_ms DESC, rowid DESC");
     if let Some(n) = f.limit {
         sql.push_str(&format!(" LIMIT {n}"));
     }
-    let mut st = conn.prepare(&sql)?;
+    (sql, args)
+}
+
+/// Jobs matching the filter, newest first; unreadable rows are skipped with a warning.
+pub fn list(conn: &Connection, f: &JobFilter) -> Result<Vec<Job>> {
+    let (list, skipped) = list_readable(conn, f)?;
+    for u in skipped {
+        tracing::warn!(job = %u.id, "skipping an unreadable job row: {u}");
+    }
+    Ok(list)
+}
+
+/// Jobs matching the filter, newest first, every column, and the rows that could not be
+/// decoded.
+pub fn list_readable(conn: &Connection, f: &JobFilter) -> Result<(Vec<Job>, Vec<Unreadable>)> {
+    let mut out = Vec::new();
+    let skipped = list_each(conn, f, ListColumns::All, |j| {
+        out.push(j);
+        Ok::<_, StoreError>(())
+    })?;
+    Ok((out, skipped))
+}
+
+/// Streams one listing to `each`, newest first, holding one row at a time; the columns
+/// `which` leaves out come back empty. Rows that cannot be decoded are skipped and
+/// returned. A `before` cursor naming no job is bad input.
+pub fn list_each<E: From<StoreError>>(
+    conn: &Connection,
+    f: &JobFilter,
+    which: ListColumns,
+    mut each: impl FnMut(Job) -> Result<(), E>,
+) -> Result<Vec<Unreadable>, E> {
+    if let Some(b) = &f.before
+        && !exists(conn, b)?
+    {
+        return Err(StoreError::Invalid(crate::Invalid(format!("job {b:?} not found"))).into());
+    }
+    let (sql, args) = list_query(f, which);
+    let mut st = conn.prepare_cached(&sql).map_err(StoreError::from)?;
+    let mut rows = st.query(params_from_iter(args)).map_err(StoreError::from)?;
     let mut skipped = Vec::new();
-    let list = readable(
-        st.query_map(params_from_iter(args), from_row)?,
-        &mut skipped,
-    )?;
-    Ok((list, skipped))
+    while let Some(r) = rows.next().map_err(StoreError::from)? {
+        match from_row(r).map_err(StoreError::from) {
+            Ok(j) => each(j)?,
+            Err(e) => match unreadable(&e) {
+                Some(u) => skipped.push(u.clone()),
+                None => return Err(e.into()),
+            },
+        }
+    }
+    Ok(skipped)
 }
 
 /// How many jobs are in each live state, for status bars and `daemon status`.

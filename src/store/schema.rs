@@ -26,6 +26,9 @@ const MIGRATIONS: &[&[&str]] = &[
     ],
     &[super::activity::SCHEMA],
     &[super::payloads::SCHEMA],
+    // Paging and badge reads that stay flat with history: the `job list` index and the
+    // maintained unread counters.
+    &[super::jobs::LIST_INDEX, super::chat::UNREAD_COUNTERS],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -23,12 +23,18 @@ use crate::store::chat::{MessageKind, ThreadState};
 use crate::store::escalations::RoundKind;
 use crate::store::{Store, StoreError, events, jobs, runs};
 
-/// How many roots the tree holds; older ones are reachable through `job list`.
-pub const ROOTS_SHOWN: usize = 500;
-/// Newest messages of the open thread.
-const TRANSCRIPT_LIMIT: usize = 300;
-/// Newest inbox items per agent.
-const INBOX_LIMIT: usize = 50;
+/// How many roots the tree holds: the window the tree pane can scroll through (about
+/// two screens of folded roots), so a load's cost follows the screen and not the
+/// history. Older roots are reachable through `job list` and `job tree`.
+pub const ROOTS_SHOWN: usize = 50;
+/// Newest messages of the open thread: a few screens of scrollback, read on each chat
+/// change, so it stays a fixed cost however long the thread.
+const TRANSCRIPT_LIMIT: usize = 120;
+/// Newest inbox items per agent (the pane shows one agent's screenful).
+const INBOX_LIMIT: usize = 30;
+
+/// Oldest open rounds the Attention pane holds (several screens); `job pending` lists all.
+const ATTENTION_SHOWN: usize = 100;
 
 pub type Result<T> = std::result::Result<T, LoadError>;
 
@@ -51,6 +57,7 @@ pub struct Loader {
     cursor: i64,
     data_version: Option<i64>,
     chat: Option<ChatPanes>,
+    attention: Option<(AttentionKey, Vec<AttentionItem>)>,
     pub daemon: DaemonStatus,
     pub detail_job: Option<String>,
     pub thread: Option<String>,
@@ -66,6 +73,7 @@ impl Loader {
             cursor: 0,
             data_version: None,
             chat: None,
+            attention: None,
             daemon,
             detail_job: None,
             thread: None,
@@ -100,6 +108,7 @@ impl Loader {
         let last = events::last_id(conn)?;
         // A tree linked to a thread (a promotion, an auto-respond) can change its messages.
         let mut linked = false;
+        let mut touched = Vec::new();
         if self.cursor == 0 {
             for run in runs::list(conn, ROOTS_SHOWN)? {
                 let view = root_view(conn, &run)?;
@@ -110,8 +119,9 @@ impl Loader {
                 linked = linked || crate::store::chat::link(conn, &root)?.is_some();
                 if let Some(run) = runs::get(conn, &root)? {
                     let view = root_view(conn, &run)?;
-                    self.roots.insert(root, view);
+                    self.roots.insert(root.clone(), view);
                 }
+                touched.push(root);
             }
         }
         self.trim();
@@ -143,6 +153,15 @@ impl Loader {
         }
         let live = self.live.read(conn, now, last != self.cursor)?;
         self.cursor = last;
+        let attention_key = attention_key(conn)?;
+        let fresh = match &self.attention {
+            // Preflight items come from events, not rounds: any touched tree re-reads it.
+            Some((key, _)) => *key == attention_key && touched.is_empty(),
+            None => false,
+        };
+        if !fresh {
+            self.attention = Some((attention_key, attention(conn)?));
+        }
         let chat = self.chat.clone().unwrap_or_default();
         let mut detail = self
             .detail_job
@@ -159,7 +178,11 @@ impl Loader {
             daemon: self.daemon,
             counts: counts(conn)?,
             roots: Vec::new(),
-            attention: attention(conn)?,
+            attention: self
+                .attention
+                .as_ref()
+                .map(|(_, items)| items.clone())
+                .unwrap_or_default(),
             transcript: chat.transcript,
             threads: chat.threads,
             inboxes: chat.inboxes,
@@ -204,13 +227,27 @@ struct ChatPanes {
 
 /// Newest message, newest mention and the unread count. Sends append no event: a send
 /// adds a message (its rowid moves) and marking read lowers the count, so this catches
-/// both. Each part is a rowid maximum or a count over the small unread-badge index.
+/// both. Each part is a rowid maximum or a sum over the maintained unread counters.
 fn badge_signature(conn: &Connection) -> Result<(i64, i64, i64)> {
     Ok(conn
         .prepare_cached(
             "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
                     (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
-                    (SELECT COUNT(*) FROM chat_mentions WHERE unread = 1 AND resolved = 1)",
+                    (SELECT COALESCE(SUM(n), 0) FROM chat_unread)",
+        )?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
+}
+
+/// The set of open escalation rounds: their count, id sum and newest id, read from the
+/// open-rounds index alone. Opening or resolving a round changes it; any other change to
+/// a tree shows as a touched root, so the pane is re-read on either and otherwise reused.
+type AttentionKey = (i64, i64, i64);
+
+fn attention_key(conn: &Connection) -> Result<AttentionKey> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM escalations
+             WHERE resolved_ms IS NULL",
         )?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
 }
@@ -398,7 +435,7 @@ fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
                 THEN json_extract(result, '$.summary') END
          FROM jobs WHERE id = ?1",
     )?;
-    for p in engine::pending(conn)? {
+    for p in engine::escalation::pending_first(conn, Some(ATTENTION_SHOWN))? {
         let job: Option<(String, Option<String>)> = who
             .query_row([&p.job_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
@@ -472,15 +509,10 @@ fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {
 }
 
 fn thread_views(conn: &Connection) -> Result<Vec<ThreadView>> {
-    let unread: HashMap<String, u32> = {
-        let mut st = conn.prepare_cached(
-            "SELECT thread_id, COUNT(*) FROM chat_mentions WHERE unread = 1 AND resolved = 1 GROUP BY thread_id",
-        )?;
-        st.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u32))
-        })?
-        .collect::<rusqlite::Result<_>>()?
-    };
+    let unread: HashMap<String, u32> = crate::store::chat::unread_by_thread(conn)?
+        .into_iter()
+        .map(|(t, n)| (t, n as u32))
+        .collect();
     Ok(threads::list(conn, None, true)?
         .into_iter()
         .map(|t| ThreadView {
