@@ -15,29 +15,39 @@ pub enum AgentCmd {
     Add(AddArgs),
     /// List registered agents.
     List {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show one agent.
     Show {
+        /// The agent's name.
         name: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Remove an agent.
-    Rm { name: String },
+    Rm {
+        /// The agent's name.
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
+    /// The agent's name (letters, digits, - and _).
     pub name: String,
+    /// claude | codex | kimi | shell.
     #[arg(long, value_parser = parse::<RuntimeKind>)]
     pub runtime: RuntimeKind,
     /// The command a shell agent runs with `sh -c`.
     #[arg(long)]
     pub command: Option<String>,
+    /// The model the runtime is asked for (runtime default if unset).
     #[arg(long)]
     pub model: Option<String>,
+    /// Reasoning effort passed to the runtime (e.g. low, medium, high).
     #[arg(long)]
     pub effort: Option<String>,
     /// ask | review | implement (repeatable; default ask and review).

@@ -27,6 +27,7 @@ pub enum DaemonCmd {
     },
     /// Show whether a daemon runs and what it is doing.
     Status {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },

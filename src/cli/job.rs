@@ -22,60 +22,86 @@ pub enum JobCmd {
     Run(RunArgs),
     /// List jobs, newest first.
     List {
+        /// Only jobs in this state: queued | running | succeeded | failed | blocked | cancelled.
         #[arg(long, value_parser = parse::<JobState>)]
         state: Option<JobState>,
+        /// Only jobs of this root's tree (a unique id prefix works).
         #[arg(long)]
         root: Option<String>,
+        /// Only jobs of this agent.
         #[arg(long)]
         agent: Option<String>,
+        /// Only jobs of this repo.
         #[arg(long)]
         repo: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show one job.
     Show {
+        /// The job id (a unique prefix works).
         id: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show a root's whole tree.
     Tree {
+        /// The root job (a unique id prefix works).
         root: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show the events of a job (or of a whole tree when given a root).
     Events {
+        /// The job id (a unique prefix works).
         id: String,
         /// Keep printing new events until interrupted.
         #[arg(long)]
         follow: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Stop a tree gracefully: queued legs cancelled, running ones finish (or are
     /// terminated with --force), then one finalize continuation, then the run is killed.
     Kill {
+        /// The root job (a unique id prefix works).
         root: String,
+        /// Terminate running jobs' processes instead of letting them finish their turn.
         #[arg(long)]
         force: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Cancel one queued or running job.
-    Cancel { id: String },
+    Cancel {
+        /// The job id (a unique prefix works).
+        id: String,
+    },
     /// Everything awaiting a human: ask-gate questions and failure escalations.
     Pending {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Answer an ask round: one "<qid>: text" a line.
-    Answer { job: String, text: String },
+    Answer {
+        /// The job waiting for a human (a unique id prefix works).
+        job: String,
+        /// The answers, one "<question-id>: text" a line.
+        text: String,
+    },
     /// Resume a failure escalation: retry|continue|abort [INSTRUCTIONS].
     Resume {
+        /// The job waiting for a human (a unique id prefix works).
         job: String,
+        /// retry | continue | abort.
         verb: String,
+        /// Optional instructions for the retried or continuing agent.
         #[arg(trailing_var_arg = true)]
         instructions: Vec<String>,
     },
@@ -83,12 +109,16 @@ pub enum JobCmd {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// The registered agent that runs the root job.
     #[arg(long)]
     pub agent: String,
+    /// What the job does: ask | review | implement.
     #[arg(long, value_parser = parse::<Action>, default_value = "ask")]
     pub action: Action,
+    /// The repo (registered checkout) the job works on.
     #[arg(long)]
     pub repo: Option<String>,
+    /// Override the agent's model for this job.
     #[arg(long)]
     pub model: Option<String>,
     /// Kill the job after this long (e.g. 10m).
@@ -97,8 +127,10 @@ pub struct RunArgs {
     /// Wait for the tree to settle and print the final result.
     #[arg(long)]
     pub wait: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The task for the agent.
     pub prompt: String,
 }
 

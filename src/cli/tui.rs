@@ -1,6 +1,9 @@
 //! `gitmoot tui`: the control room.
 
-use clap::Args;
+use std::io::IsTerminal;
+
+use clap::{Args, CommandFactory};
+use gitmoot_ui::CompletionTree;
 
 use super::Ctx;
 use crate::tui::{self, TuiOptions};
@@ -16,11 +19,38 @@ pub struct TuiArgs {
     /// default | light | high-contrast, or a theme in <home>/themes/.
     #[arg(long)]
     pub theme: Option<String>,
+    /// Leave the mouse to the terminal (select and copy text natively).
     #[arg(long)]
     pub no_mouse: bool,
 }
 
+/// The command tree the `:` line completes from: every visible subcommand and long option.
+pub fn completion_tree(cmd: &clap::Command) -> CompletionTree {
+    CompletionTree {
+        name: cmd.get_name().to_string(),
+        children: cmd
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set() && !matches!(c.get_name(), "tui" | "demo" | "help"))
+            .map(completion_tree)
+            .collect(),
+        flags: cmd
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .filter(|f| f != "--home")
+            .collect(),
+    }
+}
+
 pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
+    // Checked before the home is opened, so a mistaken run in a pipe creates nothing.
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(crate::Invalid::new(
+            "the control room needs a terminal (stdin and stdout are not a TTY); \
+             use `gitmoot job list` or `job tree` to read state from a script",
+        )
+        .into());
+    }
     tui::run(
         &ctx.home,
         TuiOptions {
@@ -28,6 +58,7 @@ pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
             no_daemon: a.no_daemon,
             theme: a.theme,
             no_mouse: a.no_mouse,
+            completions: completion_tree(&super::Cli::command()),
         },
     )
 }

@@ -11,7 +11,7 @@ pub mod watch;
 use std::sync::Arc;
 
 use gitmoot_ui::view::DaemonStatus;
-use gitmoot_ui::{Keymap, State, Theme};
+use gitmoot_ui::{CompletionTree, Keymap, State, Theme};
 
 use crate::chat::ChatHooks;
 use crate::config::Config;
@@ -28,6 +28,8 @@ pub struct TuiOptions {
     pub no_daemon: bool,
     pub theme: Option<String>,
     pub no_mouse: bool,
+    /// The CLI's verbs, for Tab on the `:` line (built by the CLI from its clap tree).
+    pub completions: CompletionTree,
 }
 
 /// The theme by name: a user file `<home>/themes/NAME.toml` wins over the built-ins;
@@ -73,8 +75,11 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     } else {
         app::attached_or_none(home)
     };
+    let mut state = State::new(keymap, opts.readonly, crate::clock::now_ms());
+    state.completions = opts.completions.clone();
+    state.history = exec::load_history(home);
     let app = app::App {
-        state: State::new(keymap, opts.readonly, crate::clock::now_ms()),
+        state,
         theme,
         loader: load::Loader::new(store, status),
         executor: exec::Executor::new(home.clone(), Store::open_home(home)?, config.clone()),
