@@ -83,13 +83,21 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                     "no agents registered (add one with `gitmoot agent add NAME --runtime ...`)"
                 );
             }
-            for a in &all {
-                println!(
-                    "{:<20} {:<7} {:<24} {}",
-                    a.name,
-                    a.runtime,
-                    caps(&a.capabilities),
-                    a.policy
+            let rows: Vec<Vec<String>> = all
+                .iter()
+                .map(|a| {
+                    vec![
+                        a.name.clone(),
+                        a.runtime.to_string(),
+                        caps(&a.capabilities),
+                        a.policy.to_string(),
+                    ]
+                })
+                .collect();
+            if !rows.is_empty() {
+                print!(
+                    "{}",
+                    super::output::table(&["NAME", "RUNTIME", "CAPABILITIES", "POLICY"], &rows)
                 );
             }
             Ok(())
@@ -167,5 +175,27 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
     store.write(|tx| agents::insert(tx, &agent))?;
     println!("registered agent {} ({})", agent.name, agent.runtime);
+    if let Some(program) = missing_program(&agent) {
+        eprintln!(
+            "warning: `{program}` is not on PATH; {}'s jobs will fail until it is installed",
+            agent.name
+        );
+    }
     Ok(())
+}
+
+/// The program a CLI-runtime agent runs, when it cannot be found on PATH (a preflight
+/// warning: the agent is still registered, as the binary may be installed later).
+fn missing_program(agent: &Agent) -> Option<String> {
+    let program = match (&agent.command, agent.runtime) {
+        (Some(c), _) => c.split_whitespace().next()?.to_string(),
+        (None, RuntimeKind::Shell) => return None,
+        (None, r) => r.to_string(),
+    };
+    if program.contains('/') {
+        return (!std::path::Path::new(&program).exists()).then_some(program);
+    }
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path).any(|d| d.join(&program).is_file());
+    (!found).then_some(program)
 }

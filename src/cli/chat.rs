@@ -32,7 +32,7 @@ pub enum ChatCmd {
         /// The repo the thread belongs to.
         #[arg(long)]
         repo: String,
-        /// The display title (default: the slug).
+        /// The display title (default: NAME as typed).
         #[arg(long)]
         topic: Option<String>,
         /// Print JSON instead of text.
@@ -308,7 +308,8 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
                     NewThread {
                         name: &name,
                         repo: repo.trim(),
-                        title: topic.as_deref(),
+                        // The name as typed is the title; only the slug is normalised.
+                        title: topic.as_deref().or(Some(name.as_str())),
                         created_by: "human",
                     },
                 )
@@ -431,6 +432,14 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
             json,
         } => {
             let store = ctx.store()?;
+            // Mentions of unregistered names are recorded but never delivered, so an
+            // empty inbox for them would mislead; the human's own inbox always exists.
+            if agent != "human" && crate::store::agents::get(store.conn(), &agent)?.is_none() {
+                return Err(Invalid(format!(
+                    "no agent named {agent:?} (see `gitmoot agent list`)"
+                ))
+                .into());
+            }
             let rows = inbox::inbox(store.conn(), &agent, unread, limit)?;
             if json {
                 return print_json(&rows.iter().map(inbox_json).collect::<Vec<_>>());

@@ -145,6 +145,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             json,
         } => {
             let store = ctx.store()?;
+            let root = root
+                .map(|r| jobs::resolve_id(store.conn(), &r))
+                .transpose()?;
             let list = jobs::list(
                 store.conn(),
                 &JobFilter {
@@ -159,6 +162,12 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 return print_json(&list.iter().map(job_json).collect::<Vec<_>>());
             }
             let now = now_ms();
+            if !list.is_empty() {
+                println!(
+                    "{:<36} {:<10} {:<14} {:<9} {:>4}  PROMPT",
+                    "ID", "STATE", "AGENT", "ACTION", "AGE"
+                );
+            }
             for j in &list {
                 println!(
                     "{:<36} {:<10} {:<14} {:<9} {:>4}  {}",
@@ -174,6 +183,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Show { id, json } => {
             let store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             let job = jobs::require(store.conn(), &id)?;
             if json {
                 return print_json(&job_json(&job));
@@ -183,6 +193,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Tree { root, json } => {
             let store = ctx.store()?;
+            let root = jobs::resolve_id(store.conn(), &root)?;
             let tree = tree_json(store.conn(), &root)?;
             if json {
                 return print_json(&tree);
@@ -201,7 +212,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Events { id, follow, json } => {
             let store = ctx.store()?;
-            jobs::require(store.conn(), &id)?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             let mut cursor = 0;
             loop {
                 let batch = events::for_job_or_root(store.conn(), &id, cursor)?;
@@ -233,6 +244,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Kill { root, force, json } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let root = jobs::resolve_id(store.conn(), &root)?;
             let report = store.write(|tx| {
                 engine::kill_root(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &root, force)
             })?;
@@ -251,6 +263,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Cancel { id } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             store.write(|tx| {
                 engine::cancel_job(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id)
             })?;
@@ -286,6 +299,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Answer { job, text } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let job = jobs::resolve_id(store.conn(), &job)?;
             let next = store.write(|tx| {
                 engine::answer(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &job, &text)
             })?;
@@ -303,6 +317,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let verb: ResumeVerb = verb.parse()?;
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let job = jobs::resolve_id(store.conn(), &job)?;
             let text = instructions.join(" ");
             store.write(|tx| {
                 engine::resume(
@@ -342,10 +357,17 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         drop(store);
         return super::daemon::wait_for_root(ctx, &root, a.json);
     }
+    let no_daemon = crate::daemon::lock::holder(&ctx.home.daemon_lock_path()).is_none();
     if a.json {
         return print_json(&json!({ "id": root }));
     }
     println!("{root}");
+    // The id stays alone on stdout for scripts; the hint goes to stderr.
+    if no_daemon {
+        eprintln!(
+            "hint: {root} is queued but no daemon is running; start one with `gitmoot daemon run` (or `gitmoot tui`)"
+        );
+    }
     Ok(())
 }
 

@@ -231,7 +231,11 @@ pub fn error_line(err: &anyhow::Error) -> String {
 
 /// Exit code for an error: 2 when any cause is a validation failure.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    if err.chain().any(|e| e.is::<crate::Invalid>()) {
+    if err.chain().any(|e| {
+        e.is::<crate::Invalid>()
+            || e.is::<gitmoot_ui::ThemeError>()
+            || e.is::<gitmoot_ui::KeymapError>()
+    }) {
         2
     } else {
         1

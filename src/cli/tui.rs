@@ -43,6 +43,10 @@ pub fn completion_tree(cmd: &clap::Command) -> CompletionTree {
 }
 
 pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
+    // A bad --theme is bad input whatever the terminal (reading themes creates nothing).
+    if let Some(name) = &a.theme {
+        tui::load_theme(&ctx.home, name)?;
+    }
     // Checked before the home is opened, so a mistaken run in a pipe creates nothing.
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(crate::Invalid::new(

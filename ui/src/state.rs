@@ -336,12 +336,13 @@ impl State {
             ToastLevel::Error
         };
         let shown = if text.is_empty() { "done" } else { &text };
-        let sep = if text.lines().count() > 1 {
-            "\n"
+        // One line reads result first (the part that matters on a narrow bar).
+        let entry = if text.lines().count() > 1 {
+            format!(":{}\n{shown}", out.command)
         } else {
-            " → "
+            format!("{shown}  ← :{}", out.command)
         };
-        self.notify(level, format!(":{}{sep}{shown}", out.command));
+        self.notify(level, entry);
         if text.lines().count() > 1 && self.overlay.is_none() {
             self.overlay = Some(Overlay::Output {
                 title: format!(":{}", out.command),
