@@ -4,6 +4,7 @@
 //! errors to exit codes. A CLI verb and the matching control-room action call the same
 //! function in `engine`, `chat` or `store`.
 
+pub mod bench;
 pub mod chat;
 pub mod cli;
 pub mod clock;

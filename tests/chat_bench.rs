@@ -4,7 +4,7 @@
 #[test]
 #[ignore]
 fn chat_bench_figures() {
-    let rows = gitmoot::chat::bench_chat();
+    let rows = gitmoot::bench::bench_chat();
     for (k, v) in &rows {
         println!("{k:<40} {v}");
     }

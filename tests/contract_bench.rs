@@ -4,7 +4,7 @@
 #[test]
 #[ignore = "benchmark: run in release with --ignored --nocapture"]
 fn parse_one_mebibyte_with_ten_thousand_braces() {
-    for (name, value) in gitmoot::contract::bench_parse() {
+    for (name, value) in gitmoot::bench::bench_parse() {
         println!("{name}: {value}");
         assert!(!value.starts_with("failed"), "{name}: {value}");
     }
@@ -12,14 +12,14 @@ fn parse_one_mebibyte_with_ten_thousand_braces() {
 
 #[test]
 fn bench_fixtures_are_the_advertised_size_and_parse() {
-    let text = gitmoot::contract::bench::realistic_output();
-    assert!(text.len() <= gitmoot::contract::bench::BENCH_BYTES);
-    assert!(text.len() > gitmoot::contract::bench::BENCH_BYTES - 1_000);
+    let text = gitmoot::bench::parse::realistic_output();
+    assert!(text.len() <= gitmoot::bench::parse::BENCH_BYTES);
+    assert!(text.len() > gitmoot::bench::parse::BENCH_BYTES - 1_000);
     assert_eq!(
         text.matches('{').count(),
-        gitmoot::contract::bench::BENCH_BRACES + 4,
+        gitmoot::bench::parse::BENCH_BRACES + 4,
         "decoys plus the result's own four"
     );
     assert!(gitmoot::contract::parse(&text).is_ok());
-    assert!(gitmoot::contract::parse(&gitmoot::contract::bench::unbalanced_output()).is_ok());
+    assert!(gitmoot::contract::parse(&gitmoot::bench::parse::unbalanced_output()).is_ok());
 }

@@ -4,7 +4,7 @@
 #[test]
 #[ignore]
 fn bench_daemon_prints_its_figures() {
-    for (name, value) in gitmoot::daemon::bench_daemon() {
+    for (name, value) in gitmoot::bench::bench_daemon() {
         println!("{name:<40} {value}");
     }
 }

@@ -4,7 +4,7 @@
 #[test]
 #[ignore = "benchmark; run in release with --ignored --nocapture"]
 fn bench_settle_prints_figures() {
-    let figures = gitmoot::engine::bench_settle();
+    let figures = gitmoot::bench::bench_settle();
     for (k, v) in &figures {
         println!("{k}: {v}");
     }
@@ -21,7 +21,7 @@ fn bench_settle_prints_figures() {
 
 #[test]
 fn bench_settle_measures_a_tree_of_64() {
-    let figures = gitmoot::engine::bench_settle();
+    let figures = gitmoot::bench::bench_settle();
     assert!(
         figures
             .iter()

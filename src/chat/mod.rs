@@ -11,7 +11,6 @@
 pub mod answer;
 pub mod askgate;
 pub mod autorespond;
-pub mod bench;
 pub mod envelope;
 pub mod hooks;
 pub mod inbox;
@@ -34,7 +33,6 @@ use crate::engine::EngineError;
 use crate::store::{Store, StoreError};
 
 pub use autorespond::autorespond_sweep;
-pub use bench::bench_chat;
 pub use hooks::ChatHooks;
 
 /// Everything chat can fail with. `Invalid` (bad input) exits 2; `Refused` (a state that

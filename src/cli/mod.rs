@@ -5,7 +5,6 @@
 //! decides behaviour.
 
 pub mod agent;
-pub mod bench;
 pub mod chat;
 pub mod config;
 pub mod daemon;
@@ -85,7 +84,7 @@ pub enum Command {
         role: crate::demo::agent::Role,
     },
     /// Measure the SPEC's performance figures on this machine.
-    Bench(bench::BenchArgs),
+    Bench(crate::bench::BenchArgs),
     /// Print shell completions.
     Completions {
         /// bash | zsh | fish | elvish | powershell.
@@ -145,7 +144,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             home: ctx.home_flag.clone(),
         }),
         Command::DemoAgent { role } => crate::demo::agent::run(role),
-        Command::Bench(a) => bench::run(a),
+        Command::Bench(a) => crate::bench::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -5,9 +5,8 @@
 //! fails; [`instructions`] is the contract text appended to every job prompt; the result
 //! checks live in [`checks`]. Files: `locate` (candidate spans), `decode` (raw JSON
 //! entries and narrative lists), `validate` (every field rule), `repair`, `instructions`,
-//! `checks`, `bench`.
+//! `checks`.
 
-pub mod bench;
 pub mod checks;
 pub mod decode;
 mod instructions;
@@ -20,7 +19,6 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-pub use bench::bench_parse;
 pub use checks::{CheckFailure, result_checks, review_checks};
 pub use instructions::instructions;
 pub use repair::{REPAIR_OUTPUT_TRUNCATE_BYTES, repair_failed_reason, repair_prompt};

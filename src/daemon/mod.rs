@@ -6,7 +6,6 @@
 //! (what a settled job means for its tree) stay in `crate::engine`; the daemon only runs
 //! processes and reports what they produced.
 
-pub mod bench;
 pub mod claim;
 pub mod exec;
 pub mod lock;
@@ -19,7 +18,6 @@ pub mod worktree;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use bench::bench_daemon;
 pub use lock::{DaemonLock, LockError};
 pub use shutdown::ShutdownHandle;
 pub use status::{DaemonStatus, report as status_report};

@@ -7,7 +7,6 @@
 //! `jobs_to_terminate`, `may_start` are the whole surface the daemon, chat, CLI and
 //! control room call.
 
-pub mod bench;
 pub mod bounds;
 pub mod control;
 pub mod escalation;
@@ -17,7 +16,6 @@ pub mod prompts;
 pub mod settle;
 pub mod submit;
 
-pub use bench::bench_settle;
 pub use control::{
     KillReport, SweepReport, cancel_job, jobs_to_terminate, kill_root, may_start, sweep,
 };

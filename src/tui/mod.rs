@@ -2,7 +2,6 @@
 //! from the store and executing the ui crate's actions through the same functions as the CLI.
 
 pub mod app;
-pub mod bench;
 pub mod exec;
 pub mod load;
 pub mod terminal;

@@ -69,16 +69,16 @@ pub fn unbalanced_output() -> String {
 }
 
 /// One timed operation on a fixture.
-type Run = dyn Fn(&str) -> Result<(), super::ContractErrors>;
+type Run = dyn Fn(&str) -> Result<(), crate::contract::ContractErrors>;
 
 /// Times `parse` on both fixtures, and the locator alone on the realistic one; returns
 /// (figure, value) pairs for `gitmoot bench`.
 pub fn bench_parse() -> Vec<(String, String)> {
     let realistic = realistic_output();
     let unbalanced = unbalanced_output();
-    let parse = |text: &str| super::parse(text).map(|_| ());
+    let parse = |text: &str| crate::contract::parse(text).map(|_| ());
     let locate = |text: &str| {
-        std::hint::black_box(super::locate::candidates(text));
+        std::hint::black_box(crate::contract::locate::candidates(text));
         Ok(())
     };
     let runs: [(&str, &str, &Run); 3] = [
@@ -113,7 +113,7 @@ pub fn bench_parse() -> Vec<(String, String)> {
 
 /// Mean and fastest time of `run` over at least 10 iterations and about half a second.
 /// The fastest is the figure to trust on a busy machine.
-fn time(text: &str, run: &Run) -> Result<Timing, super::ContractErrors> {
+fn time(text: &str, run: &Run) -> Result<Timing, crate::contract::ContractErrors> {
     run(text)?;
     let start = Instant::now();
     let mut timing = Timing {

@@ -2,7 +2,7 @@
 //! `sh -c true` spawned the same way in the same process — the daemon's own cost per job
 //! (claim, prompt file, pid record, contract parse, settle) is the difference.
 //!
-//! Owns only the measurement; the integrator wires it into `gitmoot bench`.
+//! Owns only the measurement; `gitmoot bench` prints it.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use crate::runtime::{Invocation, Stdin, process};
 use crate::store::agents::{self, Agent};
 use crate::store::{Store, jobs};
 
-use super::Daemon;
+use crate::daemon::Daemon;
 
 const AGENT_COMMAND: &str =
     r#"printf '%s\n' '{"gitmoot_result":{"decision":"approved","summary":"ok"}}'"#;

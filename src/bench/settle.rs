@@ -1,13 +1,15 @@
 //! `bench_settle`: the store work of settling one leg in a tree of 64 jobs, measured on a
-//! real SQLite file. The integrator wires it into `gitmoot bench`.
+//! real SQLite file, for `gitmoot bench`.
 
 use std::time::Instant;
 
-use super::{NoHooks, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root};
 use crate::clock::ManualClock;
 use crate::config::OrchestrateConfig;
 use crate::contract::{Decision, Delegation, FailurePolicy, GitmootResult};
 use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use crate::engine::{
+    EngineError, NoHooks, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root,
+};
 use crate::store::agents::{self, Agent};
 use crate::store::{Store, jobs};
 
@@ -44,7 +46,7 @@ pub fn bench_settle() -> Vec<(String, String)> {
     out.unwrap_or_else(|e| vec![("settle_in_tree_of_64".into(), format!("error: {e}"))])
 }
 
-fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, super::EngineError> {
+fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
     let mut store = Store::open(path)?;
     let clock = ManualClock::new(1_000_000);
     let cfg = OrchestrateConfig {
@@ -67,7 +69,7 @@ fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, super::EngineErr
                 created_ms: 0,
             },
         )
-        .map_err(super::EngineError::from)
+        .map_err(EngineError::from)
     })?;
     let root = store.write(|tx| {
         submit_root(

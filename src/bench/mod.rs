@@ -1,12 +1,26 @@
-//! `gitmoot bench`: runs the library's benchmark functions and prints their figures as a
-//! Markdown table (`| figure | value | target |`) or JSON.
+//! The bench room: every measurement behind `gitmoot bench`, kept out of the product
+//! modules it measures. `parse` (result contract), `settle` (engine store work), `chat`,
+//! `daemon`, `tui` (control room first frame and refresh, and the idle CPU); this file
+//! selects groups, attaches targets and prints the figures as a Markdown table
+//! (`| figure | value | target |`) or JSON.
 //!
-//! Owns only selection, targets and printing; every measurement lives with its module.
+//! Measures only through the product's public functions; must never reimplement what it
+//! measures, and no product module may import from here.
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use super::output::print_json;
+pub mod chat;
+pub mod daemon;
+pub mod parse;
+pub mod settle;
+pub mod tui;
+
+pub use chat::bench_chat;
+pub use daemon::bench_daemon;
+pub use parse::bench_parse;
+pub use settle::bench_settle;
+pub use tui::{bench_idle, bench_tui};
 
 /// One benchmark group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
@@ -38,12 +52,12 @@ impl Group {
 
     fn run(self) -> anyhow::Result<Vec<(String, String)>> {
         Ok(match self {
-            Group::Parse => crate::contract::bench_parse(),
-            Group::Settle => crate::engine::bench_settle(),
-            Group::Chat => crate::chat::bench_chat(),
-            Group::Daemon => crate::daemon::bench_daemon(),
-            Group::Tui => crate::tui::bench::bench_tui(),
-            Group::Idle => crate::tui::bench::bench_idle(&std::env::current_exe()?),
+            Group::Parse => bench_parse(),
+            Group::Settle => bench_settle(),
+            Group::Chat => bench_chat(),
+            Group::Daemon => bench_daemon(),
+            Group::Tui => bench_tui(),
+            Group::Idle => bench_idle(&std::env::current_exe()?),
         })
     }
 }
@@ -96,7 +110,11 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         }
     }
     if a.json {
-        return print_json(&serde_json::json!({ "figures": figures }));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "figures": figures }))?
+        );
+        return Ok(());
     }
     println!("| figure | value | target |");
     println!("|---|---|---|");

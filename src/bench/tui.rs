@@ -14,7 +14,6 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use super::load::{LoadError, Loader};
 use crate::chat::inbox::{self, ReadSelection};
 use crate::chat::messages::{self, Post};
 use crate::chat::threads::{self, NewThread};
@@ -29,6 +28,7 @@ use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 use crate::store::runs::{self, Run};
 use crate::store::{Store, StoreError};
+use crate::tui::load::{LoadError, Loader};
 
 const AGENTS: [&str; 8] = [
     "coordinator",

@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
-use super::messages::{SendOptions, send_message};
-use super::threads::{self, NewThread};
-use super::{inbox, write_retry};
+use crate::chat::messages::{SendOptions, send_message};
+use crate::chat::threads::{self, NewThread};
+use crate::chat::{self, inbox, write_retry};
 use crate::clock::SystemClock;
 use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
 use crate::store::Store;
@@ -44,7 +44,7 @@ pub fn bench_chat() -> Vec<(String, String)> {
     out
 }
 
-fn run(dir: &std::path::Path) -> super::Result<Vec<(String, String)>> {
+fn run(dir: &std::path::Path) -> chat::Result<Vec<(String, String)>> {
     std::fs::create_dir_all(dir).map_err(crate::store::StoreError::from)?;
     let mut store = Store::open(&dir.join("gitmoot.db"))?;
     let clock = SystemClock;
@@ -64,7 +64,7 @@ fn run(dir: &std::path::Path) -> super::Result<Vec<(String, String)>> {
         )
     })?;
     let opts = SendOptions::default();
-    let send_batch = |store: &mut Store, from: usize| -> super::Result<f64> {
+    let send_batch = |store: &mut Store, from: usize| -> chat::Result<f64> {
         let started = Instant::now();
         for i in from..from + SENDS {
             let body = format!(
