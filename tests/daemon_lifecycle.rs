@@ -191,7 +191,8 @@ fn sigterm_lets_short_jobs_finish_terminates_long_ones_and_records_why() {
     let s: serde_json::Value =
         serde_json::from_str(&h.ok(&["daemon", "status", "--json"])).unwrap();
     assert_eq!(s["running"], true);
-    assert_eq!(s["pid"], d.id().to_string());
+    // Issue 16: the pid is a JSON number, not a string.
+    assert_eq!(s["pid"], d.id());
     assert_eq!(s["parallel"], 2);
     assert_eq!(s["running_jobs"], 2);
     assert_eq!(s["queued_jobs"], 1);
