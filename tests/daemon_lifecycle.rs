@@ -234,6 +234,10 @@ fn four_cli_writers_and_the_daemon_never_see_database_is_locked() {
         &format!("cat > /dev/null\necho '{}'\n", result("approved", "ok")),
     );
     let mut d = spawn_daemon(&h, &["--parallel", "4"]);
+    // Writers start once the daemon holds the home, so `job run` has no "no daemon" hint.
+    assert!(wait_until(Duration::from_secs(10), || {
+        h.ok(&["daemon", "status"]).starts_with("daemon running")
+    }));
     let bin = TestHome::bin();
     let home = h.path();
     let writers: Vec<_> = (0..4)
