@@ -261,3 +261,31 @@ fn at_80x24_ids_are_whole_help_shows_and_a_long_error_reads_in_the_log() {
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", wait);
 }
+
+#[test]
+fn daemon_run_says_what_it_started_and_each_job_state_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    shell_agent(
+        &home,
+        "a",
+        r#"cat >/dev/null; echo '{"gitmoot_result": {"decision": "approved", "summary": "ok"}}'"#,
+        &[],
+    );
+    let out = gitmoot(&home)
+        .args(["job", "run", "--agent", "a", "hello"])
+        .output()
+        .unwrap();
+    let root = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let out = gitmoot(&home)
+        .args(["daemon", "run", "--until-idle"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("daemon started: pid "), "{text}");
+    let mine: Vec<&str> = text.lines().filter(|l| l.contains(&root)).collect();
+    assert!(mine.iter().any(|l| l.contains(" running ")), "{text}");
+    assert!(mine.iter().any(|l| l.contains(" succeeded ")), "{text}");
+    assert!(mine.iter().all(|l| l.contains(" UTC ")), "{text}");
+}
