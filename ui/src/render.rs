@@ -93,9 +93,16 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             text,
             ..
         }) => {
+            // The thread's one name is its title (the id only when it is not loaded).
+            let name = snap
+                .threads
+                .iter()
+                .find(|t| &t.id == thread_id)
+                .map(|t| crate::sanitize::clean_line(&t.title))
+                .unwrap_or_else(|| thread_id.clone());
             let title = match reply_to {
-                Some(s) => format!("Reply to #{s} in {thread_id}"),
-                None => format!("Message to {thread_id}"),
+                Some(s) => format!("Reply to #{s} in {name}"),
+                None => format!("Message to {name}"),
             };
             let note = "A message is a row, never compute: @mentions land in inboxes; p promotes to a job.";
             widgets::answer_form::render_text(frame, a.body, &title, note, text, "send", theme)

@@ -226,15 +226,13 @@ fn at_80x24_ids_are_whole_and_help_and_quit_stay_on_the_footer() {
         wide.contains("tokens") && wide.contains("elapsed"),
         "{wide}"
     );
-    let tests_row = wide
+    let row = wide
         .lines()
-        .find(|l| l.contains("tests · kimi"))
-        .unwrap()
-        .to_string();
-    assert!(
-        tests_row.trim_end_matches(['│', '┃', ' ']).ends_with('-'),
-        "{tests_row}"
-    );
+        .find(|l| l.contains("├─ ○ tests · kimi"))
+        .unwrap();
+    let at = row.find("tests · kimi").unwrap();
+    let cell = row[at..].split(['│', '┃']).next().unwrap();
+    assert!(cell.trim_end().ends_with('-'), "{row}");
 }
 
 #[test]
@@ -351,4 +349,47 @@ fn the_promote_dialog_quotes_the_message_it_promotes() {
     let first_word = body.split_whitespace().next().unwrap().to_string();
     let text = screen(&s, &snap, 80, 24).join("\n");
     assert!(text.contains(&format!("│ {first_word}")), "{text}");
+}
+
+/// The Threads pane's column of the screen (right half at 120 columns).
+fn right_half(rows: &[String]) -> String {
+    rows.iter()
+        .map(|r| r.chars().skip(60).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn threads_show_one_selection_marker_and_their_titles() {
+    let (mut s, snap) = setup();
+    update(&mut s, &snap, ch('4'));
+    let rows = screen(&s, &snap, W, H);
+    assert_eq!(
+        right_half(&rows).matches('▌').count(),
+        1,
+        "{}",
+        rows.join("\n")
+    );
+    assert!(
+        rows.join("\n").contains("Questions from j"),
+        "{}",
+        rows.join("\n")
+    );
+    update(&mut s, &snap, key(KeyCode::Enter));
+    let rows = screen(&s, &snap, W, H);
+    assert_eq!(
+        right_half(&rows).matches('▌').count(),
+        1,
+        "{}",
+        rows.join("\n")
+    );
+}
+
+#[test]
+fn the_layered_dag_spells_out_who_waits_for_whom() {
+    let (mut s, snap) = setup();
+    update(&mut s, &snap, ch('3'));
+    let text = screen(&s, &snap, W, H).join("\n");
+    assert!(text.contains("tests · kimi · after api, db"), "{text}");
+    assert!(text.contains("db · codex · after schema"), "{text}");
 }

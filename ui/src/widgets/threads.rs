@@ -87,12 +87,17 @@ fn threads(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
                 String::new()
             };
             let ago = age(state.now_ms - t.last_activity_ms);
-            let mark = if i == sel { "▌" } else { " " };
+            // One marker on screen: only the section that has the keys shows its own.
+            let mark = if i == sel && state.section == Section::Threads {
+                "▌"
+            } else {
+                " "
+            };
             let name_w = w.saturating_sub(1 + badge.chars().count() + ago.len() + 1);
             Line::from(vec![
                 Span::styled(mark, theme.style(Slot::Accent)),
                 Span::styled(
-                    fit(&clean_line(&t.slug), name_w),
+                    fit(&clean_line(&t.title), name_w),
                     row_style(base, selected, theme),
                 ),
                 Span::styled(
@@ -135,7 +140,11 @@ fn inboxes(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
             } else {
                 Slot::Muted
             };
-            let mark = if i == sel { "▌" } else { " " };
+            let mark = if i == sel && state.section == Section::Inbox {
+                "▌"
+            } else {
+                " "
+            };
             Line::from(vec![
                 Span::styled(mark, theme.style(Slot::Accent)),
                 Span::styled(
@@ -194,7 +203,7 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         if Some(m.seq) == state.sel.message {
             sel_block = blocks.len();
         }
-        let mark = if Some(m.seq) == state.sel.message {
+        let mark = if Some(m.seq) == state.sel.message && state.section == Section::Transcript {
             "▌"
         } else {
             " "
