@@ -16,7 +16,9 @@ pub struct TuiArgs {
     /// Do not embed the daemon; watch as a viewer.
     #[arg(long)]
     pub no_daemon: bool,
-    /// default | light | high-contrast, or a theme in <home>/themes/.
+    /// default | light | high-contrast | auto (light or dark from the terminal's
+    /// background), or a theme in <home>/themes/. Colours follow COLORTERM/TERM;
+    /// GITMOOT_COLORS=truecolor|256|16 overrides.
     #[arg(long)]
     pub theme: Option<String>,
     /// Leave the mouse to the terminal (select and copy text natively).
@@ -44,7 +46,7 @@ pub fn completion_tree(cmd: &clap::Command) -> CompletionTree {
 
 pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
     // A bad --theme is bad input whatever the terminal (reading themes creates nothing).
-    if let Some(name) = &a.theme {
+    if let Some(name) = a.theme.as_deref().filter(|n| *n != "auto") {
         tui::load_theme(&ctx.home, name)?;
     }
     // Checked before the home is opened, so a mistaken run in a pipe creates nothing.

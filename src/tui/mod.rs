@@ -2,6 +2,7 @@
 //! from the store and executing the ui crate's actions through the same functions as the CLI.
 
 pub mod app;
+pub mod colors;
 pub mod exec;
 pub mod load;
 pub mod terminal;
@@ -32,11 +33,17 @@ pub struct TuiOptions {
 }
 
 /// The theme by name: a user file `<home>/themes/NAME.toml` wins over the built-ins;
-/// `NO_COLOR` always gives the monochrome theme.
+/// `auto` picks light or dark from the terminal's background; `NO_COLOR` always gives the
+/// monochrome theme. Colours degrade to what the terminal shows (`colors::depth`).
 pub fn load_theme(home: &Home, name: &str) -> anyhow::Result<Theme> {
+    let name = if name == "auto" {
+        colors::auto_theme()
+    } else {
+        name
+    };
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let user = std::fs::read_to_string(home.themes_dir().join(format!("{name}.toml"))).ok();
-    Ok(Theme::select(name, user.as_deref(), no_color)?)
+    Ok(Theme::select(name, user.as_deref(), no_color)?.degrade(colors::depth()))
 }
 
 /// The built-in keymap with the home's `keymap.toml` overrides, if any.

@@ -28,6 +28,6 @@ pub use action::{Action, PromoteAction, ResumeVerb};
 pub use keymap::{Keymap, KeymapError, keys_markdown};
 pub use render::render;
 pub use state::{CommandOutput, CompletionTree, Pane, State, ToastLevel};
-pub use theme::{Theme, ThemeError};
+pub use theme::{ColorDepth, Theme, ThemeError};
 pub use update::{Event, update};
 pub use view::Snapshot;
