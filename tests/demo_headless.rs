@@ -159,3 +159,35 @@ fn headless_demo_with_answers_runs_every_tree_to_its_end() {
             .contains("maintenance window")
     );
 }
+
+#[test]
+fn demo_prompts_carry_no_script_markers_and_the_promoted_question_gets_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("demo");
+    gitmoot(&home)
+        .args(["demo", "--headless", "--answer", "--speed", "0"])
+        .assert()
+        .success();
+    let jobs = support::json(&home, &["job", "list", "--json"]);
+    let jobs = jobs.as_array().unwrap();
+    for j in jobs {
+        let prompt = j["prompt"].as_str().unwrap_or_default();
+        assert!(
+            !prompt.contains("[quick]") && !prompt.contains("[soak]"),
+            "{prompt}"
+        );
+    }
+    let quick = jobs
+        .iter()
+        .find(|j| j["agent"] == "scout" && j["kind"] == "root")
+        .expect("the promoted question ran as a root for scout");
+    let shown = support::json(
+        &home,
+        &["job", "show", quick["id"].as_str().unwrap(), "--json"],
+    );
+    let summary = shown["result"]["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("rate limits") || summary.contains("Rate limits"),
+        "{shown}"
+    );
+}

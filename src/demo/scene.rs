@@ -25,6 +25,15 @@ use crate::store::{Store, jobs, runs};
 
 use super::agent::Role;
 
+/// The promoted chat question; the scripted lead recognises it by `QUICK_MARK`, so the
+/// prompt carries no script marker.
+pub const QUICK_QUESTION: &str = "@scout where do the API rate limits live?";
+pub const QUICK_MARK: &str = "where do the API rate limits live";
+
+/// The soak tree's goal; the scripted lead recognises it by `SOAK_MARK`.
+pub const SOAK_GOAL: &str = "Soak-test the release candidate on staging and canary";
+pub const SOAK_MARK: &str = "Soak-test the release candidate";
+
 pub const REPO: &str = "acme/api";
 pub const THREAD: &str = "release-planning";
 pub const MAIN_GOAL: &str = "Plan the session-refresh rollout: review the token refresh change, draft the sessions \
@@ -168,13 +177,10 @@ pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
         &clock,
         THREAD,
         Some(REPO),
-        "@scout where do the API rate limits live? [quick]",
+        QUICK_QUESTION,
         Action::Ask,
     )?;
-    let soak_root = submit(
-        &mut store,
-        "Soak-test the release candidate on staging and canary [soak]",
-    )?;
+    let soak_root = submit(&mut store, SOAK_GOAL)?;
     let main_root = submit(&mut store, MAIN_GOAL)?;
     Ok(Scene {
         home: home.clone(),
