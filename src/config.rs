@@ -81,6 +81,24 @@ pub struct OrchestrateConfig {
     pub default_review_timeout: Option<Duration>,
     pub default_gate_timeout: Option<Duration>,
     pub default_repair_timeout: Option<Duration>,
+    /// What a failed result check does to a settled result.
+    pub result_checks: ResultChecks,
+    /// The least severe `changes_requested` review that still blocks; milder ones resolve
+    /// as approved-with-notes.
+    pub blocking_severity: crate::contract::Severity,
+}
+
+/// `[orchestrate].result_checks`: what the deterministic result checks do on failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultChecks {
+    /// Not run.
+    Off,
+    /// An event and a mark on the job; the result stands.
+    #[default]
+    Warn,
+    /// The job fails with the checks' reason (after the repair attempt).
+    Block,
 }
 
 impl Default for OrchestrateConfig {
@@ -106,6 +124,8 @@ impl Default for OrchestrateConfig {
             default_review_timeout: None,
             default_gate_timeout: None,
             default_repair_timeout: None,
+            result_checks: ResultChecks::Warn,
+            blocking_severity: crate::contract::Severity::P3,
         }
     }
 }

@@ -213,6 +213,7 @@ fn result() -> impl Strategy<Value = GitmootResult> {
                     checks_blocked,
                     severity: (decision == Decision::ChangesRequested || sev == Severity::P3)
                         .then_some(sev),
+                    learnings: vec![],
                 }
             },
         )

@@ -330,21 +330,16 @@ fn cases() -> Vec<Case> {
             "unknown field named",
             ok_with(r#""confidence": 0.9"#),
             Errors(&[
-                r#"unsupported gitmoot_result field "confidence" (allowed: decision, summary, findings, changes_made, tests_run, needs, delegations, artifact_body, human_questions, evidence, checks_blocked, severity)"#,
+                r#"unsupported gitmoot_result field "confidence" (allowed: decision, summary, findings, changes_made, tests_run, needs, delegations, artifact_body, human_questions, evidence, checks_blocked, severity, learnings)"#,
             ]),
         ),
         c(
             "every unknown field reported in order",
             ok_with(r#""zeta": 1, "alpha": 2"#),
             Errors(&[
-                r#"unsupported gitmoot_result field "zeta" (allowed: decision, summary, findings, changes_made, tests_run, needs, delegations, artifact_body, human_questions, evidence, checks_blocked, severity)"#,
-                r#"unsupported gitmoot_result field "alpha" (allowed: decision, summary, findings, changes_made, tests_run, needs, delegations, artifact_body, human_questions, evidence, checks_blocked, severity)"#,
+                r#"unsupported gitmoot_result field "zeta" (allowed: decision, summary, findings, changes_made, tests_run, needs, delegations, artifact_body, human_questions, evidence, checks_blocked, severity, learnings)"#,
+                r#"unsupported gitmoot_result field "alpha" (allowed: decision, summary, findings, changes_made, tests_run, needs, delegations, artifact_body, human_questions, evidence, checks_blocked, severity, learnings)"#,
             ]),
-        ),
-        c(
-            "duplicate top-level field rejected",
-            fenced(r#""decision":"approved","decision":"failed","summary":"x""#),
-            Errors(&[r#"gitmoot_result field "decision" is given more than once"#]),
         ),
         // ---- evidence ----
         c(

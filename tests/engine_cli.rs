@@ -77,6 +77,7 @@ fn result(decision: Decision) -> GitmootResult {
         evidence: Default::default(),
         checks_blocked: None,
         severity: None,
+        learnings: vec![],
     }
 }
 

@@ -138,6 +138,7 @@ proptest! {
         }
         let counted = all.iter().filter(|j| matches!(j.kind, JobKind::Root | JobKind::Leg)).count() as u32;
         prop_assert!(counted <= max_jobs, "{counted} root+leg jobs over a budget of {max_jobs}");
+        prop_assert!(all.len() as u32 <= max_jobs, "{} jobs (continuations and finalizes included) over a budget of {max_jobs}: {:?}", all.len(), all.iter().map(|j| (h.rel(&j.id), j.kind, j.state)).collect::<Vec<_>>());
         prop_assert_eq!(h.run().jobs as usize, all.len());
         prop_assert!(all.iter().all(|j| j.state.is_terminal()), "a job is left live in an ended run");
     }

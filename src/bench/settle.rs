@@ -27,6 +27,7 @@ fn result(decision: Decision, delegations: Vec<Delegation>) -> GitmootResult {
         evidence: Default::default(),
         checks_blocked: None,
         severity: None,
+        learnings: vec![],
     }
 }
 
@@ -51,6 +52,8 @@ fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
     let clock = ManualClock::new(1_000_000);
     let cfg = OrchestrateConfig {
         max_delegation_width: 16,
+        // The tree of 64 plus the one job the budget keeps for its finalize.
+        max_delegation_total_jobs: 65,
         ..OrchestrateConfig::default()
     };
     store.write(|tx| {

@@ -21,6 +21,10 @@ use crate::{Invalid, ids};
 #[serde(rename_all = "snake_case")]
 pub enum Rejection {
     Empty,
+    /// Too little to be a fact ("ok", "+1", "thanks").
+    TooShort,
+    /// A posted job result: the whole result body, not one fact worth keeping.
+    JobResult,
     DirectivePhrasing,
     SecretShaped,
     ExecutablePattern,
@@ -31,6 +35,8 @@ impl Rejection {
     pub fn as_str(self) -> &'static str {
         match self {
             Rejection::Empty => "empty",
+            Rejection::TooShort => "too_short",
+            Rejection::JobResult => "job_result",
             Rejection::DirectivePhrasing => "directive_phrasing",
             Rejection::SecretShaped => "secret_shaped",
             Rejection::ExecutablePattern => "executable_pattern",
@@ -158,11 +164,21 @@ fn repo_specific(body: &str, repo: &str) -> bool {
     })
 }
 
+/// A remembered fact has at least this many words and non-space characters: "ok",
+/// "+1" or "sounds good" carry nothing to recall.
+const MIN_WORDS: usize = 2;
+const MIN_CHARS: usize = 12;
+
 /// The memory pre-filter shared with ingest: `None` when the body may be remembered.
 pub fn prefilter(body: &str, tier: Tier, repo: &str) -> Option<Rejection> {
     let trimmed = body.trim();
     if trimmed.is_empty() {
         return Some(Rejection::Empty);
+    }
+    if trimmed.split_whitespace().count() < MIN_WORDS
+        || trimmed.chars().filter(|c| !c.is_whitespace()).count() < MIN_CHARS
+    {
+        return Some(Rejection::TooShort);
     }
     let lower = trimmed.to_lowercase();
     if DIRECTIVES.iter().any(|d| lower.contains(d))
@@ -256,7 +272,12 @@ pub fn remember(
         observation: None,
         confirmed: false,
     };
-    if let Some(reason) = prefilter(&message.body, tier, &thread.repo) {
+    let rejected = if message.kind == rows::MessageKind::JobResult {
+        Some(Rejection::JobResult)
+    } else {
+        prefilter(&message.body, tier, &thread.repo)
+    };
+    if let Some(reason) = rejected {
         out.rejected_reason = Some(reason);
         return Ok(out);
     }
@@ -370,6 +391,9 @@ mod tests {
     fn the_prefilter_rejects_in_order() {
         let r = |b: &str, t| prefilter(b, t, "acme/api");
         assert_eq!(r("   ", Tier::Repo), Some(Rejection::Empty));
+        assert_eq!(r("ok", Tier::Repo), Some(Rejection::TooShort));
+        assert_eq!(r("sounds good to me", Tier::Repo), None);
+        assert_eq!(r("lgtm, ship it", Tier::Repo), Some(Rejection::TooShort));
         assert_eq!(
             r("You must always run the linter", Tier::Repo),
             Some(Rejection::DirectivePhrasing)

@@ -105,6 +105,108 @@ pub enum JobCmd {
         #[arg(trailing_var_arg = true)]
         instructions: Vec<String>,
     },
+    /// Start a session review job, done in your own session rather than by the daemon;
+    /// prints its id. Close it with `job close`.
+    Open {
+        /// The kind of session job (only `review`).
+        #[arg(long = "type", value_parser = ["review"])]
+        kind: String,
+        #[command(flatten)]
+        session: SessionArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a progress note to an open session job.
+    Note { id: String, text: String },
+    /// Settle an open session job with its verdict.
+    Close {
+        id: String,
+        #[command(flatten)]
+        verdict: VerdictArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record a whole session review at once (open and close); prints its id.
+    Record {
+        #[command(flatten)]
+        session: SessionArgs,
+        #[command(flatten)]
+        verdict: VerdictArgs,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Who and what a session review is about.
+#[derive(Debug, Args)]
+pub struct SessionArgs {
+    /// The reviewer, as you name it (not checked against registered agents).
+    #[arg(long, default_value = "session")]
+    pub agent: String,
+    #[arg(long)]
+    pub repo: Option<String>,
+    #[arg(long)]
+    pub pr: Option<u64>,
+    #[arg(long)]
+    pub head_sha: Option<String>,
+    #[arg(long)]
+    pub workflow: Option<String>,
+    /// What was reviewed (defaults to a line naming the PR, head and workflow).
+    pub prompt: Option<String>,
+}
+
+/// A session review's verdict, checked by the result contract.
+#[derive(Debug, Args)]
+pub struct VerdictArgs {
+    /// approved | changes_requested | blocked | failed | skipped
+    #[arg(long)]
+    pub decision: String,
+    #[arg(long)]
+    pub summary: String,
+    /// P0..P3; required with changes_requested (the highest-severity finding).
+    #[arg(long)]
+    pub severity: Option<String>,
+    /// A finding (repeatable).
+    #[arg(long = "finding")]
+    pub findings: Vec<String>,
+    /// A test or command that was run (repeatable).
+    #[arg(long = "test")]
+    pub tests: Vec<String>,
+    /// executed | static_only (default static_only).
+    #[arg(long)]
+    pub evidence: Option<String>,
+}
+
+impl VerdictArgs {
+    /// The verdict as a contract-valid result; every contract error in one line.
+    fn result(&self) -> Result<crate::contract::GitmootResult, crate::Invalid> {
+        let mut r = serde_json::Map::new();
+        r.insert("decision".into(), json!(self.decision));
+        r.insert("summary".into(), json!(self.summary));
+        if let Some(s) = &self.severity {
+            r.insert("severity".into(), json!(s));
+        }
+        if let Some(e) = &self.evidence {
+            r.insert("evidence".into(), json!(e));
+        }
+        r.insert("findings".into(), json!(self.findings));
+        r.insert("tests_run".into(), json!(self.tests));
+        let text = json!({ "gitmoot_result": Value::Object(r) }).to_string();
+        Ok(crate::contract::parse(&text)?)
+    }
+}
+
+impl SessionArgs {
+    fn open(self) -> engine::session::SessionOpen {
+        engine::session::SessionOpen {
+            agent: self.agent,
+            repo: self.repo,
+            pr: self.pr,
+            head_sha: self.head_sha,
+            workflow: self.workflow,
+            prompt: self.prompt,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -185,10 +287,17 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let store = ctx.store()?;
             let id = jobs::resolve_id(store.conn(), &id)?;
             let job = jobs::require(store.conn(), &id)?;
+            let marks = engine::checks::marks(store.conn(), &job)?;
             if json {
-                return print_json(&job_json(&job));
+                let p = crate::store::payloads::get(store.conn(), &job.id)?;
+                let mut v = job_json(&job);
+                v["result_checks"] = p.result_checks.unwrap_or_else(|| json!([]));
+                v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
+                v["resolution"] = json!(p.resolution);
+                v["marks"] = json!(marks);
+                return print_json(&v);
             }
-            print_job(&job);
+            print_job(&job, &marks);
             Ok(())
         }
         JobCmd::Tree { root, json } => {
@@ -259,6 +368,52 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 report.run_state
             );
             Ok(())
+        }
+        JobCmd::Open {
+            kind: _,
+            session,
+            json,
+        } => {
+            let mut store = ctx.store()?;
+            let id = store.write(|tx| engine::session::open(tx, &SystemClock, session.open()))?;
+            print_id(&id, json)
+        }
+        JobCmd::Note { id, text } => {
+            let mut store = ctx.store()?;
+            store.write(|tx| engine::session::note(tx, &SystemClock, &id, &text))?;
+            println!("noted on {id}");
+            Ok(())
+        }
+        JobCmd::Close { id, verdict, json } => {
+            let result = verdict.result()?;
+            let cfg = ctx.config()?;
+            let mut store = ctx.store()?;
+            store.write(|tx| {
+                engine::session::close(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id, result)
+            })?;
+            print_id(&id, json)
+        }
+        JobCmd::Record {
+            session,
+            verdict,
+            json,
+        } => {
+            let result = verdict.result()?;
+            let cfg = ctx.config()?;
+            let mut store = ctx.store()?;
+            let id = store.write(|tx| -> Result<String, engine::EngineError> {
+                let id = engine::session::open(tx, &SystemClock, session.open())?;
+                engine::session::close(
+                    tx,
+                    &SystemClock,
+                    &cfg.orchestrate,
+                    &ChatHooks,
+                    &id,
+                    result,
+                )?;
+                Ok(id)
+            })?;
+            print_id(&id, json)
         }
         JobCmd::Cancel { id } => {
             let cfg = ctx.config()?;
@@ -371,6 +526,14 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn print_id(id: &str, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(&json!({ "id": id }));
+    }
+    println!("{id}");
+    Ok(())
+}
+
 fn first_line(s: &str) -> String {
     let line = s.lines().next().unwrap_or("");
     line.chars().take(60).collect()
@@ -477,7 +640,7 @@ pub fn tree_text(node: &Value, depth: usize, out: &mut String) {
     }
 }
 
-fn print_job(j: &Job) {
+fn print_job(j: &Job, marks: &[String]) {
     println!("id:        {}", j.id);
     println!("root:      {}", j.root_id);
     if let Some(p) = &j.parent_id {
@@ -494,6 +657,9 @@ fn print_job(j: &Job) {
     if let Some(r) = &j.result {
         println!("decision:  {}", r["decision"].as_str().unwrap_or("?"));
         println!("summary:   {}", r["summary"].as_str().unwrap_or(""));
+    }
+    for m in marks {
+        println!("note:      {m}");
     }
     if let Some(e) = &j.error {
         println!("error:     {e}");

@@ -24,7 +24,7 @@ pub use instructions::instructions;
 pub use repair::{REPAIR_OUTPUT_TRUNCATE_BYTES, repair_failed_reason, repair_prompt};
 pub use types::{
     ChecksBlocked, Decision, Delegation, EphemeralSpec, Evidence, FailurePolicy, GitmootResult,
-    HumanQuestion, Severity, SynthesisRule,
+    HumanQuestion, Learning, LearningScope, Severity, SynthesisRule,
 };
 
 /// The error when no candidate in the output even carries the `gitmoot_result` key.

@@ -199,6 +199,25 @@ pub struct HumanQuestion {
     pub choices: Vec<String>,
 }
 
+/// Where a learning applies: this repository (the default) or anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LearningScope {
+    #[default]
+    Repo,
+    General,
+}
+
+/// Something the agent learned that it wants remembered, as the original contract's
+/// `learnings[]` carries it. Stored with the result and shown; never acted upon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Learning {
+    pub key: String,
+    #[serde(default)]
+    pub scope: LearningScope,
+    pub content: String,
+}
+
 /// A normalised `gitmoot_result`.
 ///
 /// String-list entries that were objects are stored as compact canonical JSON text
@@ -229,4 +248,6 @@ pub struct GitmootResult {
     pub checks_blocked: Option<ChecksBlocked>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learnings: Vec<Learning>,
 }

@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use super::decode::{self, Entries};
 use super::types::{
     ChecksBlocked, Decision, Delegation, EphemeralSpec, Evidence, FailurePolicy, GitmootResult,
-    HumanQuestion, Severity, SynthesisRule,
+    HumanQuestion, Learning, LearningScope, Severity, SynthesisRule,
 };
 use crate::domain::{Action, AutonomyPolicy, Capability, RuntimeKind};
 
@@ -36,6 +36,7 @@ pub const FIELDS: &[&str] = &[
     "evidence",
     "checks_blocked",
     "severity",
+    "learnings",
 ];
 
 /// Validates the value of `gitmoot_result`; `Err` holds every error line, in report order.
@@ -48,14 +49,13 @@ pub fn result(raw: &RawValue) -> Result<GitmootResult, Vec<String>> {
     };
     let mut v = Validator::default();
     let mut fields: HashMap<&str, &RawValue> = HashMap::new();
-    let mut reported_dup = HashSet::new();
     for (key, value) in &entries.0 {
         if !FIELDS.contains(&key.as_str()) {
             v.err(unsupported_field(key));
-        } else if fields.insert(key.as_str(), value).is_some() && reported_dup.insert(key.clone()) {
-            v.err(format!(
-                "gitmoot_result field {key:?} is given more than once"
-            ));
+        } else {
+            // A repeated field keeps its last value, as the original's JSON decoder does:
+            // rejecting it would lose a whole result over a harmless repetition.
+            fields.insert(key.as_str(), value);
         }
     }
     let get = |name: &str| {
@@ -92,6 +92,7 @@ pub fn result(raw: &RawValue) -> Result<GitmootResult, Vec<String>> {
         v.err("gitmoot_result decision skipped cannot be used with delegations");
     }
     let human_questions = v.human_questions(get("human_questions"));
+    let learnings = v.learnings(get("learnings"));
     let delegations = v.delegations(&delegation_values, artifact_body.is_some());
 
     match decision {
@@ -108,6 +109,7 @@ pub fn result(raw: &RawValue) -> Result<GitmootResult, Vec<String>> {
             evidence,
             checks_blocked,
             severity,
+            learnings,
         }),
         _ => Err(v.errors),
     }
@@ -312,6 +314,73 @@ impl Validator {
         out
     }
 
+    /// `learnings[]`: `{key, scope?, content}`, scope `repo` (default) or `general`.
+    fn learnings(&mut self, raw: Option<&RawValue>) -> Vec<Learning> {
+        let items = self.array_of("learnings", raw);
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let Value::Object(obj) = item else {
+                self.err(format!(
+                    "learnings[{i}] must be an object with key and content (got {})",
+                    kind_of(item)
+                ));
+                continue;
+            };
+            let key = match opt_str(obj, "key") {
+                Ok(Some(k)) if !k.trim().is_empty() => k.trim().to_owned(),
+                Ok(_) => {
+                    self.err(format!("learnings[{i}] key is required"));
+                    continue;
+                }
+                Err(kind) => {
+                    self.err(format!("learnings[{i}] key must be a string (got {kind})"));
+                    continue;
+                }
+            };
+            let content = match opt_str(obj, "content") {
+                Ok(Some(c)) if !c.trim().is_empty() => Some(c.to_owned()),
+                Ok(_) => {
+                    self.err(format!("learnings[{i}] (key {key:?}) content is required"));
+                    None
+                }
+                Err(kind) => {
+                    self.err(format!(
+                        "learnings[{i}] (key {key:?}) content must be a string (got {kind})"
+                    ));
+                    None
+                }
+            };
+            let scope = match opt_str(obj, "scope") {
+                Ok(None) => Some(LearningScope::Repo),
+                Ok(Some(s)) if s.trim().is_empty() => Some(LearningScope::Repo),
+                Ok(Some(s)) => {
+                    let parsed =
+                        serde_json::from_value(Value::String(s.trim().to_ascii_lowercase())).ok();
+                    if parsed.is_none() {
+                        self.err(format!(
+                            "learnings[{i}] (key {key:?}) scope {s:?} is invalid; expected repo or general"
+                        ));
+                    }
+                    parsed
+                }
+                Err(kind) => {
+                    self.err(format!(
+                        "learnings[{i}] (key {key:?}) scope must be a string (got {kind})"
+                    ));
+                    None
+                }
+            };
+            if let (Some(content), Some(scope)) = (content, scope) {
+                out.push(Learning {
+                    key,
+                    scope,
+                    content,
+                });
+            }
+        }
+        out
+    }
+
     /// A structural list: identifiers the engine consumes, so strings only.
     fn strict_list(&mut self, prefix: &str, field: &str, value: Option<&Value>) -> Vec<String> {
         match value {
@@ -357,8 +426,14 @@ impl Validator {
         // one repair round can fix everything at once.
         let deps: Vec<Vec<String>> = items.iter().map(raw_deps).collect();
         self.graph(&ids, &deps);
-        self.quorum_bound(&parsed);
-        let wants_artifacts = parsed.iter().flatten().any(|d| !d.artifacts.is_empty());
+        // Batch-wide rules read the raw entries too: an entry with a field error still
+        // counts, so every error reaches the one repair prompt together.
+        self.quorum_bound(items);
+        let wants_artifacts = items.iter().any(|item| {
+            item.get("artifacts")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+        });
         if wants_artifacts && !has_artifact_body {
             self.err("artifact_body is required when delegations request artifacts");
         }
@@ -732,19 +807,23 @@ impl Validator {
     }
 
     /// K (the largest quorum of a quorum-tagged leg) may not exceed the batch size.
-    fn quorum_bound(&mut self, parsed: &[Option<Delegation>]) {
-        let k = parsed
+    fn quorum_bound(&mut self, items: &[Value]) {
+        let k = items
             .iter()
-            .flatten()
-            .filter(|d| d.synthesis_rule == Some(SynthesisRule::Quorum))
-            .filter_map(|d| d.quorum)
+            .filter(|d| {
+                d.get("synthesis_rule")
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| r.trim().eq_ignore_ascii_case("quorum"))
+            })
+            .filter_map(|d| d.get("quorum").and_then(Value::as_u64))
+            .filter(|k| *k > 0)
             .max();
         if let Some(k) = k
-            && k as usize > parsed.len()
+            && k as usize > items.len()
         {
             self.err(format!(
                 "synthesis_rule quorum requires quorum ({k}) to be <= the number of delegations ({})",
-                parsed.len()
+                items.len()
             ));
         }
     }

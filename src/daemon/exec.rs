@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use super::claim::{Claimed, Placement};
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::{Config, ResultChecks};
 use crate::contract::{self, ContractErrors, EphemeralSpec};
 use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
 use crate::engine::{self, EngineError, Hooks, Outcome, Settlement, Usage};
@@ -223,6 +223,7 @@ pub async fn execute(
 ) -> JobState {
     let job = claimed.job.clone();
     let ran = run_job(&shared, &claimed, plan, kill).await;
+    let capture = observe_capture(&shared, &claimed, &ran.outcome).await;
     if let Placement::Worktree { checkout, path } = &claimed.placement {
         let (checkout, path) = (checkout.clone(), path.clone());
         let _ =
@@ -249,14 +250,18 @@ pub async fn execute(
     let settled = shared
         .with_store(move |store, sh| {
             store.write(|tx| -> Result<JobState, EngineError> {
-                engine::settle(
+                let state = engine::settle(
                     tx,
                     sh.clock.as_ref(),
                     &sh.config.orchestrate,
                     &*sh.hooks,
                     &id,
                     settlement,
-                )
+                )?;
+                if let Some(c) = &capture {
+                    engine::observe::record(tx, sh.clock.now_ms(), &id, c)?;
+                }
+                Ok(state)
             })
         })
         .await;
@@ -267,6 +272,47 @@ pub async fn execute(
             JobState::Running
         }
     }
+}
+
+/// What the checkout of a settled implement job touched, read before a worktree is
+/// removed; `None` for jobs that are not graded (not implement, no parsed result, or no
+/// checkout of a repo).
+async fn observe_capture(
+    shared: &Arc<Shared>,
+    claimed: &Claimed,
+    outcome: &Outcome,
+) -> Option<engine::observe::Capture> {
+    use engine::observe::{Capture, Source};
+    let job = &claimed.job;
+    if job.action != crate::domain::Action::Implement || !matches!(outcome, Outcome::Parsed(_)) {
+        return None;
+    }
+    let (source, dir) = match &claimed.placement {
+        Placement::Worktree { path, .. } => (Source::Worktree, path.clone()),
+        Placement::Shared { dir } => {
+            let checkout = job
+                .repo
+                .as_ref()
+                .and_then(|r| shared.config.repos.get(r))
+                .and_then(|r| r.path.clone());
+            if checkout.as_ref() != Some(dir) {
+                return None;
+            }
+            if job.kind == crate::domain::JobKind::Leg {
+                return Some(Capture::ExcludedWorktreeLessChild);
+            }
+            (Source::Checkout, dir.clone())
+        }
+    };
+    let read = tokio::task::spawn_blocking(move || super::worktree::touched_files(&dir)).await;
+    Some(match read {
+        Ok(Ok(files)) => Capture::Touched { source, files },
+        Ok(Err(reason)) => Capture::Indeterminate { source, reason },
+        Err(e) => Capture::Indeterminate {
+            source,
+            reason: e.to_string(),
+        },
+    })
 }
 
 async fn run_job(
@@ -346,7 +392,27 @@ async fn run_job(
             return done(Outcome::Failed(reason), out.text);
         }
         match contract::parse(&out.text) {
-            Ok(result) => return done(Outcome::Parsed(result), out.text),
+            Ok(result) => {
+                let failed = match shared.config.orchestrate.result_checks {
+                    ResultChecks::Block => {
+                        engine::checks::failures(&shared.config.orchestrate, job.action, &result)
+                    }
+                    _ => Vec::new(),
+                };
+                // Under `block` a failed check is repaired like a contract error; once the
+                // repairs are spent, settling fails the job with the checks' reason.
+                if failed.is_empty() || repair >= max_repairs {
+                    return done(Outcome::Parsed(result), out.text);
+                }
+                let errors = ContractErrors(engine::checks::repair_lines(&failed));
+                repair += 1;
+                note_repair(shared, job, &errors, repair).await;
+                prompt = format!(
+                    "{}\n\n{}",
+                    job.prompt,
+                    contract::repair_prompt(&errors, &out.text)
+                );
+            }
             Err(errors) if repair < max_repairs => {
                 repair += 1;
                 note_repair(shared, job, &errors, repair).await;

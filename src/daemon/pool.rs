@@ -161,7 +161,7 @@ impl Pool {
                 let live = if until_idle && claimed.is_empty() && !any_inflight {
                     Some(
                         jobs::count_state(store.conn(), JobState::Queued)?
-                            + jobs::count_state(store.conn(), JobState::Running)?,
+                            + jobs::count_daemon_running(store.conn())?,
                     )
                 } else {
                     None

@@ -44,6 +44,8 @@ pub fn recover(
             ..JobFilter::default()
         },
     )?;
+    // A session job runs in an operator's session, not under any daemon.
+    orphans.retain(|j| j.dispatched_by != engine::session::SESSION);
     // Jobs cancelled while they ran keep their runtime pid until settled; a crash
     // between the cancel and the settlement leaves them here.
     for id in engine::jobs_to_terminate(store.conn())? {

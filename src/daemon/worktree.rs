@@ -23,6 +23,46 @@ pub fn is_git_checkout(path: &Path) -> bool {
         .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"true"))
 }
 
+/// Every path a checkout changed against its `HEAD`, untracked files included, each
+/// repo-relative: what `result_observation` grades claims against.
+pub fn touched_files(dir: &Path) -> Result<Vec<String>, String> {
+    let run = |args: &[&str]| -> Result<Vec<String>, String> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
+    };
+    let mut files = run(&["diff", "HEAD", "--name-only", "-z"])?;
+    for f in run(&[
+        "ls-files",
+        "--others",
+        "--exclude-standard",
+        "--full-name",
+        "-z",
+    ])? {
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// A job id as one safe path segment.
 pub fn segment(job_id: &str) -> String {
     job_id

@@ -354,9 +354,10 @@ impl Ctx<'_, '_> {
             return self.finalize(job, &reason, set, &carry);
         }
         let projected = projected_jobs(set);
-        // Legs admitted elsewhere in the tree but not yet enqueued already hold budget.
+        // Legs admitted elsewhere in the tree but not yet enqueued already hold budget, and
+        // one job is always kept for the tree's finalize, so the cap is never crossed.
         let tree = run.jobs + delegations::count_waiting(self.tx, root)?;
-        if tree + projected > cfg.max_delegation_total_jobs {
+        if tree + projected + 1 > cfg.max_delegation_total_jobs {
             ev(
                 "delegation_budget_exceeded",
                 format!(
@@ -364,11 +365,12 @@ impl Ctx<'_, '_> {
                     cfg.max_delegation_total_jobs, tree
                 ),
             )?;
-            let reason = format!(
-                "per-root job budget of {} reached",
-                cfg.max_delegation_total_jobs
-            );
-            return self.finalize(job, &reason, set, &carry);
+            if self.nested(job)? {
+                // Only the top of the tree finalizes at the cap: a nested coordinator's
+                // refused set ends with its own result, which its parent synthesizes.
+                return Ok(());
+            }
+            return self.finalize(job, &self.budget_reason(), set, &carry);
         }
         let active = active_ms(&run, self.now);
         if active > cfg.max_delegation_walltime.0 {
@@ -791,15 +793,45 @@ impl Ctx<'_, '_> {
         self.propagate(&p)
     }
 
-    /// Creates the next attempt's job for a leg and marks the leg dispatched.
     /// Whether one more job fits the per-root budget, counting admitted legs not yet
-    /// enqueued (a retry must not eat the room a deferred leg was admitted with).
+    /// enqueued (a retry must not eat the room a deferred leg was admitted with) and the
+    /// one job kept for the tree's finalize.
     pub fn budget_allows_one_more(&self, root: &str) -> R<bool> {
-        let run = runs::require(self.tx, root)?;
-        let reserved = delegations::count_waiting(self.tx, root)?;
-        Ok(run.jobs + reserved < self.cfg.max_delegation_total_jobs)
+        Ok(self.budget_room(root)? > 1)
     }
 
+    /// Jobs the tree may still create: the budget less every job made and every admitted
+    /// leg not yet enqueued.
+    fn budget_room(&self, root: &str) -> R<i64> {
+        let run = runs::require(self.tx, root)?;
+        let reserved = delegations::count_waiting(self.tx, root)?;
+        Ok(i64::from(self.cfg.max_delegation_total_jobs) - i64::from(run.jobs + reserved))
+    }
+
+    fn budget_reason(&self) -> String {
+        format!(
+            "per-root job budget of {} reached",
+            self.cfg.max_delegation_total_jobs
+        )
+    }
+
+    /// Whether `job` sits inside a leg's subtree (its chain of continuations leads to a
+    /// leg), rather than on the root's own chain, which alone finalizes at the job cap.
+    fn nested(&self, job: &Job) -> R<bool> {
+        let mut j = job.clone();
+        loop {
+            match j.kind {
+                JobKind::Leg => return Ok(true),
+                JobKind::Root => return Ok(false),
+                JobKind::Continuation | JobKind::Finalize => match &j.parent_id {
+                    Some(p) => j = jobs::require(self.tx, p)?,
+                    None => return Ok(false),
+                },
+            }
+        }
+    }
+
+    /// Creates the next attempt's job for a leg and marks the leg dispatched.
     pub fn retry_leg(
         &self,
         parent: &Job,
@@ -988,7 +1020,7 @@ impl Ctx<'_, '_> {
         let votes_yes = |o: &LegOutcome| match o {
             LegOutcome::Ok {
                 result: Some(r), ..
-            } => r.decision.approves() || r.decision == Decision::Skipped,
+            } => super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped,
             LegOutcome::Ok { result: None, .. } => true,
             _ => false,
         };
@@ -1008,7 +1040,7 @@ impl Ctx<'_, '_> {
                 .filter(|o| match o {
                     LegOutcome::Ok {
                         result: Some(r), ..
-                    } => r.decision.approves(),
+                    } => super::checks::approving(self.cfg, r),
                     LegOutcome::Ok { result: None, .. } => true,
                     _ => false,
                 })
@@ -1032,53 +1064,8 @@ impl Ctx<'_, '_> {
         } else {
             0
         };
-        if streak >= streak_threshold(self.cfg) {
-            let short = &digest[..12];
-            if carry.repeat_count >= 1 {
-                self.event(
-                    &parent.root_id,
-                    Some(&parent.id),
-                    "delegation_loop_detected",
-                    format!(
-                        "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
-                    ),
-                    None,
-                )?;
-                let frame = self.frame(parent, &lines)?;
-                return self.finalize_with(
-                    parent,
-                    "no new durable side effect after a corrective nudge",
-                    frame,
-                    &[],
-                    carry,
-                );
-            }
-            self.event(
-                &parent.root_id,
-                Some(&parent.id),
-                "delegation_loop_warning",
-                format!(
-                    "delegation tree made no new durable side effect for {streak} consecutive generations (digest {short}); sending a corrective continuation"
-                ),
-                None,
-            )?;
-            let next = Carry {
-                hashes: carry.window_with(&hash),
-                repeat_count: carry.repeat_count + 1,
-                streak,
-                digest: Some(digest),
-                verify_attempt: carry.verify_attempt,
-                finalize_reason: None,
-            };
-            let prompt = prompts::corrective(&self.frame(parent, &lines)?, &set);
-            return self.enqueue_continuation(
-                parent,
-                JobKind::Continuation,
-                prompt,
-                next,
-                "corrective",
-            );
-        }
+        // A failed verdict goes through its own replan cap first: the producers making no
+        // progress between replans must end in verify_replan_exhausted, not the loop ladder.
         if rules.contains(&SynthesisRule::Verify) {
             let mut findings = Vec::new();
             for (l, o) in legs.iter().zip(outs) {
@@ -1089,11 +1076,15 @@ impl Ctx<'_, '_> {
                 match o {
                     LegOutcome::Ok {
                         result: Some(r), ..
-                    // Skipped abstains from the verdict, like a leg that never ran.
-                    } if r.decision.approves() || r.decision == Decision::Skipped => {}
-                    LegOutcome::Ok { result: None, .. }
-                    | LegOutcome::NotRun(_)
-                    | LegOutcome::Pending => {}
+                    // Skipped abstains from the verdict.
+                    } if super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped => {}
+                    // A result-less success passes; a pending leg (escalate hands the
+                    // batch over early) has no verdict yet.
+                    LegOutcome::Ok { result: None, .. } | LegOutcome::Pending => {}
+                    LegOutcome::NotRun(note) => findings.push(format!(
+                        "- verify leg \"{}\" (agent {agent}): missing — {note}",
+                        l.delegation_id
+                    )),
                     LegOutcome::Ok {
                         result: Some(r), ..
                     } => findings.push(format!(
@@ -1160,6 +1151,53 @@ impl Ctx<'_, '_> {
                     "replan",
                 );
             }
+        }
+        if streak >= streak_threshold(self.cfg) {
+            let short = &digest[..12];
+            if carry.repeat_count >= 1 {
+                self.event(
+                    &parent.root_id,
+                    Some(&parent.id),
+                    "delegation_loop_detected",
+                    format!(
+                        "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
+                    ),
+                    None,
+                )?;
+                let frame = self.frame(parent, &lines)?;
+                return self.finalize_with(
+                    parent,
+                    "no new durable side effect after a corrective nudge",
+                    frame,
+                    &[],
+                    carry,
+                );
+            }
+            self.event(
+                &parent.root_id,
+                Some(&parent.id),
+                "delegation_loop_warning",
+                format!(
+                    "delegation tree made no new durable side effect for {streak} consecutive generations (digest {short}); sending a corrective continuation"
+                ),
+                None,
+            )?;
+            let next = Carry {
+                hashes: carry.window_with(&hash),
+                repeat_count: carry.repeat_count + 1,
+                streak,
+                digest: Some(digest),
+                verify_attempt: carry.verify_attempt,
+                finalize_reason: None,
+            };
+            let prompt = prompts::corrective(&self.frame(parent, &lines)?, &set);
+            return self.enqueue_continuation(
+                parent,
+                JobKind::Continuation,
+                prompt,
+                next,
+                "corrective",
+            );
         }
         let next = Carry {
             hashes: carry.window_with(&hash),
@@ -1292,6 +1330,50 @@ impl Ctx<'_, '_> {
         if p.followup == FollowUp::Continued {
             return Ok(());
         }
+        let (mut kind, mut prompt, mut why) = (kind, prompt, why.to_string());
+        // This job would take the slot kept for the tree's finalize: the root's chain
+        // finalizes in it; a nested coordinator ends on its own result instead.
+        let nested = self.nested(&p)?;
+        // A finalize that asked already holds the tree's last slot: its answer is recorded
+        // on the round, but no further job fits.
+        let no_room_left = nested || p.kind == JobKind::Finalize;
+        if (no_room_left || kind != JobKind::Finalize) && self.budget_room(&p.root_id)? <= 1 {
+            let reason = self.budget_reason();
+            if no_room_left {
+                self.event(
+                    &p.root_id,
+                    Some(&p.id),
+                    "delegation_budget_exceeded",
+                    format!(
+                        "{reason}; job {} ends on its own result without a {why} continuation",
+                        p.id
+                    ),
+                    None,
+                )?;
+                p.followup = FollowUp::None;
+                p.followup_reason = Some(format!("no continuation: {reason}"));
+                p.updated_ms = self.now;
+                jobs::put(self.tx, &p)?;
+                return self.propagate(&p);
+            }
+            self.event(
+                &p.root_id,
+                Some(&p.id),
+                "delegation_budget_exceeded",
+                format!(
+                    "{reason}; the {why} continuation of job {} becomes the tree's finalize",
+                    p.id
+                ),
+                None,
+            )?;
+            let legs = delegations::for_parent(self.tx, &p.id)?;
+            let outs = self.outcomes(&legs)?;
+            let frame = self.frame(&p, &self.leg_lines(&legs, &outs)?)?;
+            prompt = prompts::finalize(&frame, &reason, &[]);
+            kind = JobKind::Finalize;
+            why = reason;
+        }
+        let why = why.as_str();
         let id = self.fresh_id(&format!("{}/continuation", p.id))?;
         let mut c = Job::queued(
             id.clone(),

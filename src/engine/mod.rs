@@ -8,11 +8,14 @@
 //! control room call.
 
 pub mod bounds;
+pub mod checks;
 pub mod control;
 pub mod escalation;
 pub mod flow;
+pub mod observe;
 pub mod pricing;
 pub mod prompts;
+pub mod session;
 pub mod settle;
 pub mod submit;
 

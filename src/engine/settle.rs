@@ -10,7 +10,7 @@ use super::EngineError;
 use super::flow::Ctx;
 use super::pricing::price_usd;
 use crate::clock::Clock;
-use crate::config::OrchestrateConfig;
+use crate::config::{OrchestrateConfig, ResultChecks};
 use crate::contract::GitmootResult;
 use crate::domain::JobState;
 use crate::store::events::{self, NewEvent};
@@ -75,13 +75,23 @@ pub fn settle(
         jobs::put(tx, &job)?;
         return Ok(job.state);
     }
+    let mut failed_checks = Vec::new();
     let (state, message) = match &s.outcome {
         Outcome::Parsed(r) => {
             job.result = Some(serde_json::to_value(r).map_err(crate::store::StoreError::from)?);
-            (
-                r.decision.job_state(),
-                format!("{}: {}", r.decision.as_str(), r.summary),
-            )
+            failed_checks = super::checks::failures(cfg, job.action, r);
+            if cfg.result_checks == ResultChecks::Block && !failed_checks.is_empty() {
+                // The daemon already spent the repair attempt on these; the job fails.
+                let list: Vec<String> = failed_checks.iter().map(ToString::to_string).collect();
+                let reason = format!("result checks failed: {}", list.join("; "));
+                job.error = Some(reason.clone());
+                (JobState::Failed, reason)
+            } else {
+                (
+                    r.decision.job_state(),
+                    format!("{}: {}", r.decision.as_str(), r.summary),
+                )
+            }
         }
         Outcome::Failed(reason) => {
             job.error = Some(reason.clone());
@@ -108,7 +118,6 @@ pub fn settle(
             ),
         },
     )?;
-    hooks.job_finished(tx, clock, &job)?;
     let ctx = Ctx {
         tx,
         clock,
@@ -116,6 +125,10 @@ pub fn settle(
         hooks,
         now,
     };
+    if let Outcome::Parsed(r) = &s.outcome {
+        ctx.record_result_marks(&job, r, &failed_checks)?;
+    }
+    hooks.job_finished(tx, clock, &job)?;
     ctx.after_settle(&job)?;
     Ok(state)
 }

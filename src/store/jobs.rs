@@ -423,6 +423,16 @@ pub fn count_state(conn: &Connection, state: JobState) -> Result<u64> {
         .query_row([state], |r| r.get::<_, i64>(0))? as u64)
 }
 
+/// Running jobs the daemon owns: session jobs (`dispatched_by = 'session'`, run by an
+/// operator by hand) are not the daemon's to wait for or recover.
+pub fn count_daemon_running(conn: &Connection) -> Result<u64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM jobs WHERE state = 'running' AND dispatched_by != 'session'",
+        )?
+        .query_row([], |r| r.get::<_, i64>(0))? as u64)
+}
+
 /// Whether a job id is taken (ids are never reused).
 pub fn exists(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn

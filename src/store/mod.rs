@@ -13,6 +13,7 @@ pub mod events;
 pub mod jobs;
 pub mod memory;
 pub mod meta;
+pub mod payloads;
 pub mod runs;
 mod schema;
 

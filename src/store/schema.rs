@@ -12,17 +12,20 @@ use super::{Result, StoreError};
 /// The ordered migrations; index + 1 is the schema version each one produces. Each entry is
 /// the SQL it runs, in order. A change to the schema appends one entry here (never edits an
 /// earlier one), so every home reaches the same tables whatever version it started from.
-const MIGRATIONS: &[&[&str]] = &[&[
-    super::meta::SCHEMA,
-    super::agents::SCHEMA,
-    super::runs::SCHEMA,
-    super::jobs::SCHEMA,
-    super::delegations::SCHEMA,
-    super::escalations::SCHEMA,
-    super::events::SCHEMA,
-    super::chat::SCHEMA,
-    super::memory::SCHEMA,
-]];
+const MIGRATIONS: &[&[&str]] = &[
+    &[
+        super::meta::SCHEMA,
+        super::agents::SCHEMA,
+        super::runs::SCHEMA,
+        super::jobs::SCHEMA,
+        super::delegations::SCHEMA,
+        super::escalations::SCHEMA,
+        super::events::SCHEMA,
+        super::chat::SCHEMA,
+        super::memory::SCHEMA,
+    ],
+    &[super::payloads::SCHEMA],
+];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 

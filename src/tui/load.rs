@@ -517,11 +517,17 @@ fn detail(conn: &Connection, job_id: &str) -> Result<Option<JobDetail>> {
     let Some(job) = jobs::get(conn, job_id)? else {
         return Ok(None);
     };
+    let notes: Vec<String> = engine::checks::marks(conn, &job)
+        .unwrap_or_default()
+        .iter()
+        .map(|m| gitmoot_ui::sanitize::clean(m))
+        .collect();
     let result = job
         .result
         .as_ref()
         .and_then(|v| serde_json::from_value::<GitmootResult>(v.clone()).ok())
         .map(|r| ResultView {
+            notes,
             decision: r.decision.as_str().to_string(),
             summary: gitmoot_ui::sanitize::clean(&r.summary),
             findings: r

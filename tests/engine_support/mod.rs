@@ -236,6 +236,7 @@ pub fn res(decision: Decision) -> GitmootResult {
         evidence: Default::default(),
         checks_blocked: None,
         severity: None,
+        learnings: vec![],
     }
 }
 

@@ -512,6 +512,7 @@ pub fn detail() -> JobDetail {
                 row("tests", "kimi", "ask", &["api", "db"], JobState::Queued),
                 row("docs", "scribe", "ask", &[], JobState::Failed),
             ],
+            notes: vec![],
         }),
         events: vec![
             ev(25, "job_queued", "queued by operator"),

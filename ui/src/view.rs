@@ -312,6 +312,9 @@ pub struct ResultView {
     pub summary: String,
     pub findings: Vec<String>,
     pub delegations: Vec<DelegationRow>,
+    /// What the engine noted about the result (learnings, failed result checks, the
+    /// approved-with-notes resolution, the observation grades), one line each.
+    pub notes: Vec<String>,
 }
 
 /// One event of a job.

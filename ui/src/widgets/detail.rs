@@ -67,6 +67,9 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
             for f in &r.findings {
                 text(&format!("• {f}"), Slot::Text, &mut out);
             }
+            for n in &r.notes {
+                text(n, Slot::Accent, &mut out);
+            }
             if !r.delegations.is_empty() {
                 out.push(Line::from(Span::styled(
                     format!(

@@ -1,0 +1,87 @@
+//! The `job_payloads` table: what the engine recorded about a settled job's result besides
+//! the result itself — the failed result checks and the `result_observation` of its
+//! checkout — one row a job, as JSON documents.
+//!
+//! Rows only: which checks run and how claims are graded live in `crate::engine`.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::Result;
+use crate::clock::Millis;
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE job_payloads (
+    job_id             TEXT PRIMARY KEY REFERENCES jobs(id),
+    result_checks      TEXT,
+    result_observation TEXT,
+    resolution         TEXT,
+    updated_ms         INTEGER NOT NULL
+);
+";
+
+/// The recorded extras of one job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Payload {
+    /// `[{id, explanation}]` of the checks the result failed.
+    pub result_checks: Option<Value>,
+    pub result_observation: Option<Value>,
+    /// How the engine read the result when that differs from its decision
+    /// (`approved_with_notes`).
+    pub resolution: Option<String>,
+}
+
+pub fn get(conn: &Connection, job_id: &str) -> Result<Payload> {
+    let row = conn
+        .prepare_cached(
+            "SELECT result_checks, result_observation, resolution FROM job_payloads WHERE job_id = ?1",
+        )?
+        .query_row([job_id], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })
+        .optional()?;
+    let parse = |t: Option<String>| t.and_then(|t| serde_json::from_str(&t).ok());
+    Ok(row
+        .map(|(c, o, resolution)| Payload {
+            result_checks: parse(c),
+            result_observation: parse(o),
+            resolution,
+        })
+        .unwrap_or_default())
+}
+
+pub fn set_checks(conn: &Connection, job_id: &str, checks: &Value, now: Millis) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO job_payloads(job_id, result_checks, updated_ms) VALUES (?1, ?2, ?3) \
+         ON CONFLICT(job_id) DO UPDATE SET result_checks = ?2, updated_ms = ?3",
+    )?
+    .execute(params![job_id, checks.to_string(), now])?;
+    Ok(())
+}
+
+pub fn set_observation(conn: &Connection, job_id: &str, obs: &Value, now: Millis) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO job_payloads(job_id, result_observation, updated_ms) VALUES (?1, ?2, ?3) \
+         ON CONFLICT(job_id) DO UPDATE SET result_observation = ?2, updated_ms = ?3",
+    )?
+    .execute(params![job_id, obs.to_string(), now])?;
+    Ok(())
+}
+
+pub fn set_resolution(
+    conn: &Connection,
+    job_id: &str,
+    resolution: &str,
+    now: Millis,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO job_payloads(job_id, resolution, updated_ms) VALUES (?1, ?2, ?3) \
+         ON CONFLICT(job_id) DO UPDATE SET resolution = ?2, updated_ms = ?3",
+    )?
+    .execute(params![job_id, resolution, now])?;
+    Ok(())
+}
