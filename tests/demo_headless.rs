@@ -128,6 +128,7 @@ fn headless_demo_with_answers_runs_every_tree_to_its_end() {
     );
     assert!(after.contains("pending human gates: 0"), "{after}");
 
+    no_markers_and_a_fitting_answer(&home);
     let runs = run_states(&home);
     assert_eq!(state_of(&runs, "Plan the session-refresh"), "done");
     assert_eq!(state_of(&runs, "Soak-test"), "killed");
@@ -160,14 +161,10 @@ fn headless_demo_with_answers_runs_every_tree_to_its_end() {
     );
 }
 
-#[test]
-fn demo_prompts_carry_no_script_markers_and_the_promoted_question_gets_its_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("demo");
-    gitmoot(&home)
-        .args(["demo", "--headless", "--answer", "--speed", "0"])
-        .assert()
-        .success();
+/// Demo prompts carry no script markers, and the promoted chat question gets an answer
+/// about what it asked (checked on the home of the full run, to run the demo once).
+fn no_markers_and_a_fitting_answer(home: &Path) {
+    let home = home.to_path_buf();
     let jobs = support::json(&home, &["job", "list", "--json"]);
     let jobs = jobs.as_array().unwrap();
     for j in jobs {

@@ -113,16 +113,24 @@ pub enum JobCmd {
         kind: String,
         #[command(flatten)]
         session: SessionArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Add a progress note to an open session job.
-    Note { id: String, text: String },
+    Note {
+        /// The open session job (a unique id prefix works).
+        id: String,
+        /// A note to add to the open session job.
+        text: String,
+    },
     /// Settle an open session job with its verdict.
     Close {
+        /// The open session job (a unique id prefix works).
         id: String,
         #[command(flatten)]
         verdict: VerdictArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -132,6 +140,7 @@ pub enum JobCmd {
         session: SessionArgs,
         #[command(flatten)]
         verdict: VerdictArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -143,12 +152,16 @@ pub struct SessionArgs {
     /// The reviewer, as you name it (not checked against registered agents).
     #[arg(long, default_value = "session")]
     pub agent: String,
+    /// The repo the reviewed change belongs to.
     #[arg(long)]
     pub repo: Option<String>,
+    /// The pull request number the review is about.
     #[arg(long)]
     pub pr: Option<u64>,
+    /// The commit the review looked at.
     #[arg(long)]
     pub head_sha: Option<String>,
+    /// The workflow that asked for the review.
     #[arg(long)]
     pub workflow: Option<String>,
     /// What was reviewed (defaults to a line naming the PR, head and workflow).
@@ -161,6 +174,7 @@ pub struct VerdictArgs {
     /// approved | changes_requested | blocked | failed | skipped
     #[arg(long)]
     pub decision: String,
+    /// One line saying what the verdict rests on.
     #[arg(long)]
     pub summary: String,
     /// P0..P3; required with changes_requested (the highest-severity finding).
@@ -380,6 +394,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Note { id, text } => {
             let mut store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             store.write(|tx| engine::session::note(tx, &SystemClock, &id, &text))?;
             println!("noted on {id}");
             Ok(())
@@ -388,6 +403,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let result = verdict.result()?;
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             store.write(|tx| {
                 engine::session::close(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id, result)
             })?;
