@@ -393,3 +393,16 @@ fn the_layered_dag_spells_out_who_waits_for_whom() {
     assert!(text.contains("tests · kimi · after api, db"), "{text}");
     assert!(text.contains("db · codex · after schema"), "{text}");
 }
+
+#[test]
+fn the_attention_pane_gives_a_failure_reason_two_lines() {
+    let (mut s, mut snap) = setup();
+    for a in &mut snap.attention {
+        if let gitmoot_ui::view::AttentionKind::Failure { reason, .. } = &mut a.kind {
+            *reason = "leg integration failed after 3 attempts: shell exited with code 3".into();
+        }
+    }
+    update(&mut s, &snap, Event::SnapshotArrived);
+    let text = screen(&s, &snap, W, H).join("\n");
+    assert!(text.contains("exited with code 3"), "{text}");
+}
