@@ -289,3 +289,23 @@ fn daemon_run_says_what_it_started_and_each_job_state_change() {
     assert!(mine.iter().any(|l| l.contains(" succeeded ")), "{text}");
     assert!(mine.iter().all(|l| l.contains(" UTC ")), "{text}");
 }
+
+#[test]
+fn chat_show_prints_posts_as_the_transcript_renders_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    gitmoot(&home)
+        .args(["chat", "create", "room", "--repo", "o/r"])
+        .assert()
+        .success();
+    gitmoot(&home)
+        .args(["chat", "send", "room", "**Decision:** `approved`\n- one"])
+        .assert()
+        .success();
+    let out = gitmoot(&home)
+        .args(["chat", "show", "room"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Decision: approved\n• one"), "{text}");
+}

@@ -283,6 +283,8 @@ fn print_thread_state(t: &Thread, json: bool) -> anyhow::Result<()> {
 }
 
 fn print_message_line(seq: i64, kind: &str, author: &str, body: &str, mentions: &[String]) {
+    // Posts are Markdown; printed as the transcript renders them, minus the styles.
+    let body = gitmoot_ui::widgets::threads::plain_markdown(body);
     println!("#{seq} [{kind}] {author}: {body}");
     if !mentions.is_empty() {
         println!("    mentions: {}", mentions.join(", "));

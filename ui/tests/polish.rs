@@ -406,3 +406,19 @@ fn the_attention_pane_gives_a_failure_reason_two_lines() {
     let text = screen(&s, &snap, W, H).join("\n");
     assert!(text.contains("exited with code 3"), "{text}");
 }
+
+#[test]
+fn chat_markdown_renders_in_the_transcript() {
+    let (mut s, mut snap) = setup();
+    if let Some(t) = snap.transcript.as_mut() {
+        for m in &mut t.messages {
+            m.body = "> Agent: `scribe`\n**Decision:** `approved`\n- first finding".into();
+        }
+    }
+    update(&mut s, &snap, ch('4'));
+    update(&mut s, &snap, key(KeyCode::Enter));
+    let text = screen(&s, &snap, W, H).join("\n");
+    assert!(text.contains("Decision: approved"), "{text}");
+    assert!(text.contains("• first finding"), "{text}");
+    assert!(!text.contains("**"), "{text}");
+}
