@@ -108,6 +108,7 @@ named_enum!(
         Blocked => "blocked",
         Failed => "failed",
         Killed => "killed",
+        Aborted => "aborted",
     }
 );
 

@@ -205,7 +205,7 @@ fn promotion_records_a_queued_job_and_its_result_posts_back_once() {
 }
 
 #[test]
-fn a_refused_dispatch_keeps_the_request_and_does_not_poison_the_dedupe() {
+fn a_refused_dispatch_writes_nothing_and_does_not_poison_the_dedupe() {
     let mut f = fixture(&[("codex-b", false)]);
     let t = f.thread("room");
     let err = task_message(
@@ -218,9 +218,8 @@ fn a_refused_dispatch_keeps_the_request_and_does_not_poison_the_dedupe() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("implement"), "{err}");
-    let msgs = f.messages(&t);
-    assert_eq!(msgs.len(), 1, "the intent is durable");
-    assert_eq!(msgs[0].promoted_job_id, None);
+    // A validation refusal exits 2, so it changes nothing: not even the request (issue 14).
+    assert!(f.messages(&t).is_empty(), "a refused promotion was posted");
     assert!(
         jobs::list(f.store.conn(), &Default::default())
             .unwrap()

@@ -144,6 +144,9 @@ pub fn task(
             tx.execute_batch("RELEASE chat_task")?;
             id
         }
+        // Bad input (an agent lacking the capability, an unknown repo) exits 2 and must
+        // change nothing: the whole transaction, request included, rolls back.
+        Err(e @ EngineError::Invalid(_)) => return Err(e.into()),
         Err(e) => {
             tx.execute_batch("ROLLBACK TO chat_task; RELEASE chat_task")?;
             return Ok(TaskOutcome::Refused(e));

@@ -301,10 +301,12 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let store = ctx.store()?;
             let id = jobs::resolve_id(store.conn(), &id)?;
             let job = jobs::require(store.conn(), &id)?;
+            let run_state = runs::require(store.conn(), &job.root_id)?.state;
             let marks = engine::checks::marks(store.conn(), &job)?;
             if json {
                 let p = crate::store::payloads::get(store.conn(), &job.id)?;
                 let mut v = job_json(&job);
+                v["run_state"] = json!(run_state);
                 v["result_checks"] = p.result_checks.unwrap_or_else(|| json!([]));
                 v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
                 v["resolution"] = json!(p.resolution);
@@ -312,6 +314,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 return print_json(&v);
             }
             print_job(&job, &marks);
+            println!("run:       {run_state}");
             Ok(())
         }
         JobCmd::Tree { root, json } => {

@@ -326,6 +326,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         if stop.is_requested() {
             break None;
         }
+        // A detached daemon outlives its control room; once its home is deleted (a
+        // throwaway test or demo home) there is nothing left to run for.
+        if !root.exists() {
+            tracing::warn!(home = %root.display(), "daemon: the home was removed; stopping");
+            break None;
+        }
         // A store change cannot start anything while every slot is busy (our own writes
         // wake us too); kills and the sweep still run on the tick and on each finished job.
         let skip = store_woke && pool.inflight.len() >= pool.parallel;

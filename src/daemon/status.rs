@@ -44,6 +44,11 @@ pub fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
 
+/// The running daemon's last heartbeat (its status file's tick), if it wrote one.
+pub fn last_tick_ms(home: &Home) -> Option<Millis> {
+    read(&path(home)).map(|f| f.last_tick_ms)
+}
+
 fn read(path: &Path) -> Option<StatusFile> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }

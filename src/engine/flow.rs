@@ -232,6 +232,9 @@ impl Ctx<'_, '_> {
         };
         run.state = if run.killed {
             RunState::Killed
+        } else if escalations::aborted_in_root(self.tx, &root.root_id)? {
+            // The finalize ran on what completed, but the outcome is the human's abort.
+            RunState::Aborted
         } else {
             match state {
                 JobState::Succeeded => RunState::Done,
@@ -282,8 +285,10 @@ impl Ctx<'_, '_> {
             return Ok(());
         }
         let result = parse_result(job.result.as_ref());
-        if job.state == JobState::Succeeded
-            && let Some(r) = &result
+        // Any healthy result may ask (contract): the job's state came from its decision,
+        // so `blocked` and `failed` results open the gate as well as approving ones.
+        if let Some(r) = &result
+            && job.state == r.decision.job_state()
         {
             if !r.human_questions.is_empty() {
                 self.open_ask(job, r)?;
@@ -300,7 +305,8 @@ impl Ctx<'_, '_> {
                         None,
                     )?;
                 }
-            } else if !r.delegations.is_empty() {
+            } else if job.state == JobState::Succeeded && !r.delegations.is_empty() {
+                // Only a succeeded result dispatches, as before.
                 self.dispatch(job, r)?;
             }
         }

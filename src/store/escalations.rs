@@ -185,6 +185,15 @@ pub fn for_job(conn: &Connection, job_id: &str) -> Result<Vec<Round>> {
         .collect::<rusqlite::Result<_>>()?)
 }
 
+/// Whether a human resolved any round of the tree with `abort`.
+pub fn aborted_in_root(conn: &Connection, root_id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM escalations WHERE root_id = ?1 AND verb = 'abort' LIMIT 1")?
+        .query_row([root_id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 /// Every open round, oldest first.
 pub fn open(conn: &Connection) -> Result<Vec<Round>> {
     let mut st = conn.prepare_cached(&format!(

@@ -6,21 +6,33 @@
 //! Owns threads and channels; decides nothing about what is shown or written.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossterm::event::{self as ct, Event as CtEvent};
 use gitmoot_ui::view::{DaemonStatus, Snapshot};
 use gitmoot_ui::{Action, State, Theme, ToastLevel, update};
 
+use super::daemon::{DaemonWatch, PROBE_EVERY};
 use super::exec::{Executor, Outcome};
 use super::load::Loader;
 use super::terminal::{self, Term};
 use super::watch::{self, SAFETY_POLL};
 use crate::clock::now_ms;
 
+/// How the control room ended, which decides its daemon's fate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Stop this control room's daemon (it is idle, or its kill already ran).
+    Quit,
+    /// Leave the daemon running the work in the background (also on SIGHUP/SIGTERM).
+    Detached,
+}
+
 /// What wakes the UI thread.
 enum Msg {
     Input(CtEvent),
+    Daemon(DaemonStatus),
     Snapshot(Box<Snapshot>),
     Done(Outcome),
     LoadFailed(String),
@@ -44,20 +56,26 @@ pub struct App {
     pub loader: Loader,
     pub executor: Executor,
     pub home: crate::home::Home,
+    pub daemon: Arc<Mutex<DaemonWatch>>,
 }
 
-pub fn run(mut term: Term, app: App) -> anyhow::Result<()> {
+pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
     let App {
         mut state,
         theme,
         loader,
         executor,
         home,
+        daemon,
     } = app;
+    terminal::on_hangup();
+    let mut status = loader.daemon;
     let (tx, rx) = mpsc::channel::<Msg>();
     let load_tx = spawn_loader(loader, tx.clone());
     let exec_tx = spawn_executor(executor, tx.clone(), load_tx.clone());
     spawn_input(tx.clone());
+    spawn_probe(daemon.clone(), status, tx.clone());
+    let mut killing = false;
     let wake_tx = {
         let (wtx, wrx) = mpsc::channel();
         let load_tx = load_tx.clone();
@@ -78,7 +96,19 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<()> {
         );
     }
     loop {
-        term.draw(|f| gitmoot_ui::render(f, &state, &snap, &theme))?;
+        // A closed terminal (or a polite kill) leaves the work to the daemon.
+        if terminal::hung_up() {
+            return Ok(Exit::Detached);
+        }
+        if killing && lock(&daemon).exited() {
+            return Ok(Exit::Quit);
+        }
+        if let Err(e) = term.draw(|f| gitmoot_ui::render(f, &state, &snap, &theme)) {
+            if terminal::hung_up() {
+                return Ok(Exit::Detached);
+            }
+            return Err(e.into());
+        }
         let busy = snap.counts.running > 0 || state.bar_message().is_some();
         let actions = match rx.recv_timeout(if busy { BUSY_TICK } else { IDLE_TICK }) {
             Ok(Msg::Input(ev)) => match map_event(ev) {
@@ -87,7 +117,16 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<()> {
             },
             Ok(Msg::Snapshot(s)) => {
                 snap = *s;
+                snap.daemon = status;
                 update(&mut state, &snap, gitmoot_ui::Event::SnapshotArrived)
+            }
+            Ok(Msg::Daemon(now)) => {
+                if let Some(text) = daemon_change(status, now) {
+                    state.notify(ToastLevel::Error, text);
+                }
+                status = now;
+                snap.daemon = now;
+                Vec::new()
             }
             Ok(Msg::Done(outcome)) => {
                 let level = if outcome.ok {
@@ -110,11 +149,16 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<()> {
                 &snap,
                 gitmoot_ui::Event::Tick { now_ms: now_ms() },
             ),
-            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            Err(RecvTimeoutError::Disconnected) => return Ok(Exit::Detached),
         };
         for action in actions {
             match action {
-                Action::Quit => return Ok(()),
+                Action::Quit => return Ok(Exit::Quit),
+                Action::Detach => return Ok(Exit::Detached),
+                Action::QuitKill => {
+                    lock(&daemon).stop();
+                    killing = true;
+                }
                 Action::Suspend => terminal::suspend(&mut term)?,
                 Action::Copy(text) => {
                     let ok = terminal::copy_osc52(&text).is_ok();
@@ -219,10 +263,36 @@ fn spawn_executor(mut exec: Executor, tx: Sender<Msg>, load_tx: Sender<LoadReq>)
     act_tx
 }
 
-/// The daemon status line of a control room that did not embed one.
-pub fn attached_or_none(home: &crate::home::Home) -> DaemonStatus {
-    match crate::daemon::lock::holder(&home.daemon_lock_path()) {
-        Some(_) => DaemonStatus::Attached,
-        None => DaemonStatus::None,
+fn lock(d: &Mutex<DaemonWatch>) -> std::sync::MutexGuard<'_, DaemonWatch> {
+    d.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Re-probes the daemon (lock + heartbeat file, no store) and reports changes.
+fn spawn_probe(daemon: Arc<Mutex<DaemonWatch>>, mut last: DaemonStatus, tx: Sender<Msg>) {
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(PROBE_EVERY);
+            let now = lock(&daemon).probe(now_ms());
+            if now != last {
+                last = now;
+                if tx.send(Msg::Daemon(now)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+}
+
+/// The toast for a daemon change the operator must not miss.
+fn daemon_change(before: DaemonStatus, now: DaemonStatus) -> Option<String> {
+    match now {
+        DaemonStatus::TookOver if before != DaemonStatus::TookOver => {
+            Some("the daemon this control room watched stopped; it now runs the jobs itself".into())
+        }
+        DaemonStatus::Lost => {
+            Some("the daemon went away; queued jobs will not run (--no-daemon/--readonly)".into())
+        }
+        DaemonStatus::Unresponsive => Some("the daemon holds the lock but stopped ticking".into()),
+        _ => None,
     }
 }

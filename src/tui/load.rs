@@ -250,6 +250,7 @@ fn run_state(s: RunState) -> view::RunState {
         RunState::Blocked => view::RunState::Blocked,
         RunState::Failed => view::RunState::Failed,
         RunState::Killed => view::RunState::Killed,
+        RunState::Aborted => view::RunState::Aborted,
     }
 }
 
@@ -267,7 +268,8 @@ fn root_view(conn: &Connection, run: &runs::Run) -> Result<RootView> {
     let mut st = conn.prepare_cached(
         "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
                 json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
-                j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps')
+                j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps'),
+                j.created_ms
          FROM jobs j
          LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
          WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
@@ -291,6 +293,7 @@ fn root_view(conn: &Connection, run: &runs::Run) -> Result<RootView> {
                 deps: deps
                     .and_then(|d| serde_json::from_str(&d).ok())
                     .unwrap_or_default(),
+                created_ms: r.get(14)?,
                 started_ms: r.get(10)?,
                 finished_ms: r.get(11)?,
                 tokens: r.get::<_, i64>(12)? as u64,
@@ -358,6 +361,7 @@ fn placeholder() -> JobNode {
         summary: None,
         depth: 0,
         deps: Vec::new(),
+        created_ms: 0,
         started_ms: None,
         finished_ms: None,
         tokens: 0,

@@ -3,19 +3,17 @@
 
 pub mod app;
 pub mod colors;
+pub mod daemon;
 pub mod exec;
 pub mod load;
 pub mod terminal;
 pub mod watch;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use gitmoot_ui::view::DaemonStatus;
 use gitmoot_ui::{CompletionTree, Keymap, State, Theme};
 
-use crate::chat::ChatHooks;
 use crate::config::Config;
-use crate::daemon::{Daemon, DaemonError, LockError};
 use crate::home::Home;
 use crate::store::Store;
 
@@ -56,31 +54,22 @@ pub fn load_keymap(home: &Home) -> anyhow::Result<Keymap> {
     }
 }
 
-/// Opens the control room on `home`, embedding the daemon when the home has none.
+/// Opens the control room on `home`. Unless `--no-daemon`/`--readonly`, it runs the home's
+/// daemon when none runs (and takes over when a watched one goes away); quitting decides
+/// that daemon's fate (`app::Exit`), and every other way out leaves it running.
 pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     let store = Store::open_home(home)?;
     crate::logging::init(home);
     let config = Config::load(&home.config_path())?;
     let theme = load_theme(home, opts.theme.as_deref().unwrap_or(&config.tui.theme))?;
     let keymap = load_keymap(home)?;
-    let daemon = if opts.no_daemon || opts.readonly {
-        None
-    } else {
-        match Daemon::new(home.clone())
-            .config(config.clone())
-            .hooks(Arc::new(ChatHooks))
-            .spawn()
-        {
-            Ok(handle) => Some(handle),
-            Err(DaemonError::Lock(LockError::Held { .. })) => None,
-            Err(e) => return Err(e.into()),
-        }
-    };
-    let status = if daemon.is_some() {
-        DaemonStatus::Embedded
-    } else {
-        app::attached_or_none(home)
-    };
+    let mut watch = daemon::DaemonWatch::new(
+        home.clone(),
+        !(opts.no_daemon || opts.readonly),
+        config.daemon.tick.0,
+    );
+    let status = watch.probe(crate::clock::now_ms());
+    let watch = Arc::new(Mutex::new(watch));
     let mut state = State::new(keymap, opts.readonly, crate::clock::now_ms());
     state.completions = opts.completions.clone();
     state.history = exec::load_history(home);
@@ -90,13 +79,30 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
         loader: load::Loader::new(store, status),
         executor: exec::Executor::new(home.clone(), Store::open_home(home)?, config.clone()),
         home: home.clone(),
+        daemon: watch.clone(),
     };
     let term = terminal::enter(config.tui.mouse && !opts.no_mouse)?;
     let result = app::run(term, app);
     terminal::restore();
-    if let Some(d) = daemon {
-        d.shutdown();
-        let _ = d.join();
+    let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
+    match result {
+        Ok(app::Exit::Quit) => {
+            watch.stop();
+            let grace = std::time::Duration::from_millis(config.daemon.shutdown_grace.0 as u64);
+            if !watch.wait_exit(grace + std::time::Duration::from_secs(5)) {
+                eprintln!("the daemon is still stopping in the background");
+            }
+            Ok(())
+        }
+        Ok(app::Exit::Detached) => {
+            if let Some(pid) = watch.own_pid() {
+                eprintln!(
+                    "detached: the daemon (pid {pid}) keeps running this home's jobs; \
+                     `gitmoot daemon status` shows them, `gitmoot tui` attaches again"
+                );
+            }
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
-    result
 }

@@ -1,5 +1,5 @@
 //! The operator's terminal: raw mode, alternate screen, mouse and bracketed paste on
-//! entry; all of it undone on exit, on panic and around Ctrl-z suspend.
+//! entry; all of it undone on exit, on panic and around Ctrl-z suspend; hang-up noticed.
 //!
 //! Owns terminal modes only; never draws.
 
@@ -10,7 +10,7 @@ use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
 };
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
@@ -75,7 +75,32 @@ pub fn suspend(term: &mut Term) -> io::Result<()> {
         libc::raise(libc::SIGTSTP);
     }
     setup()?;
-    term.clear()
+    // Not `term.clear()`: it asks the terminal for the cursor position, and the input
+    // thread (blocked in `read`) would swallow the reply. Clearing the screen and drawing
+    // one blank frame resets ratatui's previous buffer, so the next draw repaints it all.
+    execute!(stdout(), Clear(ClearType::All))?;
+    term.draw(|_| {})?;
+    Ok(())
+}
+
+static HUNG_UP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    HUNG_UP.store(true, Ordering::SeqCst);
+}
+
+/// SIGHUP (the terminal closed) and SIGTERM end the control room like a detach: the loop
+/// notices `hung_up` and leaves without stopping the daemon.
+pub fn on_hangup() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+}
+
+pub fn hung_up() -> bool {
+    HUNG_UP.load(Ordering::SeqCst)
 }
 
 fn install_panic_hook() {

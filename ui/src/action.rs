@@ -61,14 +61,9 @@ pub enum Action {
         instructions: String,
     },
     /// `job kill ROOT [--force]`.
-    KillRoot {
-        root_id: String,
-        force: bool,
-    },
+    KillRoot { root_id: String, force: bool },
     /// `job cancel ID`.
-    CancelJob {
-        job_id: String,
-    },
+    CancelJob { job_id: String },
     /// `chat send THREAD BODY` (mentions are parsed from the body by the chat layer).
     SendChat {
         thread_id: String,
@@ -95,7 +90,13 @@ pub enum Action {
     LoadDetail(String),
     /// Load `Snapshot::transcript` for this thread.
     LoadThread(String),
+    /// Quit; this control room's daemon (idle, or its work done) stops too.
     Quit,
+    /// Quit and leave this control room's daemon running in the background.
+    Detach,
+    /// Stop this control room's daemon gracefully (running jobs are terminated after the
+    /// shutdown grace), then quit once it has exited.
+    QuitKill,
     /// Ctrl-z: restore the terminal, stop, and take it back on resume.
     Suspend,
 }

@@ -26,6 +26,7 @@ fn node(id: &str, kind: JobKind, agent: &str, action: &str, state: JobState) -> 
         summary: None,
         depth: id.matches('/').count() as u32,
         deps: Vec::new(),
+        created_ms: NOW - 2 * MIN,
         started_ms: None,
         finished_ms: None,
         tokens: 0,

@@ -40,6 +40,9 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             widgets::help::render(frame, a.body, state, theme, *scroll)
         }
         Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
+        Some(Overlay::Stopping { kill }) => {
+            widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)
+        }
         Some(Overlay::Promote {
             thread_id,
             seq,

@@ -132,6 +132,11 @@ pub enum Confirm {
     Abort {
         job_id: String,
     },
+    /// Quitting while this control room's daemon has work: detach, wait or kill.
+    Quit {
+        running: u32,
+        queued: u32,
+    },
 }
 
 /// One question's field of the answer form.
@@ -200,6 +205,11 @@ pub enum Overlay {
         title: String,
         text: String,
         scroll: u16,
+    },
+    /// Quitting is under way: waiting for the work to finish (`kill` false) or for the
+    /// daemon's graceful kill to end; the frame shows what is left.
+    Stopping {
+        kill: bool,
     },
 }
 

@@ -49,6 +49,13 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
         }
         Event::SnapshotArrived => arrived(state, snap, &mut out),
     }
+    // Waiting to quit: done once nothing is left running or queued.
+    if matches!(state.overlay, Some(Overlay::Stopping { kill: false }))
+        && snap.counts.running + snap.counts.queued == 0
+        && !out.contains(&Action::Quit)
+    {
+        out.push(Action::Quit);
+    }
     if state.readonly {
         let before = out.len();
         out.retain(|a| !a.is_write());
@@ -225,7 +232,13 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
     if state.keymap.lookup(Context::Global, chord) == Some(Command::Quit)
         && chord.mods.contains(KeyModifiers::CONTROL)
     {
-        out.push(Action::Quit);
+        // Ctrl-c always leaves; a second press on the quit question takes its default.
+        match state.overlay {
+            Some(Overlay::Confirm(Confirm::Quit { .. })) | Some(Overlay::Stopping { .. }) => {
+                out.push(Action::Detach)
+            }
+            _ => quit(state, snap, out),
+        }
         return;
     }
     if state.overlay.is_some() {
@@ -252,7 +265,7 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
 
 fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Action>) {
     match cmd {
-        Command::Quit => out.push(Action::Quit),
+        Command::Quit => quit(state, snap, out),
         Command::Suspend => out.push(Action::Suspend),
         Command::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Command::Filter => state.filter_editing = true,
@@ -315,6 +328,51 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         | Command::Cancel
         | Command::Confirm
         | Command::Force => {}
+    }
+}
+
+/// Quits at once unless this control room's daemon has work; then asks what becomes of it.
+fn quit(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
+    let c = snap.counts;
+    if snap.daemon.is_own() && c.running + c.queued > 0 {
+        state.overlay = Some(Overlay::Confirm(Confirm::Quit {
+            running: c.running,
+            queued: c.queued,
+        }));
+    } else {
+        out.push(Action::Quit);
+    }
+}
+
+/// Keys of the quit question and of the stopping frame: `d`/Enter detach, `w` wait,
+/// `k` kill, Esc stays. Returns whether the overlay stays open.
+fn quit_key(state: &mut State, ov: &mut Overlay, k: KeyEvent, out: &mut Vec<Action>) -> bool {
+    let cancel = state
+        .keymap
+        .lookup(Context::Dialog, KeyChord::from_event(&k))
+        == Some(Command::Cancel);
+    let asking = matches!(ov, Overlay::Confirm(_));
+    match k.code {
+        KeyCode::Char('d') => {
+            out.push(Action::Detach);
+            false
+        }
+        KeyCode::Enter if asking => {
+            out.push(Action::Detach);
+            false
+        }
+        KeyCode::Char('w') if asking => {
+            *ov = Overlay::Stopping { kill: false };
+            true
+        }
+        KeyCode::Char('k') if !matches!(ov, Overlay::Stopping { kill: true }) => {
+            out.push(Action::QuitKill);
+            *ov = Overlay::Stopping { kill: true };
+            true
+        }
+        // Once the kill is under way there is no going back, only detaching.
+        _ if cancel => matches!(ov, Overlay::Stopping { kill: true }),
+        _ => true,
     }
 }
 
@@ -993,6 +1051,15 @@ fn overlay_key(
     let Some(mut ov) = state.overlay.take() else {
         return;
     };
+    if matches!(
+        ov,
+        Overlay::Confirm(Confirm::Quit { .. }) | Overlay::Stopping { .. }
+    ) {
+        if quit_key(state, &mut ov, k, out) {
+            state.overlay = Some(ov);
+        }
+        return;
+    }
     // Esc on a draft asks first: the bar says so, a second Esc discards, any other key
     // goes on editing.
     let cancels = state.keymap.lookup(Context::AnswerForm, chord) == Some(Command::Cancel);
@@ -1223,6 +1290,8 @@ fn overlay_key(
                 true
             }
         },
+        // Handled by `quit_key` above.
+        Overlay::Stopping { .. } => true,
     };
     if keep {
         state.overlay = Some(ov);
@@ -1243,6 +1312,7 @@ fn confirmed(c: &Confirm, force: bool) -> Action {
             verb: ResumeVerb::Abort,
             instructions: String::new(),
         },
+        Confirm::Quit { .. } => Action::Detach,
     }
 }
 

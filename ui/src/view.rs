@@ -52,6 +52,8 @@ pub enum RunState {
     Blocked,
     Failed,
     Killed,
+    /// A human aborted a failure escalation; the finalize ran, the outcome is the abort.
+    Aborted,
 }
 
 impl RunState {
@@ -63,6 +65,7 @@ impl RunState {
             RunState::Blocked => "blocked",
             RunState::Failed => "failed",
             RunState::Killed => "killed",
+            RunState::Aborted => "aborted",
         }
     }
 
@@ -121,6 +124,8 @@ pub struct JobNode {
     pub depth: u32,
     /// Delegation ids of the siblings this job waits for.
     pub deps: Vec<String>,
+    /// When the job was queued (a queued row shows its wait since then).
+    pub created_ms: i64,
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
     pub tokens: u64,
@@ -342,12 +347,36 @@ pub struct JobDetail {
     pub raw_output: Option<String>,
 }
 
-/// Whether this control room runs the daemon.
+/// Who runs this home's jobs, as the glue's once-a-second probe (lock + heartbeat) found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DaemonStatus {
+    /// This control room started the home's daemon.
     Embedded,
+    /// This control room started the daemon after the one it watched went away.
+    TookOver,
+    /// Another process's daemon runs the jobs; this control room only watches.
     Attached,
+    /// A daemon holds the lock but its heartbeat stopped (frozen or wedged).
+    Unresponsive,
+    /// The daemon this control room watched went away and it may not start one
+    /// (`--no-daemon`, `--readonly`).
+    Lost,
     None,
+}
+
+impl DaemonStatus {
+    /// Whether queued jobs will be started by someone.
+    pub fn runs_jobs(self) -> bool {
+        matches!(
+            self,
+            DaemonStatus::Embedded | DaemonStatus::TookOver | DaemonStatus::Attached
+        )
+    }
+
+    /// Whether the daemon is this control room's own (quitting must decide its fate).
+    pub fn is_own(self) -> bool {
+        matches!(self, DaemonStatus::Embedded | DaemonStatus::TookOver)
+    }
 }
 
 /// Fleet-wide counts for the status bar.

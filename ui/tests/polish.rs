@@ -291,7 +291,7 @@ fn dialogs() -> Vec<(&'static str, Vec<Event>, Vec<&'static str>)> {
         (
             "abort",
             chars("x"),
-            vec!["Abort", "its run ends failed", "n/Esc"],
+            vec!["Abort", "the run ends as aborted", "n/Esc"],
         ),
         (
             "answer",
@@ -320,6 +320,25 @@ fn every_dialog_shows_whole_at_80x24_and_140x40() {
                     "{name} at {w}×{h} lacks {needle:?}:\n{text}"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn the_quit_dialogs_show_whole_at_80x24_and_140x40() {
+    use gitmoot_ui::state::Confirm;
+    for (w, h) in [(80, 24), (140, 40)] {
+        for ov in [
+            Overlay::Confirm(Confirm::Quit {
+                running: 2,
+                queued: 1,
+            }),
+            Overlay::Stopping { kill: false },
+        ] {
+            let (mut s, snap) = sized(w, h);
+            s.overlay = Some(ov);
+            let text = screen(&s, &snap, w, h).join("\n");
+            assert!(text.contains("detach"), "{w}×{h}:\n{text}");
         }
     }
 }

@@ -33,7 +33,9 @@ fn lands_on_the_tree_when_nothing_waits() {
 
 #[test]
 fn quit_and_ctrl_c_and_suspend() {
-    let (mut s, snap) = setup();
+    // A viewer quits at once; quitting with this room's own daemon busy asks (tests/quit.rs).
+    let (mut s, mut snap) = setup();
+    snap.daemon = gitmoot_ui::view::DaemonStatus::Attached;
     assert_eq!(send(&mut s, &snap, ch('q')), vec![Action::Quit]);
     assert_eq!(
         send(
@@ -797,7 +799,8 @@ fn key_release_events_are_ignored() {
 
 #[test]
 fn user_overrides_change_what_keys_do() {
-    let (_, snap) = setup();
+    let (_, mut snap) = setup();
+    snap.daemon = gitmoot_ui::view::DaemonStatus::Attached;
     let km = gitmoot_ui::Keymap::with_overrides("keymap.toml", "[[global]]\non = \"Q\"\nrun = \"quit\"\ndesc = \"Quit\"\n[[global]]\non = \"q\"\nrun = \"help\"\n").unwrap();
     let mut s = gitmoot_ui::State::new(km, false, NOW);
     update(&mut s, &snap, Event::SnapshotArrived);

@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, job_glyph, job_slot, pane_block, row_style, run_slot};
+use super::{fit, job_glyph, job_slot, pane_block, row_style};
 use crate::rows::{self, DagNode};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
@@ -45,7 +45,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .iter()
         .position(|n| Some(&n.node.id) == state.sel.dag.as_ref())
         .unwrap_or(0);
-    let mut lines = vec![header(root, theme, inner.width as usize), Line::raw("")];
+    let mut lines = vec![
+        header(root, state.tick, theme, inner.width as usize),
+        Line::raw(""),
+    ];
     let layers = nodes.iter().map(|n| n.layer).max().unwrap_or(0) + 1;
     let col = (inner.width as usize).saturating_sub((layers - 1) * GAP) / layers;
     let body_h = (inner.height as usize).saturating_sub(4);
@@ -77,7 +80,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn header<'a>(root: &RootView, theme: &Theme, w: usize) -> Line<'a> {
+fn header<'a>(root: &RootView, tick: u64, theme: &Theme, w: usize) -> Line<'a> {
     let r = root.tree.rollup();
     let counts = format!(
         "{} jobs: {}▶ {}○ {}✓ {}✗",
@@ -87,10 +90,11 @@ fn header<'a>(root: &RootView, theme: &Theme, w: usize) -> Line<'a> {
         r.done,
         r.failed
     );
-    let state_s = format!("{} ", root.state.name());
+    let (glyph, slot) = super::root_glyph(root, tick);
+    let state_s = format!("{glyph} {} ", root.state.name());
     let title_w = w.saturating_sub(super::str_width(&state_s) + super::str_width(&counts) + 2);
     Line::from(vec![
-        Span::styled(format!(" {state_s}"), theme.style(run_slot(root.state))),
+        Span::styled(format!(" {state_s}"), theme.style(slot)),
         Span::styled(
             fit(&clean_line(&root.title), title_w),
             theme.style(Slot::PaneTitle),

@@ -1,6 +1,6 @@
-//! Confirmation dialogs (kill root, cancel job, abort) and the promote action picker. Each
-//! states exactly what will happen before anything does, sized from the screen so its text
-//! and choices show whole from 80×24 up.
+//! Confirmation dialogs (kill root, cancel job, abort, quit), the quitting frame and the
+//! promote action picker. Each states exactly what will happen before anything does, sized
+//! from the screen so its text and choices show whole from 80×24 up.
 //!
 //! Owns drawing; the confirmed action is built in `update`.
 
@@ -13,6 +13,7 @@ use super::{centered, hints};
 use crate::action::PromoteAction;
 use crate::state::Confirm;
 use crate::theme::{Slot, Theme};
+use crate::view::Snapshot;
 
 /// The dialog's width on this screen: roomy on a wide one, the screen less a margin on a
 /// narrow one.
@@ -129,22 +130,99 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
             format!("Abort {job_id}?"),
             vec![
                 Line::from(Span::styled(
-                    " The escalation resolves with abort: no retry, the tree stops and",
+                    " • the escalation resolves with abort: the failed leg is not retried",
                     text,
                 )),
                 Line::from(Span::styled(
-                    " its run ends failed. Same as `gitmoot job resume … abort`.",
+                    " • no new delegations; one finalize runs on what completed",
                     text,
+                )),
+                Line::from(Span::styled(" • the run ends as aborted (⊗)", text)),
+                Line::from(Span::styled(
+                    " Same as `gitmoot job resume … abort`.",
+                    muted,
                 )),
             ],
             vec![("y".into(), "abort"), ("n/Esc".into(), "back")],
+        ),
+        Confirm::Quit { running, queued } => (
+            "Quit the control room?".to_string(),
+            vec![
+                Line::from(Span::styled(
+                    format!(
+                        " This control room's daemon has {running} running, {queued} queued job(s)."
+                    ),
+                    text,
+                )),
+                Line::raw(""),
+                Line::from(Span::styled(
+                    " d  detach: quit now; the daemon keeps running the jobs",
+                    text,
+                )),
+                Line::from(Span::styled(
+                    "    in the background; `gitmoot tui` attaches to it again",
+                    muted,
+                )),
+                Line::from(Span::styled(
+                    " w  wait: quit once every running and queued job has finished",
+                    text,
+                )),
+                Line::from(Span::styled(
+                    " k  kill: stop the daemon; running jobs get the shutdown grace,",
+                    text,
+                )),
+                Line::from(Span::styled(
+                    "    then are terminated and recorded failed; queued jobs stay queued",
+                    text,
+                )),
+            ],
+            vec![
+                ("d/Enter".into(), "detach"),
+                ("w".into(), "wait"),
+                ("k".into(), "kill"),
+                ("Esc".into(), "stay"),
+            ],
         ),
     };
     lines.push(Line::raw(""));
     let mut k = vec![Span::raw(" ")];
     k.extend(hints(&keys, theme));
     lines.push(Line::from(k));
-    dialog(frame, area, lines, &title, theme, true);
+    let danger = !matches!(c, Confirm::Quit { .. });
+    dialog(frame, area, lines, &title, theme, danger);
+}
+
+/// The frame shown while quitting waits: what is left and how to leave now.
+pub fn render_stopping(frame: &mut Frame, area: Rect, kill: bool, snap: &Snapshot, theme: &Theme) {
+    let text = theme.style(Slot::Text);
+    let c = snap.counts;
+    let what = if kill {
+        format!(
+            " stopping: {} job(s) — terminated after the daemon's shutdown grace",
+            c.running
+        )
+    } else {
+        format!(
+            " stopping: {} job(s) — {} running, {} queued; quitting when all finish",
+            c.running + c.queued,
+            c.running,
+            c.queued
+        )
+    };
+    let mut lines = vec![Line::from(Span::styled(what, text)), Line::raw("")];
+    let keys: Vec<(String, &str)> = if kill {
+        vec![("d".into(), "detach: the daemon finishes stopping alone")]
+    } else {
+        vec![
+            ("d".into(), "detach now"),
+            ("k".into(), "kill"),
+            ("Esc".into(), "stay"),
+        ]
+    };
+    let mut k = vec![Span::raw(" ")];
+    k.extend(hints(&keys, theme));
+    lines.push(Line::from(k));
+    dialog(frame, area, lines, "Quitting", theme, kill);
 }
 
 /// The promote picker: the message being promoted, then ask / review / implement.

@@ -28,7 +28,10 @@ fn selected_kind<'a>(state: &State, snap: &'a Snapshot) -> Option<&'a AttentionK
 /// The (key, label) hints of each situation, in display order; help and quit last.
 pub fn footer_hints(state: &State, snap: &Snapshot) -> Vec<(String, &'static str)> {
     use Command::*;
+    // The quit question and the stopping frame take plain letters, shown in their box.
     let (ctx, wanted): (Context, &[(Command, &'static str)]) = match &state.overlay {
+        Some(Overlay::Confirm(crate::state::Confirm::Quit { .. }))
+        | Some(Overlay::Stopping { .. }) => return Vec::new(),
         Some(Overlay::Help { .. }) => (Context::Global, &[(Down, "scroll"), (Back, "close")]),
         Some(Overlay::Messages { .. }) | Some(Overlay::Output { .. }) => (
             Context::Global,

@@ -25,7 +25,7 @@ use ratatui::widgets::{Block, BorderType, Borders};
 
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{JobState, RunState};
+use crate::view::{JobState, RootView, RunState};
 
 /// Spinner frames for running jobs, advanced by the tick.
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -48,7 +48,7 @@ pub fn run_slot(s: RunState) -> Slot {
         RunState::Done => Slot::RunDone,
         RunState::Blocked => Slot::RunBlocked,
         RunState::Failed => Slot::RunFailed,
-        RunState::Killed => Slot::RunKilled,
+        RunState::Killed | RunState::Aborted => Slot::RunKilled,
     }
 }
 
@@ -72,6 +72,17 @@ pub fn run_glyph(s: RunState, tick: u64) -> &'static str {
         RunState::Blocked => "◆",
         RunState::Failed => "✗",
         RunState::Killed => "☠",
+        RunState::Aborted => "⊗",
+    }
+}
+
+/// A root's glyph and slot: its outcome once over; while live, the spinner only when one
+/// of its jobs runs, else the queued glyph (nothing is moving).
+pub fn root_glyph(root: &RootView, tick: u64) -> (&'static str, Slot) {
+    if root.state == RunState::Running && root.tree.rollup().running == 0 {
+        ("○", Slot::JobQueued)
+    } else {
+        (run_glyph(root.state, tick), run_slot(root.state))
     }
 }
 

@@ -20,7 +20,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let sep = Span::styled(" │ ", bar);
     let daemon = match snap.daemon {
         DaemonStatus::Embedded => Span::styled("daemon embedded", bar),
+        DaemonStatus::TookOver => Span::styled("daemon embedded (took over)", bar),
         DaemonStatus::Attached => Span::styled("daemon attached (viewer)", bar),
+        DaemonStatus::Unresponsive => Span::styled("daemon not responding: jobs may not run", warn),
+        DaemonStatus::Lost => Span::styled("daemon gone: jobs will not run", warn),
         DaemonStatus::None => Span::styled("no daemon: jobs will not run", warn),
     };
     let c = snap.counts;

@@ -12,12 +12,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, job_glyph, job_slot, pane_block, row_style, run_glyph, run_slot};
+use super::{fit, job_glyph, job_slot, pane_block, root_glyph, row_style};
 use crate::rows::{self, TreeRow};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{JobKind, Snapshot, elapsed, tokens};
+use crate::view::{JobKind, JobState, Snapshot, elapsed, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
@@ -50,7 +50,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
             .enumerate()
             .skip(offset)
             .take(body_h)
-            .map(|(i, r)| row(r, i == sel, state, theme, inner.width as usize, cols)),
+            .map(|(i, r)| {
+                let idle = !snap.daemon.runs_jobs();
+                row(r, i == sel, idle, state, theme, inner.width as usize, cols)
+            }),
     );
     frame.render_widget(Paragraph::new(lines), inner);
 }
@@ -121,9 +124,12 @@ fn header<'a>(cols: Columns, theme: &Theme, width: usize) -> Line<'a> {
     ])
 }
 
+/// One row; `idle` means no daemon will start queued jobs, which their rows then say.
+#[allow(clippy::too_many_arguments)]
 fn row<'a>(
     r: &TreeRow,
     is_sel: bool,
+    idle: bool,
     state: &State,
     theme: &Theme,
     width: usize,
@@ -149,14 +155,28 @@ fn row<'a>(
         "▾"
     };
     let (glyph, gslot) = if n.kind == JobKind::Root {
-        (run_glyph(r.root.state, state.tick), run_slot(r.root.state))
+        root_glyph(r.root, state.tick)
     } else {
         (job_glyph(n.state, state.tick), job_slot(n.state))
     };
-    let (head, tail) = if n.kind == JobKind::Root {
-        (n.id.clone(), format!("  {}", clean_line(&r.root.title)))
+    let waiting = if n.kind == JobKind::Root {
+        r.root.state.is_live() && n.rollup().queued > 0
     } else {
-        (n.label().to_string(), format!(" · {}", n.agent))
+        n.state == JobState::Queued
+    };
+    // Said before the title, which is what gets cut on a narrow pane.
+    let note = if idle && waiting {
+        "will not run · "
+    } else {
+        ""
+    };
+    let (head, tail) = if n.kind == JobKind::Root {
+        (
+            n.id.clone(),
+            format!("  {note}{}", clean_line(&r.root.title)),
+        )
+    } else {
+        (n.label().to_string(), format!(" · {note}{}", n.agent))
     };
     let rollup = if n.children.is_empty() {
         String::new()
@@ -178,6 +198,8 @@ fn row<'a>(
     let end = match (n.started_ms, n.finished_ms) {
         (Some(s), Some(f)) => elapsed(f - s),
         (Some(s), None) => elapsed(state.now_ms - s),
+        // A queued job shows how long it has waited.
+        (None, _) if n.state == JobState::Queued => elapsed(state.now_ms - n.created_ms),
         _ => "-".to_string(),
     };
     let (time, toks) = if n.kind == JobKind::Root {
