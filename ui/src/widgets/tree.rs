@@ -170,13 +170,18 @@ fn row<'a>(
     } else {
         ""
     };
-    let (head, tail) = if n.kind == JobKind::Root {
-        (
-            n.id.clone(),
-            format!("  {note}{}", clean_line(&r.root.title)),
-        )
-    } else {
-        (n.label().to_string(), format!(" · {note}{}", n.agent))
+    // The note belongs to the part that is never cut (the id's), so it always shows.
+    let (head, tail) = match (n.kind == JobKind::Root, note.is_empty()) {
+        (true, true) => (n.id.clone(), format!("  {}", clean_line(&r.root.title))),
+        (true, false) => (
+            format!("{}  {}", n.id, note.trim_end()),
+            format!(" {}", clean_line(&r.root.title)),
+        ),
+        (false, true) => (n.label().to_string(), format!(" · {}", n.agent)),
+        (false, false) => (
+            format!("{} · {}", n.label(), note.trim_end()),
+            format!(" {}", n.agent),
+        ),
     };
     let rollup = if n.children.is_empty() {
         String::new()
