@@ -165,6 +165,9 @@ pub struct RuntimeConfig {
     pub path: Option<PathBuf>,
     pub default_model: Option<String>,
     pub default_effort: Option<String>,
+    /// Daemon environment variables passed to this runtime's agents on top of the minimal
+    /// set (a trailing `*` matches a prefix: `"AWS_*"`).
+    pub env: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -218,8 +221,17 @@ pub enum ConfigError {
 impl Config {
     /// Loads `path`; a missing file means every default.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Ok(Self::parse(&text, path)?),
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes).map_err(|e| {
+                    crate::Invalid(format!(
+                        "config {}: not UTF-8 text (invalid byte at offset {})",
+                        path.display(),
+                        e.utf8_error().valid_up_to()
+                    ))
+                })?;
+                Ok(Self::parse(&text, path)?)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 Ok(Self::default().with_env_overrides())
             }

@@ -81,6 +81,12 @@ macro_rules! named_enum {
 
 pub(crate) use named_enum;
 
+mod delegation;
+pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
+
+/// `dispatched_by` of every session job: the daemon neither runs nor recovers them.
+pub const SESSION: &str = "session";
+
 named_enum!(
     /// Lifecycle of one job.
     JobState, "job state", {

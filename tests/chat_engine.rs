@@ -4,10 +4,10 @@
 //! continuation's result lands in the same thread; the auto-respond sweep's switches,
 //! cap, cooldown and moot exclusion.
 
-use gitmoot::chat::answer::{answer_message, resolve_target};
+use gitmoot::chat::answer::{Answered, answer_message, resolve_target};
 use gitmoot::chat::messages::{SendOptions, send_message};
-use gitmoot::chat::moot::{MootRequest, convene};
-use gitmoot::chat::promote::task_message;
+use gitmoot::chat::moot::{Convened, MootRequest, convene};
+use gitmoot::chat::promote::{Promoted, task_message};
 use gitmoot::chat::slug::job_thread_slug;
 use gitmoot::chat::threads::{self, NewThread};
 use gitmoot::chat::{ChatError, ChatHooks, autorespond_sweep, inbox, write_retry};
@@ -19,7 +19,7 @@ use gitmoot::engine::{self, Hooks, Outcome, Settlement, Usage};
 use gitmoot::store::Store;
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::chat::{self as rows, AuthorKind, MessageKind, Thread};
-use gitmoot::store::jobs;
+use gitmoot::store::jobs::{self, Job};
 use serde_json::json;
 
 const REPO: &str = "owner/repo";
@@ -113,6 +113,69 @@ impl Fixture {
             .unwrap()
     }
 
+    /// A root ask job for `coord` on the fixture's repo, submitted from the CLI.
+    fn ask_root(&mut self, prompt: &str) -> String {
+        let clock = &self.clock;
+        self.store
+            .write(|tx| {
+                engine::submit_root(
+                    tx,
+                    clock,
+                    engine::SubmitRoot {
+                        agent: "coord".into(),
+                        action: Action::Ask,
+                        prompt: prompt.into(),
+                        repo: Some(REPO.into()),
+                        model: None,
+                        timeout_ms: None,
+                        dispatched_by: "cli".into(),
+                    },
+                )
+            })
+            .unwrap()
+    }
+
+    /// Runs the chat hook for an ask round `esc` opened on `job`.
+    fn ask_round_opened(&mut self, job: &Job, esc: i64) {
+        let clock = &self.clock;
+        self.store
+            .write(|tx| ChatHooks.ask_round_opened(tx, clock, job, esc))
+            .unwrap();
+    }
+
+    /// Convenes `alice` and `bob` in a moot capped at `cap` messages.
+    fn moot(&mut self, name: &str, topic: &str, cap: u32) -> Convened {
+        let home = std::path::PathBuf::from("/tmp/h");
+        let (clock, cfg) = (&self.clock, &self.cfg);
+        write_retry(&mut self.store, |tx| {
+            convene(
+                tx,
+                clock,
+                cfg,
+                MootRequest {
+                    name,
+                    topic,
+                    agents: vec!["alice".into(), "bob".into()],
+                    repo: REPO,
+                    max_messages: Some(cap),
+                    home: &home,
+                },
+            )
+        })
+        .unwrap()
+    }
+
+    /// Promotes `body` in `thread` to a job, as `chat task` does.
+    fn task(&mut self, thread: &str, body: &str, action: Action) -> Result<Promoted, ChatError> {
+        task_message(&mut self.store, &self.clock, thread, None, body, action)
+    }
+
+    /// Answers the open round of `thread` in chat, as a human would.
+    fn answer(&mut self, thread: &str, text: &str) -> Result<Answered, ChatError> {
+        let (clock, cfg) = (&self.clock, &self.cfg.orchestrate);
+        answer_message(&mut self.store, clock, cfg, &ChatHooks, thread, None, text)
+    }
+
     fn messages(&self, t: &Thread) -> Vec<rows::Message> {
         rows::messages(self.store.conn(), &t.id, 0, None).unwrap()
     }
@@ -133,15 +196,13 @@ fn promotion_records_a_queued_job_and_its_result_posts_back_once() {
         None,
     )
     .unwrap();
-    let p = task_message(
-        &mut f.store,
-        &f.clock,
-        "release-room",
-        None,
-        "@codex-b review the adapter manifest",
-        Action::Review,
-    )
-    .unwrap();
+    let p = f
+        .task(
+            "release-room",
+            "@codex-b review the adapter manifest",
+            Action::Review,
+        )
+        .unwrap();
     let job = jobs::require(f.store.conn(), &p.job_id).unwrap();
     assert_eq!(job.state, JobState::Queued);
     assert_eq!(job.kind, JobKind::Root);
@@ -192,15 +253,9 @@ fn promotion_records_a_queued_job_and_its_result_posts_back_once() {
         .unwrap();
     assert_eq!(f.messages(&t).len(), 3);
     // The result's text never makes a body promotable.
-    let err = task_message(
-        &mut f.store,
-        &f.clock,
-        "release-room",
-        None,
-        "follow up on that",
-        Action::Ask,
-    )
-    .unwrap_err();
+    let err = f
+        .task("release-room", "follow up on that", Action::Ask)
+        .unwrap_err();
     assert!(err.to_string().contains("exactly one @agent"), "{err}");
 }
 
@@ -208,15 +263,9 @@ fn promotion_records_a_queued_job_and_its_result_posts_back_once() {
 fn a_refused_dispatch_writes_nothing_and_does_not_poison_the_dedupe() {
     let mut f = fixture(&[("codex-b", false)]);
     let t = f.thread("room");
-    let err = task_message(
-        &mut f.store,
-        &f.clock,
-        "room",
-        None,
-        "@codex-b build it",
-        Action::Implement,
-    )
-    .unwrap_err();
+    let err = f
+        .task("room", "@codex-b build it", Action::Implement)
+        .unwrap_err();
     assert!(err.to_string().contains("implement"), "{err}");
     // A validation refusal exits 2, so it changes nothing: not even the request (issue 14).
     assert!(f.messages(&t).is_empty(), "a refused promotion was posted");
@@ -225,35 +274,13 @@ fn a_refused_dispatch_writes_nothing_and_does_not_poison_the_dedupe() {
             .unwrap()
             .is_empty()
     );
-    let p = task_message(
-        &mut f.store,
-        &f.clock,
-        "room",
-        None,
-        "@codex-b build it",
-        Action::Ask,
-    )
-    .unwrap();
-    let err = task_message(
-        &mut f.store,
-        &f.clock,
-        "room",
-        None,
-        "@codex-b build it",
-        Action::Ask,
-    )
-    .unwrap_err();
+    let p = f.task("room", "@codex-b build it", Action::Ask).unwrap();
+    let err = f
+        .task("room", "@codex-b build it", Action::Ask)
+        .unwrap_err();
     assert!(err.to_string().contains("identical promotion"), "{err}");
     f.clock.advance(61_000);
-    let again = task_message(
-        &mut f.store,
-        &f.clock,
-        "room",
-        None,
-        "@codex-b build it",
-        Action::Ask,
-    )
-    .unwrap();
+    let again = f.task("room", "@codex-b build it", Action::Ask).unwrap();
     assert_ne!(again.job_id, p.job_id);
 }
 
@@ -272,31 +299,10 @@ fn escalation_row(f: &mut Fixture, job_id: &str, root_id: &str) -> i64 {
 #[test]
 fn the_ask_gate_hook_creates_the_job_thread_with_the_questions() {
     let mut f = fixture(&[("coord", false)]);
-    let clock = &f.clock;
-    let root = f
-        .store
-        .write(|tx| {
-            engine::submit_root(
-                tx,
-                clock,
-                engine::SubmitRoot {
-                    agent: "coord".into(),
-                    action: Action::Ask,
-                    prompt: "plan it".into(),
-                    repo: Some(REPO.into()),
-                    model: None,
-                    timeout_ms: None,
-                    dispatched_by: "cli".into(),
-                },
-            )
-        })
-        .unwrap();
+    let root = f.ask_root("plan it");
     let esc = escalation_row(&mut f, &root, &root);
     let job = jobs::require(f.store.conn(), &root).unwrap();
-    let clock = &f.clock;
-    f.store
-        .write(|tx| ChatHooks.ask_round_opened(tx, clock, &job, esc))
-        .unwrap();
+    f.ask_round_opened(&job, esc);
     let slug = job_thread_slug(&root);
     let t = threads::resolve(f.store.conn(), &slug, Some(REPO)).unwrap();
     assert_eq!(t.repo, REPO);
@@ -328,10 +334,7 @@ fn the_ask_gate_hook_creates_the_job_thread_with_the_questions() {
     );
     // A second round on the same job reuses the thread.
     let esc2 = escalation_row(&mut f, &root, &root);
-    let clock = &f.clock;
-    f.store
-        .write(|tx| ChatHooks.ask_round_opened(tx, clock, &job, esc2))
-        .unwrap();
+    f.ask_round_opened(&job, esc2);
     assert_eq!(threads::list(f.store.conn(), None, true).unwrap().len(), 1);
     assert_eq!(f.messages(&t).len(), 2);
 }
@@ -339,25 +342,7 @@ fn the_ask_gate_hook_creates_the_job_thread_with_the_questions() {
 #[test]
 fn an_ask_pause_is_answered_in_chat_and_the_continuation_posts_back() {
     let mut f = fixture(&[("coord", false)]);
-    let clock = &f.clock;
-    let root = f
-        .store
-        .write(|tx| {
-            engine::submit_root(
-                tx,
-                clock,
-                engine::SubmitRoot {
-                    agent: "coord".into(),
-                    action: Action::Ask,
-                    prompt: "pick a port".into(),
-                    repo: Some(REPO.into()),
-                    model: None,
-                    timeout_ms: None,
-                    dispatched_by: "cli".into(),
-                },
-            )
-        })
-        .unwrap();
+    let root = f.ask_root("pick a port");
     f.settle(
         &root,
         json!({"decision": "approved", "summary": "need input", "human_questions": [{"id": "q1", "prompt": "Which port?"}]}),
@@ -368,16 +353,7 @@ fn an_ask_pause_is_answered_in_chat_and_the_continuation_posts_back() {
     assert_eq!(msgs.len(), 1, "a pause is not an ending: no job_result yet");
     assert_eq!(msgs[0].body, "- q1: Which port?");
 
-    let a = answer_message(
-        &mut f.store,
-        &f.clock,
-        &f.cfg.orchestrate,
-        &ChatHooks,
-        &slug,
-        None,
-        "q1: use port 8080",
-    )
-    .unwrap();
+    let a = f.answer(&slug, "q1: use port 8080").unwrap();
     assert_eq!(a.job_id, root);
     let cont = a
         .continuation
@@ -391,16 +367,7 @@ fn an_ask_pause_is_answered_in_chat_and_the_continuation_posts_back() {
     assert_eq!(msgs[1].body, "q1: use port 8080");
     assert_eq!(msgs[1].reply_to, Some(1));
     // Answering twice is refused and records nothing.
-    let err = answer_message(
-        &mut f.store,
-        &f.clock,
-        &f.cfg.orchestrate,
-        &ChatHooks,
-        &slug,
-        None,
-        "q1: 9090",
-    )
-    .unwrap_err();
+    let err = f.answer(&slug, "q1: 9090").unwrap_err();
     assert!(err.to_string().contains("no pending question"), "{err}");
     assert_eq!(f.messages(&t).len(), 2);
 
@@ -421,16 +388,7 @@ fn an_ask_pause_is_answered_in_chat_and_the_continuation_posts_back() {
 fn answer_without_a_linked_job_is_refused() {
     let mut f = fixture(&[]);
     f.thread("plain");
-    let err = answer_message(
-        &mut f.store,
-        &f.clock,
-        &f.cfg.orchestrate,
-        &ChatHooks,
-        "plain",
-        None,
-        "q1: x",
-    )
-    .unwrap_err();
+    let err = f.answer("plain", "q1: x").unwrap_err();
     assert!(
         err.to_string().contains("not linked to a paused job"),
         "{err}"
@@ -525,24 +483,7 @@ fn the_sweep_defers_in_flight_and_cooldown_and_parks_at_the_cap() {
 fn moot_threads_and_non_chat_kinds_never_trigger_the_sweep() {
     let mut f = fixture(&[("alice", true), ("bob", true)]);
     f.cfg.chat.auto_respond = true;
-    let home = std::path::PathBuf::from("/tmp/h");
-    let (clock, cfg) = (&f.clock, &f.cfg);
-    let c = write_retry(&mut f.store, |tx| {
-        convene(
-            tx,
-            clock,
-            cfg,
-            MootRequest {
-                name: "paper-review",
-                topic: "compare options",
-                agents: vec!["alice".into(), "bob".into()],
-                repo: REPO,
-                max_messages: Some(3),
-                home: &home,
-            },
-        )
-    })
-    .unwrap();
+    let c = f.moot("paper-review", "compare options", 3);
     assert_eq!(c.seats.len(), 2);
     f.send("paper-review", "@bob what do you think?", Some("alice"))
         .unwrap();
@@ -563,24 +504,7 @@ fn moot_threads_and_non_chat_kinds_never_trigger_the_sweep() {
 #[test]
 fn a_moot_hard_stops_at_its_cap_and_posts_the_overrun_once() {
     let mut f = fixture(&[("alice", false), ("bob", false)]);
-    let home = std::path::PathBuf::from("/tmp/h");
-    let (clock, cfg) = (&f.clock, &f.cfg);
-    let c = write_retry(&mut f.store, |tx| {
-        convene(
-            tx,
-            clock,
-            cfg,
-            MootRequest {
-                name: "triage",
-                topic: "which bug first?",
-                agents: vec!["alice".into(), "bob".into()],
-                repo: REPO,
-                max_messages: Some(2),
-                home: &home,
-            },
-        )
-    })
-    .unwrap();
+    let c = f.moot("triage", "which bug first?", 2);
     let ann = &f.messages(&c.thread)[0];
     assert!(
         ann.body

@@ -12,6 +12,10 @@ use gitmoot::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind}
 enum Expect {
     /// Accepted; the closure asserts on the normalised result.
     Ok(fn(&GitmootResult)),
+    /// Accepted with exactly this summary.
+    Summary(&'static str),
+    /// Accepted, and the decision settles the job in this state, approving or not.
+    Settles(JobState, bool),
     /// Rejected with exactly these error lines, in this order.
     Errors(&'static [&'static str]),
 }
@@ -51,7 +55,7 @@ const D_A: &str =
     r#"{"id": "a", "agent": "reviewer", "action": "review", "prompt": "Review the plan."}"#;
 
 fn cases() -> Vec<Case> {
-    use Expect::{Errors, Ok};
+    use Expect::{Errors, Ok, Settles, Summary};
     let c = |name, raw: String, expect| Case { name, raw, expect };
     vec![
         // ---- locating the object ----
@@ -69,7 +73,7 @@ fn cases() -> Vec<Case> {
                 "\n\n  {}  \n",
                 env(r#""decision":"approved","summary":"ok""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "ok")),
+            Summary("ok"),
         ),
         c(
             "prose before and after",
@@ -82,7 +86,7 @@ fn cases() -> Vec<Case> {
         c(
             "fenced json block",
             fenced(r#""decision":"approved","summary":"Fenced.""#),
-            Ok(|r| assert_eq!(r.summary, "Fenced.")),
+            Summary("Fenced."),
         ),
         c(
             "fenced block without language",
@@ -90,7 +94,7 @@ fn cases() -> Vec<Case> {
                 "```\n{}\n```",
                 env(r#""decision":"approved","summary":"Plain fence.""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "Plain fence.")),
+            Summary("Plain fence."),
         ),
         c(
             "first of two valid candidates wins",
@@ -99,7 +103,7 @@ fn cases() -> Vec<Case> {
                 env(r#""decision":"approved","summary":"first""#),
                 env(r#""decision":"failed","summary":"second""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "first")),
+            Summary("first"),
         ),
         c(
             "invalid first candidate, valid second wins",
@@ -108,7 +112,7 @@ fn cases() -> Vec<Case> {
                 env(r#""decision":"done","summary":"draft""#),
                 env(r#""decision":"approved","summary":"final""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "final")),
+            Summary("final"),
         ),
         c(
             "decoy object naming the key in a value is skipped",
@@ -116,7 +120,7 @@ fn cases() -> Vec<Case> {
                 r#"Note {{"hint": "I will return \"gitmoot_result\" below", "n": 1}} then {}"#,
                 env(r#""decision":"approved","summary":"real""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "real")),
+            Summary("real"),
         ),
         c(
             "decoy braces in prose mentioning the key",
@@ -124,7 +128,7 @@ fn cases() -> Vec<Case> {
                 r#"The {{"gitmoot_result" object}} goes last: {}"#,
                 env(r#""decision":"approved","summary":"after decoy""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "after decoy")),
+            Summary("after decoy"),
         ),
         c(
             "code braces before the result",
@@ -132,12 +136,12 @@ fn cases() -> Vec<Case> {
                 "fn main() {{ if x {{ y(); }} }}\n{}",
                 env(r#""decision":"approved","summary":"code first""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "code first")),
+            Summary("code first"),
         ),
         c(
             "braces inside strings are ignored",
             env(r#""decision":"approved","summary":"use {x} and } or {{ freely""#),
-            Ok(|r| assert_eq!(r.summary, "use {x} and } or {{ freely")),
+            Summary("use {x} and } or {{ freely"),
         ),
         c(
             "escaped quotes inside strings",
@@ -150,7 +154,7 @@ fn cases() -> Vec<Case> {
                 "It's a \"quoted {{ thing. {}",
                 env(r#""decision":"approved","summary":"after quote""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "after quote")),
+            Summary("after quote"),
         ),
         c(
             "result nested in another envelope",
@@ -158,7 +162,7 @@ fn cases() -> Vec<Case> {
                 r#"{{"type": "result", "payload": {}}}"#,
                 env(r#""decision":"approved","summary":"nested""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "nested")),
+            Summary("nested"),
         ),
         c(
             "whole output starts with brace but has trailing prose",
@@ -166,7 +170,7 @@ fn cases() -> Vec<Case> {
                 "{} -- end of answer",
                 env(r#""decision":"approved","summary":"trailing""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "trailing")),
+            Summary("trailing"),
         ),
         c(
             "broken outer brace around a valid object",
@@ -174,12 +178,12 @@ fn cases() -> Vec<Case> {
                 "{{ broken {} ",
                 env(r#""decision":"approved","summary":"inner""#)
             ),
-            Ok(|r| assert_eq!(r.summary, "inner")),
+            Summary("inner"),
         ),
         c(
             "extra envelope keys are ignored",
             r#"{"version": 2, "gitmoot_result": {"decision":"approved","summary":"ok"}}"#.into(),
-            Ok(|r| assert_eq!(r.summary, "ok")),
+            Summary("ok"),
         ),
         c(
             "no JSON at all",
@@ -259,64 +263,34 @@ fn cases() -> Vec<Case> {
         c(
             "decision approved settles succeeded",
             fenced(r#""decision":"approved","summary":"x""#),
-            Ok(|r| {
-                assert_eq!(
-                    (r.decision.job_state(), r.decision.approves()),
-                    (JobState::Succeeded, true)
-                )
-            }),
+            Settles(JobState::Succeeded, true),
         ),
         c(
             "decision implemented approves",
             fenced(r#""decision":"implemented","summary":"x""#),
-            Ok(|r| {
-                assert_eq!(
-                    (r.decision.job_state(), r.decision.approves()),
-                    (JobState::Succeeded, true)
-                )
-            }),
+            Settles(JobState::Succeeded, true),
         ),
         c(
             "decision blocked settles blocked",
             fenced(r#""decision":"blocked","summary":"x","needs":["a token"]"#),
-            Ok(|r| {
-                assert_eq!(
-                    (r.decision.job_state(), r.decision.approves()),
-                    (JobState::Blocked, false)
-                )
-            }),
+            Settles(JobState::Blocked, false),
         ),
         c(
             "decision failed settles failed",
             fenced(r#""decision":"failed","summary":"x""#),
-            Ok(|r| {
-                assert_eq!(
-                    (r.decision.job_state(), r.decision.approves()),
-                    (JobState::Failed, false)
-                )
-            }),
+            Settles(JobState::Failed, false),
         ),
         c(
             "decision skipped settles succeeded, not approving",
             fenced(r#""decision":"skipped","summary":"nothing to do""#),
-            Ok(|r| {
-                assert_eq!(
-                    (r.decision.job_state(), r.decision.approves()),
-                    (JobState::Succeeded, false)
-                )
-            }),
+            Settles(JobState::Succeeded, false),
         ),
         c(
             "decision changes_requested does not approve",
             fenced(
                 r#""decision":"changes_requested","summary":"fix","severity":"P2","findings":["x"]"#,
             ),
-            Ok(|r| {
-                assert_eq!(
-                    (r.decision.job_state(), r.decision.approves()),
-                    (JobState::Succeeded, false)
-                )
-            }),
+            Settles(JobState::Succeeded, false),
         ),
         // ---- top-level whitelist ----
         c(
@@ -1199,7 +1173,25 @@ fn every_rule_and_error_text() {
                     failures.push(format!("{}: check failed: {msg}", case.name));
                 }
             }
-            (Expect::Ok(_), Err(e)) => {
+            (Expect::Settles(state, approves), Ok(r)) => {
+                let got = (r.decision.job_state(), r.decision.approves());
+                if got != (*state, *approves) {
+                    failures.push(format!(
+                        "{}: settles {got:?}, want {:?}",
+                        case.name,
+                        (state, approves)
+                    ));
+                }
+            }
+            (Expect::Summary(want), Ok(r)) => {
+                if r.summary != *want {
+                    failures.push(format!(
+                        "{}: summary {:?}, want {want:?}",
+                        case.name, r.summary
+                    ));
+                }
+            }
+            (Expect::Ok(_) | Expect::Settles(..) | Expect::Summary(_), Err(e)) => {
                 failures.push(format!("{}: expected Ok, got {:#?}", case.name, e.lines()))
             }
             (Expect::Errors(want), Ok(r)) => {

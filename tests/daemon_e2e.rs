@@ -272,10 +272,11 @@ fn the_shell_contract_gives_prompt_on_stdin_and_in_a_file_and_the_job_env() {
         "GITMOOT_ATTEMPT=1".into(),
         "GITMOOT_PARENT_ID=".into(),
         "GITMOOT_DELEGATION_ID=".into(),
-        format!("GITMOOT_HOME={}", h.path().display()),
     ] {
         assert!(text.lines().any(|l| l == want), "missing {want} in {text}");
     }
+    // The home stays the daemon's: an agent that knew it could answer its own gates.
+    assert!(!text.contains("GITMOOT_HOME"), "{text}");
     // The prompt file is gone once the job ended.
     let tmp: Vec<_> = std::fs::read_dir(h.path().join("tmp")).unwrap().collect();
     assert!(tmp.is_empty(), "{tmp:?}");

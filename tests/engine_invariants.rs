@@ -16,8 +16,7 @@ use rusqlite::Transaction;
 
 #[test]
 fn invariant_1_open_ask_round_holds_the_continuation() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev")]);
     h.ok(
         "a",
         asking(
@@ -43,8 +42,7 @@ fn invariant_1_open_ask_round_holds_the_continuation() {
 
 #[test]
 fn invariant_1_answer_before_the_legs_finish_waits_for_them() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev")]);
     h.ok("a", asking(approved(), &[("q1", "?")]));
     assert_eq!(
         h.answer("a", "q1: go").unwrap(),
@@ -58,8 +56,7 @@ fn invariant_1_answer_before_the_legs_finish_waits_for_them() {
 
 #[test]
 fn invariant_2_every_asker_gets_its_own_answer_continuation() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev")]);
     h.ok("a", asking(approved(), &[("qa", "A?")]));
     h.ok("b", asking(approved(), &[("qb", "B?")]));
     let rounds = h.open_rounds();
@@ -94,12 +91,9 @@ fn invariant_2_every_asker_gets_its_own_answer_continuation() {
 fn invariant_3_every_retry_is_a_new_job_counted_against_the_budget() {
     let mut cfg = gitmoot::config::OrchestrateConfig::default();
     cfg.max_delegation_total_jobs = 5;
-    let mut h = H::with_cfg(cfg);
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev").retry(1).policy(FailurePolicy::EscalateHuman),
-        ]),
+    let mut h = H::fanned_with(
+        cfg,
+        vec![d("a", "rev").retry(1).policy(FailurePolicy::EscalateHuman)],
     );
     h.fail("a", "1");
     assert_eq!(h.job("a.2").attempt, 2, "automatic retry");
@@ -124,15 +118,11 @@ fn invariant_3_every_retry_is_a_new_job_counted_against_the_budget() {
 #[test]
 fn invariant_4_a_killed_tree_always_ends() {
     // Queued, running and paused parts at once.
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev"),
-            d("b", "rev").policy(FailurePolicy::EscalateHuman),
-            d("c", "rev"),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev"),
+        d("b", "rev").policy(FailurePolicy::EscalateHuman),
+        d("c", "rev"),
+    ]);
     h.start("a");
     h.fail("b", "x");
     assert_eq!(h.run().state, RunState::AwaitingHuman);
@@ -151,8 +141,7 @@ fn invariant_4_a_killed_tree_always_ends() {
     assert_eq!(h.run().state, RunState::Killed);
 
     // Nothing left to run: only waiting legs behind a queued one.
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev").deps(&["a"])]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev").deps(&["a"])]);
     h.kill(false);
     assert_eq!(h.job("continuation").kind, JobKind::Finalize);
     h.ok("continuation", approved());
@@ -162,8 +151,7 @@ fn invariant_4_a_killed_tree_always_ends() {
 #[test]
 fn invariant_5_failed_or_blocked_continuation_blocks_the_run() {
     for outcome in ["failed", "blocked"] {
-        let mut h = H::new();
-        h.ok("", fan(vec![d("a", "rev")]));
+        let mut h = H::fanned(vec![d("a", "rev")]);
         h.ok("a", approved());
         if outcome == "failed" {
             h.fail("continuation", "runtime crashed");
@@ -183,8 +171,7 @@ fn invariant_5_failed_or_blocked_continuation_blocks_the_run() {
 
 #[test]
 fn invariant_6_a_delegating_leg_settles_only_with_its_subtree() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "coord"), d("b", "rev").deps(&["a"])]));
+    let mut h = H::fanned(vec![d("a", "coord"), d("b", "rev").deps(&["a"])]);
     h.ok("a", fan(vec![d("x", "rev")]));
     assert!(h.try_job("b").is_none(), "a's subtree is still open");
     h.ok("a/x", approved());
@@ -207,14 +194,10 @@ fn invariant_6_a_delegating_leg_settles_only_with_its_subtree() {
 
 #[test]
 fn invariant_6_a_blocked_subtree_fails_its_leg() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "coord").policy(FailurePolicy::Continue),
-            d("b", "rev"),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "coord").policy(FailurePolicy::Continue),
+        d("b", "rev"),
+    ]);
     h.ok("a", fan(vec![d("x", "rev")]));
     h.fail("a/x", "no");
     h.ok("b", approved());
@@ -226,8 +209,7 @@ fn invariant_6_a_blocked_subtree_fails_its_leg() {
 fn invariant_7_prompts_state_goal_legs_and_budget_pressure() {
     let mut cfg = gitmoot::config::OrchestrateConfig::default();
     cfg.max_delegation_total_jobs = 5;
-    let mut h = H::with_cfg(cfg);
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    let mut h = H::fanned_with(cfg, vec![d("a", "rev"), d("b", "rev")]);
     h.ok("a", summary(approved(), "alpha"));
     h.ok("b", summary(res(Decision::ChangesRequested), "beta"));
     let p = h.job("continuation").prompt;
@@ -345,8 +327,7 @@ fn hooks_see_every_terminal_job_and_each_opened_ask_round() {
 
 #[test]
 fn invariant_4_a_queued_continuation_becomes_the_one_finalize() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev")]));
+    let mut h = H::fanned(vec![d("a", "rev")]);
     h.ok("a", approved());
     assert_eq!(h.job("continuation").kind, JobKind::Continuation);
     h.kill(false);

@@ -11,15 +11,11 @@ use gitmoot::engine::ResumeVerb;
 
 #[test]
 fn three_leg_fan_out_with_deps_runs_in_order_then_one_continuation() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev"),
-            d("b", "alt"),
-            d("c", "rev").deps(&["a", "b"]),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev"),
+        d("b", "alt"),
+        d("c", "rev").deps(&["a", "b"]),
+    ]);
     assert_eq!(h.queued(), ["a", "b"]);
     let a = h.job("a");
     assert_eq!(
@@ -78,8 +74,7 @@ fn three_leg_fan_out_with_deps_runs_in_order_then_one_continuation() {
 
 #[test]
 fn block_parent_failure_blocks_the_run_without_continuation() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev").deps(&["a"])]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev").deps(&["a"])]);
     h.fail("a", "runtime exited 1");
     assert!(h.queued().is_empty());
     assert_eq!(h.run().state, RunState::Blocked);
@@ -95,16 +90,12 @@ fn block_parent_failure_blocks_the_run_without_continuation() {
 
 #[test]
 fn continue_policy_skips_only_the_failed_branch() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev").policy(FailurePolicy::Continue),
-            d("b", "rev"),
-            d("a2", "rev").deps(&["a"]),
-            d("b2", "rev").deps(&["b"]),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev").policy(FailurePolicy::Continue),
+        d("b", "rev"),
+        d("a2", "rev").deps(&["a"]),
+        d("b2", "rev").deps(&["b"]),
+    ]);
     h.ok("a", res(Decision::Failed));
     h.ok("b", approved());
     assert_eq!(h.queued(), ["b2"], "a's dependent never runs");
@@ -120,15 +111,11 @@ fn continue_policy_skips_only_the_failed_branch() {
 
 #[test]
 fn escalate_policy_hands_the_failure_to_the_coordinator_at_once() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev").policy(FailurePolicy::Escalate),
-            d("b", "rev"),
-            d("c", "rev").deps(&["b"]),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev").policy(FailurePolicy::Escalate),
+        d("b", "rev"),
+        d("c", "rev").deps(&["b"]),
+    ]);
     h.fail("a", "boom");
     let c = h.job("continuation");
     assert!(c.prompt.contains("\"a\""), "{}", c.prompt);
@@ -143,14 +130,10 @@ fn escalate_policy_hands_the_failure_to_the_coordinator_at_once() {
 
 #[test]
 fn escalate_human_pauses_and_resume_retry_reruns_with_guidance() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev").policy(FailurePolicy::EscalateHuman),
-            d("b", "rev"),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev").policy(FailurePolicy::EscalateHuman),
+        d("b", "rev"),
+    ]);
     h.fail("a", "flaky");
     h.ok("b", approved());
     assert_eq!(h.run().state, RunState::AwaitingHuman);
@@ -186,20 +169,12 @@ fn escalate_human_pauses_and_resume_retry_reruns_with_guidance() {
 
 #[test]
 fn resume_continue_proceeds_and_abort_finalizes() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![d("a", "rev").policy(FailurePolicy::EscalateHuman)]),
-    );
+    let mut h = H::fanned(vec![d("a", "rev").policy(FailurePolicy::EscalateHuman)]);
     h.fail("a", "x");
     h.resume("", ResumeVerb::Continue, None).unwrap();
     assert_eq!(h.job("continuation").kind, JobKind::Continuation);
 
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![d("a", "rev").policy(FailurePolicy::EscalateHuman)]),
-    );
+    let mut h = H::fanned(vec![d("a", "rev").policy(FailurePolicy::EscalateHuman)]);
     h.fail("a", "x");
     h.resume("", ResumeVerb::Abort, Some("too risky")).unwrap();
     let f = h.job("continuation");
@@ -215,11 +190,7 @@ fn resume_continue_proceeds_and_abort_finalizes() {
 
 #[test]
 fn resume_and_answer_mismatches_are_refused() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![d("a", "rev").policy(FailurePolicy::EscalateHuman)]),
-    );
+    let mut h = H::fanned(vec![d("a", "rev").policy(FailurePolicy::EscalateHuman)]);
     let e = h.resume("", ResumeVerb::Retry, None).unwrap_err();
     assert_eq!(e, format!("job {} has no pending human escalation", h.root));
     h.fail("a", "x");
@@ -248,16 +219,12 @@ fn resume_and_answer_mismatches_are_refused() {
 
 #[test]
 fn vote_passes_with_skipped_and_blocks_on_failure() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev")
-                .rule(SynthesisRule::Vote)
-                .policy(FailurePolicy::Continue),
-            d("b", "rev"),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev")
+            .rule(SynthesisRule::Vote)
+            .policy(FailurePolicy::Continue),
+        d("b", "rev"),
+    ]);
     h.ok("a", res(Decision::Skipped));
     h.ok("b", approved());
     assert!(
@@ -265,30 +232,18 @@ fn vote_passes_with_skipped_and_blocks_on_failure() {
         "skipped counts as succeeded for vote"
     );
 
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev")
-                .rule(SynthesisRule::Vote)
-                .policy(FailurePolicy::Continue),
-            d("b", "rev"),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev")
+            .rule(SynthesisRule::Vote)
+            .policy(FailurePolicy::Continue),
+        d("b", "rev"),
+    ]);
     h.ok("a", res(Decision::Failed));
     h.ok("b", approved());
     assert_eq!(h.run().state, RunState::Blocked);
-    assert!(
-        h.events("delegation_blocked")[0]
-            .message
-            .contains("synthesis_rule vote failed")
-    );
+    h.assert_first_event("delegation_blocked", "synthesis_rule vote failed");
 
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![d("a", "rev").rule(SynthesisRule::Vote), d("b", "rev")]),
-    );
+    let mut h = H::fanned(vec![d("a", "rev").rule(SynthesisRule::Vote), d("b", "rev")]);
     h.ok("a", approved());
     h.ok("b", res(Decision::ChangesRequested));
     assert_eq!(
@@ -314,11 +269,7 @@ fn quorum_counts_approvals_and_skipped_abstains() {
     h.ok("b", res(Decision::Skipped));
     h.ok("c", res(Decision::ChangesRequested));
     assert_eq!(h.run().state, RunState::Blocked);
-    assert!(
-        h.events("delegation_blocked")[0]
-            .message
-            .contains("fewer than 2 delegated children")
-    );
+    h.assert_first_event("delegation_blocked", "fewer than 2 delegated children");
 }
 
 #[test]
@@ -409,13 +360,11 @@ fn finalize_of(h: &H, rest: &str) -> gitmoot::store::jobs::Job {
 fn depth_bound_routes_to_finalize() {
     let mut cfg = gitmoot::config::OrchestrateConfig::default();
     cfg.max_delegation_depth = 1;
-    let mut h = H::with_cfg(cfg);
-    h.ok("", fan(vec![d("a", "coord")]));
+    let mut h = H::fanned_with(cfg, vec![d("a", "coord")]);
     h.ok("a", fan(vec![d("deep", "rev")]));
-    assert!(
-        h.events("delegation_depth_exceeded")[0]
-            .message
-            .contains("delegation depth 1 reached the limit of 1; not dispatching 1 delegation(s)")
+    h.assert_first_event(
+        "delegation_depth_exceeded",
+        "delegation depth 1 reached the limit of 1; not dispatching 1 delegation(s)",
     );
     let f = finalize_of(&h, "a/continuation");
     assert!(
@@ -454,14 +403,13 @@ fn job_budget_is_projected_and_refuses_the_whole_batch() {
     assert!(h.try_job("a").is_none(), "no partial fan-out");
     finalize_of(&h, "continuation");
 
-    let mut h = H::with_cfg(cfg);
-    h.ok(
-        "",
-        fan(vec![
+    let h = H::fanned_with(
+        cfg,
+        vec![
             d("a", "rev"),
             d("b", "rev").fp("same"),
             d("c", "rev").fp("same"),
-        ]),
+        ],
     );
     assert!(
         h.events("delegation_budget_exceeded").is_empty(),
@@ -471,11 +419,7 @@ fn job_budget_is_projected_and_refuses_the_whole_batch() {
 
 #[test]
 fn wall_clock_bound_excludes_paused_time_and_trips_at_dispatch() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![d("a", "coord").policy(FailurePolicy::EscalateHuman)]),
-    );
+    let mut h = H::fanned(vec![d("a", "coord").policy(FailurePolicy::EscalateHuman)]);
     h.fail("a", "x");
     h.clock.advance(3 * 3_600_000);
     h.resume("", ResumeVerb::Retry, None).unwrap();
@@ -493,8 +437,7 @@ fn wall_clock_bound_excludes_paused_time_and_trips_at_dispatch() {
 
 #[test]
 fn wall_clock_sweep_stops_a_running_tree_gracefully() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev").deps(&["a"])]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev").deps(&["a"])]);
     h.start("a");
     h.clock.advance(2 * 3_600_000 + 1);
     let rep = h.sweep();
@@ -516,42 +459,22 @@ fn token_and_usd_budgets_trip_with_their_events() {
     let mut cfg = gitmoot::config::OrchestrateConfig::default();
     cfg.max_delegation_token_budget = 1000;
     let mut h = H::with_cfg(cfg);
-    let id = h.id("");
-    h.settle_usage(
-        &id,
-        gitmoot::engine::Outcome::Parsed(fan(vec![d("a", "rev")])),
-        gitmoot::engine::Usage {
-            tokens_in: 900,
-            tokens_out: 100,
-            cost_usd: 0.0,
-        },
-    );
-    assert!(
-        h.events("delegation_cost_exceeded")[0]
-            .message
-            .contains("reached token budget 1000 (used 1000)")
+    h.ok_usage("", fan(vec![d("a", "rev")]), 900, 100, 0.0);
+    h.assert_first_event(
+        "delegation_cost_exceeded",
+        "reached token budget 1000 (used 1000)",
     );
     finalize_of(&h, "continuation");
 
     let mut cfg = gitmoot::config::OrchestrateConfig::default();
     cfg.max_delegation_cost_usd = 0.01;
     let mut h = H::with_cfg(cfg);
-    let id = h.id("");
     // 1000 in + 1000 out on the default (sonnet) price: 0.003 + 0.015 = $0.018.
-    h.settle_usage(
-        &id,
-        gitmoot::engine::Outcome::Parsed(fan(vec![d("a", "rev")])),
-        gitmoot::engine::Usage {
-            tokens_in: 1000,
-            tokens_out: 1000,
-            cost_usd: 0.0,
-        },
-    );
+    h.ok_usage("", fan(vec![d("a", "rev")]), 1000, 1000, 0.0);
     assert!((h.run().cost_usd - 0.018).abs() < 1e-9);
-    assert!(
-        h.events("delegation_cost_usd_exceeded")[0]
-            .message
-            .contains("reached cost budget $0.0100 (spent $0.0180)")
+    h.assert_first_event(
+        "delegation_cost_usd_exceeded",
+        "reached cost budget $0.0100 (spent $0.0180)",
     );
     finalize_of(&h, "continuation");
 }
@@ -561,10 +484,9 @@ fn width_bound_trips() {
     let mut h = H::new();
     let many = (0..17).map(|i| d(&format!("l{i}"), "rev")).collect();
     h.ok("", fan(many));
-    assert!(
-        h.events("delegation_width_exceeded")[0]
-            .message
-            .contains("delegation set width 17 exceeds the per-coordinator limit of 16")
+    h.assert_first_event(
+        "delegation_width_exceeded",
+        "delegation set width 17 exceeds the per-coordinator limit of 16",
     );
     finalize_of(&h, "continuation");
 }
@@ -572,8 +494,7 @@ fn width_bound_trips() {
 #[test]
 fn structural_loop_warns_then_detects() {
     let set = || vec![d("a", "rev"), d("b", "alt").deps(&["a"])];
-    let mut h = H::new();
-    h.ok("", fan(set()));
+    let mut h = H::fanned(set());
     h.ok("a", approved());
     let mut b = approved();
     b.changes_made = vec!["one".into()];
@@ -599,17 +520,9 @@ fn non_progress_streak_trips_the_ladder() {
     h.ok("", generation(0));
     let mut path = String::new();
     for n in 1..=3 {
-        let leg = if path.is_empty() {
-            "a".to_string()
-        } else {
-            format!("{path}/a")
-        };
+        let leg = under(&path, "a");
         h.ok(&leg, approved());
-        path = if path.is_empty() {
-            "continuation".into()
-        } else {
-            format!("{path}/continuation")
-        };
+        path = under(&path, "continuation");
         if n < 3 {
             h.ok(&path, generation(n));
         }
@@ -634,19 +547,11 @@ fn new_side_effects_reset_the_streak() {
     h.ok("", generation(0));
     let mut path = String::new();
     for n in 1..=4 {
-        let leg = if path.is_empty() {
-            "a".to_string()
-        } else {
-            format!("{path}/a")
-        };
+        let leg = under(&path, "a");
         let mut r = approved();
         r.changes_made = vec![format!("file{n}.rs")];
         h.ok(&leg, r);
-        path = if path.is_empty() {
-            "continuation".into()
-        } else {
-            format!("{path}/continuation")
-        };
+        path = under(&path, "continuation");
         h.ok(&path, generation(n));
     }
     assert!(h.events("delegation_loop_warning").is_empty());
@@ -654,8 +559,7 @@ fn new_side_effects_reset_the_streak() {
 
 #[test]
 fn preflight_failure_lists_valid_agents_then_correction_dispatches() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "claude")]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "claude")]);
     let e = &h.events("delegation_preflight_failed")[0].message;
     assert!(
         e.contains(
@@ -686,12 +590,10 @@ fn preflight_failure_lists_valid_agents_then_correction_dispatches() {
 
 #[test]
 fn preflight_names_scope_and_capability_and_is_bounded() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "elsewhere")]));
-    assert!(
-        h.events("delegation_preflight_failed")[0]
-            .message
-            .contains("not allowed on repo acme/api")
+    let mut h = H::fanned(vec![d("a", "elsewhere")]);
+    h.assert_first_event(
+        "delegation_preflight_failed",
+        "not allowed on repo acme/api",
     );
     h.ok("continuation", fan(vec![d("a", "asker")]));
     assert!(
@@ -704,20 +606,15 @@ fn preflight_names_scope_and_capability_and_is_bounded() {
 
 #[test]
 fn fingerprint_dedupe_resolves_dependents_through_the_winner() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev").fp("k"),
-            d("b", "rev").fp("k"),
-            d("c", "rev").deps(&["b"]),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev").fp("k"),
+        d("b", "rev").fp("k"),
+        d("c", "rev").deps(&["b"]),
+    ]);
     assert_eq!(h.queued(), ["a"]);
-    assert!(
-        h.events("delegation_deduped")[0]
-            .message
-            .contains("delegation \"b\" skipped: fingerprint \"k\" already enqueued")
+    h.assert_first_event(
+        "delegation_deduped",
+        "delegation \"b\" skipped: fingerprint \"k\" already enqueued",
     );
     h.ok("a", approved());
     assert_eq!(h.queued(), ["c"]);
@@ -727,11 +624,7 @@ fn fingerprint_dedupe_resolves_dependents_through_the_winner() {
 
 #[test]
 fn retries_are_new_attempt_ids_until_exhausted() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![d("a", "rev").retry(2).policy(FailurePolicy::Continue)]),
-    );
+    let mut h = H::fanned(vec![d("a", "rev").retry(2).policy(FailurePolicy::Continue)]);
     h.fail("a", "1");
     assert_eq!(h.queued(), ["a.2"]);
     assert_eq!(h.job("a.2").attempt, 2);
@@ -745,8 +638,7 @@ fn retries_are_new_attempt_ids_until_exhausted() {
 
 #[test]
 fn ephemeral_legs_are_leaf_only() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("Lens A", "x").ephemeral()]));
+    let mut h = H::fanned(vec![d("Lens A", "x").ephemeral()]);
     let leg = h
         .all()
         .into_iter()
@@ -767,8 +659,7 @@ fn artifact_bodies_inline_with_caps_and_fences() {
     let mut cfg = gitmoot::config::OrchestrateConfig::default();
     cfg.inline_artifact_bodies = true;
     cfg.inline_artifact_max_bytes = 8;
-    let mut h = H::with_cfg(cfg);
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    let mut h = H::fanned_with(cfg, vec![d("a", "rev"), d("b", "rev")]);
     let mut a = approved();
     a.artifact_body = Some("0123456789abcdef".into());
     h.ok("a", a);
@@ -782,8 +673,7 @@ fn artifact_bodies_inline_with_caps_and_fences() {
     );
     assert!(p.contains("````\n```x```\n````"), "{p}");
 
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev")]));
+    let mut h = H::fanned(vec![d("a", "rev")]);
     let mut a = approved();
     a.artifact_body = Some("secret".into());
     h.ok("a", a);
@@ -798,14 +688,13 @@ fn upstream_context_injects_succeeded_deps_with_caps() {
     let mut cfg = gitmoot::config::OrchestrateConfig::default();
     cfg.inject_upstream_dep_context = true;
     cfg.inline_artifact_max_bytes = 4;
-    let mut h = H::with_cfg(cfg);
-    h.ok(
-        "",
-        fan(vec![
+    let mut h = H::fanned_with(
+        cfg,
+        vec![
             d("b", "rev"),
             d("a", "rev"),
             d("c", "rev").deps(&["b", "a"]),
-        ]),
+        ],
     );
     let mut a = summary(approved(), &"x".repeat(300));
     a.changes_made = vec!["f.rs".into()];
@@ -905,15 +794,11 @@ fn ttl_auto_finalizes_unanswered_rounds() {
 
 #[test]
 fn kill_cancels_queued_legs_lets_running_finish_then_one_finalize() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev"),
-            d("b", "rev"),
-            d("c", "rev").deps(&["a"]),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev"),
+        d("b", "rev"),
+        d("c", "rev").deps(&["a"]),
+    ]);
     h.start("a");
     let rep = h.kill(false);
     assert_eq!(rep.cancelled, [h.id("b")]);
@@ -936,8 +821,7 @@ fn kill_cancels_queued_legs_lets_running_finish_then_one_finalize() {
 
 #[test]
 fn kill_force_lists_running_jobs_for_termination() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev")]));
+    let mut h = H::fanned(vec![d("a", "rev")]);
     h.start("a");
     h.kill(true);
     assert_eq!(
@@ -973,14 +857,10 @@ fn kill_with_nothing_left_to_run_ends_at_once() {
 
 #[test]
 fn cancel_a_queued_leg_moves_the_batch_on() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev").policy(FailurePolicy::Continue),
-            d("b", "rev"),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev").policy(FailurePolicy::Continue),
+        d("b", "rev"),
+    ]);
     let (clock, cfg, id) = (&h.clock, &h.cfg, h.id("a"));
     h.store
         .write(|tx| gitmoot::engine::cancel_job(tx, clock, cfg, &gitmoot::engine::NoHooks, &id))
@@ -998,26 +878,8 @@ fn cancel_a_queued_leg_moves_the_batch_on() {
 #[test]
 fn run_totals_stay_current_and_unknown_models_are_priced() {
     let mut h = H::new();
-    let id = h.id("");
-    h.settle_usage(
-        &id,
-        gitmoot::engine::Outcome::Parsed(fan(vec![d("a", "rev")])),
-        gitmoot::engine::Usage {
-            tokens_in: 10,
-            tokens_out: 5,
-            cost_usd: 0.5,
-        },
-    );
-    let a = h.id("a");
-    h.settle_usage(
-        &a,
-        gitmoot::engine::Outcome::Parsed(approved()),
-        gitmoot::engine::Usage {
-            tokens_in: 1_000_000,
-            tokens_out: 0,
-            cost_usd: 0.0,
-        },
-    );
+    h.ok_usage("", fan(vec![d("a", "rev")]), 10, 5, 0.5);
+    h.ok_usage("a", approved(), 1_000_000, 0, 0.0);
     let run = h.run();
     assert_eq!(run.tokens, 1_000_015);
     assert!((run.cost_usd - 3.5).abs() < 1e-9, "{}", run.cost_usd);
@@ -1045,15 +907,11 @@ fn legs_naming_artifacts_receive_the_coordinators_brief_capped() {
 
 #[test]
 fn failure_round_ttl_finalizes_once_the_batch_is_quiet() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev").policy(FailurePolicy::EscalateHuman),
-            d("b", "rev"),
-            d("c", "rev").deps(&["b"]),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev").policy(FailurePolicy::EscalateHuman),
+        d("b", "rev"),
+        d("c", "rev").deps(&["b"]),
+    ]);
     h.fail("a", "x");
     h.clock.advance(24 * 3_600_000);
     assert_eq!(h.sweep().expired_rounds.len(), 1);
@@ -1071,15 +929,11 @@ fn failure_round_ttl_finalizes_once_the_batch_is_quiet() {
 
 #[test]
 fn an_ask_and_a_failure_round_coexist_without_duplicates() {
-    let mut h = H::new();
-    h.ok(
-        "",
-        fan(vec![
-            d("a", "rev"),
-            d("b", "rev").policy(FailurePolicy::EscalateHuman),
-            d("c", "rev"),
-        ]),
-    );
+    let mut h = H::fanned(vec![
+        d("a", "rev"),
+        d("b", "rev").policy(FailurePolicy::EscalateHuman),
+        d("c", "rev"),
+    ]);
     h.ok("a", asking(approved(), &[("q1", "?")]));
     h.fail("b", "x");
     h.ok("c", approved());
@@ -1097,8 +951,7 @@ fn an_ask_and_a_failure_round_coexist_without_duplicates() {
 
 #[test]
 fn a_straggler_settling_after_the_run_ended_changes_nothing() {
-    let mut h = H::new();
-    h.ok("", fan(vec![d("a", "rev"), d("b", "rev")]));
+    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev")]);
     h.start("b");
     h.fail("a", "boom");
     assert_eq!(h.run().state, RunState::Blocked);

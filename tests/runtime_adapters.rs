@@ -20,8 +20,9 @@ fn fixture(name: &str) -> PathBuf {
 fn setup(extra_config: &str) -> TestHome {
     let h = TestHome::new();
     h.config(&format!(
-        "[runtimes.claude]\npath = \"{}\"\n[runtimes.codex]\npath = \"{}\"\ndefault_model = \"gpt-5\"\n\
-         [runtimes.kimi]\npath = \"{}\"\n{extra_config}",
+        "[runtimes.claude]\npath = \"{}\"\nenv = [\"FAKE_*\"]\n[runtimes.codex]\npath = \"{}\"\n\
+         default_model = \"gpt-5\"\nenv = [\"FAKE_*\"]\n[runtimes.kimi]\npath = \"{}\"\nenv = [\"FAKE_*\"]\n\
+         {extra_config}",
         fixture("fake-claude").display(),
         fixture("fake-codex").display(),
         fixture("fake-kimi").display()

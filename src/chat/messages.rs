@@ -9,7 +9,7 @@
 use rusqlite::{Connection, Transaction};
 
 use super::threads::{self, require_open};
-use super::{ChatError, Result, envelope, mentions, moot, write_retry};
+use super::{ChatError, Result, cap, envelope, mentions, write_retry};
 use crate::clock::Clock;
 use crate::store::chat::{self as rows, AuthorKind, Mention, Message, MessageKind, Ref, Thread};
 use crate::store::{Store, agents};
@@ -169,10 +169,10 @@ pub fn send(
     let (author_kind, author) = match &opts.as_agent {
         Some(a) => {
             agents::require(tx, a)?;
-            if let Some(cap) = moot::cap(tx, &thread.id)?
-                && moot::agent_turns(tx, &thread.id)? >= cap
+            if let Some(cap) = cap::cap(tx, &thread.id)?
+                && cap::agent_turns(tx, &thread.id)? >= cap
             {
-                moot::post_overrun(tx, clock, thread, cap)?;
+                post_overrun(tx, clock, thread, cap)?;
                 return Ok(SendOutcome::CapReached {
                     slug: thread.slug.clone(),
                     cap,
@@ -288,4 +288,13 @@ pub fn transcript(
     limit: Option<usize>,
 ) -> Result<Vec<Message>> {
     Ok(rows::messages(conn, &thread.id, 0, limit)?)
+}
+
+/// Posts the overrun notice once per thread.
+fn post_overrun(conn: &Connection, clock: &dyn Clock, thread: &Thread, cap: i64) -> Result<()> {
+    let body = cap::overrun_text(cap);
+    if !rows::system_body_exists(conn, &thread.id, &body)? {
+        append(conn, clock, thread, Post::system(&body))?;
+    }
+    Ok(())
 }

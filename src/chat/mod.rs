@@ -11,6 +11,7 @@
 pub mod answer;
 pub mod askgate;
 pub mod autorespond;
+pub mod cap;
 pub mod envelope;
 pub mod hooks;
 pub mod inbox;

@@ -1,6 +1,6 @@
 //! `gitmoot moot`: convene registered agents as seats in one thread, each seat one
 //! read-only ask root job, talking through `chat send --as` / `chat wait`. Owns the moot
-//! markers, the hard message cap and the one-time `MOOT CAP REACHED` notice.
+//! seats and writes the markers `cap` reads.
 
 use std::path::Path;
 
@@ -8,6 +8,7 @@ use rusqlite::{Connection, Transaction};
 use serde::Serialize;
 
 use super::Result;
+use super::cap::{CAP_KEY, MOOT_KEY};
 use super::messages::{self, Post};
 use super::threads::{self, require_open};
 use crate::clock::Clock;
@@ -18,41 +19,6 @@ use crate::store::agents;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, Thread};
 use crate::store::jobs::Job;
 use crate::{Invalid, registry};
-
-const MOOT_KEY: &str = "moot";
-const CAP_KEY: &str = "moot_message_cap";
-
-/// The hard cap of a moot thread; `None` for ordinary threads.
-pub fn cap(conn: &Connection, thread_id: &str) -> Result<Option<i64>> {
-    if rows::meta_get(conn, thread_id, MOOT_KEY)?.as_deref() != Some("1") {
-        return Ok(None);
-    }
-    Ok(rows::meta_get(conn, thread_id, CAP_KEY)?
-        .and_then(|v| v.parse::<i64>().ok())
-        .filter(|c| *c > 0))
-}
-
-/// Agent-authored chat turns: what the cap counts (human, system and results are free).
-pub fn agent_turns(conn: &Connection, thread_id: &str) -> Result<i64> {
-    Ok(rows::count_agent_turns(conn, thread_id)?)
-}
-
-pub fn overrun_text(cap: i64) -> String {
-    format!(
-        "MOOT CAP REACHED — this moot hit its {cap}-message cap and is hard-stopped (no auto-extension). \
-         Each seat: stop conversing and post your partial conclusions (what you know / are unsure of / \
-         would ask next) via your gitmoot_result."
-    )
-}
-
-/// Posts the overrun notice once per thread.
-pub fn post_overrun(conn: &Connection, clock: &dyn Clock, thread: &Thread, cap: i64) -> Result<()> {
-    let body = overrun_text(cap);
-    if !rows::system_body_exists(conn, &thread.id, &body)? {
-        messages::append(conn, clock, thread, Post::system(&body))?;
-    }
-    Ok(())
-}
 
 /// What `gitmoot moot` asks for.
 #[derive(Debug, Clone)]

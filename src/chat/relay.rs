@@ -1,4 +1,4 @@
-//! The seat relay: a unix-socket server the daemon runs in the home so sandboxed moot seats
+//! The seat relay: a unix-socket server the daemon runs in the home (`<home>/run`) so sandboxed moot seats
 //! (whose runtime sees the home read-only) can still `chat send` / `chat wait`. Each seat
 //! gets a token bound to (agent, thread); the server checks the peer's uid (SO_PEERCRED),
 //! the token, the binding and the agent's repo scope, then runs the same send/wait code
@@ -111,12 +111,63 @@ struct Binding {
 
 type Tokens = Arc<Mutex<HashMap<String, Binding>>>;
 
-/// `<TMPDIR>/gitmoot-relay-<uid>-<12 hex of sha256(home)>`: private and per home.
+/// Longest socket path the kernel accepts (`sun_path` is 108 bytes with its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
+/// Where the relay's socket lives: `<home>/run`, private like the home itself; when that
+/// path is too long for a socket, a per-home folder under `$XDG_RUNTIME_DIR` (also private
+/// to the user). Never the shared temp dir, where another user could take the name first.
 pub fn socket_dir(home: &Home) -> PathBuf {
-    let hash = crate::ids::sha256_hex(home.root().as_os_str().as_encoded_bytes());
+    let in_home = home.root().join("run");
+    // "relay-<pid>.sock" with the widest pid.
+    let room = in_home.as_os_str().len() + "/relay-4294967295.sock".len();
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        Some(xdg) if room > SOCKET_PATH_MAX => {
+            let hash = crate::ids::sha256_hex(home.root().as_os_str().as_encoded_bytes());
+            PathBuf::from(xdg).join(format!("gitmoot-{}", &hash[..12]))
+        }
+        _ => in_home,
+    }
+}
+
+/// Creates `dir` 0700 and refuses one that another user owns.
+fn private_socket_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
     // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    std::env::temp_dir().join(format!("gitmoot-relay-{uid}-{}", &hash[..12]))
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != me {
+        return Err(io::Error::other(format!(
+            "{} is not a folder of this user",
+            dir.display()
+        )));
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+/// Removes sockets of relays whose daemon died without cleaning up (`relay-<pid>.sock`
+/// with a dead pid).
+fn remove_stale_sockets(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("relay-"))
+            .and_then(|n| n.strip_suffix(".sock"))
+            .and_then(|n| n.parse::<i32>().ok());
+        if let Some(pid) = pid
+            && !crate::runtime::process::is_alive(pid)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 pub struct Relay;
@@ -130,18 +181,14 @@ pub struct RelayHandle {
 }
 
 impl Relay {
-    /// Binds `<socket_dir>/chat.sock` (dir 0700, socket 0600) and serves it on a thread
+    /// Binds `<socket_dir>/relay-<pid>.sock` (dir 0700, socket 0600) and serves it on a thread
     /// with its own store connection to `db_path`.
     pub fn start(home: &Home, db_path: &Path) -> Result<RelayHandle> {
         let dir = socket_dir(home);
         let io = |e: io::Error| ChatError::Relay(format!("chat relay: {e}"));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(io)?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-        let path = dir.join("chat.sock");
+        private_socket_dir(&dir).map_err(io)?;
+        remove_stale_sockets(&dir);
+        let path = dir.join(format!("relay-{}.sock", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).map_err(io)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
@@ -210,6 +257,13 @@ impl Drop for RelayHandle {
             let _ = t.join();
         }
         let _ = std::fs::remove_file(&self.path);
+        // The per-home folder under $XDG_RUNTIME_DIR goes too once empty; `<home>/run`
+        // stays with the home.
+        if let Some(dir) = self.path.parent()
+            && dir.file_name().is_some_and(|n| n != "run")
+        {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::{Result, moot};
+use super::{Result, cap};
 use crate::store::Store;
 use crate::store::chat::{self as rows, Message, Thread};
 
@@ -29,8 +29,8 @@ impl Snapshot {
 pub fn snapshot(conn: &Connection, thread: &Thread, since: i64) -> Result<Snapshot> {
     let messages = rows::messages(conn, &thread.id, since, None)?;
     let last_seq = rows::last_seq(conn, &thread.id)?.max(since);
-    let cap_reached = match moot::cap(conn, &thread.id)? {
-        Some(cap) => moot::agent_turns(conn, &thread.id)? >= cap,
+    let cap_reached = match cap::cap(conn, &thread.id)? {
+        Some(cap) => cap::agent_turns(conn, &thread.id)? >= cap,
         None => false,
     };
     Ok(Snapshot {

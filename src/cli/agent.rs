@@ -90,7 +90,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                         a.name.clone(),
                         a.runtime.to_string(),
                         caps(&a.capabilities),
-                        a.policy.to_string(),
+                        policy_label(a),
                     ]
                 })
                 .collect();
@@ -122,7 +122,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                 a.effort.as_deref().unwrap_or("(runtime default)")
             );
             println!("capabilities: {}", caps(&a.capabilities));
-            println!("policy:       {}", a.policy);
+            println!("policy:       {}", policy_label(&a));
             println!(
                 "repos:        {}",
                 if a.repos.is_empty() {
@@ -143,6 +143,22 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
             println!("removed agent {name}");
             Ok(())
         }
+    }
+}
+
+/// Whether nothing enforces the agent's read-only policy: a shell command runs as the
+/// daemon's user with no sandbox and kimi's headless mode has no permission switch, while
+/// claude and codex get the policy as their own sandbox flag.
+fn policy_is_advisory(runtime: RuntimeKind, policy: AutonomyPolicy) -> bool {
+    matches!(runtime, RuntimeKind::Shell | RuntimeKind::Kimi) && policy == AutonomyPolicy::ReadOnly
+}
+
+/// The policy as listed: `read-only (advisory)` where nothing enforces it.
+fn policy_label(a: &Agent) -> String {
+    if policy_is_advisory(a.runtime, a.policy) {
+        format!("{} (advisory)", a.policy)
+    } else {
+        a.policy.to_string()
     }
 }
 
@@ -174,6 +190,12 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
     registry::validate(&agent)?;
     let mut store = ctx.store()?;
     store.write(|tx| agents::insert(tx, &agent))?;
+    if policy_is_advisory(agent.runtime, agent.policy) {
+        eprintln!(
+            "warning: read-only is advisory for {} agents: nothing stops {} from writing (claude and codex enforce it in their own sandboxes)",
+            agent.runtime, agent.name
+        );
+    }
     println!("registered agent {} ({})", agent.name, agent.runtime);
     if let Some(program) = missing_program(&agent) {
         eprintln!(

@@ -118,8 +118,11 @@ pub enum ChatCmd {
     Task {
         /// The thread: its slug, id or a unique id prefix.
         thread: String,
-        /// The message: its seq (#N or N) or new text naming one @agent.
-        message: String,
+        /// The message; `-` reads it from stdin.
+        message: Option<String>,
+        /// Read the message from this file (`-` for stdin).
+        #[arg(long, value_name = "PATH", visible_alias = "prompt-file")]
+        message_file: Option<std::path::PathBuf>,
         /// What the job does: ask | review | implement.
         #[arg(long, value_parser = parse::<Action>, default_value = "ask")]
         action: Action,
@@ -185,8 +188,11 @@ pub enum ChatCmd {
 pub struct SendArgs {
     /// The thread: its slug, id or a unique id prefix.
     pub thread: String,
-    /// The message text; @agent mentions land in inboxes.
-    pub message: String,
+    /// The message; `-` reads it from stdin.
+    pub message: Option<String>,
+    /// Read the message from this file (`-` for stdin).
+    #[arg(long, value_name = "PATH", visible_alias = "prompt-file")]
+    pub message_file: Option<std::path::PathBuf>,
     /// Post as this registered agent.
     #[arg(long = "as")]
     pub as_agent: Option<String>,
@@ -490,10 +496,12 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
         ChatCmd::Task {
             thread,
             message,
+            message_file,
             action,
             repo,
             json,
         } => {
+            let message = super::input::text(message, message_file, "message")?;
             if message.trim().is_empty() {
                 return Err(Invalid("chat task requires a non-empty message".into()).into());
             }
@@ -662,8 +670,9 @@ fn set_state(ctx: &Ctx, a: ThreadArg, state: ThreadState) -> anyhow::Result<()> 
     print_thread_state(&t, a.json)
 }
 
-fn send(ctx: &Ctx, a: SendArgs) -> anyhow::Result<()> {
-    if a.message.trim().is_empty() {
+fn send(ctx: &Ctx, mut a: SendArgs) -> anyhow::Result<()> {
+    let message = super::input::text(a.message.take(), a.message_file.take(), "message")?;
+    if message.trim().is_empty() {
         return Err(Invalid("chat send requires a non-empty message".into()).into());
     }
     let (seq, author, mentions, warnings, json_doc) = match relay::from_env() {
@@ -676,7 +685,7 @@ fn send(ctx: &Ctx, a: SendArgs) -> anyhow::Result<()> {
                     thread: a.thread.clone(),
                     repo: a.repo.clone(),
                     as_agent: a.as_agent.clone(),
-                    body: Some(a.message.clone()),
+                    body: Some(message.clone()),
                     reply_to: a.reply_to,
                     refs: a.refs.clone(),
                     since_seq: 0,
@@ -700,7 +709,7 @@ fn send(ctx: &Ctx, a: SendArgs) -> anyhow::Result<()> {
                 &SystemClock,
                 &a.thread,
                 a.repo.as_deref(),
-                &a.message,
+                &message,
                 &opts,
             )?;
             let warnings = s

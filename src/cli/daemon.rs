@@ -11,7 +11,7 @@ use super::Ctx;
 use super::output::{age, print_json};
 use crate::clock::now_ms;
 use crate::daemon::{Daemon, DaemonError, DaemonExit, LockError};
-use crate::domain::{JobKind, RunState};
+use crate::domain::{JobKind, JobState, RunState};
 use crate::store::jobs::{self, Job};
 use crate::store::runs;
 
@@ -118,10 +118,16 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
 /// `job run --wait`: runs an in-process daemon for this tree when no daemon holds the
 /// home (otherwise the running one does the work), waits until the run settles or pauses
 /// for a human, then prints the final result.
-pub fn wait_for_root(ctx: &Ctx, root: &str, as_json: bool) -> anyhow::Result<()> {
+pub fn wait_for_root(
+    ctx: &Ctx,
+    root: &str,
+    as_json: bool,
+    detach_on_interrupt: bool,
+) -> anyhow::Result<()> {
     let config = ctx.config()?;
+    super::interrupt::count_signals();
     let embedded = match Daemon::new(ctx.home.clone())
-        .config(config)
+        .config(config.clone())
         .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
         .only_root(Some(root.to_string()))
         .spawn()
@@ -130,8 +136,48 @@ pub fn wait_for_root(ctx: &Ctx, root: &str, as_json: bool) -> anyhow::Result<()>
         Err(DaemonError::Lock(LockError::Held { .. })) => None,
         Err(e) => return Err(e.into()),
     };
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
+    let mut handled = 0;
     let state = loop {
+        let signals = super::interrupt::received();
+        if signals > handled {
+            handled = signals;
+            if detach_on_interrupt {
+                // The tree stays queued/running for a daemon; an embedded one dies with
+                // this process and the next daemon's recovery settles what it ran.
+                eprintln!(
+                    "interrupted: run {root} is left to a daemon (`gitmoot daemon run` continues it)"
+                );
+                std::process::exit(super::interrupt::exit_status());
+            }
+            match signals {
+                1 => {
+                    eprintln!(
+                        "interrupted: cancelling run {root} (interrupt again to kill its agents now)"
+                    );
+                    let killed = store.write(|tx| {
+                        crate::engine::kill_root(
+                            tx,
+                            &crate::clock::SystemClock,
+                            &config.orchestrate,
+                            &crate::chat::ChatHooks,
+                            root,
+                            true,
+                        )
+                    });
+                    if let Err(e) = killed {
+                        tracing::warn!("cancelling {root} on interrupt: {e}");
+                    }
+                }
+                2 => {
+                    eprintln!("interrupted again: killing the agents of run {root}");
+                    let running = jobs::by_root_in_state(store.conn(), root, JobState::Running)?;
+                    let ids: Vec<&str> = running.iter().map(|j| j.id.as_str()).collect();
+                    crate::runtime::process::kill_marked(&ids);
+                }
+                _ => std::process::exit(super::interrupt::exit_status()),
+            }
+        }
         let run = runs::require(store.conn(), root)?;
         if run.state.is_terminal() || run.state == RunState::AwaitingHuman {
             break run.state;
@@ -146,6 +192,10 @@ pub fn wait_for_root(ctx: &Ctx, root: &str, as_json: bool) -> anyhow::Result<()>
     if let Some(h) = embedded {
         h.shutdown();
         h.join()?;
+    }
+    if handled > 0 {
+        eprintln!("run {root} ended {state}");
+        std::process::exit(super::interrupt::exit_status());
     }
     if as_json {
         print_json(&super::job::tree_json(store.conn(), root)?)?;

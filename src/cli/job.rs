@@ -240,14 +240,21 @@ pub struct RunArgs {
     /// Kill the job after this long (e.g. 10m).
     #[arg(long, value_parser = |s: &str| crate::duration::parse_positive_ms(s).map_err(|e| e.0))]
     pub timeout: Option<i64>,
-    /// Wait for the tree to settle and print the final result.
+    /// Wait for the tree to settle and print the final result. SIGINT/SIGTERM cancel the
+    /// tree (its running jobs are terminated); a second one kills them at once.
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
+    #[arg(long, requires = "wait")]
+    pub detach_on_interrupt: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// The task for the agent.
-    pub prompt: String,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: Option<String>,
+    /// Read the prompt from this file (`-` for stdin) instead of the command line.
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
@@ -264,7 +271,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let root = root
                 .map(|r| jobs::resolve_id(store.conn(), &r))
                 .transpose()?;
-            let list = jobs::list(
+            let (list, unreadable) = jobs::list_readable(
                 store.conn(),
                 &JobFilter {
                     state,
@@ -274,6 +281,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                     limit: None,
                 },
             )?;
+            for u in &unreadable {
+                eprintln!("warning: skipped {u}");
+            }
             if json {
                 return print_json(&list.iter().map(job_json).collect::<Vec<_>>());
             }
@@ -511,6 +521,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
 }
 
 fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
+    let prompt = super::input::text(a.prompt, a.prompt_file, "prompt")?;
     let mut store = ctx.store()?;
     let root = store.write(|tx| {
         engine::submit_root(
@@ -519,7 +530,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
             SubmitRoot {
                 agent: a.agent,
                 action: a.action,
-                prompt: a.prompt,
+                prompt,
                 repo: a.repo,
                 model: a.model,
                 timeout_ms: a.timeout,
@@ -529,7 +540,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     })?;
     if a.wait {
         drop(store);
-        return super::daemon::wait_for_root(ctx, &root, a.json);
+        return super::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
     let no_daemon = crate::daemon::lock::holder(&ctx.home.daemon_lock_path()).is_none();
     if a.json {

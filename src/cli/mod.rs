@@ -8,6 +8,8 @@ pub mod agent;
 pub mod chat;
 pub mod config;
 pub mod daemon;
+pub mod input;
+pub mod interrupt;
 pub mod job;
 pub mod memory;
 pub mod moot;
@@ -146,12 +148,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DemoAgent { role } => crate::demo::agent::run(role),
         Command::Bench(a) => crate::bench::run(a),
         Command::Completions { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "gitmoot",
-                &mut std::io::stdout(),
-            );
+            // Rendered first so a closed stdout is an error we can see, not a panic.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gitmoot", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
             Ok(())
         }
     }
@@ -226,6 +226,14 @@ pub fn error_line(err: &anyhow::Error) -> String {
         }
     }
     parts.join(": ")
+}
+
+/// Whether the command failed only because the reader of its stdout went away.
+pub fn is_closed_stdout(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Exit code for an error: 2 when any cause is a validation failure.

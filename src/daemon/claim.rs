@@ -156,8 +156,15 @@ pub fn claim(
         }
         let id = ids[next].clone();
         next += 1;
-        if !engine::may_start(tx, &id)? {
-            continue;
+        match engine::may_start(tx, &id) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(EngineError::Store(e)) if jobs::unreadable(&e).is_some() => {
+                let u = jobs::unreadable(&e).expect("guarded").clone();
+                quarantine(tx, clock, ctx, &u)?;
+                continue;
+            }
+            Err(e) => return Err(e),
         }
         let mut job = jobs::require(tx, &id)?;
         let (placement, key) = place(&job, ctx);
@@ -209,6 +216,33 @@ pub fn claim(
         });
     }
     Ok(out)
+}
+
+/// Fails one undecodable queued job with its decode error and lets the rest of the queue
+/// run. Settlement hooks are not run for it: nothing of its row can be trusted.
+pub fn quarantine(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    ctx: &ClaimContext<'_>,
+    u: &jobs::Unreadable,
+) -> Result<(), EngineError> {
+    tracing::warn!(job = %u.id, "quarantining an unreadable job: {u}");
+    if jobs::quarantine(tx, u, clock.now_ms())? {
+        engine::settle(
+            tx,
+            clock,
+            &ctx.config.orchestrate,
+            &engine::NoHooks,
+            &u.id,
+            engine::Settlement {
+                outcome: engine::Outcome::Failed(format!("quarantined: {u}")),
+                raw_output: None,
+                output_truncated: false,
+                usage: engine::Usage::default(),
+            },
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -222,6 +222,7 @@ pub async fn execute(
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> JobState {
     let job = claimed.job.clone();
+    let plan_kind = plan.as_ref().map(|p| p.kind).map_err(|_| ());
     let ran = run_job(&shared, &claimed, plan, kill).await;
     let capture = observe_capture(&shared, &claimed, &ran.outcome).await;
     if let Placement::Worktree { checkout, path } = &claimed.placement {
@@ -265,6 +266,14 @@ pub async fn execute(
             })
         })
         .await;
+    // Settled (or not: recovery then fails it): the record has served its purpose.
+    if let Ok(plan) = &plan_kind {
+        let _ = std::fs::remove_file(super::recovery::record_path(
+            shared.home.root(),
+            &job.id,
+            *plan,
+        ));
+    }
     match settled {
         Ok(state) => state,
         Err(e) => {
@@ -413,6 +422,17 @@ async fn run_job(
                     contract::repair_prompt(&errors, &out.text)
                 );
             }
+            // The result was in the dropped middle; asking again would redo the agent's
+            // work (and its side effects) for the same cut.
+            Err(_) if out.truncated => {
+                return done(
+                    Outcome::Failed(format!(
+                        "output cut at {} MiB: no gitmoot_result in its first and last parts",
+                        process::CAPTURE_LIMIT / (1024 * 1024)
+                    )),
+                    out.text,
+                );
+            }
             Err(errors) if repair < max_repairs => {
                 repair += 1;
                 note_repair(shared, job, &errors, repair).await;
@@ -475,7 +495,8 @@ async fn run_once(
     deadline: Instant,
     kill: watch::Receiver<Option<KillRequest>>,
 ) -> RuntimeOutput {
-    let mut env = runtime::job_env(job, shared.home.root(), repair);
+    let mut env = runtime::agent_env(plan.kind, &shared.config.runtime(plan.kind).env);
+    env.extend(runtime::job_env(job, repair));
     env.extend(seat_env.iter().cloned());
     let req = Request {
         kind: plan.kind,
@@ -501,9 +522,17 @@ async fn run_once(
     let remaining = deadline.saturating_duration_since(Instant::now());
     let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
     let result = {
-        let run = process::run(&prepared.invocation, Some(remaining), kill, |pid| {
-            let _ = pid_tx.send(pid);
-        });
+        let record = super::recovery::record_path(shared.home.root(), &job.id, plan.kind);
+        let run = process::run_recorded(
+            &prepared.invocation,
+            Some(&record),
+            Some(remaining),
+            kill,
+            |pid| {
+                let _ = pid_tx.send(pid);
+            },
+            None,
+        );
         tokio::pin!(run);
         let mut pid_rx = Some(pid_rx);
         let mut record_at: Option<(u32, tokio::time::Instant)> = None;

@@ -263,8 +263,20 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         root.join("tmp"),
         root.join("worktrees"),
     );
-    for dir in [&scratch_dir, &prompt_dir, &worktrees_dir] {
+    for dir in [
+        &scratch_dir,
+        &prompt_dir,
+        &worktrees_dir,
+        &root.join("runs"),
+    ] {
         private_dir(dir)?;
+    }
+    // Prompt files live only while their run does; this daemon holds the home's lock, so
+    // any left in the folder belong to runs of a daemon that died.
+    if let Ok(entries) = std::fs::read_dir(&prompt_dir) {
+        for entry in entries.flatten() {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
     let store = Store::open(&d.store_path)?;
     let git_checkouts: HashSet<String> = d
@@ -285,7 +297,15 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         relay: start_relay(&d),
     });
     let recovered = shared
-        .with_store(|store, sh| recovery::recover(store, sh.clock.as_ref(), &sh.config, &*sh.hooks))
+        .with_store(|store, sh| {
+            recovery::recover(
+                store,
+                sh.home.root(),
+                sh.clock.as_ref(),
+                &sh.config,
+                &*sh.hooks,
+            )
+        })
         .await?;
     if !recovered.is_empty() {
         tracing::warn!(

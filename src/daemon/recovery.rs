@@ -1,6 +1,8 @@
 //! Crash recovery on start: every job still `running` belonged to a daemon that died
-//! (this one holds the home's lock, so no other is alive). Its leftover process group is
-//! killed, its worktree removed, and it is settled through the engine as failed with
+//! (this one holds the home's lock, so no other is alive). Its leftover processes are
+//! killed and its worktree removed. A job whose agent finished before the daemon died is
+//! settled from its recorded output (`<home>/runs/<job>.<runtime>.out`); any other is
+//! settled through the engine as failed with
 //! `daemon restarted while the job was running` — the engine re-queues it as a new
 //! attempt when it has retries left and moves its tree on, so nothing stays running.
 //!
@@ -12,12 +14,51 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::JobState;
 use crate::engine::{self, EngineError, Hooks, Outcome, Settlement, Usage};
-use crate::runtime::process;
+use std::path::{Path, PathBuf};
+
+use crate::contract;
+use crate::domain::RuntimeKind;
+use crate::runtime::{self, RuntimeOutput, process};
 use crate::store::Store;
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, JobFilter};
 
 pub const RECOVERED_REASON: &str = "daemon restarted while the job was running";
+
+/// Where a running job's stdout is recorded while it runs (removed once it settles).
+pub fn record_path(home: &Path, job_id: &str, kind: RuntimeKind) -> PathBuf {
+    // Continuation ids hold a `/`; a file name must not.
+    let name = job_id.replace('/', "~");
+    home.join("runs").join(format!("{name}.{kind}.out"))
+}
+
+/// The output a finished agent of a dead daemon left in its record, read as its runtime
+/// reads it: `Some` only when it holds a valid result (its exit code died with the
+/// daemon, so the result alone says the work was done).
+fn finished_output(home: &Path, job_id: &str) -> Option<(RuntimeKind, RuntimeOutput, PathBuf)> {
+    [
+        RuntimeKind::Claude,
+        RuntimeKind::Codex,
+        RuntimeKind::Kimi,
+        RuntimeKind::Shell,
+    ]
+    .into_iter()
+    .find_map(|kind| {
+        let path = record_path(home, job_id, kind);
+        let bytes = std::fs::read(&path).ok()?;
+        let out = runtime::interpret(
+            kind,
+            &process::ProcessOutput {
+                stdout: bytes,
+                stdout_truncated: false,
+                stderr_tail: Vec::new(),
+                exit: process::Exit::Code(0),
+                elapsed: std::time::Duration::ZERO,
+            },
+        );
+        Some((kind, out, path))
+    })
+}
 
 /// Whether `pid` is still the runtime child of `job_id` (its environment names the job),
 /// so a recycled pid is never killed.
@@ -33,17 +74,25 @@ fn belongs_to(pid: i32, job_id: &str) -> bool {
 /// returns their ids.
 pub fn recover(
     store: &mut Store,
+    home: &Path,
     clock: &dyn Clock,
     config: &Config,
     hooks: &dyn Hooks,
 ) -> Result<Vec<String>, EngineError> {
-    let mut orphans = jobs::list(
+    let (mut orphans, unreadable) = jobs::list_readable(
         store.conn(),
         &JobFilter {
             state: Some(JobState::Running),
             ..JobFilter::default()
         },
     )?;
+    // A corrupt running row fails alone; it must not keep the daemon from starting.
+    for u in &unreadable {
+        let readable = store.write(|tx| jobs::quarantine(tx, u, clock.now_ms()))?;
+        if readable {
+            orphans.push(jobs::require(store.conn(), &u.id)?);
+        }
+    }
     // A session job runs in an operator's session, not under any daemon.
     orphans.retain(|j| j.dispatched_by != engine::session::SESSION);
     // Jobs cancelled while they ran keep their runtime pid until settled; a crash
@@ -53,6 +102,10 @@ pub fn recover(
             orphans.push(jobs::require(store.conn(), &id)?);
         }
     }
+    // Whatever the dead daemon's agents left behind (grandchildren outside the group
+    // survive the leader's death signal) dies now, found by the job marker.
+    let ids: Vec<&str> = orphans.iter().map(|j| j.id.as_str()).collect();
+    process::kill_marked(&ids);
     let mut recovered = Vec::new();
     for job in orphans {
         let pid = job.runtime_pid.unwrap_or(0) as i32;
@@ -70,6 +123,58 @@ pub fn recover(
             super::worktree::remove(&checkout, std::path::Path::new(wt));
         }
         let was_running = job.state == JobState::Running;
+        // Its agent may have finished before the daemon died: then its record holds the
+        // result and the job is settled with it, not failed and done twice.
+        let finished = finished_output(home, &job.id);
+        let parsed = finished
+            .as_ref()
+            .filter(|_| was_running)
+            .and_then(|(_, out, _)| {
+                out.error
+                    .is_none()
+                    .then(|| contract::parse(&out.text).ok())
+                    .flatten()
+                    .map(|r| (r, out.clone()))
+            });
+        if let Some((_, _, path)) = &finished {
+            let _ = std::fs::remove_file(path);
+        }
+        if let Some((result, out)) = parsed {
+            let (raw, cut) = super::exec::cap_output(out.text);
+            store.write(|tx| -> Result<(), EngineError> {
+                events::append(
+                    tx,
+                    NewEvent {
+                        ts_ms: clock.now_ms(),
+                        root_id: Some(&job.root_id),
+                        job_id: Some(&job.id),
+                        kind: "job_recovered",
+                        message: "daemon recovery: the agent finished while the daemon was down; settled from its recorded output".into(),
+                        data: None,
+                    },
+                )?;
+                engine::settle(
+                    tx,
+                    clock,
+                    &config.orchestrate,
+                    hooks,
+                    &job.id,
+                    Settlement {
+                        outcome: Outcome::Parsed(result),
+                        raw_output: Some(raw),
+                        output_truncated: cut || out.truncated,
+                        usage: Usage {
+                            tokens_in: out.usage.tokens_in,
+                            tokens_out: out.usage.tokens_out,
+                            cost_usd: out.vendor_cost_usd.unwrap_or(0.0),
+                        },
+                    },
+                )?;
+                Ok(())
+            })?;
+            recovered.push(job.id);
+            continue;
+        }
         store.write(|tx| -> Result<(), EngineError> {
             if was_running {
                 events::append(

@@ -5,8 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::Millis;
+use crate::config::OrchestrateConfig;
 use crate::contract::{Delegation, GitmootResult};
 use crate::ids::sha256_hex;
+use crate::store::runs::Run;
 
 /// How many recent delegation-set hashes a coordinator remembers.
 pub const HASH_WINDOW: usize = 3;
@@ -107,6 +110,30 @@ pub fn progress_digest<'a>(results: impl Iterator<Item = Option<&'a GitmootResul
         .collect();
     tuples.sort();
     sha256_hex(tuples.join("\x1e").as_bytes())
+}
+
+/// Why a tree must stop dispatching (operator kill or a sweep bound), if it must.
+pub fn stop_reason(run: &Run) -> Option<String> {
+    if run.killed {
+        Some("delegation tree killed by operator".into())
+    } else {
+        run.stop_reason.clone()
+    }
+}
+
+/// Milliseconds the tree has been active, paused time excluded.
+pub fn active_ms(run: &Run, now: Millis) -> i64 {
+    let paused_now = run.paused_since_ms.map(|p| now - p).unwrap_or(0);
+    now - run.created_ms - run.paused_ms - paused_now
+}
+
+/// Non-progress rounds tolerated before a tree stops; 0 in the config means the default, 2.
+pub(super) fn streak_threshold(cfg: &OrchestrateConfig) -> u32 {
+    if cfg.max_delegation_non_progress_streak == 0 {
+        2
+    } else {
+        cfg.max_delegation_non_progress_streak
+    }
 }
 
 #[cfg(test)]

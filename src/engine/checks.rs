@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use serde_json::{Value, json};
 
 use super::EngineError;
-use super::flow::Ctx;
+use super::ctx::Ctx;
 use crate::config::{OrchestrateConfig, ResultChecks};
 use crate::contract::{CheckFailure, Decision, GitmootResult, result_checks};
 use crate::domain::Action;
@@ -97,7 +97,7 @@ impl Ctx<'_, '_> {
 /// job's result: learnings, failed checks, the resolution and the observation grades.
 pub fn marks(conn: &Connection, job: &Job) -> Result<Vec<String>, EngineError> {
     let mut out = Vec::new();
-    let result: Option<GitmootResult> = super::flow::parse_result(job.result.as_ref());
+    let result: Option<GitmootResult> = super::ctx::parse_result(job.result.as_ref());
     for l in result.iter().flat_map(|r| &r.learnings) {
         let scope = match l.scope {
             crate::contract::LearningScope::Repo => "repo",
@@ -105,7 +105,7 @@ pub fn marks(conn: &Connection, job: &Job) -> Result<Vec<String>, EngineError> {
         };
         out.push(format!("learning {} ({scope}): {}", l.key, l.content));
     }
-    if job.dispatched_by == super::session::SESSION {
+    if job.dispatched_by == crate::domain::SESSION {
         out.push("session review: graded reported, non_authoritative".into());
     }
     let p = payloads::get(conn, &job.id)?;

@@ -6,7 +6,8 @@
 use rusqlite::{Connection, Transaction};
 use serde::Serialize;
 
-use super::flow::{Ctx, active_ms, stop_reason};
+use super::bounds::{active_ms, stop_reason};
+use super::ctx::Ctx;
 use super::{EngineError, Hooks};
 use crate::Invalid;
 use crate::clock::Clock;

@@ -1,7 +1,7 @@
 //! Human gates: answering ask rounds, resuming failure rounds (retry|continue|abort), the
 //! answers block of continuation prompts, and the `job pending` listing.
 //!
-//! Rounds are opened by `flow`; this module closes them.
+//! Rounds are opened by `gates`; this module closes them.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::bounds::Carry;
-use super::flow::Ctx;
+use super::ctx::Ctx;
 use super::{EngineError, Hooks};
 use crate::Invalid;
 use crate::clock::{Clock, Millis};
@@ -258,7 +258,7 @@ pub fn answer(
             let frame = ctx.frame(&target, &[])?;
             let carry = Carry::from_value(target.carry.as_ref());
             let run = runs::require(tx, &target.root_id)?;
-            match super::flow::stop_reason(&run) {
+            match super::bounds::stop_reason(&run) {
                 Some(reason) => ctx.finalize_with(&target, &reason, frame, &[], &carry)?,
                 None => ctx.enqueue_continuation(
                     &target,
@@ -340,7 +340,7 @@ pub fn resume(
                 .into());
             };
             ctx.resolve_round(&mut round, "retry", None, instr.clone())?;
-            let id = ctx.retry_leg(&parent, &mut leg, &legs, instr.as_deref())?;
+            let id = ctx.enqueue_leg(&parent, &mut leg, &legs, instr.as_deref())?;
             ctx.event(
                 &parent.root_id,
                 Some(&parent.id),
@@ -389,7 +389,7 @@ impl Ctx<'_, '_> {
     pub fn after_round_timeout(&self, r: &Round) -> Result<(), EngineError> {
         let target = jobs::require(self.tx, &r.job_id)?;
         let run = runs::require(self.tx, &target.root_id)?;
-        let reason = super::flow::stop_reason(&run).unwrap_or_else(|| {
+        let reason = super::bounds::stop_reason(&run).unwrap_or_else(|| {
             format!(
                 "escalation TTL of {} elapsed with no human response",
                 crate::duration::format_ms(self.cfg.escalation_ttl.0)

@@ -7,14 +7,20 @@
 //! `jobs_to_terminate`, `may_start` are the whole surface the daemon, chat, CLI and
 //! control room call.
 
+mod batch;
 pub mod bounds;
 pub mod checks;
+mod continuation;
 pub mod control;
+pub(crate) mod ctx;
+mod dispatch;
 pub mod escalation;
-pub mod flow;
+mod gates;
+mod legs;
 pub mod observe;
 pub mod pricing;
 pub mod prompts;
+mod resolve;
 pub mod session;
 pub mod settle;
 pub mod submit;
@@ -22,10 +28,10 @@ pub mod submit;
 pub use control::{
     KillReport, SweepReport, cancel_job, jobs_to_terminate, kill_root, may_start, sweep,
 };
+pub use ctx::Resolution;
 pub use escalation::{
     PendingItem, PendingQuestion, ResumeVerb, answer, parse_answers, pending, resume,
 };
-pub use flow::Resolution;
 pub use pricing::price_usd;
 pub use settle::{Outcome, Settlement, Usage, settle};
 pub use submit::{SubmitRoot, submit_root};

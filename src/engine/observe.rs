@@ -186,7 +186,7 @@ pub fn record(
     capture: &Capture,
 ) -> Result<(), EngineError> {
     let job = crate::store::jobs::require(tx, job_id)?;
-    let Some(result) = super::flow::parse_result(job.result.as_ref()) else {
+    let Some(result) = super::ctx::parse_result(job.result.as_ref()) else {
         return Ok(());
     };
     let doc = observe(&result, capture);

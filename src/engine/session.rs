@@ -19,8 +19,7 @@ use crate::store::events::{self, NewEvent};
 use crate::store::{jobs, runs};
 use crate::{Invalid, ids};
 
-/// `dispatched_by` of every session job: the daemon neither runs nor recovers them.
-pub const SESSION: &str = "session";
+pub use crate::domain::SESSION;
 
 /// What `job open` records.
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,7 @@ use rusqlite::Transaction;
 use serde_json::json;
 
 use super::EngineError;
-use super::flow::Ctx;
+use super::ctx::Ctx;
 use super::pricing::price_usd;
 use crate::clock::Clock;
 use crate::config::{OrchestrateConfig, ResultChecks};

@@ -208,9 +208,62 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// What every agent gets from the daemon's environment, whatever its runtime.
+pub const BASE_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
+];
+
+/// What a runtime's own CLI needs to reach its vendor (keys, endpoints, proxies, its
+/// config folder). The shell runtime gets nothing beyond `BASE_ENV`: an operator passes a
+/// shell agent's secrets by name with `[runtimes.shell] env`.
+pub fn runtime_env(kind: RuntimeKind) -> Vec<&'static str> {
+    const NETWORK: &[&str] = &[
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "NO_PROXY",
+        "https_proxy",
+        "http_proxy",
+        "no_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "NODE_EXTRA_CA_CERTS",
+        "XDG_CONFIG_HOME",
+    ];
+    let own: &[&str] = match kind {
+        RuntimeKind::Claude => &["ANTHROPIC_*", "CLAUDE_*"],
+        RuntimeKind::Codex => &["OPENAI_*", "CODEX_*"],
+        RuntimeKind::Kimi => &["MOONSHOT_*", "KIMI_*"],
+        RuntimeKind::Shell => return Vec::new(),
+    };
+    own.iter().chain(NETWORK).copied().collect()
+}
+
+fn env_allowed(name: &str, patterns: &[&str]) -> bool {
+    patterns.iter().any(|p| match p.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == *p,
+    })
+}
+
+/// The environment an agent of `kind` starts with: the daemon's variables named by
+/// `BASE_ENV`, the runtime's own list and `extra` (`[runtimes.<kind>] env`), never a
+/// `GITMOOT_*` variable of the daemon (the job's own are added by the caller).
+pub fn agent_env(kind: RuntimeKind, extra: &[String]) -> Vec<(String, String)> {
+    let mut patterns: Vec<&str> = BASE_ENV.to_vec();
+    patterns.extend(runtime_env(kind));
+    patterns.extend(extra.iter().map(String::as_str));
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| !k.starts_with("GITMOOT_") && env_allowed(k, &patterns))
+        .collect()
+}
+
 /// The `GITMOOT_*` environment every runtime child gets (the shell contract of SPEC §6;
 /// other runtimes get it too so a leftover process can be traced back to its job).
-pub fn job_env(job: &Job, home: &Path, repair: u32) -> Vec<(String, String)> {
+///
+/// The home is deliberately absent: an agent that knew it could open the store and answer
+/// its own gates; moot seats post through the relay's scoped token instead.
+pub fn job_env(job: &Job, repair: u32) -> Vec<(String, String)> {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     vec![
         ("GITMOOT_JOB_ID".into(), job.id.clone()),
@@ -220,7 +273,6 @@ pub fn job_env(job: &Job, home: &Path, repair: u32) -> Vec<(String, String)> {
         ("GITMOOT_JOB_KIND".into(), job.kind.as_str().into()),
         ("GITMOOT_ACTION".into(), job.action.as_str().into()),
         ("GITMOOT_REPO".into(), opt(&job.repo)),
-        ("GITMOOT_HOME".into(), home.display().to_string()),
         ("GITMOOT_ATTEMPT".into(), job.attempt.to_string()),
         ("GITMOOT_REPAIR".into(), repair.to_string()),
     ]

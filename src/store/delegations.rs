@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Result;
 use crate::clock::Millis;
-use crate::contract::Delegation;
+use crate::domain::Delegation;
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE delegations (

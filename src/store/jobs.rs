@@ -203,7 +203,126 @@ pub(crate) const COLS: &str = "id, root_id, parent_id, delegation_id, kind, agen
     output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, runtime_pid, worktree, followup, \
     followup_reason, continuation_id, carry, created_ms, started_ms, finished_ms, updated_ms";
 
+/// A job row that cannot be decoded (a corrupt column), named so one bad row fails or is
+/// skipped alone instead of stopping every read.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("job {id} is unreadable: column {column}: {reason}")]
+pub struct Unreadable {
+    pub id: String,
+    pub column: String,
+    pub reason: String,
+}
+
+/// The unreadable row behind `e`, when that is what it is.
+pub fn unreadable(e: &StoreError) -> Option<&Unreadable> {
+    match e {
+        StoreError::Sqlite(rusqlite::Error::FromSqlConversionFailure(_, _, source)) => {
+            source.downcast_ref::<Unreadable>()
+        }
+        _ => None,
+    }
+}
+
+/// Decodes one row; a failure names the job and the column.
 pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
+    decode_row(r).map_err(|e| {
+        let (index, ty, reason) = match e {
+            rusqlite::Error::FromSqlConversionFailure(i, ty, source) => (i, ty, source.to_string()),
+            rusqlite::Error::InvalidColumnType(i, _, ty) => {
+                (i, ty, format!("unexpected {ty} value"))
+            }
+            rusqlite::Error::IntegralValueOutOfRange(i, v) => (
+                i,
+                rusqlite::types::Type::Integer,
+                format!("{v} is out of range"),
+            ),
+            other => return other,
+        };
+        let column = COLS.split(", ").nth(index).unwrap_or("?").to_string();
+        let id = r.get::<_, String>(0).unwrap_or_default();
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            ty,
+            Box::new(Unreadable { id, column, reason }),
+        )
+    })
+}
+
+/// Collects decoded rows, setting aside the unreadable ones.
+fn readable(
+    rows: impl Iterator<Item = rusqlite::Result<Job>>,
+    skipped: &mut Vec<Unreadable>,
+) -> Result<Vec<Job>> {
+    let mut out = Vec::new();
+    for row in rows {
+        match row.map_err(StoreError::from) {
+            Ok(j) => out.push(j),
+            Err(e) => match unreadable(&e) {
+                Some(u) => skipped.push(u.clone()),
+                None => return Err(e),
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// Marks an undecodable job failed with the decode error, keeping the corrupt value in
+/// an event: the corrupt JSON column is cleared so the row reads again, and a root's run
+/// fails with it. Returns whether the row now decodes (so the engine can settle it).
+pub fn quarantine(conn: &Connection, u: &Unreadable, now: Millis) -> Result<bool> {
+    let raw: Option<String> = conn
+        .query_row(
+            &format!("SELECT CAST({} AS TEXT) FROM jobs WHERE id = ?1", u.column),
+            [&u.id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    let reason = format!("quarantined: {u}");
+    conn.execute(
+        "UPDATE jobs SET
+            ephemeral = CASE WHEN json_valid(ephemeral) THEN ephemeral END,
+            result = CASE WHEN json_valid(result) THEN result END,
+            carry = CASE WHEN json_valid(carry) THEN carry END,
+            state = CASE WHEN state IN ('queued', 'running', 'succeeded', 'failed', 'blocked', 'cancelled')
+                THEN state ELSE 'failed' END,
+            error = ?2, updated_ms = ?3
+         WHERE id = ?1",
+        params![u.id, reason, now],
+    )?;
+    let root: Option<String> = conn
+        .query_row("SELECT root_id FROM jobs WHERE id = ?1", [&u.id], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    super::events::append(
+        conn,
+        super::events::NewEvent {
+            ts_ms: now,
+            root_id: root.as_deref(),
+            job_id: Some(&u.id),
+            kind: "job_quarantined",
+            message: reason.clone(),
+            data: Some(serde_json::json!({"column": u.column, "raw": raw})),
+        },
+    )?;
+    if get(conn, &u.id).is_ok() {
+        return Ok(true);
+    }
+    // Still undecodable (a corrupt kind or action): fail it by hand, and its run if a root.
+    conn.execute(
+        "UPDATE jobs SET state = 'failed', finished_ms = ?2 WHERE id = ?1",
+        params![u.id, now],
+    )?;
+    conn.execute(
+        "UPDATE runs SET state = 'failed', finished_ms = ?2, updated_ms = ?2
+         WHERE root_id = ?1 AND root_id IN (SELECT root_id FROM jobs WHERE id = ?1 AND root_id = id)",
+        params![u.id, now],
+    )?;
+    Ok(false)
+}
+
+fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
         let text: Option<String> = r.get(i)?;
         text.filter(|t| !t.is_empty())
@@ -386,8 +505,17 @@ pub struct JobFilter {
     pub limit: Option<usize>,
 }
 
-/// Jobs matching the filter, newest first.
+/// Jobs matching the filter, newest first; unreadable rows are skipped with a warning.
 pub fn list(conn: &Connection, f: &JobFilter) -> Result<Vec<Job>> {
+    let (list, skipped) = list_readable(conn, f)?;
+    for u in skipped {
+        tracing::warn!(job = %u.id, "skipping an unreadable job row: {u}");
+    }
+    Ok(list)
+}
+
+/// Jobs matching the filter, newest first, and the rows that could not be decoded.
+pub fn list_readable(conn: &Connection, f: &JobFilter) -> Result<(Vec<Job>, Vec<Unreadable>)> {
     let mut sql = format!("SELECT {COLS} FROM jobs WHERE 1=1");
     let mut args: Vec<SqlValue> = Vec::new();
     let mut push = |clause: &str, v: String| {
@@ -411,9 +539,12 @@ pub fn list(conn: &Connection, f: &JobFilter) -> Result<Vec<Job>> {
         sql.push_str(&format!(" LIMIT {n}"));
     }
     let mut st = conn.prepare(&sql)?;
-    Ok(st
-        .query_map(params_from_iter(args), from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+    let mut skipped = Vec::new();
+    let list = readable(
+        st.query_map(params_from_iter(args), from_row)?,
+        &mut skipped,
+    )?;
+    Ok((list, skipped))
 }
 
 /// How many jobs are in each live state, for status bars and `daemon status`.

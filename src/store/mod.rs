@@ -43,6 +43,12 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    /// Opening or migrating the file failed: corrupt, unreadable, not a database.
+    #[error("store {path}: {source}")]
+    File {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("stored JSON is corrupt: {0}")]
@@ -70,8 +76,18 @@ impl Store {
         Self::open(&home.db_path())
     }
 
-    /// Opens and migrates the database at `path`.
+    /// Opens and migrates the database at `path`; a failure names the file.
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_inner(path).map_err(|e| match e {
+            StoreError::Sqlite(source) => StoreError::File {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
+        })
+    }
+
+    fn open_inner(path: &Path) -> Result<Self> {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE

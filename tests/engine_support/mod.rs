@@ -45,6 +45,18 @@ impl H {
         Self::with_cfg(OrchestrateConfig::default())
     }
 
+    /// A fresh home whose root has already fanned out into `legs`.
+    pub fn fanned(legs: Vec<Delegation>) -> Self {
+        Self::fanned_with(OrchestrateConfig::default(), legs)
+    }
+
+    /// `fanned` under `cfg`.
+    pub fn fanned_with(cfg: OrchestrateConfig, legs: Vec<Delegation>) -> Self {
+        let mut h = Self::with_cfg(cfg);
+        h.ok("", fan(legs));
+        h
+    }
+
     /// A home with agents `coord`, `rev`, `alt` (ask+review) and `asker` (ask only),
     /// and a root submitted to `coord` on acme/api.
     pub fn with_cfg(cfg: OrchestrateConfig) -> Self {
@@ -123,6 +135,24 @@ impl H {
         self.settle_usage(&id, Outcome::Parsed(r), Usage::default())
     }
 
+    /// Settles `rest` with `r`, reporting this much usage.
+    pub fn ok_usage(
+        &mut self,
+        rest: &str,
+        r: GitmootResult,
+        tokens_in: u64,
+        tokens_out: u64,
+        cost_usd: f64,
+    ) -> JobState {
+        let id = self.id(rest);
+        let usage = Usage {
+            tokens_in,
+            tokens_out,
+            cost_usd,
+        };
+        self.settle_usage(&id, Outcome::Parsed(r), usage)
+    }
+
     pub fn fail(&mut self, rest: &str, reason: &str) -> JobState {
         let id = self.id(rest);
         self.settle_usage(&id, Outcome::Failed(reason.into()), Usage::default())
@@ -168,6 +198,12 @@ impl H {
             .into_iter()
             .filter(|e| e.kind == kind)
             .collect()
+    }
+
+    /// Asserts that the first `kind` event of the tree says `text`.
+    pub fn assert_first_event(&self, kind: &str, text: &str) {
+        let events = self.events(kind);
+        assert!(events[0].message.contains(text), "{}", events[0].message);
     }
 
     pub fn open_rounds(&self) -> Vec<escalations::Round> {
@@ -247,6 +283,15 @@ pub fn approved() -> GitmootResult {
 pub fn with(mut r: GitmootResult, ds: Vec<Delegation>) -> GitmootResult {
     r.delegations = ds;
     r
+}
+
+/// The path of job `name` below the job at `path` (`""` is the root), as `H::id` reads it.
+pub fn under(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}/{name}")
+    }
 }
 
 pub fn fan(ds: Vec<Delegation>) -> GitmootResult {

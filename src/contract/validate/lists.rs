@@ -1,0 +1,165 @@
+//! The contract's entry lists: human_questions and learnings, each entry checked field by
+//! field. Touches no delegation rule.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{Validator, kind_of, opt_str};
+use crate::contract::types::{HumanQuestion, Learning, LearningScope};
+
+impl Validator {
+    pub(super) fn human_questions(&mut self, raw: Option<&RawValue>) -> Vec<HumanQuestion> {
+        let items = self.array_of("human_questions", raw);
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let Value::Object(obj) = item else {
+                self.err(format!(
+                    "human_questions[{i}] must be an object with id and prompt (got {})",
+                    kind_of(item)
+                ));
+                continue;
+            };
+            let id = match opt_str(obj, "id") {
+                Ok(Some(id)) if !id.trim().is_empty() => id.trim().to_owned(),
+                Ok(_) => {
+                    self.err(format!("human_questions[{i}] id is required"));
+                    continue;
+                }
+                Err(kind) => {
+                    self.err(format!(
+                        "human_questions[{i}] id must be a string (got {kind})"
+                    ));
+                    continue;
+                }
+            };
+            if !seen.insert(id.clone()) {
+                self.err(format!("human_questions[{i}] id {id:?} is not unique"));
+            }
+            let prompt = match opt_str(obj, "prompt") {
+                Ok(Some(p)) if !p.trim().is_empty() => p.to_owned(),
+                Ok(_) => {
+                    self.err(format!(
+                        "human_questions[{i}] (id {id:?}) prompt is required"
+                    ));
+                    String::new()
+                }
+                Err(kind) => {
+                    self.err(format!(
+                        "human_questions[{i}] (id {id:?}) prompt must be a string (got {kind})"
+                    ));
+                    String::new()
+                }
+            };
+            let prefix = format!("human_questions[{i}] (id {id:?})");
+            let choices = self.strict_list(&prefix, "choices", obj.get("choices"));
+            out.push(HumanQuestion {
+                id,
+                prompt,
+                choices,
+            });
+        }
+        out
+    }
+
+    /// `learnings[]`: `{key, scope?, content}`, scope `repo` (default) or `general`.
+    pub(super) fn learnings(&mut self, raw: Option<&RawValue>) -> Vec<Learning> {
+        let items = self.array_of("learnings", raw);
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let Value::Object(obj) = item else {
+                self.err(format!(
+                    "learnings[{i}] must be an object with key and content (got {})",
+                    kind_of(item)
+                ));
+                continue;
+            };
+            let key = match opt_str(obj, "key") {
+                Ok(Some(k)) if !k.trim().is_empty() => k.trim().to_owned(),
+                Ok(_) => {
+                    self.err(format!("learnings[{i}] key is required"));
+                    continue;
+                }
+                Err(kind) => {
+                    self.err(format!("learnings[{i}] key must be a string (got {kind})"));
+                    continue;
+                }
+            };
+            let content = match opt_str(obj, "content") {
+                Ok(Some(c)) if !c.trim().is_empty() => Some(c.to_owned()),
+                Ok(_) => {
+                    self.err(format!("learnings[{i}] (key {key:?}) content is required"));
+                    None
+                }
+                Err(kind) => {
+                    self.err(format!(
+                        "learnings[{i}] (key {key:?}) content must be a string (got {kind})"
+                    ));
+                    None
+                }
+            };
+            let scope = match opt_str(obj, "scope") {
+                Ok(None) => Some(LearningScope::Repo),
+                Ok(Some(s)) if s.trim().is_empty() => Some(LearningScope::Repo),
+                Ok(Some(s)) => {
+                    let parsed =
+                        serde_json::from_value(Value::String(s.trim().to_ascii_lowercase())).ok();
+                    if parsed.is_none() {
+                        self.err(format!(
+                            "learnings[{i}] (key {key:?}) scope {s:?} is invalid; expected repo or general"
+                        ));
+                    }
+                    parsed
+                }
+                Err(kind) => {
+                    self.err(format!(
+                        "learnings[{i}] (key {key:?}) scope must be a string (got {kind})"
+                    ));
+                    None
+                }
+            };
+            if let (Some(content), Some(scope)) = (content, scope) {
+                out.push(Learning {
+                    key,
+                    scope,
+                    content,
+                });
+            }
+        }
+        out
+    }
+
+    /// A structural list: identifiers the engine consumes, so strings only.
+    pub(super) fn strict_list(
+        &mut self,
+        prefix: &str,
+        field: &str,
+        value: Option<&Value>,
+    ) -> Vec<String> {
+        match value {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (k, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        other => self.err(format!(
+                            "{prefix}: {field}[{k}] must be a string (got {})",
+                            kind_of(other)
+                        )),
+                    }
+                }
+                out
+            }
+            Some(other) => {
+                self.err(format!(
+                    "{prefix}: {field} must be an array of strings (got {})",
+                    kind_of(other)
+                ));
+                Vec::new()
+            }
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! Synthesis and the single continuation per coordinator: normal, corrective, replan, answer
+//! or finalize. Does not open human rounds (`gates`) or check bounds (`bounds`).
+
+use serde_json::json;
+
+use super::batch::LegOutcome;
+use super::bounds::{Carry, progress_digest, set_hash, streak_threshold};
+use super::ctx::{Ctx, R};
+use super::prompts::{self, Frame, LegLine};
+use crate::contract::{Decision, Delegation, GitmootResult, SynthesisRule};
+use crate::domain::{Action, JobKind};
+use crate::store::delegations::{self, Leg};
+use crate::store::jobs::{self, FollowUp, Job};
+use crate::store::runs;
+
+impl Ctx<'_, '_> {
+    pub(super) fn maybe_continue(
+        &self,
+        parent: &Job,
+        legs: &[Leg],
+        outs: &[LegOutcome],
+        carry: &Carry,
+    ) -> R<()> {
+        let rules: Vec<SynthesisRule> = legs.iter().filter_map(|l| l.spec.synthesis_rule).collect();
+        // Vote: every child approves; `skipped` (a succeeded abstention) counts as passing.
+        let votes_yes = |o: &LegOutcome| match o {
+            LegOutcome::Ok {
+                result: Some(r), ..
+            } => super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped,
+            LegOutcome::Ok { result: None, .. } => true,
+            _ => false,
+        };
+        if rules.contains(&SynthesisRule::Vote) && !outs.iter().all(votes_yes) {
+            return self.block(
+                parent,
+                format!(
+                    "delegation synthesis_rule vote failed: not all delegated children for {} were approved/succeeded",
+                    parent.id
+                ),
+            );
+        }
+        if rules.contains(&SynthesisRule::Quorum) {
+            let k = legs.iter().filter_map(|l| l.spec.quorum).max().unwrap_or(0) as usize;
+            let approving = outs
+                .iter()
+                .filter(|o| match o {
+                    LegOutcome::Ok {
+                        result: Some(r), ..
+                    } => super::checks::approving(self.cfg, r),
+                    LegOutcome::Ok { result: None, .. } => true,
+                    _ => false,
+                })
+                .count();
+            if approving < k {
+                return self.block(
+                    parent,
+                    format!(
+                        "delegation synthesis_rule quorum failed: fewer than {k} delegated children for {} were approved/succeeded",
+                        parent.id
+                    ),
+                );
+            }
+        }
+        let lines = self.leg_lines(legs, outs)?;
+        let set: Vec<Delegation> = legs.iter().map(|l| l.spec.clone()).collect();
+        let hash = set_hash(&set);
+        let digest = progress_digest(outs.iter().map(LegOutcome::result));
+        let streak = if carry.digest.as_deref() == Some(digest.as_str()) {
+            carry.streak + 1
+        } else {
+            0
+        };
+        // A failed verdict goes through its own replan cap first: the producers making no
+        // progress between replans must end in verify_replan_exhausted, not the loop ladder.
+        if rules.contains(&SynthesisRule::Verify) {
+            let mut findings = Vec::new();
+            for (l, o) in legs.iter().zip(outs) {
+                if l.spec.synthesis_rule != Some(SynthesisRule::Verify) {
+                    continue;
+                }
+                let agent = prompts::agent_label(&l.spec);
+                match o {
+                    LegOutcome::Ok {
+                        result: Some(r), ..
+                    // Skipped abstains from the verdict.
+                    } if super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped => {}
+                    // A result-less success passes; a pending leg (escalate hands the
+                    // batch over early) has no verdict yet.
+                    LegOutcome::Ok { result: None, .. } | LegOutcome::Pending => {}
+                    LegOutcome::NotRun(note) => findings.push(format!(
+                        "- verify leg \"{}\" (agent {agent}): missing — {note}",
+                        l.delegation_id
+                    )),
+                    LegOutcome::Ok {
+                        result: Some(r), ..
+                    } => findings.push(format!(
+                        "- verify leg \"{}\" (agent {agent}): {} — {}",
+                        l.delegation_id,
+                        r.decision.as_str(),
+                        r.summary
+                    )),
+                    LegOutcome::Failed { state, result, .. } => findings.push(format!(
+                        "- verify leg \"{}\" (agent {agent}): {} — {}",
+                        l.delegation_id,
+                        result
+                            .as_ref()
+                            .map(|r| r.decision.as_str().to_string())
+                            .unwrap_or(state.to_string()),
+                        result
+                            .as_ref()
+                            .map(|r| r.summary.clone())
+                            .unwrap_or_default()
+                    )),
+                }
+            }
+            if !findings.is_empty() {
+                let cap = self.cfg.max_verify_replan_attempts;
+                if carry.verify_attempt >= cap {
+                    self.event(
+                        &parent.root_id,
+                        Some(&parent.id),
+                        "verify_replan_exhausted",
+                        format!("independent verification failed after {cap} replan attempt(s); finalizing"),
+                        None,
+                    )?;
+                    let frame = self.frame(parent, &lines)?;
+                    return self.finalize_with(
+                        parent,
+                        &format!("verify→replan attempt cap of {cap} reached"),
+                        frame,
+                        &[],
+                        carry,
+                    );
+                }
+                let attempt = carry.verify_attempt + 1;
+                self.event(
+                    &parent.root_id,
+                    Some(&parent.id),
+                    "verify_replan_warning",
+                    format!("independent verification failed (attempt {attempt}/{cap}); enqueuing a replan continuation"),
+                    None,
+                )?;
+                let next = Carry {
+                    hashes: carry.window_with(&hash),
+                    repeat_count: 0,
+                    streak,
+                    digest: Some(digest),
+                    verify_attempt: attempt,
+                    finalize_reason: None,
+                };
+                let prompt = prompts::replan(&self.frame(parent, &lines)?, &findings, attempt, cap);
+                return self.enqueue_continuation(
+                    parent,
+                    JobKind::Continuation,
+                    prompt,
+                    next,
+                    "replan",
+                );
+            }
+        }
+        if streak >= streak_threshold(self.cfg) {
+            let short = &digest[..12];
+            if carry.repeat_count >= 1 {
+                self.event(
+                    &parent.root_id,
+                    Some(&parent.id),
+                    "delegation_loop_detected",
+                    format!(
+                        "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
+                    ),
+                    None,
+                )?;
+                let frame = self.frame(parent, &lines)?;
+                return self.finalize_with(
+                    parent,
+                    "no new durable side effect after a corrective nudge",
+                    frame,
+                    &[],
+                    carry,
+                );
+            }
+            self.event(
+                &parent.root_id,
+                Some(&parent.id),
+                "delegation_loop_warning",
+                format!(
+                    "delegation tree made no new durable side effect for {streak} consecutive generations (digest {short}); sending a corrective continuation"
+                ),
+                None,
+            )?;
+            let next = Carry {
+                hashes: carry.window_with(&hash),
+                repeat_count: carry.repeat_count + 1,
+                streak,
+                digest: Some(digest),
+                verify_attempt: carry.verify_attempt,
+                finalize_reason: None,
+            };
+            let prompt = prompts::corrective(&self.frame(parent, &lines)?, &set);
+            return self.enqueue_continuation(
+                parent,
+                JobKind::Continuation,
+                prompt,
+                next,
+                "corrective",
+            );
+        }
+        let next = Carry {
+            hashes: carry.window_with(&hash),
+            repeat_count: 0,
+            streak,
+            digest: Some(digest),
+            verify_attempt: carry.verify_attempt,
+            finalize_reason: None,
+        };
+        let prompt = prompts::continuation(&self.frame(parent, &lines)?);
+        self.enqueue_continuation(parent, JobKind::Continuation, prompt, next, "synthesis")
+    }
+
+    pub(super) fn leg_lines(&self, legs: &[Leg], outs: &[LegOutcome]) -> R<Vec<LegLine>> {
+        let mut lines = Vec::new();
+        for (l, o) in legs.iter().zip(outs) {
+            let agent = match &l.job_id {
+                Some(j) => jobs::get(self.tx, j)?.map(|j| j.agent).unwrap_or_default(),
+                None => prompts::agent_label(&l.spec),
+            };
+            let line =
+                |job_id: Option<String>, outcome: String, r: Option<&GitmootResult>| LegLine {
+                    id: l.delegation_id.clone(),
+                    job_id,
+                    agent: agent.clone(),
+                    outcome,
+                    phase: l.spec.phase.clone(),
+                    summary: r.map(|r| r.summary.clone()),
+                    artifact_body: r.and_then(|r| r.artifact_body.clone()),
+                };
+            lines.push(match o {
+                LegOutcome::Ok { job_id, result } => line(
+                    Some(job_id.clone()),
+                    result
+                        .as_ref()
+                        .map(|r| r.decision.as_str().to_string())
+                        .unwrap_or("succeeded".into()),
+                    result.as_ref(),
+                ),
+                LegOutcome::Failed {
+                    job_id,
+                    state,
+                    result,
+                    reason,
+                } => {
+                    let mut ln = line(
+                        Some(job_id.clone()),
+                        result
+                            .as_ref()
+                            .map(|r| r.decision.as_str().to_string())
+                            .unwrap_or(state.to_string()),
+                        result.as_ref(),
+                    );
+                    if ln.summary.is_none() {
+                        ln.summary = reason.clone();
+                    }
+                    ln
+                }
+                LegOutcome::Pending => {
+                    let state = match &l.job_id {
+                        Some(j) => jobs::get(self.tx, j)?
+                            .map(|j| j.state.to_string())
+                            .unwrap_or_default(),
+                        None => "waiting".into(),
+                    };
+                    line(l.job_id.clone(), format!("still {state}"), None)
+                }
+                LegOutcome::NotRun(note) => line(None, note.clone(), None),
+            });
+        }
+        Ok(lines)
+    }
+
+    /// The shared frame of every continuation-like prompt for `parent`.
+    pub fn frame(&self, parent: &Job, legs: &[LegLine]) -> R<Frame> {
+        let root = jobs::require(self.tx, &parent.root_id)?;
+        let run = runs::require(self.tx, &parent.root_id)?;
+        let next_depth = parent.depth + 1;
+        let (md, mj) = (
+            self.cfg.max_delegation_depth,
+            self.cfg.max_delegation_total_jobs,
+        );
+        let pressure = (next_depth + 2 >= md || run.jobs + 2 >= mj).then(|| {
+            format!(
+                "You are at depth {next_depth}/{md} and {}/{mj} jobs — prefer finishing (synthesize now) over re-delegating.",
+                run.jobs
+            )
+        });
+        Ok(Frame {
+            goal: root.prompt.clone(),
+            answers: super::escalation::answers_block(self.tx, &parent.id)?,
+            pressure,
+            legs: legs.to_vec(),
+            inline_cap: self.cfg.inline_artifact_bodies.then(|| self.body_cap()),
+        })
+    }
+
+    /// A finalize continuation for a set that was refused at dispatch.
+    pub(super) fn finalize(
+        &self,
+        job: &Job,
+        reason: &str,
+        set: &[Delegation],
+        carry: &Carry,
+    ) -> R<()> {
+        let frame = self.frame(job, &[])?;
+        self.finalize_with(job, reason, frame, set, carry)
+    }
+
+    pub fn finalize_with(
+        &self,
+        job: &Job,
+        reason: &str,
+        frame: Frame,
+        not_dispatched: &[Delegation],
+        carry: &Carry,
+    ) -> R<()> {
+        let prompt = prompts::finalize(&frame, reason, not_dispatched);
+        let next = Carry {
+            finalize_reason: None,
+            ..carry.clone()
+        };
+        self.enqueue_continuation(job, JobKind::Finalize, prompt, next, reason)
+    }
+
+    /// The single continuation slot of `parent`; a second request is a no-op.
+    pub fn enqueue_continuation(
+        &self,
+        parent: &Job,
+        kind: JobKind,
+        prompt: String,
+        carry: Carry,
+        why: &str,
+    ) -> R<()> {
+        let mut p = jobs::require(self.tx, &parent.id)?;
+        if p.followup == FollowUp::Continued {
+            return Ok(());
+        }
+        let (mut kind, mut prompt, mut why) = (kind, prompt, why.to_string());
+        // This job would take the slot kept for the tree's finalize: the root's chain
+        // finalizes in it; a nested coordinator ends on its own result instead.
+        let nested = self.nested(&p)?;
+        // A finalize that asked already holds the tree's last slot: its answer is recorded
+        // on the round, but no further job fits.
+        let no_room_left = nested || p.kind == JobKind::Finalize;
+        if (no_room_left || kind != JobKind::Finalize) && self.budget_room(&p.root_id)? <= 1 {
+            let reason = self.budget_reason();
+            if no_room_left {
+                self.event(
+                    &p.root_id,
+                    Some(&p.id),
+                    "delegation_budget_exceeded",
+                    format!(
+                        "{reason}; job {} ends on its own result without a {why} continuation",
+                        p.id
+                    ),
+                    None,
+                )?;
+                p.followup = FollowUp::None;
+                p.followup_reason = Some(format!("no continuation: {reason}"));
+                p.updated_ms = self.now;
+                jobs::put(self.tx, &p)?;
+                return self.propagate(&p);
+            }
+            self.event(
+                &p.root_id,
+                Some(&p.id),
+                "delegation_budget_exceeded",
+                format!(
+                    "{reason}; the {why} continuation of job {} becomes the tree's finalize",
+                    p.id
+                ),
+                None,
+            )?;
+            let legs = delegations::for_parent(self.tx, &p.id)?;
+            let outs = self.outcomes(&legs)?;
+            let frame = self.frame(&p, &self.leg_lines(&legs, &outs)?)?;
+            prompt = prompts::finalize(&frame, &reason, &[]);
+            kind = JobKind::Finalize;
+            why = reason;
+        }
+        let why = why.as_str();
+        let id = self.fresh_id(&format!("{}/continuation", p.id))?;
+        let mut c = Job::queued(
+            id.clone(),
+            p.root_id.clone(),
+            kind,
+            p.agent.clone(),
+            Action::Ask,
+            prompt,
+            self.now,
+        );
+        c.parent_id = Some(p.id.clone());
+        c.repo = p.repo.clone();
+        c.depth = p.depth + 1;
+        c.model = p.model.clone();
+        c.effort = p.effort.clone();
+        c.phase = p.phase.clone();
+        c.dispatched_by = p.agent.clone();
+        c.carry = Some(carry.to_value());
+        self.insert_job(&c)?;
+        p.followup = FollowUp::Continued;
+        p.continuation_id = Some(id.clone());
+        p.updated_ms = self.now;
+        jobs::put(self.tx, &p)?;
+        let occupied = if kind == JobKind::Finalize {
+            format!("finalize continuation occupies the continuation slot for job {id}")
+        } else {
+            format!("delegation continuation enqueued as job {id}")
+        };
+        self.event(
+            &p.root_id,
+            Some(&p.id),
+            "delegation_continuation_enqueued",
+            occupied,
+            Some(json!({"job": id, "why": why})),
+        )?;
+        if kind == JobKind::Finalize {
+            self.event(
+                &p.root_id,
+                Some(&p.id),
+                "delegation_finalize_enqueued",
+                format!("termination backstop tripped ({why}); enqueued a best-effort finalize continuation as job {id}"),
+                Some(json!({"job": id, "reason": why})),
+            )?;
+        }
+        Ok(())
+    }
+}
