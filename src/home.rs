@@ -79,6 +79,11 @@ impl Home {
     pub fn keymap_path(&self) -> PathBuf {
         self.root.join("keymap.toml")
     }
+    /// The control room's `:` line history, one command a line, oldest first.
+    pub fn command_history_path(&self) -> PathBuf {
+        self.root.join("command_history")
+    }
+
     pub fn themes_dir(&self) -> PathBuf {
         self.root.join("themes")
     }

@@ -1,7 +1,7 @@
 //! The `gitmoot` binary: parse the command line, run it, map errors to exit codes.
 
 use clap::Parser;
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 fn main() {
     quiet_on_closed_stdout();
@@ -15,13 +15,18 @@ fn main() {
             std::process::exit(2);
         }
         Err(e) => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("error: invalid arguments")
-                .trim();
-            eprintln!("{first} (see --help)");
+            let mut text = e.to_string();
+            if e.kind() == ErrorKind::InvalidSubcommand
+                && !text.contains("tip:")
+                && let Some(ContextValue::String(word)) = e.get(ContextKind::InvalidSubcommand)
+                && let Some(near) = gitmoot::cli::nearest_subcommand(word)
+            {
+                text = format!(
+                    "{}\n  tip: a similar subcommand exists: '{near}'",
+                    text.lines().next().unwrap_or_default()
+                );
+            }
+            eprintln!("{}", gitmoot::cli::clap_error_line(&text));
             std::process::exit(2);
         }
     };

@@ -82,9 +82,10 @@ fn create_slugifies_and_validates() {
     let h = Home::new();
     let out = h.ok(&["chat", "create", "Release Room!", "--repo", "owner/repo"]);
     assert!(out.starts_with("thread: release-room\nid: chat-"), "{out}");
+    // Issue 16: the title keeps the name verbatim; only the slug is normalised.
     assert!(
-        out.contains("name: release-room\n"),
-        "the title defaults to the slug: {out}"
+        out.contains("name: Release Room!\n"),
+        "the title is the name as typed: {out}"
     );
     assert!(out.contains("state: open\n"));
     h.fails(
@@ -98,9 +99,10 @@ fn create_slugifies_and_validates() {
         "must look like owner/name",
     );
     h.cmd(&["chat", "create", "x"]).assert().code(2);
+    // A duplicate name is bad input: exit 2 like every validation error.
     h.fails(
         &["chat", "create", "release room", "--repo", "owner/repo"],
-        1,
+        2,
         "a chat thread \"release-room\" already exists in owner/repo",
     );
     // The same slug is fine in another repo.
@@ -179,11 +181,8 @@ fn send_delivers_mentions_and_warns_on_unknown_names() {
         inbox,
         serde_json::json!([{"thread": "release-room", "seq": 1, "author": "human", "body": "@codex-b look at this, @ghost too. mail a@b.com", "read": false}])
     );
-    assert_eq!(
-        h.json(&["chat", "inbox", "ghost", "--json"]),
-        serde_json::json!([])
-    );
-    assert_eq!(h.ok(&["chat", "inbox", "ghost"]), "inbox empty\n");
+    // Nobody by that name: an error naming it, not an empty inbox.
+    h.fails(&["chat", "inbox", "ghost"], 2, "no agent named \"ghost\"");
     let text = h.ok(&["chat", "inbox", "codex-b"]);
     assert!(text.starts_with("* release-room"), "{text}");
     // --as, --reply-to, --ref and --json.

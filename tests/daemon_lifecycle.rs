@@ -226,7 +226,8 @@ fn sigterm_lets_short_jobs_finish_terminates_long_ones_and_records_why() {
     let s: serde_json::Value =
         serde_json::from_str(&h.ok(&["daemon", "status", "--json"])).unwrap();
     assert_eq!(s["running"], true);
-    assert_eq!(s["pid"], d.id().to_string());
+    // Issue 16: the pid is a JSON number, not a string.
+    assert_eq!(s["pid"], d.id());
     assert_eq!(s["parallel"], 2);
     assert_eq!(s["running_jobs"], 2);
     assert_eq!(s["queued_jobs"], 1);
@@ -268,6 +269,10 @@ fn four_cli_writers_and_the_daemon_never_see_database_is_locked() {
         &format!("cat > /dev/null\necho '{}'\n", result("approved", "ok")),
     );
     let mut d = spawn_daemon(&h, &["--parallel", "4"]);
+    // Writers start once the daemon holds the home, so `job run` has no "no daemon" hint.
+    assert!(wait_until(Duration::from_secs(10), || {
+        h.ok(&["daemon", "status"]).starts_with("daemon running")
+    }));
     let bin = TestHome::bin();
     let home = h.path();
     let writers: Vec<_> = (0..4)

@@ -128,6 +128,7 @@ fn headless_demo_with_answers_runs_every_tree_to_its_end() {
     );
     assert!(after.contains("pending human gates: 0"), "{after}");
 
+    no_markers_and_a_fitting_answer(&home);
     let runs = run_states(&home);
     assert_eq!(state_of(&runs, "Plan the session-refresh"), "done");
     assert_eq!(state_of(&runs, "Soak-test"), "killed");
@@ -157,5 +158,33 @@ fn headless_demo_with_answers_runs_every_tree_to_its_end() {
             .as_str()
             .unwrap()
             .contains("maintenance window")
+    );
+}
+
+/// Demo prompts carry no script markers, and the promoted chat question gets an answer
+/// about what it asked (checked on the home of the full run, to run the demo once).
+fn no_markers_and_a_fitting_answer(home: &Path) {
+    let home = home.to_path_buf();
+    let jobs = support::json(&home, &["job", "list", "--json"]);
+    let jobs = jobs.as_array().unwrap();
+    for j in jobs {
+        let prompt = j["prompt"].as_str().unwrap_or_default();
+        assert!(
+            !prompt.contains("[quick]") && !prompt.contains("[soak]"),
+            "{prompt}"
+        );
+    }
+    let quick = jobs
+        .iter()
+        .find(|j| j["agent"] == "scout" && j["kind"] == "root")
+        .expect("the promoted question ran as a root for scout");
+    let shown = support::json(
+        &home,
+        &["job", "show", quick["id"].as_str().unwrap(), "--json"],
+    );
+    let summary = shown["result"]["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("rate limits") || summary.contains("Rate limits"),
+        "{shown}"
     );
 }

@@ -85,6 +85,11 @@ fn a_new_gate_rings_and_notifies_and_the_keyboard_answer_lands_in_its_thread() {
         msgs[1]["body"].as_str().unwrap().starts_with("rollout: "),
         "{msgs}"
     );
+    // The answer queues a continuation; quitting while it runs would ask what becomes of it.
+    wait_until("the answered tree finishes", || {
+        json(&home, &["job", "show", &root, "--json"])["run_state"] == "done"
+    });
+    t.wait_for("0 running · 0 queued", WAIT);
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", WAIT);
 }

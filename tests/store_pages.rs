@@ -351,9 +351,10 @@ fn job_list_pages_newest_first_and_streams_json() {
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[0], page[0], "a JSON Lines row is the array's row");
     let text = stdout(&["job", "list", "--limit", "2"], home);
-    assert_eq!(text.lines().count(), 2);
+    assert_eq!(text.lines().count(), 3, "a header and two rows: {text}");
+    assert!(text.starts_with("ID "), "{text}");
     assert!(
-        text.lines().next().unwrap().ends_with("job number 59"),
+        text.lines().nth(1).unwrap().ends_with("job number 59"),
         "{text}"
     );
     assert_eq!(

@@ -55,9 +55,10 @@ fn wait_state(home: &Path, root: &str, want: &str) {
 }
 
 fn daemon_pid(home: &Path) -> Option<i32> {
+    // `daemon status --json` prints the pid as a number (issue 16).
     json(home, &["daemon", "status", "--json"])["pid"]
-        .as_str()
-        .and_then(|p| p.parse().ok())
+        .as_i64()
+        .map(|p| p as i32)
 }
 
 /// Stops whatever daemon still runs the home when the test ends, pass or fail.

@@ -46,10 +46,10 @@ pub fn create(conn: &Connection, clock: &dyn Clock, n: NewThread<'_>) -> Result<
     let slug = slug_for(n.name, "chat")?;
     valid_repo(n.repo)?;
     if !rows::threads_by_slug(conn, &slug, Some(n.repo))?.is_empty() {
-        return Err(ChatError::Refused(format!(
+        return Err(ChatError::Invalid(Invalid(format!(
             "a chat thread {slug:?} already exists in {}",
             n.repo
-        )));
+        ))));
     }
     insert(conn, clock, slug, n.repo, n.title, n.created_by)
 }

@@ -15,29 +15,39 @@ pub enum AgentCmd {
     Add(AddArgs),
     /// List registered agents.
     List {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show one agent.
     Show {
+        /// The agent's name.
         name: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Remove an agent.
-    Rm { name: String },
+    Rm {
+        /// The agent's name.
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
+    /// The agent's name (letters, digits, - and _).
     pub name: String,
+    /// claude | codex | kimi | shell.
     #[arg(long, value_parser = parse::<RuntimeKind>)]
     pub runtime: RuntimeKind,
     /// The command a shell agent runs with `sh -c`.
     #[arg(long)]
     pub command: Option<String>,
+    /// The model the runtime is asked for (runtime default if unset).
     #[arg(long)]
     pub model: Option<String>,
+    /// Reasoning effort passed to the runtime (e.g. low, medium, high).
     #[arg(long)]
     pub effort: Option<String>,
     /// ask | review | implement (repeatable; default ask and review).
@@ -73,13 +83,21 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                     "no agents registered (add one with `gitmoot agent add NAME --runtime ...`)"
                 );
             }
-            for a in &all {
-                println!(
-                    "{:<20} {:<7} {:<24} {}",
-                    a.name,
-                    a.runtime,
-                    caps(&a.capabilities),
-                    policy_label(a)
+            let rows: Vec<Vec<String>> = all
+                .iter()
+                .map(|a| {
+                    vec![
+                        a.name.clone(),
+                        a.runtime.to_string(),
+                        caps(&a.capabilities),
+                        policy_label(a),
+                    ]
+                })
+                .collect();
+            if !rows.is_empty() {
+                print!(
+                    "{}",
+                    super::output::table(&["NAME", "RUNTIME", "CAPABILITIES", "POLICY"], &rows)
                 );
             }
             Ok(())
@@ -182,5 +200,27 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
     if let Some(w) = crate::runtime::claude::root_bypass_warning(agent.runtime, agent.policy) {
         eprintln!("{w}");
     }
+    if let Some(program) = missing_program(&agent) {
+        eprintln!(
+            "warning: `{program}` is not on PATH; {}'s jobs will fail until it is installed",
+            agent.name
+        );
+    }
     Ok(())
+}
+
+/// The program a CLI-runtime agent runs, when it cannot be found on PATH (a preflight
+/// warning: the agent is still registered, as the binary may be installed later).
+fn missing_program(agent: &Agent) -> Option<String> {
+    let program = match (&agent.command, agent.runtime) {
+        (Some(c), _) => c.split_whitespace().next()?.to_string(),
+        (None, RuntimeKind::Shell) => return None,
+        (None, r) => r.to_string(),
+    };
+    if program.contains('/') {
+        return (!std::path::Path::new(&program).exists()).then_some(program);
+    }
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path).any(|d| d.join(&program).is_file());
+    (!found).then_some(program)
 }

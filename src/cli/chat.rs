@@ -29,32 +29,41 @@ use crate::store::memory::Tier;
 pub enum ChatCmd {
     /// Create a thread; NAME is slugified to [a-z0-9-].
     Create {
+        /// The thread's name; slugified to [a-z0-9-] (the title keeps it verbatim).
         name: String,
+        /// The repo the thread belongs to.
         #[arg(long)]
         repo: String,
-        /// The display title (default: the slug).
+        /// The display title (default: NAME as typed).
         #[arg(long)]
         topic: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// List open threads (with --all, archived too), most recent activity first.
     List {
+        /// Only threads of this repo.
         #[arg(long)]
         repo: Option<String>,
+        /// Include archived threads.
         #[arg(long)]
         all: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Print a thread's transcript.
     Show {
+        /// The thread: its slug, id or a unique id prefix.
         thread: String,
+        /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
         /// Only the newest N messages.
         #[arg(long)]
         limit: Option<usize>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -66,16 +75,22 @@ pub enum ChatCmd {
     Reopen(ThreadArg),
     /// Change a thread's display title (the slug never changes).
     Rename {
+        /// The thread: its slug, id or a unique id prefix.
         thread: String,
+        /// The new display title, kept verbatim.
         title: String,
+        /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// An agent's mentions, newest first.
     Inbox {
+        /// The agent whose mentions to list.
         agent: String,
+        /// Only unread mentions.
         #[arg(long)]
         unread: bool,
         /// Only mentions older than this mention id (the `id` of a `--jsonl` row).
@@ -83,67 +98,92 @@ pub enum ChatCmd {
         before: Option<i64>,
         #[command(flatten)]
         page: PageArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Mark an agent's mentions read: SEQ… of --thread, or --all.
     Read {
+        /// The agent whose mentions to mark read.
         agent: String,
+        /// The message seqs to mark read.
         seqs: Vec<i64>,
+        /// The thread the SEQs belong to.
         #[arg(long)]
         thread: Option<String>,
+        /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
+        /// Mark every mention of the agent read.
         #[arg(long, conflicts_with = "seqs")]
         all: bool,
     },
     /// Promote a message into one job for the one @agent it names.
     Task {
+        /// The thread: its slug, id or a unique id prefix.
         thread: String,
         /// The message; `-` reads it from stdin.
         message: Option<String>,
         /// Read the message from this file (`-` for stdin).
         #[arg(long, value_name = "PATH", visible_alias = "prompt-file")]
         message_file: Option<std::path::PathBuf>,
+        /// What the job does: ask | review | implement.
         #[arg(long, value_parser = parse::<Action>, default_value = "ask")]
         action: Action,
+        /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Answer the job paused on this thread: "<question-id>: text".
     Answer {
+        /// The thread: its slug, id or a unique id prefix.
         thread: String,
+        /// The answer, "<question-id>: text".
         text: String,
+        /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Capture one message as a memory observation.
     Remember {
+        /// The thread: its slug, id or a unique id prefix.
         thread: String,
+        /// The message seq to capture.
         seq: String,
+        /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
+        /// repo | general.
         #[arg(long, default_value = "repo")]
         tier: String,
+        /// The agent whose memory the observation is for.
         #[arg(long, default_value = "lead")]
         agent: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Wait for messages after --since-seq, then print `last-seq: N` (the thread's newest
     /// seq). Exits 3 when the timeout passes with no new message.
     Wait {
+        /// The thread: its slug, id or a unique id prefix.
         thread: String,
+        /// Return messages after this seq.
         #[arg(long, default_value_t = 0)]
         since_seq: i64,
+        /// Give up after this long (e.g. 90s).
         #[arg(long, default_value = "90s", value_parser = |s: &str| crate::duration::parse_ms(s).map_err(|e| e.0))]
         timeout: i64,
+        /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -151,6 +191,7 @@ pub enum ChatCmd {
 
 #[derive(Debug, Args)]
 pub struct SendArgs {
+    /// The thread: its slug, id or a unique id prefix.
     pub thread: String,
     /// The message; `-` reads it from stdin.
     pub message: Option<String>,
@@ -163,20 +204,25 @@ pub struct SendArgs {
     /// The seq this message replies to.
     #[arg(long)]
     pub reply_to: Option<i64>,
+    /// The repo of the thread (when its name is not unique).
     #[arg(long)]
     pub repo: Option<String>,
     /// kind:value (repeatable).
     #[arg(long = "ref", value_parser = parse_ref)]
     pub refs: Vec<(String, String)>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ThreadArg {
+    /// The thread: its slug, id or a unique id prefix.
     pub thread: String,
+    /// The repo of the thread (when its name is not unique).
     #[arg(long)]
     pub repo: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -248,6 +294,8 @@ fn print_thread_state(t: &Thread, json: bool) -> anyhow::Result<()> {
 }
 
 fn print_message_line(seq: i64, kind: &str, author: &str, body: &str, mentions: &[String]) {
+    // Posts are Markdown; printed as the transcript renders them, minus the styles.
+    let body = gitmoot_ui::widgets::threads::plain_markdown(body);
     println!("#{seq} [{kind}] {author}: {body}");
     if !mentions.is_empty() {
         println!("    mentions: {}", mentions.join(", "));
@@ -273,7 +321,8 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
                     NewThread {
                         name: &name,
                         repo: repo.trim(),
-                        title: topic.as_deref(),
+                        // The name as typed is the title; only the slug is normalised.
+                        title: topic.as_deref().or(Some(name.as_str())),
                         created_by: "human",
                     },
                 )
@@ -397,6 +446,14 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
             json,
         } => {
             let store = ctx.store()?;
+            // Mentions of unregistered names are recorded but never delivered, so an
+            // empty inbox for them would mislead; the human's own inbox always exists.
+            if agent != "human" && crate::store::agents::get(store.conn(), &agent)?.is_none() {
+                return Err(Invalid(format!(
+                    "no agent named {agent:?} (see `gitmoot agent list`)"
+                ))
+                .into());
+            }
             let limit = page.limit();
             if json || page.jsonl {
                 let mut out = JsonStream::stdout(page.jsonl);

@@ -8,6 +8,7 @@ use super::Ctx;
 pub enum ConfigCmd {
     /// Print the effective config (file values over defaults).
     Show {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },

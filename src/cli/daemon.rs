@@ -2,6 +2,7 @@
 //!
 //! Thin glue over `crate::daemon`: flags in, the daemon's report out.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Subcommand;
@@ -27,6 +28,7 @@ pub enum DaemonCmd {
     },
     /// Show whether a daemon runs and what it is doing.
     Status {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -42,7 +44,12 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
                 return Err(crate::Invalid("--parallel must be at least 1".into()).into());
             }
             let config = ctx.config()?;
-            drop(ctx.store()?);
+            let store = ctx.store()?;
+            let cursor = crate::store::events::since(store.conn(), 0, usize::MAX)
+                .map(|e| e.last().map_or(0, |e| e.id))
+                .unwrap_or(0);
+            drop(store);
+            let n = parallel.unwrap_or(config.daemon.parallel);
             let daemon = Daemon::new(ctx.home.clone())
                 .config(config)
                 .config_file(ctx.home.config_path())
@@ -53,7 +60,18 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            match rt.block_on(daemon.run())? {
+            println!(
+                "daemon started: pid {}, {n} job(s) at once, home {} (Ctrl-C stops)",
+                std::process::id(),
+                ctx.home.root().display()
+            );
+            let cursor = follow_job_states(ctx.home.clone(), cursor);
+            let exit = rt.block_on(daemon.run());
+            // The last changes land after the poller's final read: print them before exiting.
+            if let Ok(store) = ctx.store() {
+                print_job_states(&store, &cursor);
+            }
+            match exit? {
                 DaemonExit::Idle => {}
                 DaemonExit::Shutdown { terminated } if terminated > 0 => {
                     eprintln!(
@@ -222,4 +240,60 @@ fn final_job(conn: &rusqlite::Connection, root: &str) -> anyhow::Result<Job> {
             None => return Ok(current),
         }
     }
+}
+
+/// The event kinds `daemon run` prints: a job changing state, a run ending.
+const STATE_EVENTS: [&str; 7] = [
+    "queued",
+    "running",
+    "succeeded",
+    "failed",
+    "blocked",
+    "cancelled",
+    "run_finished",
+];
+
+/// `daemon run`'s foreground log: one line per job state change after the cursor, read
+/// from the events table on its own connection (the daemon decides nothing here).
+fn follow_job_states(home: crate::home::Home, cursor: i64) -> Arc<Mutex<i64>> {
+    let cursor = Arc::new(Mutex::new(cursor));
+    let shared = cursor.clone();
+    std::thread::spawn(move || {
+        let Ok(store) = crate::store::Store::open_home(&home) else {
+            return;
+        };
+        loop {
+            print_job_states(&store, &shared);
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    });
+    cursor
+}
+
+/// Prints the state changes after `cursor` and moves it on.
+fn print_job_states(store: &crate::store::Store, cursor: &Mutex<i64>) {
+    let Ok(mut at) = cursor.lock() else {
+        return;
+    };
+    let Ok(events) = crate::store::events::since(store.conn(), *at, 500) else {
+        return;
+    };
+    for e in &events {
+        *at = e.id;
+        if STATE_EVENTS.contains(&e.kind.as_str()) {
+            println!(
+                "{} UTC  {:<14} {:<12} {}",
+                clock_utc(e.ts_ms),
+                e.job_id.as_deref().unwrap_or("-"),
+                e.kind,
+                e.message
+            );
+        }
+    }
+}
+
+/// "13:04:05": the time of day in UTC (labelled where printed).
+fn clock_utc(ms: i64) -> String {
+    let s = ms.div_euclid(1000).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }

@@ -24,12 +24,16 @@ pub enum JobCmd {
     Run(RunArgs),
     /// List jobs, newest first: one page (50) unless --limit N or --all.
     List {
+        /// Only jobs in this state: queued | running | succeeded | failed | blocked | cancelled.
         #[arg(long, value_parser = parse::<JobState>)]
         state: Option<JobState>,
+        /// Only jobs of this root's tree (a unique id prefix works).
         #[arg(long)]
         root: Option<String>,
+        /// Only jobs of this agent.
         #[arg(long)]
         agent: Option<String>,
+        /// Only jobs of this repo.
         #[arg(long)]
         repo: Option<String>,
         /// Only jobs older than this job id (the next page after it).
@@ -37,32 +41,40 @@ pub enum JobCmd {
         before: Option<String>,
         #[command(flatten)]
         page: PageArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show one job.
     Show {
+        /// The job id (a unique prefix works).
         id: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show a root's whole tree.
     Tree {
+        /// The root job (a unique id prefix works).
         root: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show the events of a job (or of a whole tree when given a root).
     Events {
+        /// The job id (a unique prefix works).
         id: String,
         /// Keep printing new events until interrupted.
         #[arg(long)]
         follow: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Print a job's activity (its steps as the agent works), like `kubectl logs`.
     Logs {
+        /// The job (a unique id prefix works).
         id: String,
         /// Keep printing new steps until the job settles.
         #[arg(long, short = 'f')]
@@ -74,25 +86,40 @@ pub enum JobCmd {
     /// Stop a tree gracefully: queued legs cancelled, running ones finish (or are
     /// terminated with --force), then one finalize continuation, then the run is killed.
     Kill {
+        /// The root job (a unique id prefix works).
         root: String,
+        /// Terminate running jobs' processes instead of letting them finish their turn.
         #[arg(long)]
         force: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Cancel one queued or running job.
-    Cancel { id: String },
+    Cancel {
+        /// The job id (a unique prefix works).
+        id: String,
+    },
     /// Everything awaiting a human: ask-gate questions and failure escalations.
     Pending {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Answer an ask round: one "<qid>: text" a line.
-    Answer { job: String, text: String },
+    Answer {
+        /// The job waiting for a human (a unique id prefix works).
+        job: String,
+        /// The answers, one "<question-id>: text" a line.
+        text: String,
+    },
     /// Resume a failure escalation: retry|continue|abort [INSTRUCTIONS].
     Resume {
+        /// The job waiting for a human (a unique id prefix works).
         job: String,
+        /// retry | continue | abort.
         verb: String,
+        /// Optional instructions for the retried or continuing agent.
         #[arg(trailing_var_arg = true)]
         instructions: Vec<String>,
     },
@@ -104,16 +131,24 @@ pub enum JobCmd {
         kind: String,
         #[command(flatten)]
         session: SessionArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Add a progress note to an open session job.
-    Note { id: String, text: String },
+    Note {
+        /// The open session job (a unique id prefix works).
+        id: String,
+        /// A note to add to the open session job.
+        text: String,
+    },
     /// Settle an open session job with its verdict.
     Close {
+        /// The open session job (a unique id prefix works).
         id: String,
         #[command(flatten)]
         verdict: VerdictArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -123,6 +158,7 @@ pub enum JobCmd {
         session: SessionArgs,
         #[command(flatten)]
         verdict: VerdictArgs,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -134,12 +170,16 @@ pub struct SessionArgs {
     /// The reviewer, as you name it (not checked against registered agents).
     #[arg(long, default_value = "session")]
     pub agent: String,
+    /// The repo the reviewed change belongs to.
     #[arg(long)]
     pub repo: Option<String>,
+    /// The pull request number the review is about.
     #[arg(long)]
     pub pr: Option<u64>,
+    /// The commit the review looked at.
     #[arg(long)]
     pub head_sha: Option<String>,
+    /// The workflow that asked for the review.
     #[arg(long)]
     pub workflow: Option<String>,
     /// What was reviewed (defaults to a line naming the PR, head and workflow).
@@ -152,6 +192,7 @@ pub struct VerdictArgs {
     /// approved | changes_requested | blocked | failed | skipped
     #[arg(long)]
     pub decision: String,
+    /// One line saying what the verdict rests on.
     #[arg(long)]
     pub summary: String,
     /// P0..P3; required with changes_requested (the highest-severity finding).
@@ -202,12 +243,16 @@ impl SessionArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// The registered agent that runs the root job.
     #[arg(long)]
     pub agent: String,
+    /// What the job does: ask | review | implement.
     #[arg(long, value_parser = parse::<Action>, default_value = "ask")]
     pub action: Action,
+    /// The repo (registered checkout) the job works on.
     #[arg(long)]
     pub repo: Option<String>,
+    /// Override the agent's model for this job.
     #[arg(long)]
     pub model: Option<String>,
     /// Kill the job after this long (e.g. 10m).
@@ -220,6 +265,7 @@ pub struct RunArgs {
     /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
     #[arg(long, requires = "wait")]
     pub detach_on_interrupt: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
     /// The prompt; `-` reads it from stdin.
@@ -242,6 +288,9 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             json,
         } => {
             let store = ctx.store()?;
+            let root = root
+                .map(|r| jobs::resolve_id(store.conn(), &r))
+                .transpose()?;
             let filter = JobFilter {
                 state,
                 root,
@@ -277,6 +326,13 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                     .get(&j.id)
                     .map(|r| format!("  PREFLIGHT_FAILED: {}", r.lines().next().unwrap_or("")))
                     .unwrap_or_default();
+                if shown == 0 {
+                    writeln!(
+                        out,
+                        "{:<36} {:<10} {:<14} {:<9} {:>4}  PROMPT",
+                        "ID", "STATE", "AGENT", "ACTION", "AGE"
+                    )?;
+                }
                 writeln!(
                     out,
                     "{:<36} {:<10} {:<14} {:<9} {:>4}  {}{why}",
@@ -306,6 +362,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Show { id, json } => {
             let store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             let job = jobs::require(store.conn(), &id)?;
             let run_state = runs::require(store.conn(), &job.root_id)?.state;
             let marks = engine::checks::marks(store.conn(), &job)?;
@@ -329,6 +386,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Tree { root, json } => {
             let store = ctx.store()?;
+            let root = jobs::resolve_id(store.conn(), &root)?;
             let tree = tree_json(store.conn(), &root)?;
             if json {
                 return print_json(&tree);
@@ -347,7 +405,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Events { id, follow, json } => {
             let store = ctx.store()?;
-            jobs::require(store.conn(), &id)?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             let mut cursor = 0;
             loop {
                 let batch = events::for_job_or_root(store.conn(), &id, cursor)?;
@@ -380,6 +438,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Kill { root, force, json } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let root = jobs::resolve_id(store.conn(), &root)?;
             let report = store.write(|tx| {
                 engine::kill_root(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &root, force)
             })?;
@@ -406,6 +465,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Note { id, text } => {
             let mut store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             store.write(|tx| engine::session::note(tx, &SystemClock, &id, &text))?;
             println!("noted on {id}");
             Ok(())
@@ -414,6 +474,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let result = verdict.result()?;
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             store.write(|tx| {
                 engine::session::close(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id, result)
             })?;
@@ -444,6 +505,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Cancel { id } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let id = jobs::resolve_id(store.conn(), &id)?;
             store.write(|tx| {
                 engine::cancel_job(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id)
             })?;
@@ -479,6 +541,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Answer { job, text } => {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let job = jobs::resolve_id(store.conn(), &job)?;
             let done = crate::chat::answer::answer_job_message(
                 &mut store,
                 &SystemClock,
@@ -504,6 +567,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let verb: ResumeVerb = verb.parse()?;
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
+            let job = jobs::resolve_id(store.conn(), &job)?;
             let text = instructions.join(" ");
             store.write(|tx| {
                 engine::resume(
@@ -549,10 +613,17 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         drop(store);
         return super::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
+    let no_daemon = crate::daemon::lock::holder(&ctx.home.daemon_lock_path()).is_none();
     if a.json {
         return print_json(&json!({ "id": root }));
     }
     println!("{root}");
+    // The id stays alone on stdout for scripts; the hint goes to stderr.
+    if no_daemon {
+        eprintln!(
+            "hint: {root} is queued but no daemon is running; start one with `gitmoot daemon run` (or `gitmoot tui`)"
+        );
+    }
     Ok(())
 }
 

@@ -20,7 +20,7 @@ const PAGE: usize = 500;
 /// Prints the job's activity; with `follow`, keeps printing until the job settles.
 pub fn logs(ctx: &Ctx, id: &str, follow: bool, as_json: bool) -> anyhow::Result<()> {
     let store = ctx.store()?;
-    jobs::require(store.conn(), id)?;
+    let id = &jobs::resolve_id(store.conn(), id)?;
     let mut next = 0;
     loop {
         // The state is read before the records: the settlement writes the job's last

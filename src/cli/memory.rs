@@ -13,24 +13,32 @@ use crate::store::memory::Observation;
 pub enum MemoryCmd {
     /// List observations, newest first.
     List {
+        /// Only observations of this agent.
         #[arg(long)]
         agent: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Confirm a pending observation into its owner's pool (or the shared pool).
     Confirm {
+        /// The observation's id.
         id: i64,
+        /// Confirm into the shared pool instead of the owner's.
         #[arg(long)]
         to_shared: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Share a confirmed memory.
     Promote {
+        /// The memory's id.
         id: i64,
+        /// Share the memory with every agent.
         #[arg(long, required = true)]
         to_shared: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },

@@ -87,6 +87,7 @@ pub enum Command {
     /// A scripted agent for the demo (run by the shell runtime).
     #[command(hide = true)]
     DemoAgent {
+        /// The scripted role.
         #[arg(value_enum)]
         role: crate::demo::agent::Role,
     },
@@ -94,6 +95,7 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Print shell completions.
     Completions {
+        /// bash | zsh | fish | elvish | powershell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
@@ -162,6 +164,65 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// clap's error as one `error:` line: what is wrong with the argument names it lists and
+/// its "did you mean" tip, without the usage block (`--help` has that).
+pub fn clap_error_line(text: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.to_string());
+        }
+    }
+    let mut out = parts.join(" ");
+    if out.is_empty() {
+        out = "error: invalid arguments".into();
+    }
+    format!("{out} (see --help)")
+}
+
+/// The top-level command a mistyped `word` most likely meant: clap's own tip misses
+/// transposed letters in short names (`jbo` for `job`), so one edit or swap away counts.
+pub fn nearest_subcommand(word: &str) -> Option<String> {
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .map(|n| (edit_distance(word, &n), n))
+        .filter(|(d, n)| *d <= 1 || (*d == 2 && n.len() >= 5))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Optimal-string-alignment distance: insertions, deletions, substitutions and swaps of
+/// neighbours each cost one.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// The error as one line: its causes joined, skipping causes that repeat their wrapper.
 pub fn error_line(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -194,11 +255,83 @@ pub const EXIT_TIMED_OUT: i32 = 3;
 /// Exit code for an error: 2 when any cause is a validation failure, 3 for a timed-out
 /// wait, else 1.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    if err.chain().any(|e| e.is::<crate::Invalid>()) {
+    if err.chain().any(|e| {
+        e.is::<crate::Invalid>()
+            || e.is::<gitmoot_ui::ThemeError>()
+            || e.is::<gitmoot_ui::KeymapError>()
+    }) {
         2
     } else if err.is::<TimedOut>() {
         EXIT_TIMED_OUT
     } else {
         1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn missing_help(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            if a.is_hide_set() || matches!(a.get_id().as_str(), "help" | "version") {
+                continue;
+            }
+            if a.get_help().is_none() {
+                out.push(format!("{path} {}", a.get_id()));
+            }
+        }
+        for c in cmd.get_subcommands() {
+            if !c.is_hide_set() {
+                missing_help(c, &format!("{path} {}", c.get_name()), out);
+            }
+        }
+    }
+
+    #[test]
+    fn every_option_and_argument_has_help() {
+        let mut out = Vec::new();
+        missing_help(&Cli::command(), "gitmoot", &mut out);
+        assert!(out.is_empty(), "no help text: {out:#?}");
+    }
+
+    #[test]
+    fn enum_options_list_their_values_in_help() {
+        let mut cmd = Cli::command();
+        let job = cmd.find_subcommand_mut("job").unwrap();
+        let help = job
+            .find_subcommand_mut("list")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(
+            help.contains("queued") && help.contains("cancelled"),
+            "{help}"
+        );
+        let help = job
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(
+            help.contains("review") && help.contains("implement"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn a_transposed_top_level_verb_gets_a_suggestion() {
+        assert_eq!(nearest_subcommand("jbo").as_deref(), Some("job"));
+        assert_eq!(nearest_subcommand("caht").as_deref(), Some("chat"));
+        assert_eq!(nearest_subcommand("zzzz"), None);
+    }
+
+    #[test]
+    fn clap_errors_keep_the_argument_names_and_tip_on_one_line() {
+        let text = "error: the following required arguments were not provided:\n  <AGENT>\n\nUsage: gitmoot chat inbox <AGENT>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            clap_error_line(text),
+            "error: the following required arguments were not provided: <AGENT> (see --help)"
+        );
     }
 }

@@ -12,16 +12,20 @@ use crate::clock::SystemClock;
 
 #[derive(Debug, Args)]
 pub struct MootArgs {
+    /// The moot thread's name.
     pub name: String,
+    /// What the moot is to decide.
     pub topic: String,
     /// Comma-separated seats (registered, repo-scoped, with the ask capability).
     #[arg(long)]
     pub agents: String,
+    /// The repo the moot is about (seats must be scoped to it).
     #[arg(long)]
     pub repo: String,
     /// Hard cap on agent turns for this moot (default [chat].moot_message_cap).
     #[arg(long)]
     pub max_messages: Option<u32>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }

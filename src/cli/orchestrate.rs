@@ -34,11 +34,13 @@ pub struct RecipeArgs {
     /// The registered coordinator that synthesizes the legs.
     #[arg(long, default_value = "lead")]
     pub agent: String,
+    /// The repo the tree works on (recorded on every job of it).
     #[arg(long)]
     pub repo: Option<String>,
     /// Leg runtimes in order, reused round-robin (repeatable; default claude, codex, kimi).
     #[arg(long = "runtime", value_parser = parse::<RuntimeKind>)]
     pub runtimes: Vec<RuntimeKind>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }

@@ -15,7 +15,10 @@ use super::Ctx;
 #[derive(Debug, Subcommand)]
 pub enum ResultCmd {
     /// Parse FILE (stdin without FILE); print the normalised result or every error.
-    Check { file: Option<PathBuf> },
+    Check {
+        /// The file holding the agent's output (stdin without it).
+        file: Option<PathBuf>,
+    },
 }
 
 pub fn run(_ctx: &Ctx, cmd: ResultCmd) -> anyhow::Result<()> {

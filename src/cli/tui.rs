@@ -1,6 +1,9 @@
 //! `gitmoot tui`: the control room.
 
-use clap::Args;
+use std::io::IsTerminal;
+
+use clap::{Args, CommandFactory};
+use gitmoot_ui::CompletionTree;
 
 use super::Ctx;
 use crate::tui::{self, TuiOptions};
@@ -13,14 +16,47 @@ pub struct TuiArgs {
     /// Do not embed the daemon; watch as a viewer.
     #[arg(long)]
     pub no_daemon: bool,
-    /// default | light | high-contrast, or a theme in <home>/themes/.
+    /// default | light | high-contrast | auto (light or dark from the terminal's
+    /// background), or a theme in <home>/themes/. Colours follow COLORTERM/TERM;
+    /// GITMOOT_COLORS=truecolor|256|16 overrides.
     #[arg(long)]
     pub theme: Option<String>,
+    /// Leave the mouse to the terminal (select and copy text natively).
     #[arg(long)]
     pub no_mouse: bool,
 }
 
+/// The command tree the `:` line completes from: every visible subcommand and long option.
+pub fn completion_tree(cmd: &clap::Command) -> CompletionTree {
+    CompletionTree {
+        name: cmd.get_name().to_string(),
+        children: cmd
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set() && !matches!(c.get_name(), "tui" | "demo" | "help"))
+            .map(completion_tree)
+            .collect(),
+        flags: cmd
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .filter(|f| f != "--home")
+            .collect(),
+    }
+}
+
 pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
+    // A bad --theme is bad input whatever the terminal (reading themes creates nothing).
+    if let Some(name) = a.theme.as_deref().filter(|n| *n != "auto") {
+        tui::load_theme(&ctx.home, name)?;
+    }
+    // Checked before the home is opened, so a mistaken run in a pipe creates nothing.
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(crate::Invalid::new(
+            "the control room needs a terminal (stdin and stdout are not a TTY); \
+             use `gitmoot job list` or `job tree` to read state from a script",
+        )
+        .into());
+    }
     tui::run(
         &ctx.home,
         TuiOptions {
@@ -28,6 +64,7 @@ pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
             no_daemon: a.no_daemon,
             theme: a.theme,
             no_mouse: a.no_mouse,
+            completions: completion_tree(&super::Cli::command()),
         },
     )
 }

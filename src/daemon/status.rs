@@ -57,7 +57,7 @@ fn read(path: &Path) -> Option<StatusFile> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DaemonStatus {
     pub running: bool,
-    pub pid: Option<String>,
+    pub pid: Option<u32>,
     pub uptime_ms: Option<i64>,
     pub parallel: Option<usize>,
     pub last_tick_ms: Option<Millis>,
@@ -86,7 +86,7 @@ pub fn report(
     let file = holder.as_ref().and_then(|_| read(&path(home)));
     Ok(DaemonStatus {
         running: holder.is_some(),
-        pid: holder,
+        pid: holder.as_deref().and_then(|p| p.trim().parse().ok()),
         uptime_ms: file.as_ref().map(|f| now - f.started_ms),
         parallel: file.as_ref().map(|f| f.parallel),
         last_tick_ms: file.as_ref().map(|f| f.last_tick_ms),

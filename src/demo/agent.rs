@@ -60,6 +60,19 @@ fn wrap(prose: &str, result: Value) -> String {
 pub fn script(role: Role, job: &JobView) -> String {
     match role {
         Role::Lead => lead(job),
+        // The question promoted from the chat thread gets its own answer.
+        Role::Scout if job.prompt.contains(super::scene::QUICK_MARK) => wrap(
+            "Small question, answered directly.",
+            json!({
+                "decision": "approved",
+                "summary": "Rate limits live in gateway/limits.toml: 600 requests a minute per token",
+                "findings": ["gateway/limits.toml"],
+                "changes_made": [],
+                "tests_run": [],
+                "needs": [],
+                "delegations": []
+            }),
+        ),
         Role::Scout => wrap(
             "I read the modules involved and traced the call paths.",
             json!({
@@ -156,7 +169,7 @@ fn label(job: &JobView) -> String {
 }
 
 fn lead(job: &JobView) -> String {
-    let slow = job.prompt.contains("[soak]");
+    let slow = job.prompt.contains(super::scene::SOAK_MARK);
     match job.kind.as_str() {
         "root" if slow => wrap(
             "Starting two soak runs.",
@@ -167,15 +180,6 @@ fn lead(job: &JobView) -> String {
                     {"id": "soak-1", "agent": "sleeper", "action": "ask", "prompt": "Soak the staging cluster for an hour."},
                     {"id": "soak-2", "agent": "sleeper", "action": "ask", "prompt": "Soak the canary for an hour."}
                 ]
-            }),
-        ),
-        "root" if job.prompt.contains("[quick]") => wrap(
-            "Small question, answered directly.",
-            json!({
-                "decision": "approved",
-                "summary": "Rate limits live in gateway/limits.toml; 600 req/min per token",
-                "findings": ["gateway/limits.toml"],
-                "delegations": []
             }),
         ),
         "root" => wrap(
@@ -252,8 +256,23 @@ pub fn run(role: Role) -> anyhow::Result<()> {
         wait_ms = wait_ms.max(SOAK_FLOOR_MS);
     }
     std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+    if role == Role::Runner && job.attempt == 1 {
+        wait_for_cue(&env("GITMOOT_DEMO_CUE"));
+    }
     print!("{}", script(role, &job));
     Ok(())
+}
+
+/// The runner's first attempt fails only after the director's cue (`scene::cue_path`);
+/// a lost director costs at most a minute, never a hung leg.
+fn wait_for_cue(path: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !path.is_empty()
+        && !std::path::Path::new(path).exists()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ pub fn run(opts: DemoOptions) -> anyhow::Result<()> {
     let scene = scene::seed(&home, opts.speed)?;
     let director = {
         let scene = scene.clone();
-        std::thread::spawn(move || scene::direct_soak_kill(&scene, GATE_TIMEOUT))
+        std::thread::spawn(move || scene::direct(&scene, GATE_TIMEOUT))
     };
     if !opts.headless {
         let result = crate::tui::run(&home, crate::tui::TuiOptions::default());

@@ -25,6 +25,15 @@ use crate::store::{Store, jobs, runs};
 
 use super::agent::Role;
 
+/// The promoted chat question; the scripted lead recognises it by `QUICK_MARK`, so the
+/// prompt carries no script marker.
+pub const QUICK_QUESTION: &str = "@scout where do the API rate limits live?";
+pub const QUICK_MARK: &str = "where do the API rate limits live";
+
+/// The soak tree's goal; the scripted lead recognises it by `SOAK_MARK`.
+pub const SOAK_GOAL: &str = "Soak-test the release candidate on staging and canary";
+pub const SOAK_MARK: &str = "Soak-test the release candidate";
+
 pub const REPO: &str = "acme/api";
 pub const THREAD: &str = "release-planning";
 pub const MAIN_GOAL: &str = "Plan the session-refresh rollout: review the token refresh change, draft the sessions \
@@ -68,8 +77,15 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
+/// The file whose appearance lets the runner's first attempt fail: the director writes it
+/// once the migration leg has asked its question, so the scene's first gate is the question
+/// (and the failure comes second) at any speed and under any load.
+pub fn cue_path(home: &Home) -> PathBuf {
+    home.root().join("demo.cue")
+}
+
 /// Registers the cast, each a shell agent running `gitmoot demo-agent ROLE`.
-fn register(store: &mut Store, exe: &Path, speed: f64) -> anyhow::Result<()> {
+fn register(store: &mut Store, exe: &Path, speed: f64, cue: &Path) -> anyhow::Result<()> {
     let roles = [
         Role::Lead,
         Role::Scout,
@@ -85,7 +101,8 @@ fn register(store: &mut Store, exe: &Path, speed: f64) -> anyhow::Result<()> {
             name: name.into(),
             runtime: RuntimeKind::Shell,
             command: Some(format!(
-                "GITMOOT_DEMO_SPEED={speed} {} demo-agent {name}",
+                "GITMOOT_DEMO_SPEED={speed} GITMOOT_DEMO_CUE={} {} demo-agent {name}",
+                shell_quote(&cue.display().to_string()),
                 shell_quote(&exe.display().to_string())
             )),
             model: None,
@@ -126,7 +143,7 @@ pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
     let mut store = Store::open_home(home)?;
     let exe = std::env::current_exe()
         .context("cannot find the gitmoot binary to cast as the demo agents")?;
-    register(&mut store, &exe, speed)?;
+    register(&mut store, &exe, speed, &cue_path(home))?;
     let clock = SystemClock;
     store.write(|tx| {
         threads::create(
@@ -168,13 +185,10 @@ pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
         &clock,
         THREAD,
         Some(REPO),
-        "@scout where do the API rate limits live? [quick]",
+        QUICK_QUESTION,
         Action::Ask,
     )?;
-    let soak_root = submit(
-        &mut store,
-        "Soak-test the release candidate on staging and canary [soak]",
-    )?;
+    let soak_root = submit(&mut store, SOAK_GOAL)?;
     let main_root = submit(&mut store, MAIN_GOAL)?;
     Ok(Scene {
         home: home.clone(),
@@ -184,35 +198,48 @@ pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
     })
 }
 
-/// Kills the soak tree once a leg is running, as an operator would: the running leg
-/// finishes, the queued one is cancelled, one finalize runs, the run ends `killed`.
-pub fn direct_soak_kill(scene: &Scene, timeout: Duration) -> anyhow::Result<()> {
+/// The demo's director: releases the runner once the migration leg has settled (see
+/// `cue_path`) and kills the soak tree while two of its legs run. Gives up on either at
+/// `timeout`, releasing the runner so no leg waits for ever.
+pub fn direct(scene: &Scene, timeout: Duration) -> anyhow::Result<()> {
     let mut store = Store::open_home(&scene.home)?;
     let cfg = Config::load(&scene.home.config_path())?;
     let deadline = Instant::now() + timeout;
-    loop {
-        let legs = jobs::children(store.conn(), &scene.soak_root)?;
-        if legs.len() >= 2 && legs.iter().any(|j| j.state == JobState::Running) {
-            break;
+    let (mut cued, mut soak_done) = (false, false);
+    while !(cued && soak_done) {
+        let late = Instant::now() > deadline;
+        if !cued {
+            let migrated = jobs::children(store.conn(), &scene.main_root)?
+                .iter()
+                .any(|j| j.delegation_id.as_deref() == Some("migration") && j.state.is_terminal());
+            if migrated || late {
+                std::fs::write(cue_path(&scene.home), "")?;
+                cued = true;
+            }
         }
-        if runs::require(store.conn(), &scene.soak_root)?
-            .state
-            .is_terminal()
-            || Instant::now() > deadline
-        {
-            return Ok(());
+        if !soak_done {
+            let legs = jobs::children(store.conn(), &scene.soak_root)?;
+            if legs.len() >= 2 && legs.iter().any(|j| j.state == JobState::Running) {
+                store.write(|tx| {
+                    engine::kill_root(
+                        tx,
+                        &SystemClock,
+                        &cfg.orchestrate,
+                        &ChatHooks,
+                        &scene.soak_root,
+                        false,
+                    )
+                })?;
+                soak_done = true;
+            } else if late
+                || runs::require(store.conn(), &scene.soak_root)?
+                    .state
+                    .is_terminal()
+            {
+                soak_done = true;
+            }
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
     }
-    store.write(|tx| {
-        engine::kill_root(
-            tx,
-            &SystemClock,
-            &cfg.orchestrate,
-            &ChatHooks,
-            &scene.soak_root,
-            false,
-        )
-    })?;
     Ok(())
 }

@@ -415,6 +415,42 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<Job>> {
         .optional()?)
 }
 
+/// The full job id for `input`: itself when a job has that id, else the one job whose id
+/// starts with it (as git and kubectl accept unique prefixes). None matching, or several,
+/// is a validation error; an ambiguous prefix lists the candidates.
+pub fn resolve_id(conn: &Connection, input: &str) -> Result<String> {
+    if input.is_empty() {
+        return Err(StoreError::Invalid(crate::Invalid(
+            "a job id is required".into(),
+        )));
+    }
+    if get(conn, input)?.is_some() {
+        return Ok(input.to_string());
+    }
+    // A range scan on the primary key: every id that starts with `input` sorts in
+    // [input, input + U+10FFFF).
+    let upper = format!("{input}{}", char::MAX);
+    let mut st =
+        conn.prepare_cached("SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 11")?;
+    let ids: Vec<String> = st
+        .query_map(rusqlite::params![input, upper], |r| r.get(0))?
+        .collect::<std::result::Result<_, _>>()?;
+    match ids.as_slice() {
+        [] => Err(StoreError::Invalid(crate::Invalid(format!(
+            "job {input:?} not found"
+        )))),
+        [one] => Ok(one.clone()),
+        many => {
+            let more = if many.len() > 10 { ", …" } else { "" };
+            let shown: Vec<&str> = many.iter().take(10).map(String::as_str).collect();
+            Err(StoreError::Invalid(crate::Invalid(format!(
+                "job id prefix {input:?} is ambiguous: {}{more}",
+                shown.join(", ")
+            ))))
+        }
+    }
+}
+
 /// The job, or a not-found error naming it.
 pub fn require(conn: &Connection, id: &str) -> Result<Job> {
     get(conn, id)?

@@ -110,7 +110,7 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
             }
             return Err(e.into());
         }
-        let busy = snap.counts.running > 0 || !state.toasts.is_empty();
+        let busy = snap.counts.running > 0 || state.bar_message().is_some();
         let actions = match rx.recv_timeout(if busy { BUSY_TICK } else { IDLE_TICK }) {
             Ok(Msg::Input(ev)) => match map_event(ev) {
                 Some(ev) => update(&mut state, &snap, ev),
@@ -137,7 +137,10 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
                 } else {
                     ToastLevel::Error
                 };
-                state.notify(level, outcome.text);
+                match outcome.output {
+                    Some(out) => state.command_output(out),
+                    None => state.notify(level, outcome.text),
+                }
                 Vec::new()
             }
             Ok(Msg::LoadFailed(e)) => {

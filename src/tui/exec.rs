@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use gitmoot_ui::{Action, PromoteAction, ResumeVerb as UiVerb};
+use gitmoot_ui::{Action, CommandOutput, PromoteAction, ResumeVerb as UiVerb};
 
 use crate::chat::ChatHooks;
 use crate::chat::inbox::{self, ReadSelection};
@@ -20,11 +20,13 @@ use crate::engine::{self, ResumeVerb};
 use crate::home::Home;
 use crate::store::Store;
 
-/// The outcome shown as a toast.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The outcome shown on the message bar (and kept whole in the messages log).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub ok: bool,
     pub text: String,
+    /// For a `:` line: everything the command printed, for the output view.
+    pub output: Option<CommandOutput>,
 }
 
 impl Outcome {
@@ -32,8 +34,45 @@ impl Outcome {
         Self {
             ok: true,
             text: text.into(),
+            output: None,
         }
     }
+
+    fn failed(text: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            text: text.into(),
+            output: None,
+        }
+    }
+}
+
+/// How many lines the persisted `:` history keeps.
+const HISTORY_KEEP: usize = 200;
+
+/// The `:` history persisted in the home, oldest first (empty when there is none yet).
+pub fn load_history(home: &Home) -> Vec<String> {
+    std::fs::read_to_string(home.command_history_path())
+        .map(|t| {
+            t.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Appends `line` to the persisted history (deduplicated, capped). A failure to write
+/// only loses history, so it is not reported.
+fn save_history(home: &Home, line: &str) {
+    let mut lines = load_history(home);
+    lines.retain(|l| l != line);
+    lines.push(line.to_string());
+    let start = lines.len().saturating_sub(HISTORY_KEEP);
+    let _ = std::fs::write(
+        home.command_history_path(),
+        lines[start..].join("\n") + "\n",
+    );
 }
 
 pub struct Executor {
@@ -87,14 +126,12 @@ impl Executor {
                 seqs,
             } => self.mark_read(agent, thread_id, seqs),
             Action::RunCommand(line) => {
+                save_history(&self.home, line);
                 Ok(run_command(self.binary.as_deref(), self.home.root(), line))
             }
             _ => return None,
         };
-        Some(result.unwrap_or_else(|e| Outcome {
-            ok: false,
-            text: crate::cli::error_line(&e),
-        }))
+        Some(result.unwrap_or_else(|e| Outcome::failed(crate::cli::error_line(&e))))
     }
 
     fn answer(&mut self, job_id: &str, answers: &[(String, String)]) -> anyhow::Result<Outcome> {
@@ -181,6 +218,7 @@ impl Executor {
         Ok(Outcome {
             ok: sent.unknown_mentions.is_empty(),
             text,
+            output: None,
         })
     }
 
@@ -223,29 +261,20 @@ impl Executor {
     }
 }
 
-/// Runs `gitmoot --home HOME <line>` and reports its first line of output or error.
+/// Runs `gitmoot --home HOME <line>` and reports its first line of output or error, with
+/// the whole output for the control room's output view.
 pub fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
     let words = match split_words(line) {
         Ok(w) if !w.is_empty() => w,
-        Ok(_) => {
-            return Outcome {
-                ok: false,
-                text: "empty command".into(),
-            };
-        }
-        Err(e) => return Outcome { ok: false, text: e },
+        Ok(_) => return Outcome::failed("empty command"),
+        Err(e) => return Outcome::failed(e),
     };
-    if matches!(words[0].as_str(), "tui" | "demo" | "daemon") {
-        return Outcome {
-            ok: false,
-            text: format!("`{}` cannot run inside the control room", words[0]),
-        };
+    let daemon_read = words[0] == "daemon" && words.get(1).is_some_and(|w| w == "status");
+    if matches!(words[0].as_str(), "tui" | "demo" | "daemon") && !daemon_read {
+        return Outcome::failed(format!("`{}` cannot run inside the control room", words[0]));
     }
     let Some(exe) = binary else {
-        return Outcome {
-            ok: false,
-            text: "cannot find the gitmoot binary".into(),
-        };
+        return Outcome::failed("cannot find the gitmoot binary");
     };
     let out = Command::new(exe)
         .arg("--home")
@@ -260,7 +289,7 @@ pub fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
             } else {
                 &o.stderr
             };
-            let text = String::from_utf8_lossy(text);
+            let text = String::from_utf8_lossy(text).into_owned();
             let first = gitmoot_ui::sanitize::clean_line(
                 text.lines()
                     .find(|l| !l.trim().is_empty())
@@ -269,12 +298,14 @@ pub fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
             Outcome {
                 ok: o.status.success(),
                 text: first,
+                output: Some(CommandOutput {
+                    command: line.to_string(),
+                    ok: o.status.success(),
+                    text,
+                }),
             }
         }
-        Err(e) => Outcome {
-            ok: false,
-            text: format!("could not run the command: {e}"),
-        },
+        Err(e) => Outcome::failed(format!("could not run the command: {e}")),
     }
 }
 

@@ -2,6 +2,7 @@
 //! from the store and executing the ui crate's actions through the same functions as the CLI.
 
 pub mod app;
+pub mod colors;
 pub mod daemon;
 pub mod exec;
 pub mod live;
@@ -12,7 +13,7 @@ pub mod watch;
 
 use std::sync::{Arc, Mutex};
 
-use gitmoot_ui::{Keymap, State, Theme};
+use gitmoot_ui::{CompletionTree, Keymap, State, Theme};
 
 use crate::config::Config;
 use crate::home::Home;
@@ -27,14 +28,22 @@ pub struct TuiOptions {
     pub no_daemon: bool,
     pub theme: Option<String>,
     pub no_mouse: bool,
+    /// The CLI's verbs, for Tab on the `:` line (built by the CLI from its clap tree).
+    pub completions: CompletionTree,
 }
 
 /// The theme by name: a user file `<home>/themes/NAME.toml` wins over the built-ins;
-/// `NO_COLOR` always gives the monochrome theme.
+/// `auto` picks light or dark from the terminal's background; `NO_COLOR` always gives the
+/// monochrome theme. Colours degrade to what the terminal shows (`colors::depth`).
 pub fn load_theme(home: &Home, name: &str) -> anyhow::Result<Theme> {
+    let name = if name == "auto" {
+        colors::auto_theme()
+    } else {
+        name
+    };
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let user = std::fs::read_to_string(home.themes_dir().join(format!("{name}.toml"))).ok();
-    Ok(Theme::select(name, user.as_deref(), no_color)?)
+    Ok(Theme::select(name, user.as_deref(), no_color)?.degrade(colors::depth()))
 }
 
 /// The built-in keymap with the home's `keymap.toml` overrides, if any.
@@ -66,8 +75,11 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     let mut loader = load::Loader::new(store, status);
     loader.live.budget_usd =
         Some(config.orchestrate.max_delegation_cost_usd).filter(|usd| *usd > 0.0);
+    let mut state = State::new(keymap, opts.readonly, crate::clock::now_ms());
+    state.completions = opts.completions.clone();
+    state.history = exec::load_history(home);
     let app = app::App {
-        state: State::new(keymap, opts.readonly, crate::clock::now_ms()),
+        state,
         theme,
         loader,
         executor: exec::Executor::new(home.clone(), Store::open_home(home)?, config.clone()),

@@ -12,15 +12,20 @@ pub struct Tmux {
 impl Tmux {
     /// Starts `command` in a detached 120×36 session on a fresh server.
     pub fn start(name: &str, command: &str, env: &[(&str, &Path)]) -> Self {
+        Self::start_sized(name, command, env, (120, 36))
+    }
+
+    /// Starts `command` in a detached session of `size` (columns, rows).
+    pub fn start_sized(name: &str, command: &str, env: &[(&str, &Path)], size: (u16, u16)) -> Self {
         let socket = format!("gitmoot-test-{name}-{}", std::process::id());
         let t = Self { socket };
         let mut args: Vec<String> = vec![
             "new-session".into(),
             "-d".into(),
             "-x".into(),
-            "120".into(),
+            size.0.to_string(),
             "-y".into(),
-            "36".into(),
+            size.1.to_string(),
         ];
         for (k, v) in env {
             args.push("-e".into());

@@ -102,8 +102,12 @@ pub enum Action {
 }
 
 impl Action {
-    /// Whether the action changes the store (refused in `--readonly`).
+    /// Whether the action changes the store (refused in `--readonly`). A `:` line that
+    /// only reads (`job list`, `chat show …`) is not a write.
     pub fn is_write(&self) -> bool {
+        if let Action::RunCommand(line) = self {
+            return !crate::complete::is_read_command(line);
+        }
         matches!(
             self,
             Action::AnswerAsk { .. }
@@ -113,7 +117,6 @@ impl Action {
                 | Action::SendChat { .. }
                 | Action::Promote { .. }
                 | Action::MarkRead { .. }
-                | Action::RunCommand(_)
         )
     }
 }

@@ -72,6 +72,7 @@ pub enum Command {
     Help,
     Filter,
     CommandLine,
+    Messages,
     Pane(Pane),
     PaneNext,
     PanePrev,
@@ -112,12 +113,13 @@ pub enum Command {
     Force,
 }
 
-const SIMPLE: [(&str, Command); 42] = [
+const SIMPLE: [(&str, Command); 43] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
     ("filter", Command::Filter),
     ("command", Command::CommandLine),
+    ("messages", Command::Messages),
     ("pane_next", Command::PaneNext),
     ("pane_prev", Command::PanePrev),
     ("zoom", Command::Zoom),

@@ -1,6 +1,7 @@
 //! Where each pane goes on screen, shared by `render` and mouse hit-testing in `update`.
 //!
-//! Owns the split: status bar on top, context footer at the bottom, Attention over the
+//! Owns the split: status bar on top, context footer at the bottom with the one-line
+//! message bar just above it (results never paint over a pane), Attention over the
 //! Job tree on the left, one right-column pane (DAG, Threads or Detail) on the right; the
 //! zoomed (or, on a terminal under 80 columns, the focused) pane takes the whole body.
 //! Must not draw.
@@ -15,6 +16,8 @@ use crate::view::Snapshot;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Areas {
     pub status: Rect,
+    /// Results and errors, one line; the whole text is in the messages log.
+    pub message: Rect,
     pub footer: Rect,
     pub body: Rect,
     pub panes: Vec<(Pane, Rect)>,
@@ -41,9 +44,10 @@ impl Areas {
 pub const ATTENTION_ITEM_LINES: u16 = 3;
 
 pub fn areas(area: Rect, state: &State, snap: &Snapshot) -> Areas {
-    let [status, body, footer] = Layout::vertical([
+    let [status, body, message, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
+        Constraint::Length(1),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -66,6 +70,7 @@ pub fn areas(area: Rect, state: &State, snap: &Snapshot) -> Areas {
     };
     Areas {
         status,
+        message,
         footer,
         body,
         panes,

@@ -10,6 +10,7 @@
 //! execute the returned [`Action`]s; then draw with [`render`].
 
 pub mod action;
+pub mod complete;
 pub mod fixture;
 pub mod keymap;
 pub mod layout;
@@ -27,7 +28,7 @@ pub mod widgets;
 pub use action::{Action, PromoteAction, ResumeVerb};
 pub use keymap::{Keymap, KeymapError, keys_markdown};
 pub use render::render;
-pub use state::{Pane, State, ToastLevel};
-pub use theme::{Theme, ThemeError};
+pub use state::{CommandOutput, CompletionTree, Pane, State, ToastLevel};
+pub use theme::{ColorDepth, Theme, ThemeError};
 pub use update::{Event, update};
 pub use view::Snapshot;

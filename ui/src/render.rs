@@ -1,7 +1,7 @@
 //! `render`: draws one frame from the state, the snapshot and the theme.
 //!
-//! Owns composition — status bar, panes per `layout`, footer or text line, overlays,
-//! toasts — never data loading. Rendering is a pure function of its inputs, so a frame
+//! Owns composition — status bar, panes per `layout`, message bar, footer or text line,
+//! overlays — never data loading. Rendering is a pure function of its inputs, so a frame
 //! drawn twice is identical (no flicker from redraws).
 
 use ratatui::Frame;
@@ -26,12 +26,13 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             Pane::Detail => widgets::detail::render(frame, *r, state, snap, theme),
         }
     }
+    widgets::messages::render_bar(frame, a.message, state, theme);
     if state.command.is_some() {
         widgets::command::render(frame, a.footer, state, theme);
     } else if state.filter_editing {
         widgets::filter::render(frame, a.footer, state, theme);
     } else {
-        widgets::footer::render(frame, a.footer, state, theme);
+        widgets::footer::render(frame, a.footer, state, snap, theme);
     }
     match &state.overlay {
         None => {}
@@ -42,8 +43,37 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
         Some(Overlay::Stopping { kill }) => {
             widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)
         }
-        Some(Overlay::Promote { seq, choice, .. }) => {
-            widgets::dialog::render_promote(frame, a.body, *seq, *choice, theme)
+        Some(Overlay::Promote {
+            thread_id,
+            seq,
+            choice,
+        }) => {
+            let body = snap
+                .transcript
+                .as_ref()
+                .filter(|t| &t.thread_id == thread_id)
+                .and_then(|t| t.messages.iter().find(|m| m.seq == *seq))
+                .map(|m| m.body.as_str())
+                .unwrap_or("");
+            widgets::dialog::render_promote(frame, a.body, *seq, body, *choice, theme)
+        }
+        Some(Overlay::Messages { scroll }) => {
+            let w = widgets::messages::pager_area(a.body)
+                .width
+                .saturating_sub(2) as usize;
+            let lines = widgets::messages::log_lines(&state.messages, w, theme);
+            widgets::messages::render_pager(frame, a.body, "messages", lines, *scroll, theme)
+        }
+        Some(Overlay::Output {
+            title,
+            text,
+            scroll,
+        }) => {
+            let w = widgets::messages::pager_area(a.body)
+                .width
+                .saturating_sub(2) as usize;
+            let lines = widgets::messages::output_lines(text, w, theme);
+            widgets::messages::render_pager(frame, a.body, title, lines, *scroll, theme)
         }
         Some(Overlay::Answer {
             job_id,
@@ -66,13 +96,19 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             text,
             ..
         }) => {
+            // The thread's one name is its title (the id only when it is not loaded).
+            let name = snap
+                .threads
+                .iter()
+                .find(|t| &t.id == thread_id)
+                .map(|t| crate::sanitize::clean_line(&t.title))
+                .unwrap_or_else(|| thread_id.clone());
             let title = match reply_to {
-                Some(s) => format!("Reply to #{s} in {thread_id}"),
-                None => format!("Message to {thread_id}"),
+                Some(s) => format!("Reply to #{s} in {name}"),
+                None => format!("Message to {name}"),
             };
             let note = "A message is a row, never compute: @mentions land in inboxes; p promotes to a job.";
             widgets::answer_form::render_text(frame, a.body, &title, note, text, "send", theme)
         }
     }
-    widgets::toast::render(frame, a.body, state, theme);
 }

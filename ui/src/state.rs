@@ -1,4 +1,5 @@
-//! The control room's UI state: focus, selections, folds, overlays, toasts, clock.
+//! The control room's UI state: focus, selections, folds, overlays, the messages log, the
+//! `:` line's history and completions, clock.
 //!
 //! Owns what the operator has done to the view, never the data itself (that is the
 //! [`Snapshot`](crate::view::Snapshot)). Selections are stored as ids so they stay on the
@@ -77,16 +78,43 @@ pub enum ToastLevel {
     Error,
 }
 
-/// A short message in the corner that expires by itself.
+/// One result or error, kept whole in the messages log; the newest shows in the message
+/// bar until `bar_until_ms`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Toast {
+pub struct LogEntry {
     pub level: ToastLevel,
     pub text: String,
-    pub expires_ms: i64,
+    pub at_ms: i64,
 }
 
-/// How long a toast stays up.
-pub const TOAST_MS: i64 = 4_000;
+/// How long the newest message stays on the message bar.
+pub const BAR_MS: i64 = 6_000;
+
+/// How many messages the log keeps (oldest dropped first).
+pub const LOG_CAP: usize = 500;
+
+/// How many `:` lines the history keeps.
+pub const HISTORY_CAP: usize = 200;
+
+/// The full output of a `:` command line, as the glue ran it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandOutput {
+    /// The line as typed (without `gitmoot`).
+    pub command: String,
+    pub ok: bool,
+    /// Everything it printed (stdout on success, stderr on failure).
+    pub text: String,
+}
+
+/// The CLI's verbs as a tree, for Tab completion on the `:` line. The glue builds it from
+/// the clap definition, so completion can never offer a verb the CLI lacks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompletionTree {
+    pub name: String,
+    pub children: Vec<CompletionTree>,
+    /// Long options (`--agent`) of this command.
+    pub flags: Vec<String>,
+}
 
 /// What a confirmation dialog will do when the operator presses `y` (or `F`).
 #[derive(Debug, Clone, PartialEq)]
@@ -168,6 +196,16 @@ pub enum Overlay {
         seq: u64,
         choice: usize,
     },
+    /// The messages log (`L` or `:messages`): every result and error in full.
+    Messages {
+        scroll: u16,
+    },
+    /// The full output of a `:` read verb, scrollable.
+    Output {
+        title: String,
+        text: String,
+        scroll: u16,
+    },
     /// Quitting is under way: waiting for the work to finish (`kill` false) or for the
     /// daemon's graceful kill to end; the frame shows what is left.
     Stopping {
@@ -212,8 +250,21 @@ pub struct State {
     pub filter_editing: bool,
     /// The `:` line while it is open.
     pub command: Option<String>,
+    /// `:` lines run before, oldest first (the glue loads and persists them).
+    pub history: Vec<String>,
+    /// Where ↑/↓ is in `history` while the line is open.
+    pub history_pos: Option<usize>,
+    /// The CLI tree Tab completes from.
+    pub completions: CompletionTree,
+    /// What Tab offered when it could not pick one (shown after the `:` line).
+    pub candidates: Vec<String>,
     pub overlay: Option<Overlay>,
-    pub toasts: Vec<Toast>,
+    /// Every result and error, oldest first.
+    pub messages: Vec<LogEntry>,
+    /// The newest message shows on the bar until then.
+    pub bar_until_ms: i64,
+    /// Esc was pressed once on a non-empty draft; a second Esc discards it.
+    pub discard_armed: bool,
     /// The job the Detail drawer shows.
     pub detail_job: Option<String>,
     pub detail_scroll: u16,
@@ -251,8 +302,14 @@ impl State {
             filter: String::new(),
             filter_editing: false,
             command: None,
+            history: Vec::new(),
+            history_pos: None,
+            completions: CompletionTree::default(),
+            candidates: Vec::new(),
             overlay: None,
-            toasts: Vec::new(),
+            messages: Vec::new(),
+            bar_until_ms: 0,
+            discard_armed: false,
             detail_job: None,
             detail_scroll: 0,
             detail_tab: crate::live::DetailTab::Overview,
@@ -267,17 +324,59 @@ impl State {
         }
     }
 
-    /// Shows a toast (the glue uses this to report an action's outcome).
+    /// Logs a result or error in full and shows it on the message bar (the glue uses this
+    /// to report an action's outcome).
     pub fn notify(&mut self, level: ToastLevel, text: impl Into<String>) {
-        let text = text.into();
-        self.toasts.retain(|t| t.text != text);
-        self.toasts.push(Toast {
+        self.messages.push(LogEntry {
             level,
-            text,
-            expires_ms: self.now_ms + TOAST_MS,
+            text: text.into(),
+            at_ms: self.now_ms,
         });
-        if self.toasts.len() > 3 {
-            self.toasts.remove(0);
+        if self.messages.len() > LOG_CAP {
+            self.messages.remove(0);
+        }
+        self.bar_until_ms = self.now_ms + BAR_MS;
+    }
+
+    /// The message the bar shows now, if one is fresh.
+    pub fn bar_message(&self) -> Option<&LogEntry> {
+        self.messages
+            .last()
+            .filter(|_| self.now_ms < self.bar_until_ms)
+    }
+
+    /// Reports a `:` command's output: logged whole; output longer than one line opens in
+    /// a scrollable view (unless a dialog is open), one line goes to the bar.
+    pub fn command_output(&mut self, out: CommandOutput) {
+        let text = out.text.trim_end().to_string();
+        let level = if out.ok {
+            ToastLevel::Info
+        } else {
+            ToastLevel::Error
+        };
+        let shown = if text.is_empty() { "done" } else { &text };
+        // One line reads result first (the part that matters on a narrow bar).
+        let entry = if text.lines().count() > 1 {
+            format!(":{}\n{shown}", out.command)
+        } else {
+            format!("{shown}  ← :{}", out.command)
+        };
+        self.notify(level, entry);
+        if text.lines().count() > 1 && self.overlay.is_none() {
+            self.overlay = Some(Overlay::Output {
+                title: format!(":{}", out.command),
+                text,
+                scroll: 0,
+            });
+        }
+    }
+
+    /// Remembers a `:` line for ↑/↓ (the glue persists the same line in the home).
+    pub fn remember(&mut self, line: &str) {
+        self.history.retain(|h| h != line);
+        self.history.push(line.to_string());
+        if self.history.len() > HISTORY_CAP {
+            self.history.remove(0);
         }
     }
 

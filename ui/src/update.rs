@@ -47,7 +47,6 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
         Event::Tick { now_ms } => {
             state.now_ms = now_ms;
             state.tick = state.tick.wrapping_add(1);
-            state.toasts.retain(|t| t.expires_ms > now_ms);
         }
         Event::SnapshotArrived => arrived(state, snap, &mut out),
     }
@@ -86,6 +85,7 @@ fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
         };
     }
     reconcile(state, snap);
+    follow_attention(state, snap);
     if let Some(t) = state.sel.thread.clone()
         && snap.transcript.as_ref().map(|x| &x.thread_id) != Some(&t)
     {
@@ -149,6 +149,23 @@ fn reconcile(state: &mut State, snap: &Snapshot) {
         _ => seqs.last().copied(),
     };
     record_hints(state, snap);
+}
+
+/// The DAG (and the drawer, if open) follow the selected attention item: its root, and
+/// the node the item is about (the failed leg, or the job that asked).
+fn follow_attention(state: &mut State, snap: &Snapshot) {
+    if state.focus != Pane::Attention {
+        return;
+    }
+    let Some(item) = selected_gate(state, snap) else {
+        return;
+    };
+    let node = match &item.kind {
+        AttentionKind::Failure { failed_leg, .. } => failed_leg.clone(),
+        AttentionKind::Ask { .. } | AttentionKind::Preflight { .. } => item.job_id.clone(),
+    };
+    state.dag_root = Some(item.root_id.clone());
+    state.sel.dag = Some(node);
 }
 
 fn pick(ids: &[String], current: Option<String>, hint: Option<usize>) -> Option<String> {
@@ -226,11 +243,11 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
         return;
     }
     if state.overlay.is_some() {
-        overlay_key(state, k, chord, out);
+        overlay_key(state, snap, k, chord, out);
         return;
     }
     if state.command.is_some() {
-        command_line_key(state, k, out);
+        command_line_key(state, snap, k, out);
         return;
     }
     if state.filter_editing {
@@ -253,12 +270,14 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::Suspend => out.push(Action::Suspend),
         Command::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Command::Filter => state.filter_editing = true,
+        // Read-only still opens the line: read verbs run, the rest are refused on Enter, so
+        // the characters typed after `:` never fall through as pane commands.
         Command::CommandLine => {
-            if refuse_readonly(state, "the command line") {
-                return;
-            }
             state.command = Some(String::new());
+            state.history_pos = None;
+            state.candidates.clear();
         }
+        Command::Messages => open_messages(state, snap),
         Command::Pane(p) => focus(state, snap, p, out),
         Command::PaneNext | Command::PanePrev => {
             let i = state.focus.number() - 1;
@@ -397,6 +416,7 @@ fn focus(state: &mut State, snap: &Snapshot, p: Pane, out: &mut Vec<Action>) {
         state.right = p;
     }
     state.focus = p;
+    follow_attention(state, snap);
 }
 
 fn back(state: &mut State, snap: &Snapshot) {
@@ -438,6 +458,7 @@ fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut Vec<Action>)
                 .map(|a| a.key())
                 .collect();
             state.sel.attention = moved(&ids, state.sel.attention.as_deref(), delta);
+            follow_attention(state, snap);
         }
         Pane::Tree => {
             let ids: Vec<String> = rows::tree_rows(snap, state)
@@ -909,10 +930,39 @@ fn mark_read(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     }
 }
 
-fn command_line_key(state: &mut State, k: KeyEvent, out: &mut Vec<Action>) {
+fn open_messages(state: &mut State, snap: &Snapshot) {
+    state.overlay = Some(Overlay::Messages { scroll: 0 });
+    let max = pager_max(state, snap);
+    if let Some(Overlay::Messages { scroll }) = state.overlay.as_mut() {
+        *scroll = max;
+    }
+}
+
+/// How far the open pager (messages log or `:` output) can scroll on this screen.
+fn pager_max(state: &State, snap: &Snapshot) -> u16 {
+    let area = Rect::new(0, 0, state.size.0, state.size.1);
+    let body = layout::areas(area, state, snap).body;
+    let w = widgets::messages::pager_area(body).width.saturating_sub(2) as usize;
+    let theme = crate::theme::Theme::monochrome();
+    let n = match &state.overlay {
+        Some(Overlay::Messages { .. }) => {
+            widgets::messages::log_lines(&state.messages, w, &theme).len()
+        }
+        Some(Overlay::Output { text, .. }) => {
+            widgets::messages::output_lines(text, w, &theme).len()
+        }
+        _ => 0,
+    };
+    widgets::messages::max_scroll(n, body)
+}
+
+fn command_line_key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
     let Some(line) = state.command.as_mut() else {
         return;
     };
+    if k.code != KeyCode::Tab {
+        state.candidates.clear();
+    }
     match k.code {
         KeyCode::Esc => state.command = None,
         KeyCode::Enter => {
@@ -922,9 +972,39 @@ fn command_line_key(state: &mut State, k: KeyEvent, out: &mut Vec<Action>) {
                 .trim()
                 .to_string();
             state.command = None;
-            if !text.is_empty() {
+            if text.is_empty() {
+                return;
+            }
+            state.remember(&text);
+            if text == "messages" {
+                open_messages(state, snap);
+            } else if state.readonly && !crate::complete::is_read_command(&text) {
+                state.notify(
+                    ToastLevel::Error,
+                    format!("read-only: `{text}` writes; only read verbs run (--readonly)"),
+                );
+            } else {
                 out.push(Action::RunCommand(text));
             }
+        }
+        KeyCode::Tab => {
+            let (done, cands) = crate::complete::complete(&state.completions, line);
+            *line = done;
+            state.candidates = cands;
+        }
+        KeyCode::Up | KeyCode::Down => {
+            let n = state.history.len();
+            if n == 0 {
+                return;
+            }
+            let pos = match (k.code, state.history_pos) {
+                (KeyCode::Up, None) => Some(n - 1),
+                (KeyCode::Up, Some(p)) => Some(p.saturating_sub(1)),
+                (_, Some(p)) if p + 1 < n => Some(p + 1),
+                _ => None,
+            };
+            state.history_pos = pos;
+            *line = pos.map(|p| state.history[p].clone()).unwrap_or_default();
         }
         KeyCode::Backspace => {
             line.pop();
@@ -963,7 +1043,9 @@ fn filter_key(state: &mut State, snap: &Snapshot, k: KeyEvent) {
 }
 
 fn paste(state: &mut State, text: &str) {
-    let clean = sanitize::clean(text);
+    // Terminals send pasted line breaks as CR (or CRLF); the textareas want `\n`.
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let clean = sanitize::clean(&text);
     if let Some(ov) = state.overlay.as_mut() {
         match ov {
             Overlay::Answer { fields, focus, .. } => {
@@ -983,7 +1065,28 @@ fn paste(state: &mut State, text: &str) {
     }
 }
 
-fn overlay_key(state: &mut State, k: KeyEvent, chord: KeyChord, out: &mut Vec<Action>) {
+/// The text of a draft the operator would lose by closing the overlay.
+fn draft_text(ov: &Overlay) -> String {
+    match ov {
+        Overlay::Answer { fields, .. } => fields
+            .iter()
+            .filter(|f| !f.has_choices())
+            .map(|f| f.text.lines().join("\n"))
+            .collect::<String>(),
+        Overlay::Instructions { text, .. } | Overlay::Compose { text, .. } => {
+            text.lines().join("\n")
+        }
+        _ => String::new(),
+    }
+}
+
+fn overlay_key(
+    state: &mut State,
+    snap: &Snapshot,
+    k: KeyEvent,
+    chord: KeyChord,
+    out: &mut Vec<Action>,
+) {
     let Some(mut ov) = state.overlay.take() else {
         return;
     };
@@ -996,7 +1099,63 @@ fn overlay_key(state: &mut State, k: KeyEvent, chord: KeyChord, out: &mut Vec<Ac
         }
         return;
     }
+    // Esc on a draft asks first: the bar says so, a second Esc discards, any other key
+    // goes on editing.
+    let cancels = state.keymap.lookup(Context::AnswerForm, chord) == Some(Command::Cancel);
+    if cancels && !draft_text(&ov).trim().is_empty() && !state.discard_armed {
+        state.discard_armed = true;
+        state.notify(
+            ToastLevel::Info,
+            "discard the draft? Esc again discards, any other key keeps editing",
+        );
+        state.overlay = Some(ov);
+        return;
+    }
+    state.discard_armed = false;
+    if matches!(ov, Overlay::Messages { .. } | Overlay::Output { .. }) {
+        state.overlay = Some(ov);
+        let max = pager_max(state, snap);
+        let cmd = state.keymap.lookup(Context::Global, chord);
+        let page = page(state) as u16;
+        let Some(Overlay::Messages { scroll } | Overlay::Output { scroll, .. }) =
+            state.overlay.as_mut()
+        else {
+            return;
+        };
+        let keep = match cmd {
+            Some(Command::Down) => {
+                *scroll = scroll.saturating_add(1).min(max);
+                true
+            }
+            Some(Command::Up) => {
+                *scroll = scroll.saturating_sub(1);
+                true
+            }
+            Some(Command::PageDown) => {
+                *scroll = scroll.saturating_add(page).min(max);
+                true
+            }
+            Some(Command::PageUp) => {
+                *scroll = scroll.saturating_sub(page);
+                true
+            }
+            Some(Command::Top) => {
+                *scroll = 0;
+                true
+            }
+            Some(Command::Bottom) => {
+                *scroll = max;
+                true
+            }
+            _ => false,
+        };
+        if !keep {
+            state.overlay = None;
+        }
+        return;
+    }
     let keep = match &mut ov {
+        Overlay::Messages { .. } | Overlay::Output { .. } => false,
         Overlay::Help { scroll } => match state.keymap.lookup(Context::Global, chord) {
             Some(Command::Down) => {
                 *scroll = scroll.saturating_add(1);
@@ -1236,8 +1395,12 @@ fn mouse(state: &mut State, snap: &Snapshot, m: MouseEvent, out: &mut Vec<Action
                     .iter()
                     .position(|r| Some(&r.node.id) == state.sel.tree.as_ref())
                     .unwrap_or(0);
-                let offset = rows::scroll_offset(sel, height);
-                if let Some(r) = rows.get(offset + inner_row) {
+                let header = widgets::tree::HEADER_ROWS as usize;
+                let offset = rows::scroll_offset(sel, height.saturating_sub(header));
+                let hit = inner_row
+                    .checked_sub(header)
+                    .and_then(|i| rows.get(offset + i));
+                if let Some(r) = hit {
                     state.sel.tree = Some(r.node.id.clone());
                     state.dag_root = None;
                 }
@@ -1248,6 +1411,7 @@ fn mouse(state: &mut State, snap: &Snapshot, m: MouseEvent, out: &mut Vec<Action
                 if let Some(item) = items.get(inner_row / per) {
                     state.sel.attention = Some(item.key());
                 }
+                follow_attention(state, snap);
             }
         }
         MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {

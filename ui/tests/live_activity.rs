@@ -38,7 +38,12 @@ fn rows_show_the_newest_step_and_the_spend_and_the_bar_todays_total() {
     let screen = text(&s, &snap);
     let row = screen
         .lines()
-        .find(|l| l.contains("db · codex"))
+        // The tree's row, not the DAG's node of the same name beside it.
+        .find(|l| {
+            l.split("││")
+                .next()
+                .is_some_and(|tree| tree.contains("db · codex"))
+        })
         .unwrap_or_else(|| panic!("{screen}"));
     assert!(row.contains("$ cargo test"), "{row}");
     assert!(!screen.contains("old step"), "{screen}");

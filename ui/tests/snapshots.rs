@@ -46,7 +46,7 @@ fn state_colours_come_from_the_theme() {
                     .lines()
                     .nth(*y as usize)
                     .unwrap()
-                    .contains("docs · scribe")
+                    .contains("└─ ✗ docs · scribe")
             })
             .unwrap();
         let x = (0..W).find(|x| b[(*x, row)].symbol() == "✗").unwrap();

@@ -282,7 +282,7 @@ fn answer_form_choices_and_free_text_submit_one_answer_per_question() {
     // Enter on an empty text field refuses and says which answer is missing.
     assert_eq!(send(&mut s, &snap, key(KeyCode::Enter)), vec![]);
     assert!(
-        s.toasts
+        s.messages
             .iter()
             .any(|t| t.text.contains("\"window\" is empty"))
     );
@@ -400,7 +400,7 @@ fn resume_verbs_on_a_question_explain_instead() {
     assert_eq!(send(&mut s, &snap, ch('r')), vec![]);
     assert!(s.overlay.is_none());
     assert!(
-        s.toasts
+        s.messages
             .last()
             .unwrap()
             .text
@@ -475,7 +475,7 @@ fn kill_on_a_finished_root_says_so() {
     send(&mut s, &snap, ch('K'));
     assert!(s.overlay.is_none());
     assert!(
-        s.toasts
+        s.messages
             .last()
             .unwrap()
             .text
@@ -585,6 +585,9 @@ fn command_line_runs_cli_verbs() {
 fn dag_moves_between_nodes_and_roots() {
     let (mut s, snap) = setup();
     send(&mut s, &snap, ch('3'));
+    // The DAG opened from Attention shows the selected item's node: the failed leg.
+    assert_eq!(s.sel.dag.as_deref(), Some("job-k3v7q2ma/docs"));
+    send(&mut s, &snap, ch('g'));
     assert_eq!(s.sel.dag.as_deref(), Some("job-k3v7q2ma"));
     send(&mut s, &snap, ch('j'));
     assert_eq!(s.sel.dag.as_deref(), Some("job-k3v7q2ma/schema"));
@@ -696,14 +699,14 @@ fn readonly_refuses_every_write_with_a_toast() {
     let mut s = gitmoot_ui::State::new(gitmoot_ui::Keymap::builtin(), true, NOW);
     update(&mut s, &snap, Event::Resize(W, H));
     update(&mut s, &snap, Event::SnapshotArrived);
-    for keys in ["r", "c", "x", "ja", "K", ":", "2C", "4i", "4r", "4p", "4hm"] {
+    for keys in ["r", "c", "x", "ja", "K", "2C", "4i", "4r", "4p", "4hm"] {
         s.overlay = None;
         s.focus = Pane::Attention;
         let out = type_keys(&mut s, &snap, keys);
         assert!(out.iter().all(|a| !a.is_write()), "{keys}: {out:?}");
         assert!(s.overlay.is_none(), "{keys} opened {:?}", s.overlay);
         assert!(
-            s.toasts
+            s.messages
                 .last()
                 .map(|t| t.text.starts_with("read-only"))
                 .unwrap_or(false),
@@ -719,10 +722,11 @@ fn readonly_refuses_every_write_with_a_toast() {
 }
 
 #[test]
-fn ticks_advance_the_spinner_and_expire_toasts() {
+fn ticks_advance_the_spinner_and_clear_the_message_bar() {
     let (mut s, snap) = setup();
     send(&mut s, &snap, ch('y'));
-    assert_eq!(s.toasts.len(), 1);
+    assert_eq!(s.messages.len(), 1);
+    assert!(s.bar_message().is_some());
     send(
         &mut s,
         &snap,
@@ -730,7 +734,7 @@ fn ticks_advance_the_spinner_and_expire_toasts() {
             now_ms: NOW + 1_000,
         },
     );
-    assert_eq!((s.tick, s.toasts.len()), (1, 1));
+    assert_eq!((s.tick, s.bar_message().is_some()), (1, true));
     send(
         &mut s,
         &snap,
@@ -738,7 +742,16 @@ fn ticks_advance_the_spinner_and_expire_toasts() {
             now_ms: NOW + 10_000,
         },
     );
-    assert_eq!((s.tick, s.toasts.len(), s.now_ms), (2, 0, NOW + 10_000));
+    // The bar clears; the log keeps the message.
+    assert_eq!(
+        (
+            s.tick,
+            s.bar_message().is_some(),
+            s.messages.len(),
+            s.now_ms
+        ),
+        (2, false, 1, NOW + 10_000)
+    );
 }
 
 #[test]
@@ -752,14 +765,17 @@ fn mouse_click_focuses_and_selects_and_wheel_scrolls() {
             modifiers: KeyModifiers::NONE,
         })
     };
-    // Tree pane starts at row 10 (status 1 + attention 9); its first row is 11.
-    send(&mut s, &snap, click(10, 13));
+    // Tree pane starts at row 10 (status 1 + attention 9); its header is row 11 and its
+    // first job row 12.
+    send(&mut s, &snap, click(10, 11));
+    assert_eq!(s.sel.tree.as_deref(), Some("job-k3v7q2ma"));
+    send(&mut s, &snap, click(10, 14));
     assert_eq!(s.focus, Pane::Tree);
     assert_eq!(s.sel.tree.as_deref(), Some("job-k3v7q2ma/schema"));
     let wheel = Event::Mouse(MouseEvent {
         kind: MouseEventKind::ScrollDown,
         column: 10,
-        row: 13,
+        row: 14,
         modifiers: KeyModifiers::NONE,
     });
     send(&mut s, &snap, wheel);

@@ -15,7 +15,7 @@ use crate::state::AnswerField;
 use crate::theme::{Slot, Theme};
 
 fn boxed(frame: &mut Frame, area: Rect, h: u16, title: &str, theme: &Theme) -> Rect {
-    let w = (area.width * 7 / 10).max(50);
+    let w = form_width(area);
     let r = centered(area, w, h);
     frame.render_widget(Clear, r);
     let block = Block::default()
@@ -31,12 +31,23 @@ fn boxed(frame: &mut Frame, area: Rect, h: u16, title: &str, theme: &Theme) -> R
     inner
 }
 
-fn field_height(f: &AnswerField) -> u16 {
-    1 + if f.has_choices() {
-        f.question.choices.len() as u16
-    } else {
-        3
-    }
+/// The question's lines, wrapped to the form's width so it is never cut.
+fn prompt_lines(f: &AnswerField, w: usize) -> Vec<String> {
+    let prompt = format!("{}. {}", f.question.id, clean_line(&f.question.prompt));
+    super::wrap(&prompt, w.saturating_sub(2).max(10))
+}
+
+fn form_width(area: Rect) -> u16 {
+    (area.width * 7 / 10).max(50).min(area.width)
+}
+
+fn field_height(f: &AnswerField, w: usize) -> u16 {
+    prompt_lines(f, w).len() as u16
+        + if f.has_choices() {
+            f.question.choices.len() as u16
+        } else {
+            3
+        }
 }
 
 fn draw_text(frame: &mut Frame, r: Rect, text: &TextArea<'static>, focused: bool, theme: &Theme) {
@@ -72,7 +83,12 @@ pub fn render_answer(
     focus: usize,
     theme: &Theme,
 ) {
-    let h: u16 = fields.iter().map(|f| field_height(f) + 1).sum::<u16>() + 3;
+    let inner_w = form_width(area).saturating_sub(2) as usize;
+    let h: u16 = fields
+        .iter()
+        .map(|f| field_height(f, inner_w) + 1)
+        .sum::<u16>()
+        + 3;
     let inner = boxed(frame, area, h, &format!("Answer {job_id}"), theme);
     let mut y = inner.y;
     let w = inner.width as usize;
@@ -83,12 +99,16 @@ pub fn render_answer(
         } else {
             theme.style(Slot::Text)
         };
-        let prompt = format!(" {}. {} ", f.question.id, clean_line(&f.question.prompt));
-        frame.render_widget(
-            Paragraph::new(Span::styled(truncate(&prompt, w), label_style)),
-            Rect::new(inner.x, y, inner.width, 1),
-        );
-        y += 1;
+        for l in prompt_lines(f, w) {
+            if y >= inner.y + inner.height {
+                break;
+            }
+            frame.render_widget(
+                Paragraph::new(Span::styled(format!(" {l}"), label_style)),
+                Rect::new(inner.x, y, inner.width, 1),
+            );
+            y += 1;
+        }
         if f.has_choices() {
             for (j, c) in f.question.choices.iter().enumerate() {
                 let sel = j == f.choice;

@@ -132,17 +132,22 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                 ]));
             }
             AttentionKind::Failure { reason, .. } => {
-                lines.push(Line::from(vec![
-                    Span::styled("    ", base),
-                    Span::styled(fit(&format!("why: {}", clean_line(reason)), body_w), base),
-                ]));
-                lines.push(Line::from(vec![
-                    Span::styled("    ", muted),
-                    Span::styled(
-                        fit("r retry with instructions · c continue · x abort", body_w),
-                        muted,
-                    ),
-                ]));
+                // The reason gets both body lines (the footer lists r/c/x): wrapped, and cut
+                // only at the end of the second.
+                let mut wrapped = super::wrap(&format!("why: {}", clean_line(reason)), body_w);
+                if wrapped.len() > 2 {
+                    let rest = wrapped[1..].join(" ");
+                    wrapped.truncate(1);
+                    wrapped.push(truncate(&rest, body_w));
+                }
+                wrapped.resize(2, String::new());
+                for (i, l) in wrapped.iter().enumerate() {
+                    let style = if i == 0 { base } else { muted };
+                    lines.push(Line::from(vec![
+                        Span::styled("    ", style),
+                        Span::styled(fit(l, body_w), style),
+                    ]));
+                }
             }
             AttentionKind::Preflight { reason } => {
                 lines.push(Line::from(vec![

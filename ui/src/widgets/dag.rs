@@ -1,6 +1,8 @@
 //! The Delegation DAG pane of the selected root: layered left→right (coordinator → legs by
 //! dependency depth → continuation) with box-drawn edges for parentage and deps; a
 //! git-graph style list when the terminal is under 100 columns or the layers do not fit.
+//! Under the layered graph, a legend spells each node's agent and what it waits for, so
+//! a dependency reads without tracing crossing edges.
 //!
 //! Owns DAG drawing; the layering itself is `rows::dag_nodes`.
 
@@ -59,6 +61,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
             theme,
             inner.width as usize,
         ));
+        lines.push(Line::raw(""));
+        lines.extend(legend(&nodes, state, theme, inner.width as usize));
     } else {
         lines.extend(list(&nodes, sel, state, theme, inner.width as usize));
     }
@@ -321,6 +325,29 @@ fn list<'a>(
                     fit(&label, w.saturating_sub(lw + 2)),
                     row_style(theme.style(Slot::Text), selected || i == sel, theme),
                 ),
+            ])
+        })
+        .collect()
+}
+
+/// One line per node below the layered graph: glyph, name, agent and its dependencies.
+fn legend<'a>(nodes: &[DagNode], state: &State, theme: &Theme, w: usize) -> Vec<Line<'a>> {
+    nodes
+        .iter()
+        .skip(1)
+        .map(|n| {
+            let deps = if n.node.deps.is_empty() {
+                String::new()
+            } else {
+                format!(" · after {}", n.node.deps.join(", "))
+            };
+            let text = format!(" {} · {}{deps}", n.node.label(), clean_line(&n.node.agent));
+            Line::from(vec![
+                Span::styled(
+                    format!(" {}", job_glyph(n.node.state, state.tick)),
+                    theme.style(job_slot(n.node.state)),
+                ),
+                Span::styled(fit(&text, w.saturating_sub(2)), theme.style(Slot::Muted)),
             ])
         })
         .collect()

@@ -1,13 +1,13 @@
 //! Confirmation dialogs (kill root, cancel job, abort, quit), the quitting frame and the
-//! promote action picker. Each
-//! states exactly what will happen before anything does.
+//! promote action picker. Each states exactly what will happen before anything does, sized
+//! from the screen so its text and choices show whole from 80×24 up.
 //!
 //! Owns drawing; the confirmed action is built in `update`.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::{centered, hints};
 use crate::action::PromoteAction;
@@ -15,15 +15,46 @@ use crate::state::Confirm;
 use crate::theme::{Slot, Theme};
 use crate::view::Snapshot;
 
+/// The dialog's width on this screen: roomy on a wide one, the screen less a margin on a
+/// narrow one.
+fn dialog_width(area: Rect) -> u16 {
+    area.width.saturating_sub(4).clamp(area.width.min(30), 76)
+}
+
+/// Rows `lines` take when wrapped into `inner_w` columns.
+fn wrapped_height(lines: &[Line], inner_w: u16) -> u16 {
+    let w = inner_w.max(1) as usize;
+    lines
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(w) as u16)
+        .sum()
+}
+
+/// Draws the box and its wrapped lines, as tall as they need (up to the screen).
+fn dialog(
+    frame: &mut Frame,
+    area: Rect,
+    lines: Vec<Line>,
+    title: &str,
+    theme: &Theme,
+    danger: bool,
+) {
+    let w = dialog_width(area);
+    let h = wrapped_height(&lines, w.saturating_sub(2)) + 2;
+    let inner = frame_box(frame, area, w, h, title, theme, danger);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
 fn frame_box(
     frame: &mut Frame,
     area: Rect,
+    w: u16,
     h: u16,
     title: &str,
     theme: &Theme,
     danger: bool,
 ) -> Rect {
-    let r = centered(area, 72, h);
+    let r = centered(area, w, h);
     frame.render_widget(Clear, r);
     let style = if danger {
         theme.style(Slot::DialogDanger)
@@ -158,8 +189,7 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
     k.extend(hints(&keys, theme));
     lines.push(Line::from(k));
     let danger = !matches!(c, Confirm::Quit { .. });
-    let inner = frame_box(frame, area, lines.len() as u16 + 2, &title, theme, danger);
-    frame.render_widget(Paragraph::new(lines), inner);
+    dialog(frame, area, lines, &title, theme, danger);
 }
 
 /// The frame shown while quitting waits: what is left and how to leave now.
@@ -192,18 +222,40 @@ pub fn render_stopping(frame: &mut Frame, area: Rect, kill: bool, snap: &Snapsho
     let mut k = vec![Span::raw(" ")];
     k.extend(hints(&keys, theme));
     lines.push(Line::from(k));
-    let inner = frame_box(frame, area, lines.len() as u16 + 2, "Quitting", theme, kill);
-    frame.render_widget(Paragraph::new(lines), inner);
+    dialog(frame, area, lines, "Quitting", theme, kill);
 }
 
-pub fn render_promote(frame: &mut Frame, area: Rect, seq: u64, choice: usize, theme: &Theme) {
-    let mut lines = vec![
-        Line::from(Span::styled(
-            format!(" Run message #{seq} as a job (chat task) with the mentioned agent:"),
-            theme.style(Slot::Text),
-        )),
-        Line::raw(""),
-    ];
+/// The promote picker: the message being promoted, then ask / review / implement.
+pub fn render_promote(
+    frame: &mut Frame,
+    area: Rect,
+    seq: u64,
+    body: &str,
+    choice: usize,
+    theme: &Theme,
+) {
+    let mut lines = vec![Line::from(Span::styled(
+        format!(" Run message #{seq} as a job (chat task) with the mentioned agent:"),
+        theme.style(Slot::Text),
+    ))];
+    let body = crate::sanitize::clean_line(body);
+    if !body.is_empty() {
+        let w = dialog_width(area).saturating_sub(6) as usize;
+        let mut quoted = super::wrap(&body, w);
+        if quoted.len() > 3 {
+            quoted.truncate(3);
+            if let Some(last) = quoted.last_mut() {
+                last.push('…');
+            }
+        }
+        for q in quoted {
+            lines.push(Line::from(Span::styled(
+                format!("   │ {q}"),
+                theme.style(Slot::Muted),
+            )));
+        }
+    }
+    lines.push(Line::raw(""));
     for (i, a) in PromoteAction::ALL.iter().enumerate() {
         let sel = i == choice;
         let style = if sel {
@@ -211,8 +263,13 @@ pub fn render_promote(frame: &mut Frame, area: Rect, seq: u64, choice: usize, th
         } else {
             theme.style(Slot::Text)
         };
+        let what = match a {
+            PromoteAction::Ask => "answer a question, change nothing",
+            PromoteAction::Review => "review and return a verdict",
+            PromoteAction::Implement => "make the change",
+        };
         lines.push(Line::from(Span::styled(
-            format!(" {} {}", if sel { "›" } else { " " }, a.name()),
+            format!(" {} {:<10} {what}", if sel { "›" } else { " " }, a.name()),
             style,
         )));
     }
@@ -227,13 +284,5 @@ pub fn render_promote(frame: &mut Frame, area: Rect, seq: u64, choice: usize, th
         theme,
     ));
     lines.push(Line::from(k));
-    let inner = frame_box(
-        frame,
-        area,
-        lines.len() as u16 + 2,
-        "Promote to a job",
-        theme,
-        false,
-    );
-    frame.render_widget(Paragraph::new(lines), inner);
+    dialog(frame, area, lines, "Promote to a job", theme, false);
 }

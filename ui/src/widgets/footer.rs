@@ -1,7 +1,9 @@
-//! The context footer: the few keys that matter in the focused pane, overlay or input
-//! mode, read from the keymap so a user override shows its own key.
+//! The context footer: the keys that matter in the focused pane (for the Attention pane,
+//! the selected item's kind), overlay or input mode, read from the keymap so a user
+//! override shows its own key.
 //!
-//! Owns the bottom line when no text line (filter, command) is open.
+//! Owns the bottom line when no text line (filter, command) is open. When the line is too
+//! narrow, pane keys drop from the end first; help and quit always stay.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,17 +12,36 @@ use ratatui::widgets::Paragraph;
 
 use super::hints;
 use crate::keymap::{Command, Context};
+use crate::rows;
 use crate::state::{Overlay, State};
 use crate::theme::Theme;
+use crate::view::{AttentionKind, Snapshot};
 
-/// The (context, command, label) hints of each situation, in display order.
-pub fn footer_hints(state: &State) -> Vec<(String, &'static str)> {
+/// What the selected attention item is, for its keys.
+fn selected_kind<'a>(state: &State, snap: &'a Snapshot) -> Option<&'a AttentionKind> {
+    rows::attention_rows(snap, state)
+        .into_iter()
+        .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
+        .map(|a| &a.kind)
+}
+
+/// The (key, label) hints of each situation, in display order; help and quit last.
+pub fn footer_hints(state: &State, snap: &Snapshot) -> Vec<(String, &'static str)> {
     use Command::*;
     // The quit question and the stopping frame take plain letters, shown in their box.
     let (ctx, wanted): (Context, &[(Command, &'static str)]) = match &state.overlay {
         Some(Overlay::Confirm(crate::state::Confirm::Quit { .. }))
         | Some(Overlay::Stopping { .. }) => return Vec::new(),
         Some(Overlay::Help { .. }) => (Context::Global, &[(Down, "scroll"), (Back, "close")]),
+        Some(Overlay::Messages { .. }) | Some(Overlay::Output { .. }) => (
+            Context::Global,
+            &[
+                (Down, "scroll"),
+                (PageDown, "page"),
+                (Bottom, "end"),
+                (Back, "close"),
+            ],
+        ),
         Some(Overlay::Confirm(_)) => (
             Context::Dialog,
             &[(Confirm, "confirm"), (Force, "force"), (Cancel, "cancel")],
@@ -57,18 +78,33 @@ pub fn footer_hints(state: &State) -> Vec<(String, &'static str)> {
             ],
         ),
         None => match state.focus {
-            crate::state::Pane::Attention => (
-                Context::Attention,
-                &[
-                    (Answer, "answer"),
-                    (Retry, "retry"),
-                    (Continue, "continue"),
-                    (Abort, "abort"),
-                    (Detail, "detail"),
-                    (Kill, "kill root"),
-                    (Copy, "copy cmd"),
-                ],
-            ),
+            crate::state::Pane::Attention => match selected_kind(state, snap) {
+                Some(AttentionKind::Ask { .. }) => (
+                    Context::Attention,
+                    &[
+                        (Answer, "answer"),
+                        (Detail, "detail"),
+                        (Kill, "kill root"),
+                        (Copy, "copy cmd"),
+                    ],
+                ),
+                Some(AttentionKind::Failure { .. }) => (
+                    Context::Attention,
+                    &[
+                        (Retry, "retry"),
+                        (Continue, "continue"),
+                        (Abort, "abort"),
+                        (Answer, "failed leg"),
+                        (Kill, "kill root"),
+                        (Copy, "copy cmd"),
+                    ],
+                ),
+                Some(AttentionKind::Preflight { .. }) => (
+                    Context::Attention,
+                    &[(Detail, "detail"), (Kill, "kill root"), (Copy, "copy cmd")],
+                ),
+                None => (Context::Attention, &[]),
+            },
             crate::state::Pane::Tree => (
                 Context::Tree,
                 &[
@@ -110,24 +146,25 @@ pub fn footer_hints(state: &State) -> Vec<(String, &'static str)> {
             ),
         },
     };
+    let key = |c: Command, ctx: Context| {
+        state
+            .keymap
+            .key_for(ctx, c)
+            .or_else(|| state.keymap.key_for(Context::Global, c))
+    };
     let mut out: Vec<(String, &'static str)> = wanted
         .iter()
-        .filter_map(|(c, label)| {
-            state
-                .keymap
-                .key_for(ctx, *c)
-                .or_else(|| state.keymap.key_for(Context::Global, *c))
-                .map(|k| (k, *label))
-        })
+        .filter_map(|(c, label)| key(*c, ctx).map(|k| (k, *label)))
         .collect();
     if state.overlay.is_none() {
         for (c, label) in [
             (Zoom, "zoom"),
             (CommandLine, "command"),
+            (Messages, "messages"),
             (Help, "help"),
             (Quit, "quit"),
         ] {
-            if let Some(k) = state.keymap.key_for(Context::Global, c) {
+            if let Some(k) = key(c, Context::Global) {
                 out.push((k, label));
             }
         }
@@ -135,8 +172,34 @@ pub fn footer_hints(state: &State) -> Vec<(String, &'static str)> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+/// How many keys of a hint list are kept at `width`: the last two (help and quit outside
+/// overlays) always, then as many of the rest, in order, as fit.
+pub fn fit_hints(
+    all: &[(String, &'static str)],
+    width: usize,
+    keep_tail: usize,
+) -> Vec<(String, &'static str)> {
+    let cost = |h: &(String, &str)| super::str_width(&h.0) + 1 + super::str_width(h.1) + 2;
+    let split = all.len().saturating_sub(keep_tail);
+    let (head, tail) = all.split_at(split);
+    let mut used: usize = 1 + tail.iter().map(cost).sum::<usize>();
+    let mut out = Vec::new();
+    for h in head {
+        if used + cost(h) > width {
+            break;
+        }
+        used += cost(h);
+        out.push(h.clone());
+    }
+    out.extend(tail.iter().cloned());
+    out
+}
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
+    let all = footer_hints(state, snap);
+    let keep = if state.overlay.is_none() { 2 } else { 1 };
+    let shown = fit_hints(&all, area.width as usize, keep);
     let mut spans = vec![ratatui::text::Span::raw(" ")];
-    spans.extend(hints(&footer_hints(state), theme));
+    spans.extend(hints(&shown, theme));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

@@ -14,9 +14,9 @@ pub mod dialog;
 pub mod filter;
 pub mod footer;
 pub mod help;
+pub mod messages;
 pub mod status;
 pub mod threads;
-pub mod toast;
 pub mod tree;
 
 use ratatui::layout::Rect;
@@ -156,28 +156,42 @@ pub fn str_width(s: &str) -> usize {
     Span::raw(s).width()
 }
 
-/// Word-wraps `s` to `width` columns (long words are split).
+/// Word-wraps `s` to `width` columns (long words are split); a line's leading whitespace
+/// is repeated on its continuation lines, so code, JSON, YAML and diffs keep their shape.
+///
+/// Hand-written rather than `textwrap`: it measures with the same width function as the
+/// rest of the widgets (ratatui's), needs no hyphenation or line-break tables, and is
+/// these few lines against a crate with its own Unicode data.
 pub fn wrap(s: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out = Vec::new();
     for para in s.split('\n') {
-        let mut line = String::new();
-        let mut w = 0;
-        for word in para.split(' ') {
+        let body = para.trim_start_matches([' ', '\t']);
+        let indent: String = para[..para.len() - body.len()].replace('\t', "    ");
+        // An indent as wide as the line would leave no room: wrap flush instead.
+        let indent = if str_width(&indent) * 2 > width {
+            String::new()
+        } else {
+            indent
+        };
+        let iw = str_width(&indent);
+        let mut line = indent.clone();
+        let mut w = iw;
+        for word in body.split(' ') {
             let ww = str_width(word);
-            if w > 0 && w + 1 + ww > width {
-                out.push(std::mem::take(&mut line));
-                w = 0;
+            if w > iw && w + 1 + ww > width {
+                out.push(std::mem::replace(&mut line, indent.clone()));
+                w = iw;
             }
-            if w > 0 {
+            if w > iw {
                 line.push(' ');
                 w += 1;
             }
             for c in word.chars() {
                 let cw = char_width(c);
-                if w + cw > width {
-                    out.push(std::mem::take(&mut line));
-                    w = 0;
+                if w + cw > width && w > iw {
+                    out.push(std::mem::replace(&mut line, indent.clone()));
+                    w = iw;
                 }
                 line.push(c);
                 w += cw;
@@ -233,5 +247,14 @@ mod tests {
         assert_eq!(fit("ab", 4), "ab  ");
         assert_eq!(wrap("one two three", 7), vec!["one two", "three"]);
         assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+    }
+
+    #[test]
+    fn wrap_keeps_indentation() {
+        assert_eq!(
+            wrap("{\n    \"key\": \"a long value here\"\n}", 20),
+            vec!["{", "    \"key\": \"a long", "    value here\"", "}"]
+        );
+        assert_eq!(wrap("  - item one two", 10), vec!["  - item", "  one two"]);
     }
 }

@@ -87,12 +87,17 @@ fn threads(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
                 String::new()
             };
             let ago = age(state.now_ms - t.last_activity_ms);
-            let mark = if i == sel { "▌" } else { " " };
+            // One marker on screen: only the section that has the keys shows its own.
+            let mark = if i == sel && state.section == Section::Threads {
+                "▌"
+            } else {
+                " "
+            };
             let name_w = w.saturating_sub(1 + badge.chars().count() + ago.len() + 1);
             Line::from(vec![
                 Span::styled(mark, theme.style(Slot::Accent)),
                 Span::styled(
-                    fit(&clean_line(&t.slug), name_w),
+                    fit(&clean_line(&t.title), name_w),
                     row_style(base, selected, theme),
                 ),
                 Span::styled(
@@ -135,7 +140,11 @@ fn inboxes(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
             } else {
                 Slot::Muted
             };
-            let mark = if i == sel { "▌" } else { " " };
+            let mark = if i == sel && state.section == Section::Inbox {
+                "▌"
+            } else {
+                " "
+            };
             Line::from(vec![
                 Span::styled(mark, theme.style(Slot::Accent)),
                 Span::styled(
@@ -194,7 +203,7 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         if Some(m.seq) == state.sel.message {
             sel_block = blocks.len();
         }
-        let mark = if Some(m.seq) == state.sel.message {
+        let mark = if Some(m.seq) == state.sel.message && state.section == Section::Transcript {
             "▌"
         } else {
             " "
@@ -236,9 +245,10 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         } else {
             Slot::Text
         };
-        for l in wrap(&clean(&m.body), w) {
+        let mut md = Inline::default();
+        for l in wrap(&markdown_blocks(&clean(&m.body)), w) {
             let mut spans = vec![Span::raw("   ")];
-            spans.extend(mentions(&l, theme.style(body_slot), theme));
+            spans.extend(md.spans(&l, theme.style(body_slot), theme));
             lines.push(Line::from(spans));
         }
         blocks.push(lines);
@@ -293,4 +303,122 @@ pub fn mentions<'a>(line: &str, base: ratatui::style::Style, theme: &Theme) -> V
         ));
     }
     out
+}
+
+/// Block-level Markdown of chat posts as text: `> ` quotes become a bar, `- `/`* ` list
+/// items a bullet (job-result posts are written in this Markdown, as PR comments are).
+///
+/// Hand-written rather than `pulldown-cmark`: posts use only quotes, bullets, bold and
+/// inline code, and the transcript must wrap them at the pane's width itself.
+pub fn markdown_blocks(body: &str) -> String {
+    body.lines()
+        .map(|l| {
+            let indent = &l[..l.len() - l.trim_start().len()];
+            let t = l.trim_start();
+            if let Some(q) = t
+                .strip_prefix("> ")
+                .or(t.strip_prefix('>').filter(|q| q.is_empty()))
+            {
+                format!("{indent}▏ {q}")
+            } else if let Some(item) = t.strip_prefix("- ").or(t.strip_prefix("* ")) {
+                format!("{indent}• {item}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A chat post as the CLI prints it: the transcript's rendering without styles, so
+/// `chat show` and the control room read the same.
+pub fn plain_markdown(body: &str) -> String {
+    markdown_blocks(body).replace("**", "").replace('`', "")
+}
+
+/// Inline Markdown state carried across a message's wrapped lines: `**bold**` and
+/// `` `code` `` become styles, their markers are dropped.
+#[derive(Debug, Default)]
+pub struct Inline {
+    bold: bool,
+    code: bool,
+}
+
+impl Inline {
+    pub fn spans<'a>(
+        &mut self,
+        line: &str,
+        base: ratatui::style::Style,
+        theme: &Theme,
+    ) -> Vec<Span<'a>> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut chars = line.chars().peekable();
+        let flush = |cur: &mut String, out: &mut Vec<Span<'a>>, bold: bool, code: bool| {
+            if cur.is_empty() {
+                return;
+            }
+            let mut style = if code {
+                theme.style(Slot::Accent)
+            } else {
+                base
+            };
+            if bold {
+                style = style.add_modifier(ratatui::style::Modifier::BOLD);
+            }
+            if code {
+                out.push(Span::styled(std::mem::take(cur), style));
+            } else {
+                out.extend(mentions(&std::mem::take(cur), style, theme));
+            }
+        };
+        while let Some(c) = chars.next() {
+            if c == '`' {
+                flush(&mut cur, &mut out, self.bold, self.code);
+                self.code = !self.code;
+            } else if c == '*' && !self.code && chars.peek() == Some(&'*') {
+                chars.next();
+                flush(&mut cur, &mut out, self.bold, self.code);
+                self.bold = !self.bold;
+            } else {
+                cur.push(c);
+            }
+        }
+        flush(&mut cur, &mut out, self.bold, self.code);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_markdown_renders_without_its_markers() {
+        let body = "> Agent: `codex`\n\n**Decision:** `approved`\n**Findings**\n- one";
+        let blocks = markdown_blocks(body);
+        assert_eq!(
+            blocks,
+            "▏ Agent: `codex`\n\n**Decision:** `approved`\n**Findings**\n• one"
+        );
+        let theme = Theme::monochrome();
+        let mut md = Inline::default();
+        let spans = md.spans(
+            "**Decision:** `approved`",
+            ratatui::style::Style::default(),
+            &theme,
+        );
+        let text: String = spans.iter().map(|s| s.content.to_string()).collect();
+        assert_eq!(text, "Decision: approved");
+        assert_eq!(
+            plain_markdown(body),
+            "▏ Agent: codex\n\nDecision: approved\nFindings\n• one"
+        );
+        assert!(
+            spans[0]
+                .style
+                .add_modifier
+                .contains(ratatui::style::Modifier::BOLD)
+        );
+    }
 }

@@ -1,7 +1,11 @@
-//! The Job tree pane: roots newest first, then legs and continuations, with fold markers,
-//! state glyphs and colours, spinners, per-node rollups, elapsed time and tokens.
+//! The Job tree pane: a header row, then roots newest first, then legs and continuations,
+//! with fold markers, state glyphs and colours, spinners, per-node rollups, elapsed time
+//! and tokens.
 //!
-//! Owns drawing of `rows::tree_rows`; folding and filtering live in `rows`.
+//! Owns drawing of `rows::tree_rows`; folding and filtering live in `rows`. Width
+//! priorities: a root's job id (the operator's only handle) is never cut; the fixed
+//! columns drop first (tokens, then rollup, then elapsed) before the title shrinks below
+//! [`MIN_TITLE`].
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -37,29 +41,100 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .iter()
         .position(|r| Some(&r.node.id) == state.sel.tree.as_ref())
         .unwrap_or(0);
-    let offset = rows::scroll_offset(sel, inner.height as usize);
-    let lines: Vec<Line> = rows
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(inner.height as usize)
-        .map(|(i, r)| {
-            let idle = !snap.daemon.runs_jobs();
-            row(
-                r,
-                i == sel,
-                idle,
-                state,
-                &snap.live,
-                theme,
-                inner.width as usize,
-            )
-        })
-        .collect();
+    let cols = Columns::for_width(inner.width as usize);
+    let body_h = inner.height.saturating_sub(HEADER_ROWS) as usize;
+    let offset = rows::scroll_offset(sel, body_h);
+    let mut lines: Vec<Line> = vec![header(cols, theme, inner.width as usize)];
+    lines.extend(
+        rows.iter()
+            .enumerate()
+            .skip(offset)
+            .take(body_h)
+            .map(|(i, r)| {
+                let idle = !snap.daemon.runs_jobs();
+                row(
+                    r,
+                    i == sel,
+                    idle,
+                    state,
+                    &snap.live,
+                    theme,
+                    inner.width as usize,
+                    cols,
+                )
+            }),
+    );
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// Rows the header takes above the first job (mouse hit-testing skips them).
+pub const HEADER_ROWS: u16 = 1;
+
+/// Titles keep at least this many columns before a fixed column is dropped.
+pub const MIN_TITLE: usize = 10;
+
+/// Widths of the fixed columns; 0 means dropped at this pane width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Columns {
+    pub rollup: usize,
+    pub elapsed: usize,
+    pub tokens: usize,
+}
+
+impl Columns {
+    const ROLLUP: usize = 12;
+    const ELAPSED: usize = 7;
+    const TOKENS: usize = 6;
+
+    /// Lead (marker, fold, glyph), a whole job id and `MIN_TITLE` come first; the columns
+    /// that still fit are added elapsed, rollup, tokens (so they drop in reverse).
+    pub fn for_width(width: usize) -> Self {
+        let label = 5 + 12 + 2 + MIN_TITLE;
+        let mut c = Columns {
+            rollup: 0,
+            elapsed: 0,
+            tokens: 0,
+        };
+        let mut used = label;
+        for (slot, w) in [(0, Self::ELAPSED), (1, Self::ROLLUP), (2, Self::TOKENS)] {
+            if used + w < width {
+                used += w + 1;
+                match slot {
+                    0 => c.elapsed = w,
+                    1 => c.rollup = w,
+                    _ => c.tokens = w,
+                }
+            }
+        }
+        c
+    }
+
+    fn text(self, rollup: &str, time: &str, toks: &str) -> String {
+        let mut s = String::new();
+        if self.rollup > 0 {
+            s.push_str(&format!(" {rollup:>w$}", w = self.rollup));
+        }
+        if self.elapsed > 0 {
+            s.push_str(&format!(" {time:>w$}", w = self.elapsed));
+        }
+        if self.tokens > 0 {
+            s.push_str(&format!(" {toks:>w$}", w = self.tokens));
+        }
+        s
+    }
+}
+
+fn header<'a>(cols: Columns, theme: &Theme, width: usize) -> Line<'a> {
+    let right = cols.text("rollup", "elapsed", "tokens");
+    let left = width.saturating_sub(super::str_width(&right));
+    Line::from(vec![
+        Span::styled(fit("  job · title", left), theme.style(Slot::Muted)),
+        Span::styled(right, theme.style(Slot::Muted)),
+    ])
+}
+
 /// One row; `idle` means no daemon will start queued jobs, which their rows then say.
+#[allow(clippy::too_many_arguments)]
 fn row<'a>(
     r: &TreeRow,
     is_sel: bool,
@@ -68,6 +143,7 @@ fn row<'a>(
     snap_live: &crate::live::Live,
     theme: &Theme,
     width: usize,
+    cols: Columns,
 ) -> Line<'a> {
     let selected = is_sel && state.focus == Pane::Tree;
     let muted = row_style(theme.style(Slot::Muted), selected, theme);
@@ -104,10 +180,18 @@ fn row<'a>(
     } else {
         ""
     };
-    let label = if n.kind == JobKind::Root {
-        format!("{}  {note}{}", n.id, clean_line(&r.root.title))
-    } else {
-        format!("{} · {note}{}", n.label(), n.agent)
+    // The note belongs to the part that is never cut (the id's), so it always shows.
+    let (head, tail) = match (n.kind == JobKind::Root, note.is_empty()) {
+        (true, true) => (n.id.clone(), format!("  {}", clean_line(&r.root.title))),
+        (true, false) => (
+            format!("{}  {}", n.id, note.trim_end()),
+            format!(" {}", clean_line(&r.root.title)),
+        ),
+        (false, true) => (n.label().to_string(), format!(" · {}", n.agent)),
+        (false, false) => (
+            format!("{} · {}", n.label(), note.trim_end()),
+            format!(" {}", n.agent),
+        ),
     };
     // Dimmed after the label: a root's spend against its budget, a running job's newest step.
     let mut trailer = String::new();
@@ -150,14 +234,25 @@ fn row<'a>(
         let end = r.root.finished_ms.unwrap_or(state.now_ms);
         (
             elapsed(end - r.root.created_ms),
-            tokens(snap_live.root_tokens(&r.root.id, r.root.tokens)),
+            snap_live.root_tokens(&r.root.id, r.root.tokens),
         )
     } else {
-        (end, tokens(n.tokens))
+        (end, n.tokens)
     };
-    let right = format!("{:>12} {:>6} {:>5}", rollup, time, toks);
+    // No usage reported (a shell agent, a runtime without token counts) reads `-`, not 0.
+    let toks = if toks == 0 {
+        "-".to_string()
+    } else {
+        tokens(toks)
+    };
+    let mut right = cols.text(&rollup, &time, &toks);
+    if rollup.is_empty() && trailer.is_some() {
+        // A leaf has no rollup: its running step may use that column's blank space; the
+        // label is padded to the same width, so elapsed and tokens stay in their columns.
+        right = format!(" {}", right.trim_start());
+    }
     let right_w = super::str_width(&right);
-    let left_w = width.saturating_sub(right_w + 1);
+    let left_w = width.saturating_sub(right_w);
     let mark = if is_sel { "▌" } else { " " };
     let lead = format!("{guide}{fold}");
     let lead_w = 1 + super::str_width(&lead) + super::str_width(glyph) + 1;
@@ -177,16 +272,27 @@ fn row<'a>(
     ];
     let room = left_w.saturating_sub(lead_w);
     match trailer {
-        // The label yields up to half the row to the trailer, which is what changes.
+        // The label yields up to half the row to the trailer, which is what changes; the
+        // id's head is never cut for it.
         Some(t) if room > 8 => {
-            let label_w = super::str_width(&label)
-                .min(room.saturating_sub(super::str_width(&t)).max(room / 2));
-            spans.push(Span::styled(fit(&label, label_w), label_style));
-            spans.push(Span::styled(fit(&t, room - label_w), muted));
+            let full_w = super::str_width(&head) + super::str_width(&tail);
+            let label_w = full_w
+                .min(room.saturating_sub(super::str_width(&t)).max(room / 2))
+                .max(super::str_width(&head).min(room));
+            spans.push(Span::styled(label(&head, &tail, label_w), label_style));
+            spans.push(Span::styled(fit(&t, room.saturating_sub(label_w)), muted));
         }
-        _ => spans.push(Span::styled(fit(&label, room), label_style)),
+        _ => spans.push(Span::styled(label(&head, &tail, room), label_style)),
     }
-    spans.push(Span::styled(" ", text));
     spans.push(Span::styled(right, muted));
     Line::from(spans)
+}
+
+/// `head` (the id) whole, then as much of `tail` as fits, padded to `width`.
+fn label(head: &str, tail: &str, width: usize) -> String {
+    let hw = super::str_width(head);
+    if hw >= width {
+        return head.to_string();
+    }
+    fit(&format!("{head}{}", tail), width)
 }
