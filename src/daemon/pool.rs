@@ -91,8 +91,10 @@ struct Reload {
     /// Set by SIGHUP.
     hangup: Arc<AtomicBool>,
     last_check_ms: Millis,
-    /// The version of the file that last failed to load: logged once, not per signal.
-    failed: FileStamp,
+    /// Why the file last failed to load: logged once, not per signal or tick. Kept as the
+    /// reason rather than the file's stamp, which a reload racing a write may take of the
+    /// half-written file.
+    failed: Option<String>,
 }
 
 /// Git checkouts among the configured repos (read-only legs get worktrees of them).
@@ -162,12 +164,13 @@ impl Pool {
         let new = match Config::load(&r.path) {
             Ok(c) => c,
             Err(e) => {
-                if r.failed != seen || seen.is_none() {
+                let reason = e.to_string();
+                if r.failed.as_deref() != Some(reason.as_str()) {
                     tracing::warn!(
-                        "daemon: config reload ({why}) failed, keeping the previous config: {e}"
+                        "daemon: config reload ({why}) failed, keeping the previous config: {reason}"
                     );
                 }
-                r.failed = seen;
+                r.failed = Some(reason);
                 return;
             }
         };
