@@ -541,39 +541,64 @@ fn oversized_output_keeps_its_tail_and_a_lost_result_fails_without_a_rerun() {
 }
 
 #[test]
-fn a_read_only_shell_agent_is_flagged_advisory_where_nothing_enforces_it() {
+fn a_read_only_shell_agent_cannot_write_where_the_kernel_enforces_it() {
     let h = TestHome::new();
-    let out = h
-        .cmd(&[
+    let target = h.file("written-by-agent");
+    let keep = h.file("kept");
+    std::fs::write(&keep, "mine").unwrap();
+    let script = h.file("writer.sh");
+    std::fs::write(
+        &script,
+        format!(
+            r#"cat > /dev/null
+if echo hi > {target} 2>/dev/null; then w=wrote; else w=refused; fi
+rm -f {keep} 2>/dev/null
+if echo hi > "$TMPDIR/scratch" && [ -s "$GITMOOT_PROMPT_FILE" ]; then t=tmp-ok; else t=tmp-bad; fi
+echo "{{\"gitmoot_result\":{{\"decision\":\"approved\",\"summary\":\"$w $t\"}}}}"
+"#,
+            target = target.display(),
+            keep = keep.display()
+        ),
+    )
+    .unwrap();
+    let command = format!("sh {}", script.display());
+    let add = |name: &str, policy: &str| {
+        h.cmd(&[
             "agent",
             "add",
-            "sh-ro",
+            name,
             "--runtime",
             "shell",
             "--command",
-            "true",
+            &command,
+            "--policy",
+            policy,
+        ])
+        .output()
+        .unwrap()
+    };
+    let ro = add("sh-ro", "read-only");
+    assert!(ro.status.success(), "{}", stderr_of(&ro));
+    let ww = add("sh-ww", "workspace-write");
+    assert!(ww.status.success(), "{}", stderr_of(&ww));
+    let kimi = h
+        .cmd(&[
+            "agent",
+            "add",
+            "km-ro",
+            "--runtime",
+            "kimi",
             "--policy",
             "read-only",
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    // Kimi's headless mode has no permission switch: its read-only stays advisory.
     assert!(
-        stderr_of(&out).starts_with("warning: read-only is advisory for shell agents"),
+        stderr_of(&kimi).contains("warning: read-only is advisory for kimi agents"),
         "{}",
-        stderr_of(&out)
+        stderr_of(&kimi)
     );
-    h.ok(&[
-        "agent",
-        "add",
-        "sh-ww",
-        "--runtime",
-        "shell",
-        "--command",
-        "true",
-        "--policy",
-        "workspace-write",
-    ]);
     let list = h.ok(&["agent", "list"]);
     let line = |name: &str| {
         list.lines()
@@ -581,12 +606,44 @@ fn a_read_only_shell_agent_is_flagged_advisory_where_nothing_enforces_it() {
             .unwrap()
             .to_string()
     };
-    assert!(line("sh-ro").ends_with("read-only (advisory)"), "{list}");
+    assert!(line("km-ro").ends_with("read-only (advisory)"), "{list}");
     assert!(line("sh-ww").ends_with("workspace-write"), "{list}");
+    if !gitmoot::runtime::sandbox::enforceable() {
+        // A kernel without Landlock: nothing holds a shell agent to read-only, and it says so.
+        assert!(
+            stderr_of(&ro).starts_with("warning: read-only is advisory for shell agents"),
+            "{}",
+            stderr_of(&ro)
+        );
+        assert!(line("sh-ro").ends_with("read-only (advisory)"), "{list}");
+        return;
+    }
+    assert!(stderr_of(&ro).is_empty(), "{}", stderr_of(&ro));
+    assert!(line("sh-ro").ends_with("read-only"), "{list}");
     assert!(
         h.ok(&["agent", "show", "sh-ro"])
-            .contains("policy:       read-only (advisory)")
+            .contains("policy:       read-only\n")
     );
+
+    let ro_job = h.submit("sh-ro", "try to write", &[]);
+    h.daemon_until_idle(1);
+    let summary = |id: &str| {
+        let v: serde_json::Value =
+            serde_json::from_str(&h.ok(&["job", "show", id, "--json"])).unwrap();
+        v["result"]["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(summary(&ro_job), "refused tmp-ok");
+    assert!(!target.exists(), "the read-only agent wrote a file");
+    assert!(keep.exists(), "the read-only agent removed a file");
+
+    let ww_job = h.submit("sh-ww", "try to write", &[]);
+    h.daemon_until_idle(1);
+    assert_eq!(summary(&ww_job), "wrote tmp-ok");
+    assert!(target.exists());
+    assert!(!keep.exists());
 }
 
 #[test]

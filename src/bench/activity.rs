@@ -140,6 +140,7 @@ async fn bare_run(command: &str) -> Result<Duration, String> {
         env: vec![],
         cwd: None,
         stdin: Stdin::Bytes(b"talk".to_vec()),
+        sandbox: None,
     };
     let started = Instant::now();
     let kill = tokio::sync::watch::channel(None).1;

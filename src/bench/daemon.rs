@@ -130,6 +130,7 @@ async fn spawn_baseline(n: usize) -> Result<Duration, String> {
         env: vec![],
         cwd: None,
         stdin: Stdin::Bytes(b"prompt".to_vec()),
+        sandbox: None,
     };
     let started = Instant::now();
     for _ in 0..n {

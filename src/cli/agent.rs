@@ -146,11 +146,16 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
     }
 }
 
-/// Whether nothing enforces the agent's read-only policy: a shell command runs as the
-/// daemon's user with no sandbox and kimi's headless mode has no permission switch, while
-/// claude and codex get the policy as their own sandbox flag.
+/// Whether nothing enforces the agent's read-only policy: kimi's headless mode has no
+/// permission switch, and a shell command is held to it by Landlock only where the kernel
+/// has it; claude and codex get the policy as their own sandbox flag.
 fn policy_is_advisory(runtime: RuntimeKind, policy: AutonomyPolicy) -> bool {
-    matches!(runtime, RuntimeKind::Shell | RuntimeKind::Kimi) && policy == AutonomyPolicy::ReadOnly
+    policy == AutonomyPolicy::ReadOnly
+        && match runtime {
+            RuntimeKind::Kimi => true,
+            RuntimeKind::Shell => !crate::runtime::sandbox::enforceable(),
+            RuntimeKind::Claude | RuntimeKind::Codex => false,
+        }
 }
 
 /// The policy as listed: `read-only (advisory)` where nothing enforces it.
@@ -192,7 +197,7 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
     store.write(|tx| agents::insert(tx, &agent))?;
     if policy_is_advisory(agent.runtime, agent.policy) {
         eprintln!(
-            "warning: read-only is advisory for {} agents: nothing stops {} from writing (claude and codex enforce it in their own sandboxes)",
+            "warning: read-only is advisory for {} agents here: nothing stops {} from writing (claude and codex enforce it in their own sandboxes, shell agents under Landlock where the kernel has it)",
             agent.runtime, agent.name
         );
     }

@@ -60,6 +60,7 @@ pub fn build(req: &Request<'_>) -> Prepared {
             env: req.env.clone(),
             cwd: Some(req.cwd.to_path_buf()),
             stdin,
+            sandbox: None,
         },
         temp: vec![],
     }

@@ -22,7 +22,7 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     }
     // A prompt too long for one argument is handed over as a file in a folder kimi may read.
     let prompt = if req.prompt.len() > ARG_PROMPT_MAX {
-        let dir = write_private_dir(req)?;
+        let dir = super::private_dir(req.scratch, "kimi")?;
         let file = write_private(&dir.0, "prompt", req.prompt)?;
         args.extend(["--add-dir".into(), dir.0.display().to_string()]);
         let text = format!(
@@ -48,17 +48,10 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
             env: req.env.clone(),
             cwd: Some(req.cwd.to_path_buf()),
             stdin: Stdin::Null,
+            sandbox: None,
         },
         temp,
     })
-}
-
-fn write_private_dir(req: &Request<'_>) -> std::io::Result<super::TempPath> {
-    let dir = req
-        .scratch
-        .join(format!("kimi-{}", crate::ids::random_hex(6)));
-    std::fs::create_dir_all(&dir)?;
-    Ok(super::TempPath(dir))
 }
 
 /// Joins the assistant messages' text (a string or a list of text parts) and takes the

@@ -10,6 +10,7 @@ pub mod claude;
 pub mod codex;
 pub mod kimi;
 pub mod process;
+pub mod sandbox;
 pub mod shell;
 
 use std::io::Write;
@@ -126,6 +127,17 @@ impl Drop for TempPath {
 }
 
 /// Writes `text` to a fresh private file under `dir`.
+/// A new folder only this user can enter, removed with the returned path.
+pub(crate) fn private_dir(dir: &Path, stem: &str) -> std::io::Result<TempPath> {
+    use std::os::unix::fs::DirBuilderExt;
+    let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&path)?;
+    Ok(TempPath(path))
+}
+
 pub(crate) fn write_private(dir: &Path, stem: &str, text: &str) -> std::io::Result<TempPath> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));

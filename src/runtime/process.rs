@@ -70,6 +70,8 @@ pub struct Invocation {
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
     pub stdin: Stdin,
+    /// Enforced `read-only` for a runtime without a sandbox of its own.
+    pub sandbox: Option<super::sandbox::ReadOnly>,
 }
 
 /// Why a child was terminated from outside before it exited by itself.
@@ -260,8 +262,10 @@ pub async fn run_recorded(
         program: program.clone(),
         source,
     })?;
+    let sandbox = inv.sandbox.clone();
     // SAFETY: between fork and exec only async-signal-safe calls run (prctl, fork, close,
-    // read, kill, _exit), touching only the child being set up and its guard.
+    // read, kill, _exit, the sandbox's syscalls), touching only the child being set up
+    // and its guard.
     unsafe {
         cmd.pre_exec(move || {
             // The leader dies with the daemon thread that spawned it.
@@ -287,7 +291,12 @@ pub async fn run_recorded(
                     libc::kill(0, libc::SIGKILL);
                     libc::_exit(0)
                 }
-                _ => Ok(()),
+                // The guard stays unrestricted; the agent is sandboxed last, once nothing
+                // else of the set-up needs to write.
+                _ => match &sandbox {
+                    Some(ro) => ro.apply(),
+                    None => Ok(()),
+                },
             }
         });
     }
@@ -708,6 +717,7 @@ mod tests {
             env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
             cwd: None,
             stdin: Stdin::Null,
+            sandbox: None,
         }
     }
 

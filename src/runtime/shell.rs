@@ -1,13 +1,18 @@
 //! The shell adapter: the agent's command run with `sh -c`, the prompt on stdin and in the
-//! file named by `$GITMOOT_PROMPT_FILE`, stdout as the output, no token usage.
+//! file named by `$GITMOOT_PROMPT_FILE`, stdout as the output, no token usage. A
+//! `read-only` agent runs under the kernel's Landlock where it has one (see `sandbox.rs`):
+//! it may write only beneath `/dev` and its own `$TMPDIR`, a private folder of the run.
 //!
 //! Owns only the shell contract of SPEC §6; process handling is in `process.rs`.
+
+use std::path::Path;
 
 use super::{
     Invocation, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput, Stdin, exit_failure,
     write_private,
 };
-use crate::domain::RuntimeKind;
+use crate::domain::{AutonomyPolicy, RuntimeKind};
+use crate::runtime::sandbox::ReadOnly;
 
 pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     let command = req
@@ -17,6 +22,17 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     let file = write_private(req.scratch, "prompt", req.prompt)?;
     let mut env = req.env.clone();
     env.push(("GITMOOT_PROMPT_FILE".into(), file.0.display().to_string()));
+    let mut temp = vec![file];
+    let mut sandbox = None;
+    if req.policy == AutonomyPolicy::ReadOnly {
+        let tmp = super::private_dir(req.scratch, "tmp")?;
+        sandbox = ReadOnly::new(&[Path::new("/dev"), &tmp.0]);
+        if sandbox.is_some() {
+            env.retain(|(k, _)| k != "TMPDIR");
+            env.push(("TMPDIR".into(), tmp.0.display().to_string()));
+            temp.push(tmp);
+        }
+    }
     Ok(Prepared {
         invocation: Invocation {
             program: req.binary.clone(),
@@ -24,8 +40,9 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
             env,
             cwd: Some(req.cwd.to_path_buf()),
             stdin: Stdin::Bytes(req.prompt.as_bytes().to_vec()),
+            sandbox,
         },
-        temp: vec![file],
+        temp,
     })
 }
 

@@ -68,6 +68,9 @@ impl TestHome {
             "shell",
             "--command",
             &format!("sh {}", path.display()),
+            // Test agents write files to report what they saw; `read-only` would refuse it.
+            "--policy",
+            "workspace-write",
         ]);
         path
     }

@@ -38,6 +38,8 @@ pub fn json(home: &Path, args: &[&str]) -> Value {
 }
 
 /// Writes `script` into the home and registers it as a shell agent (plus `extra` flags).
+/// Test agents write files to report what they saw, so unless `extra` names a policy they
+/// are `workspace-write` (a `read-only` shell agent is held to it by Landlock).
 pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
     std::fs::create_dir_all(home).unwrap();
     let path = home.join(format!("{name}.sh"));
@@ -53,6 +55,11 @@ pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
             &format!("sh {}", path.display()),
         ])
         .args(extra)
+        .args(if extra.contains(&"--policy") {
+            &[][..]
+        } else {
+            &["--policy", "workspace-write"][..]
+        })
         .assert()
         .success();
 }

@@ -1,0 +1,166 @@
+//! Kernel-enforced `read-only` for agents whose runtime has no sandbox of its own (shell):
+//! a Landlock ruleset that denies every filesystem write except beneath a few folders the
+//! run needs (`/dev`, the run's private temp folder). Reading and executing stay allowed.
+//!
+//! The ruleset is applied in the child between fork and exec, so `apply` makes only raw
+//! syscalls on memory prepared before the fork. Where the kernel has no Landlock, nothing
+//! is enforced and `enforceable` says so, for `agent add` to warn and listings to mark the
+//! policy advisory. Owns no process handling (that is `process.rs`).
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::OnceLock;
+
+// The kernel's ABI (include/uapi/linux/landlock.h): facts, not code, carried over.
+const CREATE_RULESET_VERSION: u32 = 1;
+const RULE_PATH_BENEATH: i32 = 1;
+const WRITE_FILE: u64 = 1 << 1;
+const REMOVE_DIR: u64 = 1 << 4;
+const REMOVE_FILE: u64 = 1 << 5;
+/// MAKE_CHAR, MAKE_DIR, MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM (bits 6–12).
+const MAKE_ANY: u64 = 0b111_1111 << 6;
+/// ABI 2: linking or renaming a file into another folder.
+const REFER: u64 = 1 << 13;
+/// ABI 3: truncating a file.
+const TRUNCATE: u64 = 1 << 14;
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// The Landlock ABI version this kernel offers; 0 when it has none.
+pub fn abi() -> i64 {
+    static ABI: OnceLock<i64> = OnceLock::new();
+    *ABI.get_or_init(|| {
+        // SAFETY: the version query takes no attribute pointer and creates nothing.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<RulesetAttr>(),
+                0usize,
+                CREATE_RULESET_VERSION,
+            )
+        };
+        v.max(0)
+    })
+}
+
+/// Whether `read-only` can be enforced for a shell agent on this machine.
+pub fn enforceable() -> bool {
+    abi() >= 1
+}
+
+/// The write rights this kernel can refuse.
+fn write_rights(abi: i64) -> u64 {
+    let mut rights = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_ANY;
+    if abi >= 2 {
+        rights |= REFER;
+    }
+    if abi >= 3 {
+        rights |= TRUNCATE;
+    }
+    rights
+}
+
+/// A prepared read-only ruleset: no writes outside `writable`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOnly {
+    writable: Vec<CString>,
+    rights: u64,
+}
+
+impl ReadOnly {
+    /// `None` where the kernel cannot enforce it (see `enforceable`).
+    pub fn new(writable: &[&Path]) -> Option<Self> {
+        if !enforceable() {
+            return None;
+        }
+        let writable = writable
+            .iter()
+            .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
+            .collect();
+        Some(ReadOnly {
+            writable,
+            rights: write_rights(abi()),
+        })
+    }
+
+    /// Restricts the calling process (and everything it starts) for good.
+    ///
+    /// # Safety
+    /// Meant for `pre_exec`: it allocates nothing and calls only async-signal-safe
+    /// syscalls (open, close, prctl, the Landlock calls).
+    pub unsafe fn apply(&self) -> std::io::Result<()> {
+        let attr = RulesetAttr {
+            handled_access_fs: self.rights,
+        };
+        // SAFETY: `attr` lives across the call and its size is passed with it.
+        let ruleset = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &raw const attr,
+                std::mem::size_of::<RulesetAttr>(),
+                0u32,
+            )
+        };
+        if ruleset < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ruleset = ruleset as i32;
+        for dir in &self.writable {
+            // SAFETY: a NUL-terminated path made before the fork; a missing folder
+            // simply gets no rule.
+            let fd = unsafe { libc::open(dir.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            if fd < 0 {
+                continue;
+            }
+            let rule = PathBeneathAttr {
+                allowed_access: self.rights,
+                parent_fd: fd,
+            };
+            // SAFETY: `rule` lives across the call; both descriptors are ours.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset,
+                    RULE_PATH_BENEATH,
+                    &raw const rule,
+                    0u32,
+                );
+                libc::close(fd);
+            }
+        }
+        // SAFETY: plain prctl and Landlock calls on our own descriptor.
+        let restricted = unsafe {
+            // Landlock requires it of an unprivileged process; it also stops setuid
+            // programs from regaining what the ruleset takes away.
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+                && libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) == 0
+        };
+        let err = std::io::Error::last_os_error();
+        // SAFETY: our own descriptor, closed once.
+        unsafe { libc::close(ruleset) };
+        if restricted { Ok(()) } else { Err(err) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newer_kernels_refuse_more_kinds_of_write() {
+        assert_eq!(write_rights(1) & (REFER | TRUNCATE), 0);
+        assert_ne!(write_rights(2) & REFER, 0);
+        assert_ne!(write_rights(3) & TRUNCATE, 0);
+        assert_eq!(write_rights(1) & (1 << 2), 0, "reading is never refused");
+    }
+}
