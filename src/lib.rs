@@ -20,6 +20,7 @@ pub mod ids;
 pub mod logging;
 pub mod redact;
 pub mod registry;
+pub mod report;
 pub mod runtime;
 pub mod store;
 pub mod tui;
@@ -35,6 +36,20 @@ impl Invalid {
     pub fn new(msg: impl Into<String>) -> Self {
         Self(msg.into())
     }
+}
+
+/// The error as one line: its causes joined, skipping causes that repeat their wrapper.
+pub fn error_line(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cause = Some(err);
+    while let Some(e) = cause {
+        let text = e.to_string().replace('\n', " ");
+        if !parts.last().is_some_and(|prev| prev.contains(&text)) {
+            parts.push(text);
+        }
+        cause = e.source();
+    }
+    parts.join(": ")
 }
 
 /// Builds an `Err(Invalid)` from a format string.

@@ -34,7 +34,7 @@ fn main() {
         if gitmoot::cli::is_closed_stdout(&err) {
             std::process::exit(0);
         }
-        eprintln!("error: {}", gitmoot::cli::error_line(&err));
+        eprintln!("error: {}", gitmoot::error_line(&*err));
         std::process::exit(gitmoot::cli::exit_code(&err));
     }
 }

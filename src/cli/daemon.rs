@@ -203,7 +203,7 @@ pub fn wait_for_root(
         std::process::exit(super::interrupt::exit_status());
     }
     if as_json {
-        print_json(&super::job::tree_json(store.conn(), root)?)?;
+        print_json(&crate::report::tree_json(store.conn(), root)?)?;
     } else {
         let last = final_job(store.conn(), root)?;
         println!("{root} {state}");

@@ -223,18 +223,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// The error as one line: its causes joined, skipping causes that repeat their wrapper.
-pub fn error_line(err: &anyhow::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for cause in err.chain() {
-        let text = cause.to_string().replace('\n', " ");
-        if !parts.last().is_some_and(|prev| prev.contains(&text)) {
-            parts.push(text);
-        }
-    }
-    parts.join(": ")
-}
-
 /// Whether the command failed only because the reader of its stdout went away.
 pub fn is_closed_stdout(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {

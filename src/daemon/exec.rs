@@ -6,7 +6,7 @@
 //! Owns the per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -14,38 +14,21 @@ use tokio::sync::watch;
 
 use super::claim::{Claimed, Placement};
 use super::live::{self, Leftover, Recorder};
+use super::{Shared, cap_output};
 use crate::clock::Clock;
 use crate::config::{Config, ResultChecks};
 use crate::contract::{self, ContractErrors, EphemeralSpec};
 use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
-use crate::engine::{self, EngineError, Hooks, Outcome, Settlement, Usage};
-use crate::home::Home;
+use crate::engine::{self, EngineError, Outcome, Settlement, Usage};
 use crate::runtime::{self, KillRequest, Request, RuntimeOutput, TokenUsage, process};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 use crate::store::{Store, StoreError, agents};
 
-/// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.
-pub const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
-
 /// A runtime that is still running this long after its start gets its pid recorded (for
 /// crash recovery); trivial jobs that end sooner skip that write, which would otherwise be
 /// a large share of their cost.
 pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
-
-/// What every job of one daemon shares.
-pub struct Shared {
-    pub home: Home,
-    pub store: Mutex<Store>,
-    /// The config in force; the pool swaps it on SIGHUP or when config.toml changes.
-    pub config: RwLock<Arc<Config>>,
-    pub hooks: Arc<dyn Hooks + Send + Sync>,
-    pub clock: Arc<dyn Clock>,
-    pub scratch_dir: PathBuf,
-    pub prompt_dir: PathBuf,
-    /// The chat relay moot seats post through; `None` when it could not start.
-    pub relay: Option<Arc<crate::chat::relay::RelayHandle>>,
-}
 
 /// A moot seat's relay token, released when the seat's job ends on any path.
 struct SeatToken {
@@ -155,18 +138,6 @@ pub fn plan(conn: &rusqlite::Connection, job: &Job, cfg: &Config) -> Result<Plan
         seat: crate::chat::moot::seat_for_job(conn, job)
             .map_err(|e| format!("looking up the moot seat: {e}"))?,
     })
-}
-
-/// Cuts `text` to `STORED_OUTPUT_LIMIT` bytes on a character boundary.
-pub fn cap_output(text: String) -> (String, bool) {
-    if text.len() <= STORED_OUTPUT_LIMIT {
-        return (text, false);
-    }
-    let mut end = STORED_OUTPUT_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (text[..end].to_string(), true)
 }
 
 fn append_event(
@@ -601,7 +572,17 @@ async fn run_once(
     ),
 ) -> RuntimeOutput {
     let mut env = runtime::agent_env(plan.kind, &shared.config().runtime(plan.kind).env);
-    env.extend(runtime::job_env(job, repair));
+    let identity = runtime::JobIdentity {
+        id: &job.id,
+        root_id: &job.root_id,
+        parent_id: job.parent_id.as_deref(),
+        delegation_id: job.delegation_id.as_deref(),
+        kind: job.kind,
+        action: job.action,
+        repo: job.repo.as_deref(),
+        attempt: job.attempt,
+    };
+    env.extend(runtime::job_env(&identity, repair));
     env.extend(seat_env.iter().cloned());
     let req = Request {
         kind: plan.kind,
@@ -677,20 +658,5 @@ async fn run_once(
             error: Some(format!("runtime {}: {e}", plan.kind)),
             ..RuntimeOutput::default()
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stored_output_is_cut_on_a_character_boundary_and_marked() {
-        let text = format!("{}é", "a".repeat(STORED_OUTPUT_LIMIT - 1));
-        let (kept, cut) = cap_output(text);
-        assert!(cut);
-        assert_eq!(kept.len(), STORED_OUTPUT_LIMIT - 1);
-        let (kept, cut) = cap_output("short".into());
-        assert_eq!((kept.as_str(), cut), ("short", false));
     }
 }

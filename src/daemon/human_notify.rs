@@ -15,7 +15,7 @@ use rusqlite::Transaction;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
-use super::exec::Shared;
+use super::Shared;
 use crate::clock::Clock;
 use crate::store::StoreError;
 use crate::store::escalations::{self, Round, RoundKind};

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::exec::Shared;
+use super::Shared;
 use crate::domain::RuntimeKind;
 use crate::engine;
 use crate::redact::redact;

@@ -18,7 +18,7 @@ pub mod status;
 pub mod worktree;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 pub use lock::{DaemonLock, LockError};
 pub use shutdown::ShutdownHandle;
@@ -29,6 +29,35 @@ use crate::config::Config;
 use crate::engine::{EngineError, Hooks, NoHooks};
 use crate::home::Home;
 use crate::store::StoreError;
+
+/// What every job of one daemon shares.
+pub struct Shared {
+    pub home: Home,
+    pub store: Mutex<crate::store::Store>,
+    /// The config in force; the pool swaps it on SIGHUP or when config.toml changes.
+    pub config: RwLock<Arc<Config>>,
+    pub hooks: Arc<dyn Hooks + Send + Sync>,
+    pub clock: Arc<dyn Clock>,
+    pub scratch_dir: PathBuf,
+    pub prompt_dir: PathBuf,
+    /// The chat relay moot seats post through; `None` when it could not start.
+    pub relay: Option<Arc<crate::chat::relay::RelayHandle>>,
+}
+
+/// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.
+pub const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
+
+/// Cuts `text` to `STORED_OUTPUT_LIMIT` bytes on a character boundary.
+pub fn cap_output(text: String) -> (String, bool) {
+    if text.len() <= STORED_OUTPUT_LIMIT {
+        return (text, false);
+    }
+    let mut end = STORED_OUTPUT_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_string(), true)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -205,5 +234,20 @@ impl DaemonHandle {
         self.thread
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the daemon thread panicked").into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_output_is_cut_on_a_character_boundary_and_marked() {
+        let text = format!("{}é", "a".repeat(STORED_OUTPUT_LIMIT - 1));
+        let (kept, cut) = cap_output(text);
+        assert!(cut);
+        assert_eq!(kept.len(), STORED_OUTPUT_LIMIT - 1);
+        let (kept, cut) = cap_output("short".into());
+        assert_eq!((kept.as_str(), cut), ("short", false));
     }
 }

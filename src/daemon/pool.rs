@@ -17,8 +17,9 @@ use notify::Watcher;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
+use super::Shared;
 use super::claim::{self, ClaimContext, Claimed};
-use super::exec::{self, Plan, Shared};
+use super::exec::{self, Plan};
 use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
 use super::{Daemon, DaemonError, DaemonExit, human_notify, recovery, shutdown, worktree};

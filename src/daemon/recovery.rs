@@ -140,7 +140,7 @@ pub fn recover(
             let _ = std::fs::remove_file(path);
         }
         if let Some((result, out)) = parsed {
-            let (raw, cut) = super::exec::cap_output(out.text);
+            let (raw, cut) = super::cap_output(out.text);
             store.write(|tx| -> Result<(), EngineError> {
                 events::append(
                     tx,

@@ -61,7 +61,7 @@ pub fn script(role: Role, job: &JobView) -> String {
     match role {
         Role::Lead => lead(job),
         // The question promoted from the chat thread gets its own answer.
-        Role::Scout if job.prompt.contains(super::scene::QUICK_MARK) => wrap(
+        Role::Scout if job.prompt.contains(super::QUICK_MARK) => wrap(
             "Small question, answered directly.",
             json!({
                 "decision": "approved",
@@ -169,7 +169,7 @@ fn label(job: &JobView) -> String {
 }
 
 fn lead(job: &JobView) -> String {
-    let slow = job.prompt.contains(super::scene::SOAK_MARK);
+    let slow = job.prompt.contains(super::SOAK_MARK);
     match job.kind.as_str() {
         "root" if slow => wrap(
             "Starting two soak runs.",

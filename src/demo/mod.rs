@@ -20,6 +20,15 @@ use crate::store::{Store, jobs, runs};
 
 use scene::Scene;
 
+/// The promoted chat question; the scripted lead recognises it by `QUICK_MARK`, so the
+/// prompt carries no script marker.
+pub const QUICK_QUESTION: &str = "@scout where do the API rate limits live?";
+pub const QUICK_MARK: &str = "where do the API rate limits live";
+
+/// The soak tree's goal; the scripted lead recognises it by `SOAK_MARK`.
+pub const SOAK_GOAL: &str = "Soak-test the release candidate on staging and canary";
+pub const SOAK_MARK: &str = "Soak-test the release candidate";
+
 #[derive(Debug, Clone)]
 pub struct DemoOptions {
     pub headless: bool,
@@ -199,14 +208,14 @@ pub fn state_text(store: &Store, scene: &Scene) -> anyhow::Result<String> {
     let conn = store.conn();
     let mut out = String::new();
     for root in [&scene.main_root, &scene.quick_root, &scene.soak_root] {
-        let tree = crate::cli::job::tree_json(conn, root)?;
+        let tree = crate::report::tree_json(conn, root)?;
         out.push_str(&format!(
             "\n{} [{}] {}\n",
             root,
             tree["run"]["state"].as_str().unwrap_or(""),
             tree["run"]["title"].as_str().unwrap_or("")
         ));
-        crate::cli::job::tree_text(&tree["tree"], 0, &mut out);
+        crate::report::tree_text(&tree["tree"], 0, &mut out);
     }
     let pending = engine::pending(conn)?;
     out.push_str(&format!("\npending human gates: {}\n", pending.len()));

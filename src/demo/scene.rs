@@ -24,15 +24,7 @@ use crate::store::agents::{self, Agent};
 use crate::store::{Store, jobs, runs};
 
 use super::agent::Role;
-
-/// The promoted chat question; the scripted lead recognises it by `QUICK_MARK`, so the
-/// prompt carries no script marker.
-pub const QUICK_QUESTION: &str = "@scout where do the API rate limits live?";
-pub const QUICK_MARK: &str = "where do the API rate limits live";
-
-/// The soak tree's goal; the scripted lead recognises it by `SOAK_MARK`.
-pub const SOAK_GOAL: &str = "Soak-test the release candidate on staging and canary";
-pub const SOAK_MARK: &str = "Soak-test the release candidate";
+use super::{QUICK_QUESTION, SOAK_GOAL};
 
 pub const REPO: &str = "acme/api";
 pub const THREAD: &str = "release-planning";

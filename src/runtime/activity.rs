@@ -205,12 +205,7 @@ impl StreamParser {
             run_done: &mut run_done,
             seen: &mut self.seen,
         };
-        match self.kind {
-            RuntimeKind::Claude => super::claude::read_event(&event, &mut sink),
-            RuntimeKind::Codex => super::codex::read_event(&event, &mut sink),
-            RuntimeKind::Kimi => super::kimi::read_event(&event, &mut sink),
-            RuntimeKind::Shell => {}
-        }
+        super::read_event(self.kind, &event, &mut sink);
         if run_done {
             self.finished.add(&self.current);
             self.current = LiveUsage::default();

@@ -18,8 +18,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::config::RuntimeConfig;
-use crate::domain::{AutonomyPolicy, RuntimeKind};
-use crate::store::jobs::Job;
+use crate::domain::{Action, AutonomyPolicy, JobKind, RuntimeKind};
 
 pub use process::{Exit, Invocation, KillRequest, OutputLine, OutputStream, ProcessOutput, Stdin};
 
@@ -195,6 +194,16 @@ pub(crate) fn exit_failure(kind: RuntimeKind, out: &ProcessOutput) -> Option<Str
     })
 }
 
+/// Feeds one parsed stream event to the adapter of `kind`; the shell prints no events.
+fn read_event(kind: RuntimeKind, event: &serde_json::Value, sink: &mut activity::EventSink<'_>) {
+    match kind {
+        RuntimeKind::Claude => claude::read_event(event, sink),
+        RuntimeKind::Codex => codex::read_event(event, sink),
+        RuntimeKind::Kimi => kimi::read_event(event, sink),
+        RuntimeKind::Shell => {}
+    }
+}
+
 /// The binary for `kind`: `[runtimes.<kind>].path`, else its usual name on `PATH`.
 pub fn resolve_binary(kind: RuntimeKind, cfg: &RuntimeConfig) -> Result<PathBuf, RuntimeError> {
     if let Some(path) = &cfg.path {
@@ -276,21 +285,34 @@ pub fn agent_env(kind: RuntimeKind, extra: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Which job a child runs, as the runtime sees it: the daemon fills it from its job row, so
+/// the runtime never reads the store.
+pub struct JobIdentity<'a> {
+    pub id: &'a str,
+    pub root_id: &'a str,
+    pub parent_id: Option<&'a str>,
+    pub delegation_id: Option<&'a str>,
+    pub kind: JobKind,
+    pub action: Action,
+    pub repo: Option<&'a str>,
+    pub attempt: u32,
+}
+
 /// The `GITMOOT_*` environment every runtime child gets (the shell contract of SPEC §6;
 /// other runtimes get it too so a leftover process can be traced back to its job).
 ///
 /// The home is deliberately absent: an agent that knew it could open the store and answer
 /// its own gates; moot seats post through the relay's scoped token instead.
-pub fn job_env(job: &Job, repair: u32) -> Vec<(String, String)> {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+pub fn job_env(job: &JobIdentity<'_>, repair: u32) -> Vec<(String, String)> {
+    let opt = |v: Option<&str>| v.unwrap_or_default().to_string();
     vec![
-        ("GITMOOT_JOB_ID".into(), job.id.clone()),
-        ("GITMOOT_ROOT_ID".into(), job.root_id.clone()),
-        ("GITMOOT_PARENT_ID".into(), opt(&job.parent_id)),
-        ("GITMOOT_DELEGATION_ID".into(), opt(&job.delegation_id)),
+        ("GITMOOT_JOB_ID".into(), job.id.to_string()),
+        ("GITMOOT_ROOT_ID".into(), job.root_id.to_string()),
+        ("GITMOOT_PARENT_ID".into(), opt(job.parent_id)),
+        ("GITMOOT_DELEGATION_ID".into(), opt(job.delegation_id)),
         ("GITMOOT_JOB_KIND".into(), job.kind.as_str().into()),
         ("GITMOOT_ACTION".into(), job.action.as_str().into()),
-        ("GITMOOT_REPO".into(), opt(&job.repo)),
+        ("GITMOOT_REPO".into(), opt(job.repo)),
         ("GITMOOT_ATTEMPT".into(), job.attempt.to_string()),
         ("GITMOOT_REPAIR".into(), repair.to_string()),
     ]

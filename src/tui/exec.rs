@@ -131,7 +131,7 @@ impl Executor {
             }
             _ => return None,
         };
-        Some(result.unwrap_or_else(|e| Outcome::failed(crate::cli::error_line(&e))))
+        Some(result.unwrap_or_else(|e| Outcome::failed(crate::error_line(&*e))))
     }
 
     fn answer(&mut self, job_id: &str, answers: &[(String, String)]) -> anyhow::Result<Outcome> {

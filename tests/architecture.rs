@@ -1,0 +1,475 @@
+//! The house rules of ARCHITECTURE.md, checked against the source: the file-level import graph
+//! inside `src/` has no circles, no room imports one it must not, and the `ui` crate stays pure.
+//!
+//! It reads the files as text (std only): comments and string literals are blanked, then every
+//! `crate::…` path, `super::…` path, `use` of a child module and (in `main.rs`) `gitmoot::…`
+//! path is resolved to the deepest file that defines that module. A child file may use its
+//! ancestors' items, so child → ancestor edges are not arrows.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Room arrows ARCHITECTURE.md forbids, as (from room, to room).
+const FORBIDDEN: &[(&str, &str)] = &[
+    ("runtime", "store"),
+    ("store", "contract"),
+    ("tui", "cli"),
+    ("engine", "tui"),
+    ("engine", "cli"),
+    ("engine", "daemon"),
+    ("engine", "runtime"),
+    ("engine", "chat"),
+    ("store", "engine"),
+    ("store", "chat"),
+];
+
+/// The rooms top-down; an arrow points only down this list. The last row is the shared
+/// vocabulary, whose files may use each other.
+const ROOMS: &[&[&str]] = &[
+    &["main"],
+    &["cli"],
+    &["bench"],
+    &["demo"],
+    &["tui"],
+    &["daemon"],
+    &["chat"],
+    &["engine"],
+    &["runtime"],
+    &["registry"],
+    &["report"],
+    &["store"],
+    &["config"],
+    &["contract"],
+    &[
+        "domain", "clock", "ids", "duration", "home", "logging", "redact",
+    ],
+];
+
+/// A module path inside the crate, e.g. `["store", "jobs"]`; empty is the crate root.
+type ModPath = Vec<String>;
+
+struct SourceFile {
+    module: ModPath,
+    text: String,
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn source_files() -> Vec<SourceFile> {
+    let src = root().join("src");
+    let mut paths = Vec::new();
+    collect(&src, &mut paths);
+    paths
+        .into_iter()
+        .map(|path| {
+            let rel = path.strip_prefix(&src).expect("under src");
+            let mut module: ModPath = rel
+                .iter()
+                .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+                .collect();
+            let last = module.last().cloned().unwrap_or_default();
+            if matches!(last.as_str(), "mod" | "lib" | "main") {
+                module.pop();
+            }
+            if last == "main" {
+                // The binary reaches the library through `gitmoot::`; it is its own room.
+                module = vec!["main".to_string()];
+            }
+            let raw = fs::read_to_string(&path).expect("readable source");
+            SourceFile {
+                module,
+                text: strip(&raw),
+            }
+        })
+        .collect()
+}
+
+/// Blanks comments, string and char literals so only code is scanned.
+fn strip(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &src[i..];
+        if rest.starts_with("//") {
+            let end = rest.find('\n').map_or(b.len(), |n| i + n);
+            i = end;
+        } else if rest.starts_with("/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if src[i..].starts_with("/*") {
+                    depth += 1;
+                    i += 2;
+                } else if src[i..].starts_with("*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if let Some(hashes) = raw_string_start(rest) {
+            let close = format!("\"{}", "#".repeat(hashes));
+            let body = i + hashes + 2 + usize::from(rest.starts_with("br"));
+            i = src[body..]
+                .find(&close)
+                .map_or(b.len(), |n| body + n + close.len());
+            out.push_str("\"\"");
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if b[i] == b'\'' && is_char_literal(&b[i..]) {
+            i += 1;
+            while i < b.len() && b[i] != b'\'' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("' '");
+        } else {
+            let ch = rest.chars().next().expect("non-empty");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+/// The number of `#`s when `s` opens a raw string (`r"`, `r#"`, `br"` …).
+fn raw_string_start(s: &str) -> Option<usize> {
+    let s = s.strip_prefix('b').unwrap_or(s).strip_prefix('r')?;
+    let hashes = s.bytes().take_while(|&c| c == b'#').count();
+    (s.as_bytes().get(hashes) == Some(&b'"')).then_some(hashes)
+}
+
+/// A `'` opens a char literal (`'a'`, `'\n'`, `'é'`) rather than a lifetime (`'a`).
+fn is_char_literal(b: &[u8]) -> bool {
+    if b.get(1) == Some(&b'\\') {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&b[1..b.len().min(6)]).into_owned();
+    let mut chars = text.chars();
+    chars.next().is_some() && chars.next() == Some('\'')
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Every `a::b::c` path in `text`, each as its segments, with `use` groups expanded.
+fn paths(text: &str) -> Vec<Vec<String>> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_word = i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':');
+        if starts_word && is_ident(chars[i]) {
+            let (segments, next) = read_path(&chars, i, Vec::new(), &mut found);
+            if segments.len() > 1 {
+                found.push(segments);
+            }
+            i = next.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+/// Reads one path from `i` onward, prefixed by `prefix`; a `{…}` group pushes each member to
+/// `found` and ends the path.
+fn read_path(
+    chars: &[char],
+    mut i: usize,
+    mut segments: Vec<String>,
+    found: &mut Vec<Vec<String>>,
+) -> (Vec<String>, usize) {
+    loop {
+        let start = i;
+        while i < chars.len() && is_ident(chars[i]) {
+            i += 1;
+        }
+        if i == start {
+            return (segments, i);
+        }
+        segments.push(chars[start..i].iter().collect());
+        let mut j = i;
+        while j < chars.len() && chars[j].is_whitespace() {
+            j += 1;
+        }
+        if !(chars.get(j) == Some(&':') && chars.get(j + 1) == Some(&':')) {
+            return (segments, i);
+        }
+        j += 2;
+        while j < chars.len() && chars[j].is_whitespace() {
+            j += 1;
+        }
+        if chars.get(j) == Some(&'{') {
+            let mut k = j + 1;
+            loop {
+                while k < chars.len() && (chars[k].is_whitespace() || chars[k] == ',') {
+                    k += 1;
+                }
+                if k >= chars.len() || chars[k] == '}' {
+                    break;
+                }
+                let (member, next) = read_path(chars, k, segments.clone(), found);
+                if member.len() > segments.len() {
+                    found.push(member);
+                }
+                // Skip `as alias` and anything else up to the next member.
+                k = next.max(k + 1);
+                while k < chars.len() && chars[k] != ',' && chars[k] != '}' {
+                    k += 1;
+                }
+            }
+            return (Vec::new(), k + 1);
+        }
+        i = j;
+    }
+}
+
+/// The module a path names, made absolute from `file`, or `None` when it is not ours.
+fn absolute(file: &SourceFile, path: &[String], modules: &BTreeSet<ModPath>) -> Option<ModPath> {
+    // Relative paths, `self` and `super` all start from the file's own module.
+    let dir = &file.module;
+    let head = path[0].as_str();
+    let (mut base, rest): (ModPath, &[String]) = match head {
+        "crate" => (Vec::new(), &path[1..]),
+        "gitmoot" if file.module == ["main"] => (Vec::new(), &path[1..]),
+        "self" => (dir.to_vec(), &path[1..]),
+        "super" => {
+            let mut base = dir.to_vec();
+            let mut rest = path;
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+            (base, rest)
+        }
+        _ => {
+            let mut child = dir.to_vec();
+            child.push(head.to_string());
+            if file.module != ["main"] && modules.contains(&child) {
+                (dir.to_vec(), path)
+            } else {
+                return None;
+            }
+        }
+    };
+    for seg in rest {
+        let mut deeper = base.clone();
+        deeper.push(seg.clone());
+        if !modules.contains(&deeper) {
+            break;
+        }
+        base = deeper;
+    }
+    Some(base)
+}
+
+fn label(module: &ModPath) -> String {
+    if module.is_empty() {
+        "lib".to_string()
+    } else {
+        module.join("/")
+    }
+}
+
+/// The file-level graph: each file's module to the modules it references.
+fn graph() -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+    let files = source_files();
+    let modules: BTreeSet<ModPath> = files.iter().map(|f| f.module.clone()).collect();
+    let mut edges = BTreeMap::new();
+    for file in &files {
+        let targets: &mut BTreeSet<ModPath> = edges.entry(file.module.clone()).or_default();
+        for path in paths(&file.text) {
+            let Some(to) = absolute(file, &path, &modules) else {
+                continue;
+            };
+            // A child may use its ancestors' items; the crate root is everyone's ancestor.
+            if to == file.module || file.module.starts_with(&to) {
+                continue;
+            }
+            targets.insert(to);
+        }
+    }
+    edges
+}
+
+fn find_cycle(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Option<Vec<ModPath>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Open,
+        Done,
+    }
+    fn visit(
+        node: &ModPath,
+        edges: &BTreeMap<ModPath, BTreeSet<ModPath>>,
+        marks: &mut BTreeMap<ModPath, Mark>,
+        stack: &mut Vec<ModPath>,
+    ) -> Option<Vec<ModPath>> {
+        match marks.get(node) {
+            Some(Mark::Done) => return None,
+            Some(Mark::Open) => {
+                let from = stack.iter().position(|n| n == node).expect("on stack");
+                let mut cycle = stack[from..].to_vec();
+                cycle.push(node.clone());
+                return Some(cycle);
+            }
+            None => {}
+        }
+        marks.insert(node.clone(), Mark::Open);
+        stack.push(node.clone());
+        for next in edges.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, edges, marks, stack) {
+                return Some(cycle);
+            }
+        }
+        stack.pop();
+        marks.insert(node.clone(), Mark::Done);
+        None
+    }
+    let mut marks = BTreeMap::new();
+    edges
+        .keys()
+        .find_map(|node| visit(node, edges, &mut marks, &mut Vec::new()))
+}
+
+#[test]
+fn the_file_graph_has_no_circles() {
+    let edges = graph();
+    if let Some(cycle) = find_cycle(&edges) {
+        let shown: Vec<String> = cycle.iter().map(label).collect();
+        panic!("import circle: {}", shown.join(" → "));
+    }
+}
+
+#[test]
+fn no_room_imports_one_it_must_not() {
+    let edges = graph();
+    let mut broken = Vec::new();
+    for (from, targets) in &edges {
+        for to in targets {
+            let (Some(a), Some(b)) = (from.first(), to.first()) else {
+                continue;
+            };
+            if FORBIDDEN.contains(&(a.as_str(), b.as_str())) {
+                broken.push(format!("{} → {}", label(from), label(to)));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "forbidden arrows:\n{}",
+        broken.join("\n")
+    );
+}
+
+fn rank(room: &str) -> usize {
+    ROOMS
+        .iter()
+        .position(|row| row.contains(&room))
+        .unwrap_or_else(|| panic!("room {room} is not in ROOMS; place it in the table"))
+}
+
+#[test]
+fn every_arrow_points_down_the_room_table() {
+    let edges = graph();
+    let mut broken = Vec::new();
+    for (from, targets) in &edges {
+        for to in targets {
+            let (Some(a), Some(b)) = (from.first(), to.first()) else {
+                continue;
+            };
+            let same_vocabulary = a != b && rank(a) == ROOMS.len() - 1 && rank(b) == rank(a);
+            if a != b && rank(a) >= rank(b) && !same_vocabulary {
+                broken.push(format!("{} → {}", label(from), label(to)));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "upward arrows:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn only_the_bench_verb_imports_the_bench() {
+    let edges = graph();
+    let verb = vec!["cli".to_string()];
+    let broken: Vec<String> = edges
+        .iter()
+        .filter(|(from, _)| from.first().is_some_and(|r| r != "bench") && **from != verb)
+        .flat_map(|(from, targets)| {
+            targets
+                .iter()
+                .filter(|to| to.first().is_some_and(|r| r == "bench"))
+                .map(move |to| format!("{} → {}", label(from), label(to)))
+        })
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "bench imported by:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_ui_crate_is_pure() {
+    let mut paths = Vec::new();
+    collect(&root().join("ui/src"), &mut paths);
+    assert!(!paths.is_empty(), "ui/src has sources");
+    let mut broken = Vec::new();
+    for path in paths {
+        let code = strip(&fs::read_to_string(&path).expect("readable source"));
+        for word in ["gitmoot::", "rusqlite", "tokio"] {
+            let hit = code
+                .match_indices(word)
+                .any(|(at, _)| at == 0 || !code[..at].chars().next_back().is_some_and(is_ident));
+            if hit {
+                broken.push(format!("{} uses {word}", path.display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "ui is not pure:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_scanner_reads_use_groups_and_skips_comments() {
+    let text = strip(
+        "// crate::cli::x\nuse crate::{store::{jobs::Job, Store as S}, engine};\n\
+         let s = \"crate::tui\"; let c = '\"'; fn f<'a>() { super::sib::g() }",
+    );
+    let found: Vec<String> = paths(&text).iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        found,
+        [
+            "crate::store::jobs::Job",
+            "crate::store::Store",
+            "crate::engine",
+            "super::sib::g"
+        ]
+    );
+}
