@@ -3,7 +3,15 @@
 //!
 //! Owns word-level logic on plain strings; must not run anything.
 
-use crate::state::CompletionTree;
+/// The CLI's verbs as a tree, for Tab completion on the `:` line. The glue builds it from
+/// the clap definition, so completion can never offer a verb the CLI lacks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompletionTree {
+    pub name: String,
+    pub children: Vec<CompletionTree>,
+    /// Long options (`--agent`) of this command.
+    pub flags: Vec<String>,
+}
 
 /// Verbs (the word after the command group) that never change the store.
 const READ_VERBS: [&str; 10] = [

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 
-use crate::state::Pane;
+use crate::pane::Pane;
 
 /// The built-in keymap text.
 pub const BUILTIN: &str = include_str!("../keymap.toml");

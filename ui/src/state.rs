@@ -11,57 +11,12 @@ use std::collections::BTreeMap;
 use ratatui_textarea::TextArea;
 
 use crate::action::{PromoteAction, ResumeVerb};
+use crate::complete::CompletionTree;
 use crate::keymap::Keymap;
 use crate::view::Question;
 
-/// The five panes of SPEC §9, in `1`–`5` order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Pane {
-    Attention,
-    Tree,
-    Dag,
-    Threads,
-    Detail,
-}
-
-impl Pane {
-    pub const ALL: [Pane; 5] = [
-        Pane::Attention,
-        Pane::Tree,
-        Pane::Dag,
-        Pane::Threads,
-        Pane::Detail,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Pane::Attention => "attention",
-            Pane::Tree => "tree",
-            Pane::Dag => "dag",
-            Pane::Threads => "threads",
-            Pane::Detail => "detail",
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Attention => "Attention",
-            Pane::Tree => "Jobs",
-            Pane::Dag => "DAG",
-            Pane::Threads => "Threads",
-            Pane::Detail => "Detail",
-        }
-    }
-
-    pub fn number(self) -> usize {
-        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0) + 1
-    }
-
-    /// Whether the pane lives in the right-hand column (one of them shows at a time).
-    pub fn is_right(self) -> bool {
-        matches!(self, Pane::Dag | Pane::Threads | Pane::Detail)
-    }
-}
+// Pane lives in its own file so the keymap can name panes without depending on state.
+pub use crate::pane::Pane;
 
 /// The three lists of the Threads pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,16 +59,6 @@ pub struct CommandOutput {
     pub ok: bool,
     /// Everything it printed (stdout on success, stderr on failure).
     pub text: String,
-}
-
-/// The CLI's verbs as a tree, for Tab completion on the `:` line. The glue builds it from
-/// the clap definition, so completion can never offer a verb the CLI lacks.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompletionTree {
-    pub name: String,
-    pub children: Vec<CompletionTree>,
-    /// Long options (`--agent`) of this command.
-    pub flags: Vec<String>,
 }
 
 /// What a confirmation dialog will do when the operator presses `y` (or `F`).
