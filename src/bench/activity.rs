@@ -5,16 +5,15 @@
 //!
 //! Owns only the measurement; `gitmoot bench` prints it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::SystemClock;
 use crate::daemon::Daemon;
-use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use crate::domain::{Action, JobState};
 use crate::engine::{SubmitRoot, submit_root};
 use crate::home::Home;
-use crate::runtime::{Invocation, Stdin, process};
 use crate::store::activity::{self, MAX_RECORDS};
-use crate::store::agents::{self, Agent};
+use crate::store::agents;
 use crate::store::{Store, jobs};
 
 /// `lines` lines in 100 bursts 10 ms apart, then the result.
@@ -34,10 +33,9 @@ pub fn bench_activity() -> Vec<(String, String)> {
 
 /// The same with `lines` lines (a multiple of 100).
 pub fn bench_activity_with(lines: usize) -> Vec<(String, String)> {
-    let dir = std::env::temp_dir().join(format!("gitmoot-bench-{}", crate::ids::random_hex(6)));
-    let out = measure(&dir, lines).unwrap_or_else(|e| vec![("activity.error".into(), e)]);
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    super::in_scratch("activity", |dir| {
+        measure(dir, lines).unwrap_or_else(|e| vec![("activity.error".into(), e)])
+    })
 }
 
 fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>, String> {
@@ -45,22 +43,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
     let home = Home::resolve(Some(dir)).map_err(|e| err(&e))?;
     let mut store = Store::open_home(&home).map_err(|e| err(&e))?;
     let command = agent_command(lines);
-    agents::insert(
-        store.conn(),
-        &Agent {
-            name: "chatty".into(),
-            runtime: RuntimeKind::Shell,
-            command: Some(command.clone()),
-            model: None,
-            effort: None,
-            capabilities: vec![Capability::Ask],
-            policy: AutonomyPolicy::ReadOnly,
-            repos: vec![],
-            chat_autorespond: false,
-            created_ms: SystemClock.now_ms(),
-        },
-    )
-    .map_err(|e| err(&e))?;
+    agents::insert(store.conn(), &super::shell_agent("chatty", &command)).map_err(|e| err(&e))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -68,7 +51,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
         .map_err(|e| err(&e))?;
     // The bare figure is the best of three runs (one before and two after the job's), so
     // a cold first start does not flatter the daemon.
-    let mut bare = rt.block_on(bare_run(&command))?;
+    let mut bare = rt.block_on(super::sh_runs(&command, b"talk", 1))?;
     let root = store
         .write(|tx| {
             submit_root(
@@ -94,7 +77,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
     )
     .map_err(|e| err(&e))?;
     for _ in 0..2 {
-        bare = bare.min(rt.block_on(bare_run(&command))?);
+        bare = bare.min(rt.block_on(super::sh_runs(&command, b"talk", 1))?);
     }
     let job = jobs::require(store.conn(), &root).map_err(|e| err(&e))?;
     if job.state != JobState::Succeeded {
@@ -130,24 +113,6 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
         ),
         ("activity.overhead_percent".into(), format!("{overhead:.1}")),
     ])
-}
-
-/// The agent's command through the process runner alone (no daemon, no line feed).
-async fn bare_run(command: &str) -> Result<Duration, String> {
-    let inv = Invocation {
-        program: "/bin/sh".into(),
-        args: vec!["-c".into(), command.into()],
-        env: vec![],
-        cwd: None,
-        stdin: Stdin::Bytes(b"talk".to_vec()),
-        sandbox: None,
-    };
-    let started = Instant::now();
-    let kill = tokio::sync::watch::channel(None).1;
-    process::run(&inv, None, kill, |_| {})
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(started.elapsed())
 }
 
 #[cfg(test)]

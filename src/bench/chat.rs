@@ -11,27 +11,11 @@ use crate::chat::messages::{SendOptions, send_message};
 use crate::chat::threads::{self, NewThread};
 use crate::chat::{self, inbox, write_retry};
 use crate::clock::{Clock, SystemClock};
-use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
 use crate::store::Store;
-use crate::store::agents::{self, Agent};
+use crate::store::agents;
 
 const SENDS: usize = 100_000;
 const AGENTS: [&str; 4] = ["alice", "bob", "carol", "dave"];
-
-fn agent(name: &str) -> Agent {
-    Agent {
-        name: name.into(),
-        runtime: RuntimeKind::Shell,
-        command: Some("true".into()),
-        model: None,
-        effort: None,
-        capabilities: vec![Capability::Ask],
-        policy: AutonomyPolicy::ReadOnly,
-        repos: Vec::new(),
-        chat_autorespond: false,
-        created_ms: 0,
-    }
-}
 
 fn median_us(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -40,11 +24,9 @@ fn median_us(mut v: Vec<f64>) -> f64 {
 
 /// Runs the benchmark; returns (figure, value) rows, or one `error` row.
 pub fn bench_chat() -> Vec<(String, String)> {
-    let dir =
-        std::env::temp_dir().join(format!("gitmoot-bench-chat-{}", crate::ids::random_hex(6)));
-    let out = run(&dir).unwrap_or_else(|e| vec![("error".into(), e.to_string())]);
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    super::in_scratch("chat", |dir| {
+        run(dir).unwrap_or_else(|e| vec![("error".into(), e.to_string())])
+    })
 }
 
 fn run(dir: &std::path::Path) -> chat::Result<Vec<(String, String)>> {
@@ -53,7 +35,7 @@ fn run(dir: &std::path::Path) -> chat::Result<Vec<(String, String)>> {
     let clock = SystemClock;
     let thread = write_retry(&mut store, |tx| {
         for a in AGENTS {
-            agents::insert(tx, &agent(a))?;
+            agents::insert(tx, &super::shell_agent(a, "true"))?;
         }
         threads::create(
             tx,

@@ -6,12 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::clock::{Clock, SystemClock};
-use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use crate::clock::SystemClock;
+use crate::domain::{Action, JobState};
 use crate::engine::{SubmitRoot, submit_root};
 use crate::home::Home;
-use crate::runtime::{Invocation, Stdin, process};
-use crate::store::agents::{self, Agent};
+use crate::store::agents;
 use crate::store::{Store, jobs};
 
 use crate::daemon::Daemon;
@@ -26,37 +25,22 @@ pub fn bench_daemon() -> Vec<(String, String)> {
 
 /// The same with `n` jobs per pass.
 pub fn bench_daemon_with(n: usize) -> Vec<(String, String)> {
-    let dir = std::env::temp_dir().join(format!("gitmoot-bench-{}", crate::ids::random_hex(6)));
-    let out = measure(&dir, n).unwrap_or_else(|e| vec![("daemon.error".into(), e)]);
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    super::in_scratch("daemon", |dir| {
+        measure(dir, n).unwrap_or_else(|e| vec![("daemon.error".into(), e)])
+    })
 }
 
 fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, String> {
     let home = Home::resolve(Some(dir)).map_err(|e| e.to_string())?;
     let mut store = Store::open_home(&home).map_err(|e| e.to_string())?;
-    agents::insert(
-        store.conn(),
-        &Agent {
-            name: "bench".into(),
-            runtime: RuntimeKind::Shell,
-            command: Some(AGENT_COMMAND.into()),
-            model: None,
-            effort: None,
-            capabilities: vec![Capability::Ask],
-            policy: AutonomyPolicy::ReadOnly,
-            repos: vec![],
-            chat_autorespond: false,
-            created_ms: SystemClock.now_ms(),
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    agents::insert(store.conn(), &super::shell_agent("bench", AGENT_COMMAND))
+        .map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let spawn = rt.block_on(spawn_baseline(n))?;
+    let spawn = rt.block_on(super::sh_runs("true", b"prompt", n))?;
     let mut out = vec![
         ("daemon.jobs".to_string(), n.to_string()),
         (
@@ -120,26 +104,6 @@ fn submit(store: &mut Store, n: usize) -> Result<(), String> {
             Ok::<_, crate::engine::EngineError>(())
         })
         .map_err(|e| e.to_string())
-}
-
-/// `sh -c true` through the same process runner, one after another.
-async fn spawn_baseline(n: usize) -> Result<Duration, String> {
-    let inv = Invocation {
-        program: "/bin/sh".into(),
-        args: vec!["-c".into(), "true".into()],
-        env: vec![],
-        cwd: None,
-        stdin: Stdin::Bytes(b"prompt".to_vec()),
-        sandbox: None,
-    };
-    let started = Instant::now();
-    for _ in 0..n {
-        let kill = tokio::sync::watch::channel(None).1;
-        process::run(&inv, None, kill, |_| {})
-            .await
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(started.elapsed())
 }
 
 #[cfg(test)]

@@ -19,6 +19,61 @@ pub mod settle;
 pub mod tui;
 
 pub use activity::bench_activity;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::clock::{Clock, SystemClock};
+use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
+use crate::runtime::{Invocation, Stdin, process};
+use crate::store::agents::Agent;
+
+/// Runs `f` on a fresh folder in the temp folder (`gitmoot-bench-<tag>-…`), removed after.
+fn in_scratch<T>(tag: &str, f: impl FnOnce(&Path) -> T) -> T {
+    let dir =
+        std::env::temp_dir().join(format!("gitmoot-bench-{tag}-{}", crate::ids::random_hex(6)));
+    let _ = std::fs::create_dir_all(&dir);
+    let out = f(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// The benches' agent: a read-only shell agent that can be asked, running `command`.
+fn shell_agent(name: &str, command: &str) -> Agent {
+    Agent {
+        name: name.into(),
+        runtime: RuntimeKind::Shell,
+        command: Some(command.into()),
+        model: None,
+        effort: None,
+        capabilities: vec![Capability::Ask],
+        policy: AutonomyPolicy::ReadOnly,
+        repos: Vec::new(),
+        chat_autorespond: false,
+        created_ms: SystemClock.now_ms(),
+    }
+}
+
+/// `sh -c command` through the product's process runner `n` times, one after another: the
+/// anchor a daemon-run figure is held against.
+async fn sh_runs(command: &str, stdin: &[u8], n: usize) -> Result<Duration, String> {
+    let inv = Invocation {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), command.into()],
+        env: vec![],
+        cwd: None,
+        stdin: Stdin::Bytes(stdin.to_vec()),
+        sandbox: None,
+    };
+    let started = Instant::now();
+    for _ in 0..n {
+        let kill = tokio::sync::watch::channel(None).1;
+        process::run(&inv, None, kill, |_| {})
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(started.elapsed())
+}
 pub use chat::bench_chat;
 pub use daemon::bench_daemon;
 pub use parse::bench_parse;

@@ -34,13 +34,10 @@ const REFRESHES: usize = 20;
 pub fn bench_scale(binary: &Path, sizes: &[usize]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for &jobs in sizes {
-        let dir =
-            std::env::temp_dir().join(format!("gitmoot-bench-scale-{}", crate::ids::random_hex(6)));
-        match measure(binary, &dir, jobs) {
+        match super::in_scratch("scale", |dir| measure(binary, dir, jobs)) {
             Ok(rows) => out.extend(rows),
             Err(e) => out.push((format!("scale.{jobs}.error"), e)),
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
     out
 }

@@ -40,11 +40,8 @@ fn leg(id: String) -> Delegation {
 
 /// Median, p90 and worst time to settle one leg of a 64-job tree (4 coordinators × 15 legs).
 pub fn bench_settle() -> Vec<(String, String)> {
-    let dir = std::env::temp_dir().join(format!("gitmoot-bench-{}", crate::ids::random_hex(6)));
-    let _ = std::fs::create_dir_all(&dir);
-    let out = run(&dir.join("bench.db"));
-    let _ = std::fs::remove_dir_all(&dir);
-    out.unwrap_or_else(|e| vec![("settle_in_tree_of_64".into(), format!("error: {e}"))])
+    super::in_scratch("settle", |dir| run(&dir.join("bench.db")))
+        .unwrap_or_else(|e| vec![("settle_in_tree_of_64".into(), format!("error: {e}"))])
 }
 
 fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {

@@ -476,12 +476,10 @@ pub fn render_frame(state: &State, snap: &Snapshot, theme: &Theme) -> String {
 
 /// Runs the benchmark on a scratch file in the temp folder (removed afterwards).
 pub fn bench_tui() -> Vec<(String, String)> {
-    let dir = std::env::temp_dir().join(format!("gitmoot-bench-tui-{}", crate::ids::random_hex(6)));
-    let out = std::fs::create_dir_all(&dir)
-        .map_err(|e| e.to_string())
-        .and_then(|()| measure(&dir.join("gitmoot.db"), SeedSize::SPEC));
-    let _ = std::fs::remove_dir_all(&dir);
-    out.unwrap_or_else(|e| vec![("tui.error".into(), e)])
+    super::in_scratch("tui", |dir| {
+        measure(&dir.join("gitmoot.db"), SeedSize::SPEC)
+    })
+    .unwrap_or_else(|e| vec![("tui.error".into(), e)])
 }
 
 pub(super) fn ms(d: Duration) -> f64 {
@@ -732,11 +730,8 @@ fn cpu_ticks(pid: u32) -> Result<u64, String> {
 /// a private tmux pane; after it settles, its utime+stime over 30 s as a percentage of
 /// one core.
 pub fn bench_idle(binary: &Path) -> Vec<(String, String)> {
-    let dir =
-        std::env::temp_dir().join(format!("gitmoot-bench-idle-{}", crate::ids::random_hex(6)));
-    let out = idle(binary, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    out.unwrap_or_else(|e| vec![("tui.idle.error".into(), e)])
+    super::in_scratch("idle", |dir| idle(binary, dir))
+        .unwrap_or_else(|e| vec![("tui.idle.error".into(), e)])
 }
 
 fn idle(binary: &Path, dir: &Path) -> Result<Vec<(String, String)>, String> {
