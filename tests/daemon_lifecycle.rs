@@ -188,6 +188,37 @@ fn an_agents_own_children_die_with_a_sigkilled_daemon_before_any_restart() {
 }
 
 #[test]
+fn a_result_recovered_from_its_record_is_redacted_like_a_live_one() {
+    // The agent prints its result, then is still running when its daemon dies; the next
+    // start settles the job from the record, which must keep no secret either.
+    let h = TestHome::new();
+    let printed = h.file("printed");
+    h.shell_agent(
+        "leaky",
+        &format!(
+            "cat > /dev/null\necho 'token sk-proj-Zq9cT4kLmN8vB2xR7yW1'\necho '{}'\ntouch {}\nsleep 120\n",
+            result("approved", "used sk-proj-Zq9cT4kLmN8vB2xR7yW1"),
+            printed.display()
+        ),
+    );
+    let id = h.submit("leaky", "leak", &[]);
+    let mut d = spawn_daemon(&h, &[]);
+    assert!(
+        wait_until(Duration::from_secs(15), || printed.exists()),
+        "the agent never printed its result"
+    );
+    signal(&d, libc::SIGKILL);
+    d.wait().unwrap();
+    h.daemon_until_idle(1);
+    let job = h.job(&id);
+    assert_eq!(job.state, JobState::Succeeded, "{:?}", job.error);
+    let shown = h.ok(&["job", "show", &id, "--json"]);
+    assert!(!shown.contains("Zq9cT4kLmN8vB2xR7yW1"), "{shown}");
+    let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(v["result"]["summary"], "used sk-[REDACTED]", "{shown}");
+}
+
+#[test]
 fn sigterm_lets_short_jobs_finish_terminates_long_ones_and_records_why() {
     let h = TestHome::new();
     h.config("[daemon]\nshutdown_grace = \"1s\"\n");

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::watch;
 
+use super::Shared;
 use super::claim::{Claimed, Placement};
 use super::live::{self, Leftover, Recorder};
-use super::{Shared, cap_output};
 use crate::clock::Clock;
 use crate::config::{Config, ResultChecks};
 use crate::contract::{self, ContractErrors, EphemeralSpec};
 use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
-use crate::engine::{self, EngineError, Outcome, Settlement, Usage};
+use crate::engine::{self, EngineError, Outcome};
 use crate::runtime::{self, KillRequest, Request, RuntimeOutput, TokenUsage, process};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
@@ -183,27 +183,6 @@ fn record_pid(
     })
 }
 
-/// The outcome with secrets redacted from every string of the result (or the failure
-/// reason, which can carry a stderr tail) before the engine stores it.
-fn redact_outcome(outcome: Outcome) -> Outcome {
-    match outcome {
-        Outcome::Failed(why) => Outcome::Failed(crate::redact::redact(&why).into_owned()),
-        Outcome::Parsed(r) => {
-            let Ok(text) = serde_json::to_string(&r) else {
-                return Outcome::Parsed(r);
-            };
-            match crate::redact::redact(&text) {
-                std::borrow::Cow::Borrowed(_) => Outcome::Parsed(r),
-                // The marker holds no JSON metacharacters, so the text still parses.
-                std::borrow::Cow::Owned(clean) => match serde_json::from_str(&clean) {
-                    Ok(parsed) => Outcome::Parsed(parsed),
-                    Err(e) => Outcome::Failed(format!("redacting the result: {e}")),
-                },
-            }
-        }
-    }
-}
-
 /// Everything the runs of one job added up to.
 struct Ran {
     outcome: Outcome,
@@ -234,23 +213,14 @@ pub async fn execute(
         let _ =
             tokio::task::spawn_blocking(move || super::worktree::remove(&checkout, &path)).await;
     }
-    let (raw, cut) = cap_output(crate::redact::redact(&ran.raw).into_owned());
-    let settlement = Settlement {
-        outcome: redact_outcome(ran.outcome),
-        raw_output: (!raw.is_empty()).then_some(raw),
-        output_truncated: ran.truncated || cut,
-        usage: Usage {
-            tokens_in: ran.usage.tokens_in,
-            tokens_out: ran.usage.tokens_out,
-            cost_usd: ran.vendor_cost.unwrap_or_else(|| {
-                engine::price_usd(
-                    ran.model.as_deref(),
-                    ran.usage.tokens_in,
-                    ran.usage.tokens_out,
-                )
-            }),
-        },
-    };
+    let settlement = super::settlement(
+        ran.outcome,
+        &ran.raw,
+        ran.truncated,
+        &ran.usage,
+        ran.vendor_cost,
+        ran.model.as_deref(),
+    );
     let id = job.id.clone();
     let (activity, cache) = (
         ran.activity,
@@ -278,11 +248,7 @@ pub async fn execute(
         .await;
     // Settled (or not: recovery then fails it): the record has served its purpose.
     if let Ok(plan) = &plan_kind {
-        let _ = std::fs::remove_file(super::recovery::record_path(
-            shared.home.root(),
-            &job.id,
-            *plan,
-        ));
+        let _ = std::fs::remove_file(super::record_path(shared.home.root(), &job.id, *plan));
     }
     match settled {
         Ok(state) => state,
@@ -608,7 +574,7 @@ async fn run_once(
     let remaining = deadline.saturating_duration_since(Instant::now());
     let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
     let result = {
-        let record = super::recovery::record_path(shared.home.root(), &job.id, plan.kind);
+        let record = super::record_path(shared.home.root(), &job.id, plan.kind);
         let run = process::run_recorded(
             &prepared.invocation,
             Some(&record),

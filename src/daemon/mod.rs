@@ -17,7 +17,7 @@ pub mod shutdown;
 pub mod status;
 pub mod worktree;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use lock::{DaemonLock, LockError};
@@ -26,8 +26,10 @@ pub use status::{DaemonStatus, report as status_report};
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
-use crate::engine::{EngineError, Hooks, NoHooks};
+use crate::domain::RuntimeKind;
+use crate::engine::{self, EngineError, Hooks, NoHooks, Outcome, Settlement, Usage};
 use crate::home::Home;
+use crate::runtime::TokenUsage;
 use crate::store::StoreError;
 
 /// What every job of one daemon shares.
@@ -46,6 +48,60 @@ pub struct Shared {
 
 /// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.
 pub const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
+
+/// Where a running job's stdout is recorded while it runs (removed once it settles); the
+/// executor writes it and recovery reads it.
+pub fn record_path(home: &Path, job_id: &str, kind: RuntimeKind) -> PathBuf {
+    // Continuation ids hold a `/`; a file name must not.
+    let name = job_id.replace('/', "~");
+    home.join("runs").join(format!("{name}.{kind}.out"))
+}
+
+/// What a run that ended is stored as, however it was read (from the live pipe or, after a
+/// crash, from its record): secrets cut from the output and the result, the output capped,
+/// usage priced by the vendor's figure when it gave one and by `model` otherwise.
+pub fn settlement(
+    outcome: Outcome,
+    raw: &str,
+    truncated: bool,
+    usage: &TokenUsage,
+    vendor_cost: Option<f64>,
+    model: Option<&str>,
+) -> Settlement {
+    let (raw, cut) = cap_output(crate::redact::redact(raw).into_owned());
+    Settlement {
+        outcome: redact_outcome(outcome),
+        raw_output: (!raw.is_empty()).then_some(raw),
+        output_truncated: truncated || cut,
+        usage: Usage {
+            tokens_in: usage.tokens_in,
+            tokens_out: usage.tokens_out,
+            cost_usd: vendor_cost
+                .unwrap_or_else(|| engine::price_usd(model, usage.tokens_in, usage.tokens_out)),
+        },
+    }
+}
+
+/// The outcome with secrets redacted from every string of the result (or the failure
+/// reason, which can carry a stderr tail) before the engine stores it.
+fn redact_outcome(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Failed(why) => Outcome::Failed(crate::redact::redact(&why).into_owned()),
+        Outcome::Parsed(r) => {
+            let Ok(text) = serde_json::to_string(&r) else {
+                return Outcome::Parsed(r);
+            };
+            match crate::redact::redact(&text) {
+                std::borrow::Cow::Borrowed(_) => Outcome::Parsed(r),
+                // The marker holds no JSON metacharacters, so the text still parses.
+                std::borrow::Cow::Owned(clean) => match serde_json::from_str(&clean) {
+                    Ok(parsed) => Outcome::Parsed(parsed),
+                    Err(e) => Outcome::Failed(format!("redacting the result: {e}")),
+                },
+            }
+        }
+    }
+}
 
 /// Cuts `text` to `STORED_OUTPUT_LIMIT` bytes on a character boundary.
 pub fn cap_output(text: String) -> (String, bool) {

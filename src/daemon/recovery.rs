@@ -25,13 +25,6 @@ use crate::store::jobs::{self, JobFilter};
 
 pub const RECOVERED_REASON: &str = "daemon restarted while the job was running";
 
-/// Where a running job's stdout is recorded while it runs (removed once it settles).
-pub fn record_path(home: &Path, job_id: &str, kind: RuntimeKind) -> PathBuf {
-    // Continuation ids hold a `/`; a file name must not.
-    let name = job_id.replace('/', "~");
-    home.join("runs").join(format!("{name}.{kind}.out"))
-}
-
 /// The output a finished agent of a dead daemon left in its record, read as its runtime
 /// reads it: `Some` only when it holds a valid result (its exit code died with the
 /// daemon, so the result alone says the work was done).
@@ -44,7 +37,7 @@ fn finished_output(home: &Path, job_id: &str) -> Option<(RuntimeKind, RuntimeOut
     ]
     .into_iter()
     .find_map(|kind| {
-        let path = record_path(home, job_id, kind);
+        let path = super::record_path(home, job_id, kind);
         let (bytes, cut) = process::read_record(&path).ok()?;
         let out = runtime::interpret(
             kind,
@@ -140,7 +133,18 @@ pub fn recover(
             let _ = std::fs::remove_file(path);
         }
         if let Some((result, out)) = parsed {
-            let (raw, cut) = super::cap_output(out.text);
+            // Stored exactly as a run read live would be: redacted, capped, priced.
+            let model = super::exec::plan(store.conn(), &job, config)
+                .ok()
+                .and_then(|p| p.model);
+            let settlement = super::settlement(
+                Outcome::Parsed(result),
+                &out.text,
+                out.truncated,
+                &out.usage,
+                out.vendor_cost_usd,
+                model.as_deref(),
+            );
             store.write(|tx| -> Result<(), EngineError> {
                 events::append(
                     tx,
@@ -159,16 +163,7 @@ pub fn recover(
                     &config.orchestrate,
                     hooks,
                     &job.id,
-                    Settlement {
-                        outcome: Outcome::Parsed(result),
-                        raw_output: Some(raw),
-                        output_truncated: cut || out.truncated,
-                        usage: Usage {
-                            tokens_in: out.usage.tokens_in,
-                            tokens_out: out.usage.tokens_out,
-                            cost_usd: out.vendor_cost_usd.unwrap_or(0.0),
-                        },
-                    },
+                    settlement,
                 )?;
                 Ok(())
             })?;
