@@ -132,54 +132,34 @@ pub fn recover(
         if let Some((_, _, path)) = &finished {
             let _ = std::fs::remove_file(path);
         }
-        if let Some((result, out)) = parsed {
-            // Stored exactly as a run read live would be: redacted, capped, priced.
-            let model = super::exec::plan(store.conn(), &job, config)
-                .ok()
-                .and_then(|p| p.model);
-            let settlement = super::settlement(
-                Outcome::Parsed(result),
-                &out.text,
-                out.truncated,
-                &out.usage,
-                out.vendor_cost_usd,
-                model.as_deref(),
-            );
-            store.write(|tx| -> Result<(), EngineError> {
-                events::append(
-                    tx,
-                    NewEvent {
-                        ts_ms: clock.now_ms(),
-                        root_id: Some(&job.root_id),
-                        job_id: Some(&job.id),
-                        kind: "job_recovered",
-                        message: "daemon recovery: the agent finished while the daemon was down; settled from its recorded output".into(),
-                        data: None,
-                    },
-                )?;
-                engine::settle(
-                    tx,
-                    clock,
-                    &config.orchestrate,
-                    hooks,
-                    &job.id,
-                    settlement,
-                )?;
-                Ok(())
-            })?;
-            recovered.push(job.id);
-            continue;
-        }
-        store.write(|tx| -> Result<(), EngineError> {
-            if was_running {
-                events::append(
-                    tx,
-                    NewEvent {
-                        ts_ms: clock.now_ms(),
-                        root_id: Some(&job.root_id),
-                        job_id: Some(&job.id),
-                        kind: "job_recovery_failed",
-                        message: format!(
+        // What the record says decides both the event and the settlement.
+        let (event, settlement) = match parsed {
+            Some((result, out)) => {
+                // Stored exactly as a run read live would be: redacted, capped, priced.
+                let model = super::exec::plan(store.conn(), &job, config)
+                    .ok()
+                    .and_then(|p| p.model);
+                (
+                    Some((
+                        "job_recovered",
+                        "daemon recovery: the agent finished while the daemon was down; settled from its recorded output".to_string(),
+                        None,
+                    )),
+                    super::settlement(
+                        Outcome::Parsed(result),
+                        &out.text,
+                        out.truncated,
+                        &out.usage,
+                        out.vendor_cost_usd,
+                        model.as_deref(),
+                    ),
+                )
+            }
+            None => (
+                was_running.then(|| {
+                    (
+                        "job_recovery_failed",
+                        format!(
                             "daemon recovery: {RECOVERED_REASON} (runtime pid {}, {})",
                             job.runtime_pid.map_or("-".to_string(), |p| p.to_string()),
                             if killed {
@@ -188,23 +168,32 @@ pub fn recover(
                                 "no process left"
                             }
                         ),
-                        data: Some(json!({"runtime_pid": job.runtime_pid, "killed": killed})),
-                    },
-                )?;
-            }
-            engine::settle(
-                tx,
-                clock,
-                &config.orchestrate,
-                hooks,
-                &job.id,
+                        Some(json!({"runtime_pid": job.runtime_pid, "killed": killed})),
+                    )
+                }),
                 Settlement {
                     outcome: Outcome::Failed(RECOVERED_REASON.into()),
                     raw_output: None,
                     output_truncated: false,
                     usage: Usage::default(),
                 },
-            )?;
+            ),
+        };
+        store.write(|tx| -> Result<(), EngineError> {
+            if let Some((kind, message, data)) = event {
+                events::append(
+                    tx,
+                    NewEvent {
+                        ts_ms: clock.now_ms(),
+                        root_id: Some(&job.root_id),
+                        job_id: Some(&job.id),
+                        kind,
+                        message,
+                        data,
+                    },
+                )?;
+            }
+            engine::settle(tx, clock, &config.orchestrate, hooks, &job.id, settlement)?;
             Ok(())
         })?;
         recovered.push(job.id);
