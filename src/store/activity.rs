@@ -324,16 +324,7 @@ pub fn list(conn: &Connection, job_id: &str, from: u64, limit: usize) -> Result<
         "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
          WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
     )?;
-    let rows = stmt.query_map(params![job_id, from as i64, limit as i64], |r| {
-        Ok(Record {
-            job_id: r.get(0)?,
-            seq: r.get::<_, i64>(1)? as u64,
-            at_ms: r.get(2)?,
-            kind: r.get(3)?,
-            summary: r.get(4)?,
-            detail: r.get(5)?,
-        })
-    })?;
+    let rows = stmt.query_map(params![job_id, from as i64, limit as i64], record)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -344,17 +335,20 @@ pub fn last(conn: &Connection, job_id: &str) -> Result<Option<Record>> {
             "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
              WHERE job_id = ?1 ORDER BY seq DESC LIMIT 1",
         )?
-        .query_row([job_id], |r| {
-            Ok(Record {
-                job_id: r.get(0)?,
-                seq: r.get::<_, i64>(1)? as u64,
-                at_ms: r.get(2)?,
-                kind: r.get(3)?,
-                summary: r.get(4)?,
-                detail: r.get(5)?,
-            })
-        })
+        .query_row([job_id], record)
         .optional()?)
+}
+
+/// One `activity` row, selected as `job_id, seq, at_ms, kind, summary, detail`.
+fn record(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
+    Ok(Record {
+        job_id: r.get(0)?,
+        seq: r.get::<_, i64>(1)? as u64,
+        at_ms: r.get(2)?,
+        kind: r.get(3)?,
+        summary: r.get(4)?,
+        detail: r.get(5)?,
+    })
 }
 
 #[cfg(test)]
