@@ -138,18 +138,21 @@ fn usage_of(usage: &Value) -> TokenUsage {
     }
 }
 
+/// The content parts of a stream-json message (none when it has no content list).
+fn content_parts(msg: &Value) -> impl Iterator<Item = &Value> {
+    msg.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 /// One stream-json event: assistant text and tool calls, tool results, per-message usage
 /// (each message id counted once) and the final `result`.
 pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
     match ev.get("type").and_then(Value::as_str).unwrap_or_default() {
         "assistant" => {
             let msg = ev.get("message").unwrap_or(&Value::Null);
-            for part in msg
-                .get("content")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for part in content_parts(msg) {
                 match part.get("type").and_then(Value::as_str) {
                     Some("text") => {
                         let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
@@ -172,13 +175,7 @@ pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
             }
         }
         "user" => {
-            let msg = ev.get("message").unwrap_or(&Value::Null);
-            for part in msg
-                .get("content")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for part in content_parts(ev.get("message").unwrap_or(&Value::Null)) {
                 if part.get("type").and_then(Value::as_str) == Some("tool_result") {
                     let text = content_text(part.get("content").unwrap_or(&Value::Null));
                     let failed = part.get("is_error").and_then(Value::as_bool) == Some(true);
