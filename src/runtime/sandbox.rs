@@ -78,19 +78,16 @@ pub struct ReadOnly {
 }
 
 impl ReadOnly {
-    /// `None` where the kernel cannot enforce it (see `enforceable`).
-    pub fn new(writable: &[&Path]) -> Option<Self> {
-        if !enforceable() {
-            return None;
-        }
+    /// The ruleset for this kernel; only worth applying where `enforceable` holds.
+    pub fn new(writable: &[&Path]) -> Self {
         let writable = writable
             .iter()
             .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
             .collect();
-        Some(ReadOnly {
+        ReadOnly {
             writable,
             rights: write_rights(abi()),
-        })
+        }
     }
 
     /// Restricts the calling process (and everything it starts) for good.

@@ -12,7 +12,7 @@ use super::{
     write_private,
 };
 use crate::domain::{AutonomyPolicy, RuntimeKind};
-use crate::runtime::sandbox::ReadOnly;
+use crate::runtime::sandbox::{self, ReadOnly};
 
 pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     let command = req
@@ -24,14 +24,12 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     env.push(("GITMOOT_PROMPT_FILE".into(), file.0.display().to_string()));
     let mut temp = vec![file];
     let mut sandbox = None;
-    if req.policy == AutonomyPolicy::ReadOnly {
+    if req.policy == AutonomyPolicy::ReadOnly && sandbox::enforceable() {
         let tmp = super::private_dir(req.scratch, "tmp")?;
-        sandbox = ReadOnly::new(&[Path::new("/dev"), &tmp.0]);
-        if sandbox.is_some() {
-            env.retain(|(k, _)| k != "TMPDIR");
-            env.push(("TMPDIR".into(), tmp.0.display().to_string()));
-            temp.push(tmp);
-        }
+        sandbox = Some(ReadOnly::new(&[Path::new("/dev"), &tmp.0]));
+        env.retain(|(k, _)| k != "TMPDIR");
+        env.push(("TMPDIR".into(), tmp.0.display().to_string()));
+        temp.push(tmp);
     }
     Ok(Prepared {
         invocation: Invocation {
