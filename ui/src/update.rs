@@ -938,6 +938,22 @@ fn open_messages(state: &mut State, snap: &Snapshot) {
     }
 }
 
+/// Moves a scrolled overlay by one line or one page; with a known end (`max`) also to the
+/// top or the bottom, and never past the end. Returns whether `cmd` was a scroll key.
+fn scroll_by(scroll: &mut u16, cmd: Option<Command>, page: u16, max: Option<u16>) -> bool {
+    let end = max.unwrap_or(u16::MAX);
+    *scroll = match (cmd, max) {
+        (Some(Command::Down), _) => scroll.saturating_add(1).min(end),
+        (Some(Command::Up), _) => scroll.saturating_sub(1),
+        (Some(Command::PageDown), _) => scroll.saturating_add(page).min(end),
+        (Some(Command::PageUp), _) => scroll.saturating_sub(page),
+        (Some(Command::Top), Some(_)) => 0,
+        (Some(Command::Bottom), Some(max)) => max,
+        _ => return false,
+    };
+    true
+}
+
 /// How far the open pager (messages log or `:` output) can scroll on this screen.
 fn pager_max(state: &State, snap: &Snapshot) -> u16 {
     let area = Rect::new(0, 0, state.size.0, state.size.1);
@@ -1122,59 +1138,19 @@ fn overlay_key(
         else {
             return;
         };
-        let keep = match cmd {
-            Some(Command::Down) => {
-                *scroll = scroll.saturating_add(1).min(max);
-                true
-            }
-            Some(Command::Up) => {
-                *scroll = scroll.saturating_sub(1);
-                true
-            }
-            Some(Command::PageDown) => {
-                *scroll = scroll.saturating_add(page).min(max);
-                true
-            }
-            Some(Command::PageUp) => {
-                *scroll = scroll.saturating_sub(page);
-                true
-            }
-            Some(Command::Top) => {
-                *scroll = 0;
-                true
-            }
-            Some(Command::Bottom) => {
-                *scroll = max;
-                true
-            }
-            _ => false,
-        };
-        if !keep {
+        if !scroll_by(scroll, cmd, page, Some(max)) {
             state.overlay = None;
         }
         return;
     }
     let keep = match &mut ov {
         Overlay::Messages { .. } | Overlay::Output { .. } => false,
-        Overlay::Help { scroll } => match state.keymap.lookup(Context::Global, chord) {
-            Some(Command::Down) => {
-                *scroll = scroll.saturating_add(1);
-                true
-            }
-            Some(Command::Up) => {
-                *scroll = scroll.saturating_sub(1);
-                true
-            }
-            Some(Command::PageDown) => {
-                *scroll = scroll.saturating_add(10);
-                true
-            }
-            Some(Command::PageUp) => {
-                *scroll = scroll.saturating_sub(10);
-                true
-            }
-            _ => false,
-        },
+        Overlay::Help { scroll } => scroll_by(
+            scroll,
+            state.keymap.lookup(Context::Global, chord),
+            10,
+            None,
+        ),
         Overlay::Confirm(c) => match state.keymap.lookup(Context::Dialog, chord) {
             Some(Command::Confirm) => {
                 out.push(confirmed(c, false));
