@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::tmux::Tmux;
-use support::{bin, gitmoot, json, shell_agent};
+use support::{gitmoot, json, shell_agent};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -19,15 +19,6 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "needs a rollout ch
 else
 echo '{"gitmoot_result": {"decision": "approved", "summary": "done"}}'
 fi"#;
-
-fn tui(name: &str, home: &Path) -> Tmux {
-    let cmd = format!(
-        "sh -c '{} --home {} tui; echo TUI-EXITED; sleep 30'",
-        bin(),
-        home.display()
-    );
-    Tmux::start(name, &cmd, &[])
-}
 
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -51,7 +42,7 @@ fn a_new_gate_rings_and_notifies_and_the_keyboard_answer_lands_in_its_thread() {
     let home = dir.path().join("h");
     shell_agent(&home, "asker", ASKER, &["--repo", "acme/api"]);
     let captured = dir.path().join("pane.out");
-    let t = tui("bell", &home);
+    let t = Tmux::control_room("bell", &home, "");
     t.pipe_output(&captured);
     t.wait_for("daemon embedded", WAIT);
     t.keys(&["2"]);
@@ -105,7 +96,7 @@ fn with_bell_and_desktop_off_a_new_gate_sends_neither() {
     )
     .unwrap();
     let captured = dir.path().join("pane.out");
-    let t = tui("quiet", &home);
+    let t = Tmux::control_room("quiet", &home, "");
     t.pipe_output(&captured);
     t.wait_for("daemon embedded", WAIT);
     t.keys(&["2"]);
@@ -137,7 +128,7 @@ fi"#,
         gate.display()
     );
     shell_agent(&home, "lead", &lead, &["--repo", "acme/api"]);
-    let t = tui("preflight", &home);
+    let t = Tmux::control_room("preflight", &home, "");
     t.wait_for("daemon embedded", WAIT);
     let root = submit(&home, "lead", "Split the work");
     let screen = t.wait_for("PREFLIGHT_FAILED:", WAIT);

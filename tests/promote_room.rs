@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use support::tmux::Tmux;
-use support::{bin, gitmoot, json, shell_agent};
+use support::{gitmoot, json, shell_agent};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -35,12 +35,7 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "limits live in con
         ])
         .assert()
         .success();
-    let cmd = format!(
-        "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
-        bin(),
-        home.display()
-    );
-    let t = Tmux::start("promote", &cmd, &[]);
+    let t = Tmux::control_room("promote", &home, "--no-daemon");
     t.wait_for("Nothing waits for you", WAIT);
     t.keys(&["4", "Enter"]);
     t.wait_for("@scout where do the rate limits", WAIT);

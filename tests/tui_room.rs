@@ -74,15 +74,6 @@ impl Drop for StopDaemon {
     }
 }
 
-fn tui(name: &str, home: &Path, flags: &str) -> Tmux {
-    let cmd = format!(
-        "sh -c '{} --home {} tui {flags}; echo TUI-EXITED; sleep 30'",
-        bin(),
-        home.display()
-    );
-    Tmux::start(name, &cmd, &[])
-}
-
 #[test]
 fn quitting_with_a_running_job_detaches_and_the_job_still_succeeds() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,7 +81,7 @@ fn quitting_with_a_running_job_detaches_and_the_job_still_succeeds() {
     let _stop = StopDaemon(home.clone());
     sleeper(&home, "slow", 3);
     let root = submit(&home, "slow", "Long haul");
-    let t = tui("detach", &home, "");
+    let t = Tmux::control_room("detach", &home, "");
     t.wait_for("1 running", WAIT);
     t.keys(&["q"]);
     t.wait_for("Quit the control room?", WAIT);
@@ -109,7 +100,7 @@ fn wait_shows_what_is_left_then_quits_and_stops_the_daemon() {
     let _stop = StopDaemon(home.clone());
     sleeper(&home, "slow", 3);
     let root = submit(&home, "slow", "Finish first");
-    let t = tui("wait", &home, "");
+    let t = Tmux::control_room("wait", &home, "");
     t.wait_for("1 running", WAIT);
     t.keys(&["q"]);
     t.wait_for("Quit the control room?", WAIT);
@@ -136,7 +127,7 @@ fn kill_stops_the_daemon_with_its_graceful_shutdown() {
     )
     .unwrap();
     let root = submit(&home, "slow", "Too long");
-    let t = tui("kill", &home, "");
+    let t = Tmux::control_room("kill", &home, "");
     t.wait_for("1 running", WAIT);
     t.keys(&["q"]);
     t.wait_for("Quit the control room?", WAIT);
@@ -157,7 +148,7 @@ fn a_closed_terminal_detaches_and_the_job_still_succeeds() {
     let _stop = StopDaemon(home.clone());
     sleeper(&home, "slow", 3);
     let root = submit(&home, "slow", "Survive the hang-up");
-    let t = tui("hangup", &home, "");
+    let t = Tmux::control_room("hangup", &home, "");
     t.wait_for("1 running", WAIT);
     // Killing the tmux server hangs up the control room's terminal.
     drop(t);
@@ -232,7 +223,7 @@ fn a_vanished_daemon_is_reported_and_queued_rows_say_they_will_not_run() {
     let _stop = StopDaemon(home.clone());
     gitmoot(&home).args(["agent", "list"]).assert().success();
     let outside = outside_daemon(&home);
-    let t = tui("vanish", &home, "--no-daemon");
+    let t = Tmux::control_room("vanish", &home, "--no-daemon");
     t.wait_for("daemon attached (viewer)", WAIT);
     stop(outside);
     t.wait_for("daemon gone: jobs will not run", WAIT);
@@ -257,7 +248,7 @@ fn the_control_room_takes_over_when_the_attached_daemon_stops() {
     let _stop = StopDaemon(home.clone());
     sleeper(&home, "quick", 0);
     let outside = outside_daemon(&home);
-    let t = tui("takeover", &home, "");
+    let t = Tmux::control_room("takeover", &home, "");
     t.wait_for("daemon attached (viewer)", WAIT);
     stop(outside);
     t.wait_for("daemon embedded (took over)", WAIT);
@@ -303,7 +294,7 @@ fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
     shell_agent(&home, "coord", COORDINATOR, &[]);
     shell_agent(&home, "flaky", "cat >/dev/null\nexit 3", &[]);
     let root = submit(&home, "coord", "Risky plan");
-    let t = tui("abort", &home, "");
+    let t = Tmux::control_room("abort", &home, "");
     wait_state(&home, &root, "awaiting_human");
     t.wait_for("failure", WAIT);
     t.keys(&["1"]);

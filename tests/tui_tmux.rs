@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use support::tmux::Tmux;
-use support::{bin, gitmoot, json, shell_agent};
+use support::{gitmoot, json, shell_agent};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -35,15 +35,6 @@ fn wait_state(home: &Path, root: &str, want: &str) {
     }
 }
 
-fn tui(name: &str, home: &Path) -> Tmux {
-    let cmd = format!(
-        "sh -c '{} --home {} tui; echo TUI-EXITED; stty -a; sleep 30'",
-        bin(),
-        home.display()
-    );
-    Tmux::start(name, &cmd, &[])
-}
-
 const ASKER: &str = r#"if [ "$GITMOOT_JOB_KIND" = root ]; then
 cat <<'JSON'
 I need a decision first.
@@ -65,7 +56,7 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
         .unwrap();
     let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
 
-    let t = tui("answer", &home);
+    let t = Tmux::control_room("answer", &home, "");
     t.wait_for("daemon embedded", WAIT);
     t.wait_for("Which rollout?", WAIT);
     wait_state(&home, &root, "awaiting_human");
@@ -106,7 +97,7 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
         .unwrap();
     let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
 
-    let t = tui("kill", &home);
+    let t = Tmux::control_room("kill", &home, "");
     t.wait_for("Soak for a while", WAIT);
     t.keys(&["2"]);
     t.keys(&["K"]);
@@ -124,7 +115,7 @@ fn quitting_gives_the_shell_its_terminal_back() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     gitmoot(&home).args(["agent", "list"]).assert().success();
-    let t = tui("restore", &home);
+    let t = Tmux::control_room("restore", &home, "");
     t.wait_for("daemon embedded", WAIT);
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", WAIT);

@@ -15,6 +15,17 @@ impl Tmux {
         Self::start_sized(name, command, env, (120, 36))
     }
 
+    /// `gitmoot --home HOME tui FLAGS` in a 120×36 pane; once it exits the pane prints
+    /// `TUI-EXITED` and the terminal's settings (`stty -a`), then stays open a while.
+    pub fn control_room(name: &str, home: &Path, flags: &str) -> Self {
+        let cmd = format!(
+            "sh -c '{} --home {} tui {flags}; echo TUI-EXITED; stty -a; sleep 30'",
+            super::bin(),
+            home.display()
+        );
+        Self::start(name, &cmd, &[])
+    }
+
     /// Starts `command` in a detached session of `size` (columns, rows).
     pub fn start_sized(name: &str, command: &str, env: &[(&str, &Path)], size: (u16, u16)) -> Self {
         let socket = format!("gitmoot-test-{name}-{}", std::process::id());
