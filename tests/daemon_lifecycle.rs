@@ -355,41 +355,11 @@ fn four_cli_writers_and_the_daemon_never_see_database_is_locked() {
     assert!(!log.contains("database is locked"));
 }
 
-fn git(at: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(at)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn read_only_legs_of_a_checkout_run_at_once_in_detached_worktrees_removed_after() {
     let h = TestHome::new();
     let repo = h.file("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q"]);
-    std::fs::write(repo.join("README"), "committed").unwrap();
-    git(&repo, &["add", "."]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "init",
-        ],
-    );
+    daemon_support::git_checkout(&repo, &[("README", "committed")]);
     std::fs::write(repo.join("README"), "uncommitted edit").unwrap();
     h.config(&format!(
         "[repos.\"acme/api\"]\npath = \"{}\"\n",
@@ -455,7 +425,12 @@ esac
         "siblings in one repo ran at once: {spans:?}"
     );
     assert_eq!(std::fs::read_dir(&wt_root).unwrap().count(), 0);
-    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(
+        daemon_support::git(&repo, &["worktree", "list"])
+            .lines()
+            .count(),
+        1
+    );
     let legs: Vec<Job> = h
         .tree(&root)
         .into_iter()

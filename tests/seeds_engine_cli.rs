@@ -255,40 +255,13 @@ fn a_bad_result_checks_value_is_one_error_naming_the_key() {
     assert!(err.contains("result_checks"), "{err}");
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let ok = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        ok.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
-}
-
 #[test]
 fn result_observation_grades_claims_against_the_checkout_diff() {
     let h = TestHome::new();
     let repo = h.file("repo");
-    std::fs::create_dir_all(repo.join("src")).unwrap();
-    std::fs::write(repo.join("src/lib.rs"), "fn a() {}\n").unwrap();
-    std::fs::write(repo.join("README.md"), "hi\n").unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "."]);
-    git(
+    daemon_support::git_checkout(
         &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "init",
-        ],
+        &[("src/lib.rs", "fn a() {}\n"), ("README.md", "hi\n")],
     );
     h.config(&format!(
         "[repos.\"acme/api\"]\npath = \"{}\"\n",
