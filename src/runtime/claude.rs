@@ -8,10 +8,7 @@
 use serde_json::Value;
 
 use super::activity::{ActivityKind, EventSink, LiveUsage, compact, content_text};
-use super::{
-    ARG_PROMPT_MAX, Invocation, Prepared, ProcessOutput, Request, RuntimeOutput, Stdin, TokenUsage,
-    exit_failure, num,
-};
+use super::{Prepared, ProcessOutput, Request, RuntimeOutput, TokenUsage, exit_failure, num};
 use crate::domain::{AutonomyPolicy, RuntimeKind};
 
 /// `--permission-mode` for a policy; `auto` leaves Claude's own configuration in charge.
@@ -40,21 +37,9 @@ pub fn build(req: &Request<'_>) -> Prepared {
         args.extend(["--permission-mode".into(), mode.into()]);
     }
     // Without a prompt argument, `claude -p` reads the prompt from stdin.
-    let stdin = if req.prompt.len() > ARG_PROMPT_MAX {
-        Stdin::Bytes(req.prompt.as_bytes().to_vec())
-    } else {
-        args.extend(["--".into(), req.prompt.into()]);
-        Stdin::Null
-    };
+    let stdin = req.prompt_input(&mut args, None);
     Prepared {
-        invocation: Invocation {
-            program: req.binary.clone(),
-            args,
-            env: req.env.clone(),
-            cwd: Some(req.cwd.to_path_buf()),
-            stdin,
-            sandbox: None,
-        },
+        invocation: req.invocation(args, stdin),
         temp: vec![],
     }
 }
@@ -274,6 +259,7 @@ fn envelope_of(stdout: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use crate::runtime::test_support::{output, request};
+    use crate::runtime::{ARG_PROMPT_MAX, Stdin};
 
     #[test]
     fn arguments_follow_model_effort_and_policy() {

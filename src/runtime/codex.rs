@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::activity::{ActivityKind, EventSink, LiveUsage};
 use super::{
-    ARG_PROMPT_MAX, Invocation, Prepared, ProcessOutput, Request, RuntimeOutput, Stdin, TokenUsage,
-    exit_failure, in_git_work_tree, num,
+    Prepared, ProcessOutput, Request, RuntimeOutput, TokenUsage, exit_failure, in_git_work_tree,
+    num,
 };
 use crate::domain::{AutonomyPolicy, RuntimeKind};
 
@@ -46,22 +46,9 @@ pub fn build(req: &Request<'_>) -> Prepared {
     }
     // With a prompt argument stdin must be closed, or codex appends it as a <stdin> block;
     // a prompt too long for one argument is read from stdin via `-` instead.
-    let stdin = if req.prompt.len() > ARG_PROMPT_MAX {
-        args.push("-".into());
-        Stdin::Bytes(req.prompt.as_bytes().to_vec())
-    } else {
-        args.extend(["--".into(), req.prompt.into()]);
-        Stdin::Null
-    };
+    let stdin = req.prompt_input(&mut args, Some("-"));
     Prepared {
-        invocation: Invocation {
-            program: req.binary.clone(),
-            args,
-            env: req.env.clone(),
-            cwd: Some(req.cwd.to_path_buf()),
-            stdin,
-            sandbox: None,
-        },
+        invocation: req.invocation(args, stdin),
         temp: vec![],
     }
 }
@@ -244,7 +231,8 @@ pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::test_support::{output, request};
+    use crate::runtime::test_support::{assert_clean, output, request};
+    use crate::runtime::Stdin;
 
     #[test]
     fn arguments_follow_policy_model_effort_and_git() {
@@ -292,16 +280,7 @@ mod tests {
             "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1200,\"cached_input_tokens\":1000,\"output_tokens\":80}}\n",
         );
         let r = interpret(&output(stream, "", 0));
-        assert_eq!(r.error, None);
-        assert_eq!(r.text, "{\"gitmoot_result\":{}}");
-        assert_eq!(
-            r.usage,
-            TokenUsage {
-                tokens_in: 1200,
-                tokens_out: 80,
-                ..TokenUsage::default()
-            }
-        );
+        assert_clean(&r, "{\"gitmoot_result\":{}}", 1200, 80);
     }
 
     #[test]

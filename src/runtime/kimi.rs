@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::activity::{ActivityKind, EventSink, LiveUsage, compact, content_text};
 use super::{
-    ARG_PROMPT_MAX, Invocation, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput,
-    Stdin, TokenUsage, exit_failure, num, write_private,
+    ARG_PROMPT_MAX, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput, Stdin,
+    TokenUsage, exit_failure, num, write_private,
 };
 use crate::domain::RuntimeKind;
 
@@ -42,14 +42,7 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
         "stream-json".into(),
     ]);
     Ok(Prepared {
-        invocation: Invocation {
-            program: req.binary.clone(),
-            args,
-            env: req.env.clone(),
-            cwd: Some(req.cwd.to_path_buf()),
-            stdin: Stdin::Null,
-            sandbox: None,
-        },
+        invocation: req.invocation(args, Stdin::Null),
         temp,
     })
 }
@@ -160,7 +153,7 @@ pub fn read_event(msg: &Value, sink: &mut EventSink<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::test_support::{output, request};
+    use crate::runtime::test_support::{assert_clean, output, request};
 
     #[test]
     fn arguments_carry_the_model_and_the_prompt() {
@@ -206,17 +199,7 @@ mod tests {
             "{\"usage\":{\"input_tokens\":300,\"output_tokens\":20}}\n",
         );
         let r = interpret(&output(stream, "", 0));
-        assert_eq!(r.error, None);
-        assert_eq!(r.text, "Looking at the code.\n{\"gitmoot_result\":{}}");
-        assert_eq!(
-            r.usage,
-            TokenUsage {
-                cache_read: 0,
-                cache_creation: 0,
-                tokens_in: 300,
-                tokens_out: 20
-            }
-        );
+        assert_clean(&r, "Looking at the code.\n{\"gitmoot_result\":{}}", 300, 20);
     }
 
     #[test]

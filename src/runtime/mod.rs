@@ -104,6 +104,34 @@ pub struct Request<'a> {
     pub env: Vec<(String, String)>,
 }
 
+impl Request<'_> {
+    /// The child for this request: the adapter's argv and stdin, with the request's
+    /// binary, environment and working directory, and no sandbox of gitmoot's own.
+    fn invocation(&self, args: Vec<String>, stdin: Stdin) -> Invocation {
+        Invocation {
+            program: self.binary.clone(),
+            args,
+            env: self.env.clone(),
+            cwd: Some(self.cwd.to_path_buf()),
+            stdin,
+            sandbox: None,
+        }
+    }
+
+    /// Hands the prompt over as the last argument (after `--`), or on stdin when it is too
+    /// long for one argument; `stdin_marker` is the argument that tells the CLI to read
+    /// stdin, for those that need one.
+    fn prompt_input(&self, args: &mut Vec<String>, stdin_marker: Option<&str>) -> Stdin {
+        if self.prompt.len() > ARG_PROMPT_MAX {
+            args.extend(stdin_marker.map(String::from));
+            Stdin::Bytes(self.prompt.as_bytes().to_vec())
+        } else {
+            args.extend(["--".into(), self.prompt.into()]);
+            Stdin::Null
+        }
+    }
+}
+
 /// A command line plus the temporary files that must live until the child exits.
 #[derive(Debug)]
 pub struct Prepared {
@@ -340,6 +368,20 @@ pub(crate) mod test_support {
             exit: Exit::Code(code),
             elapsed: std::time::Duration::ZERO,
         }
+    }
+
+    /// A run that succeeded with exactly this text and these token counts (no cache use).
+    pub fn assert_clean(r: &RuntimeOutput, text: &str, tokens_in: u64, tokens_out: u64) {
+        assert_eq!(r.error, None);
+        assert_eq!(r.text, text);
+        assert_eq!(
+            r.usage,
+            TokenUsage {
+                tokens_in,
+                tokens_out,
+                ..TokenUsage::default()
+            }
+        );
     }
 
     pub fn request<'a>(kind: RuntimeKind, prompt: &'a str, cwd: &'a Path) -> Request<'a> {

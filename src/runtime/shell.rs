@@ -33,12 +33,12 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     }
     Ok(Prepared {
         invocation: Invocation {
-            program: req.binary.clone(),
-            args: vec!["-c".into(), command.into()],
             env,
-            cwd: Some(req.cwd.to_path_buf()),
-            stdin: Stdin::Bytes(req.prompt.as_bytes().to_vec()),
             sandbox,
+            ..req.invocation(
+                vec!["-c".into(), command.into()],
+                Stdin::Bytes(req.prompt.as_bytes().to_vec()),
+            )
         },
         temp,
     })

@@ -1,0 +1,193 @@
+//! The supervisor against real `sh` children: capture, deadlines, kills, records, feeds.
+
+use super::*;
+
+fn sh(script: &str) -> Invocation {
+    Invocation {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), script.into()],
+        env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+        cwd: None,
+        stdin: Stdin::Null,
+        sandbox: None,
+    }
+}
+
+fn no_kill() -> watch::Receiver<Option<KillRequest>> {
+    watch::channel(None).1
+}
+
+#[tokio::test]
+async fn captures_stdout_stderr_and_the_exit_code() {
+    let mut inv = sh("cat; echo oops >&2; exit 3");
+    inv.stdin = Stdin::Bytes(b"hello".to_vec());
+    let out = run(&inv, None, no_kill(), |_| {}).await.unwrap();
+    assert_eq!(out.stdout, b"hello");
+    assert_eq!(out.stderr_summary(), "oops");
+    assert_eq!(out.exit, Exit::Code(3));
+}
+
+#[tokio::test]
+async fn the_deadline_kills_the_whole_group() {
+    let dir = std::env::temp_dir().join(format!("gm-proc-{}", crate::ids::random_hex(4)));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pidfile = dir.join("pid");
+    let inv = sh(&format!(
+        "sleep 300 & echo $! > {}; wait",
+        pidfile.display()
+    ));
+    let mut leader = 0;
+    let out = run(&inv, Some(Duration::from_millis(300)), no_kill(), |p| {
+        leader = p
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.exit, Exit::TimedOut(Duration::from_millis(300)));
+    let grandchild: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SIGKILL is delivered asynchronously: allow the scheduler a moment on a busy box.
+    let gone = |pid: i32| {
+        (0..100).any(|_| {
+            let dead = !is_alive(pid);
+            if !dead {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            dead
+        })
+    };
+    assert!(gone(grandchild), "grandchild {grandchild} survived");
+    assert!(gone(leader as i32));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_kill_request_terminates_and_says_why() {
+    let (tx, rx) = watch::channel(None);
+    let inv = sh("sleep 300");
+    let handle = tokio::spawn(async move { run(&inv, None, rx, |_| {}).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tx.send(Some(KillRequest("operator".into()))).unwrap();
+    let out = handle.await.unwrap().unwrap();
+    assert_eq!(out.exit, Exit::Killed("operator".into()));
+}
+
+#[tokio::test]
+async fn output_beyond_the_capture_limit_keeps_its_head_and_tail() {
+    let inv = sh(&format!(
+        "echo first; head -c {} /dev/zero; echo; echo last",
+        CAPTURE_LIMIT + 10
+    ));
+    let out = run(&inv, None, no_kill(), |_| {}).await.unwrap();
+    assert_eq!(out.stdout.len(), CAPTURE_LIMIT);
+    assert!(out.stdout_truncated);
+    assert!(out.stdout.starts_with(b"first\n"));
+    assert!(out.stdout.ends_with(b"\nlast\n"));
+}
+
+#[tokio::test]
+async fn a_recorded_run_is_captured_from_the_file_the_child_writes_which_stays_bounded() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("job.out");
+    let big = 4 * CAPTURE_LIMIT;
+    let inv = sh(&format!(
+        "echo first; head -c {big} /dev/zero | tr '\\0' x; echo; sleep 0.1; echo last"
+    ));
+    let (tx, mut rx) = mpsc::channel::<OutputLine>(1024);
+    let fed = tokio::spawn(async move {
+        let mut n = 0;
+        while let Some(line) = rx.recv().await {
+            n += usize::from(line.stream == OutputStream::Stdout);
+        }
+        n
+    });
+    let out = run_recorded(&inv, Some(&record), None, no_kill(), |_| {}, Some(tx))
+        .await
+        .unwrap();
+    assert_eq!(out.exit, Exit::Code(0));
+    assert!(out.stdout_truncated);
+    assert_eq!(out.stdout.len(), CAPTURE_LIMIT);
+    assert!(out.stdout.starts_with(b"first\n"));
+    assert!(out.stdout.ends_with(b"\nlast\n"));
+    assert_eq!(fed.await.unwrap(), 3, "every line is fed from the file");
+    let meta = std::fs::metadata(&record).unwrap();
+    assert!(meta.len() > big as u64);
+    // What was read past the head and the tail is freed on disk as the run goes.
+    assert!(
+        meta.blocks() * 512 < 2 * CAPTURE_LIMIT as u64,
+        "{} bytes on disk",
+        meta.blocks() * 512
+    );
+    let (kept, cut) = read_record(&record).unwrap();
+    assert!(cut);
+    assert_eq!(kept, out.stdout);
+}
+
+#[tokio::test]
+async fn a_recorded_run_keeps_what_the_child_printed_without_a_reader() {
+    // The child writes the record itself: its output is on disk the moment it prints,
+    // whether or not this side has read it yet (a daemon may die in between).
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("job.out");
+    let marker = dir.path().join("printed");
+    let inv = sh(&format!("echo result; touch {}; sleep 5", marker.display()));
+    let run = run_recorded(&inv, Some(&record), None, no_kill(), |_| {}, None);
+    tokio::pin!(run);
+    let seen = async {
+        while !marker.exists() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        std::fs::read(&record).unwrap()
+    };
+    tokio::select! {
+        bytes = seen => assert_eq!(bytes, b"result\n"),
+        _ = &mut run => panic!("the child should still be running"),
+    }
+}
+
+#[tokio::test]
+async fn lines_are_fed_as_they_arrive_and_the_capture_is_unchanged() {
+    let (tx, mut rx) = mpsc::channel(16);
+    // The second line is printed only after the test has seen the first, so the
+    // feed must deliver lines while the child still runs.
+    let dir = std::env::temp_dir().join(format!("gm-lines-{}", crate::ids::random_hex(4)));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gate = dir.join("go");
+    let inv = sh(&format!(
+        "echo one; echo warn >&2; while [ ! -e {} ]; do sleep 0.01; done; printf 'two\\nthree'",
+        gate.display()
+    ));
+    let handle =
+        tokio::spawn(async move { run_streaming(&inv, None, no_kill(), |_| {}, Some(tx)).await });
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        seen.push(rx.recv().await.unwrap());
+    }
+    std::fs::write(&gate, "").unwrap();
+    while let Some(line) = rx.recv().await {
+        seen.push(line);
+    }
+    let out = handle.await.unwrap().unwrap();
+    let text = |s: OutputStream| -> Vec<String> {
+        seen.iter()
+            .filter(|l| l.stream == s)
+            .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
+            .collect()
+    };
+    assert_eq!(text(OutputStream::Stdout), ["one", "two", "three"]);
+    assert_eq!(text(OutputStream::Stderr), ["warn"]);
+    assert_eq!(out.stdout, b"one\ntwo\nthree");
+    assert_eq!(out.stderr_summary(), "warn");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_spawn_error_naming_it() {
+    let mut inv = sh("true");
+    inv.program = "/nonexistent/claude".into();
+    let err = run(&inv, None, no_kill(), |_| {}).await.unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/claude"), "{err}");
+}
