@@ -1,11 +1,11 @@
-//! A fixed, realistic snapshot for snapshot tests, screenshots, benchmarks and the demo.
+//! A fixed, realistic snapshot for the ui tests: snapshots, screenshots and the bench.
 //!
 //! Owns fixture data only: a paused fan-out with an ask-gate and a failure escalation, a
 //! finished review, a fresh root, a killed root, a chat thread with mentions and inboxes.
 //! The clock is [`NOW`]; nothing here reads the real time. Hostile escape sequences are
 //! planted in agent text so every rendering proves the sanitizer runs.
 
-use crate::view::*;
+use gitmoot_ui::view::*;
 
 /// The fixed "now" of every fixture (2026-12-02 17:00:00 UTC).
 pub const NOW: i64 = 1_796_230_800_000;
@@ -548,7 +548,7 @@ pub fn snapshot() -> Snapshot {
         transcript: Some(transcript()),
         inboxes: inboxes(),
         detail: Some(detail()),
-        live: crate::live::Live::default(),
+        live: gitmoot_ui::live::Live::default(),
     }
 }
 
