@@ -11,7 +11,6 @@
 
 pub mod action;
 pub mod complete;
-pub mod fixture;
 pub mod keymap;
 pub mod layout;
 pub mod live;

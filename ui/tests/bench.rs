@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Instant;
 
-use gitmoot_ui::fixture::{NOW, large};
+use common::fixture::{NOW, large};
 use gitmoot_ui::{Event, Keymap, State, Theme, render, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

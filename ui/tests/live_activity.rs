@@ -12,7 +12,7 @@ use gitmoot_ui::{Event, update};
 fn step(seq: u64, kind: &str, summary: &str, detail: Option<&str>) -> Step {
     Step {
         seq,
-        ts_ms: gitmoot_ui::fixture::NOW - 60_000 + seq as i64 * 1000,
+        ts_ms: common::fixture::NOW - 60_000 + seq as i64 * 1000,
         kind: kind.into(),
         summary: summary.into(),
         detail: detail.map(str::to_string),

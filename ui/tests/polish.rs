@@ -4,9 +4,9 @@
 
 mod common;
 
+use common::fixture::{self, NOW};
 use common::*;
 use crossterm::event::KeyCode;
-use gitmoot_ui::fixture::{self, NOW};
 use gitmoot_ui::state::Overlay;
 use gitmoot_ui::{
     Action, CommandOutput, CompletionTree, Event, Keymap, Pane, Snapshot, State, Theme, ToastLevel,

@@ -124,7 +124,7 @@ fn the_spinner_moves_with_the_tick() {
         &mut s,
         &snap,
         gitmoot_ui::Event::Tick {
-            now_ms: gitmoot_ui::fixture::NOW + 100,
+            now_ms: common::fixture::NOW + 100,
         },
     );
     assert!(text(&s, &snap).contains("⠙ db · codex"));

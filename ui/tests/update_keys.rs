@@ -3,9 +3,9 @@
 
 mod common;
 
+use common::fixture::NOW;
 use common::*;
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use gitmoot_ui::fixture::NOW;
 use gitmoot_ui::state::{Confirm, Overlay, Section};
 use gitmoot_ui::{Action, Event, Pane, PromoteAction, ResumeVerb, update};
 
@@ -24,7 +24,7 @@ fn lands_on_attention_with_the_oldest_gate_and_its_root() {
 
 #[test]
 fn lands_on_the_tree_when_nothing_waits() {
-    let mut snap = gitmoot_ui::fixture::snapshot();
+    let mut snap = common::fixture::snapshot();
     snap.attention.clear();
     let mut s = gitmoot_ui::State::new(gitmoot_ui::Keymap::builtin(), false, NOW);
     update(&mut s, &snap, Event::SnapshotArrived);
@@ -812,7 +812,7 @@ fn user_overrides_change_what_keys_do() {
 
 #[test]
 fn an_ask_and_a_failure_on_one_coordinator_are_two_selectable_rows() {
-    let mut snap = gitmoot_ui::fixture::snapshot();
+    let mut snap = common::fixture::snapshot();
     let failure = snap
         .attention
         .iter()
@@ -844,7 +844,7 @@ fn an_ask_and_a_failure_on_one_coordinator_are_two_selectable_rows() {
 
 #[test]
 fn a_gate_that_appears_later_pulls_focus_until_the_operator_moves() {
-    let mut snap = gitmoot_ui::fixture::snapshot();
+    let mut snap = common::fixture::snapshot();
     let gates = std::mem::take(&mut snap.attention);
     let mut s = gitmoot_ui::State::new(gitmoot_ui::Keymap::builtin(), false, NOW);
     update(&mut s, &snap, Event::SnapshotArrived);

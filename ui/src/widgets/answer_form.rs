@@ -6,29 +6,20 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui_textarea::TextArea;
 
-use super::{centered, truncate};
+use super::{centered, draw_overlay, overlay_block, truncate};
 use crate::sanitize::clean_line;
 use crate::state::AnswerField;
 use crate::theme::{Slot, Theme};
 
 fn boxed(frame: &mut Frame, area: Rect, h: u16, title: &str, theme: &Theme) -> Rect {
-    let w = form_width(area);
-    let r = centered(area, w, h);
-    frame.render_widget(Clear, r);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(theme.style(Slot::DialogBorder))
-        .title(Span::styled(
-            format!(" {title} "),
-            theme.style(Slot::PaneTitle),
-        ));
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
-    inner
+    let block = overlay_block(
+        theme.style(Slot::DialogBorder),
+        Span::styled(format!(" {title} "), theme.style(Slot::PaneTitle)),
+    );
+    draw_overlay(frame, centered(area, form_width(area), h), block)
 }
 
 /// The question's lines, wrapped to the form's width so it is never cut.

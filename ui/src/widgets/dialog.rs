@@ -4,12 +4,15 @@
 //!
 //! Owns drawing; the confirmed action is built in `update`.
 
+use std::borrow::Cow;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{centered, hints};
+use super::{centered, draw_overlay, hints, overlay_block};
 use crate::action::PromoteAction;
 use crate::state::Confirm;
 use crate::theme::{Slot, Theme};
@@ -54,21 +57,26 @@ fn frame_box(
     theme: &Theme,
     danger: bool,
 ) -> Rect {
-    let r = centered(area, w, h);
-    frame.render_widget(Clear, r);
     let style = if danger {
         theme.style(Slot::DialogDanger)
     } else {
         theme.style(Slot::DialogBorder)
     };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(style)
-        .title(Span::styled(format!(" {title} "), style));
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
-    inner
+    let block = overlay_block(style, Span::styled(format!(" {title} "), style));
+    draw_overlay(frame, centered(area, w, h), block)
+}
+
+/// One line of dialog text in one style.
+fn say<'a>(text: impl Into<Cow<'a, str>>, style: Style) -> Line<'a> {
+    Line::from(Span::styled(text, style))
+}
+
+/// Closes a dialog's text: a blank line, then its keys.
+fn push_keys(lines: &mut Vec<Line>, keys: &[(String, &str)], theme: &Theme) {
+    lines.push(Line::raw(""));
+    let mut k = vec![Span::raw(" ")];
+    k.extend(hints(keys, theme));
+    lines.push(Line::from(k));
 }
 
 pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme) {
@@ -83,28 +91,25 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
         } => (
             format!("Kill {root_id}?"),
             vec![
-                Line::from(Span::styled(
-                    format!(" \"{title}\""),
-                    theme.style(Slot::PaneTitle),
-                )),
+                say(format!(" \"{title}\""), theme.style(Slot::PaneTitle)),
                 Line::raw(""),
-                Line::from(Span::styled(
+                say(
                     format!(" • no new delegations; queued jobs ({queued}) are cancelled"),
                     text,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     format!(" • running jobs ({running}) finish their current turn"),
                     text,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     " • then exactly one finalize continuation runs on what completed",
                     text,
-                )),
-                Line::from(Span::styled(" • the run ends as killed", text)),
-                Line::from(Span::styled(
+                ),
+                say(" • the run ends as killed", text),
+                say(
                     " Force terminates the running jobs' processes instead of waiting.",
                     muted,
-                )),
+                ),
             ],
             vec![
                 ("y".into(), "kill"),
@@ -115,66 +120,63 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
         Confirm::CancelJob { job_id } => (
             format!("Cancel {job_id}?"),
             vec![
-                Line::from(Span::styled(
+                say(
                     " The job stops (a running one is terminated) and is marked cancelled.",
                     text,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     " Its coordinator treats it as a failed leg under its failure policy.",
                     muted,
-                )),
+                ),
             ],
             vec![("y".into(), "cancel job"), ("n/Esc".into(), "keep it")],
         ),
         Confirm::Abort { job_id } => (
             format!("Abort {job_id}?"),
             vec![
-                Line::from(Span::styled(
+                say(
                     " • the escalation resolves with abort: the failed leg is not retried",
                     text,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     " • no new delegations; one finalize runs on what completed",
                     text,
-                )),
-                Line::from(Span::styled(" • the run ends as aborted (⊗)", text)),
-                Line::from(Span::styled(
-                    " Same as `gitmoot job resume … abort`.",
-                    muted,
-                )),
+                ),
+                say(" • the run ends as aborted (⊗)", text),
+                say(" Same as `gitmoot job resume … abort`.", muted),
             ],
             vec![("y".into(), "abort"), ("n/Esc".into(), "back")],
         ),
         Confirm::Quit { running, queued } => (
             "Quit the control room?".to_string(),
             vec![
-                Line::from(Span::styled(
+                say(
                     format!(
                         " This control room's daemon has {running} running, {queued} queued job(s)."
                     ),
                     text,
-                )),
+                ),
                 Line::raw(""),
-                Line::from(Span::styled(
+                say(
                     " d  detach: quit now; the daemon keeps running the jobs",
                     text,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     "    in the background; `gitmoot tui` attaches to it again",
                     muted,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     " w  wait: quit once every running and queued job has finished",
                     text,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     " k  kill: stop the daemon; running jobs get the shutdown grace,",
                     text,
-                )),
-                Line::from(Span::styled(
+                ),
+                say(
                     "    then are terminated and recorded failed; queued jobs stay queued",
                     text,
-                )),
+                ),
             ],
             vec![
                 ("d/Enter".into(), "detach"),
@@ -184,10 +186,7 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
             ],
         ),
     };
-    lines.push(Line::raw(""));
-    let mut k = vec![Span::raw(" ")];
-    k.extend(hints(&keys, theme));
-    lines.push(Line::from(k));
+    push_keys(&mut lines, &keys, theme);
     let danger = !matches!(c, Confirm::Quit { .. });
     dialog(frame, area, lines, &title, theme, danger);
 }
@@ -209,7 +208,7 @@ pub fn render_stopping(frame: &mut Frame, area: Rect, kill: bool, snap: &Snapsho
             c.queued
         )
     };
-    let mut lines = vec![Line::from(Span::styled(what, text)), Line::raw("")];
+    let mut lines = vec![say(what, text)];
     let keys: Vec<(String, &str)> = if kill {
         vec![("d".into(), "detach: the daemon finishes stopping alone")]
     } else {
@@ -219,9 +218,7 @@ pub fn render_stopping(frame: &mut Frame, area: Rect, kill: bool, snap: &Snapsho
             ("Esc".into(), "stay"),
         ]
     };
-    let mut k = vec![Span::raw(" ")];
-    k.extend(hints(&keys, theme));
-    lines.push(Line::from(k));
+    push_keys(&mut lines, &keys, theme);
     dialog(frame, area, lines, "Quitting", theme, kill);
 }
 
@@ -234,10 +231,10 @@ pub fn render_promote(
     choice: usize,
     theme: &Theme,
 ) {
-    let mut lines = vec![Line::from(Span::styled(
+    let mut lines = vec![say(
         format!(" Run message #{seq} as a job (chat task) with the mentioned agent:"),
         theme.style(Slot::Text),
-    ))];
+    )];
     let body = crate::sanitize::clean_line(body);
     if !body.is_empty() {
         let w = dialog_width(area).saturating_sub(6) as usize;
@@ -249,10 +246,7 @@ pub fn render_promote(
             }
         }
         for q in quoted {
-            lines.push(Line::from(Span::styled(
-                format!("   │ {q}"),
-                theme.style(Slot::Muted),
-            )));
+            lines.push(say(format!("   │ {q}"), theme.style(Slot::Muted)));
         }
     }
     lines.push(Line::raw(""));
@@ -268,21 +262,19 @@ pub fn render_promote(
             PromoteAction::Review => "review and return a verdict",
             PromoteAction::Implement => "make the change",
         };
-        lines.push(Line::from(Span::styled(
+        lines.push(say(
             format!(" {} {:<10} {what}", if sel { "›" } else { " " }, a.name()),
             style,
-        )));
+        ));
     }
-    lines.push(Line::raw(""));
-    let mut k = vec![Span::raw(" ")];
-    k.extend(hints(
+    push_keys(
+        &mut lines,
         &[
             ("↑/↓".into(), "choose"),
             ("Enter".into(), "promote"),
             ("Esc".into(), "cancel"),
         ],
         theme,
-    ));
-    lines.push(Line::from(k));
+    );
     dialog(frame, area, lines, "Promote to a job", theme, false);
 }

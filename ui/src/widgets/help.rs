@@ -6,9 +6,9 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::centered;
+use super::{centered, draw_overlay, overlay_block};
 use crate::keymap::Context;
 use crate::state::State;
 use crate::theme::{Slot, Theme};
@@ -45,18 +45,15 @@ pub fn lines(state: &State, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, scroll: u16) {
-    let r = centered(area, 64, area.height.saturating_sub(4));
-    frame.render_widget(Clear, r);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(theme.style(Slot::DialogBorder))
-        .title(Span::styled(
+    let block = overlay_block(
+        theme.style(Slot::DialogBorder),
+        Span::styled(
             " keys · j/k scroll · Esc close ",
             theme.style(Slot::PaneTitle),
-        ));
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
+        ),
+    );
+    let r = centered(area, 64, area.height.saturating_sub(4));
+    let inner = draw_overlay(frame, r, block);
     let all = lines(state, theme);
     let max = all.len().saturating_sub(inner.height as usize) as u16;
     frame.render_widget(Paragraph::new(all).scroll((scroll.min(max), 0)), inner);

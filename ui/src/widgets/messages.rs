@@ -6,9 +6,9 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::{str_width, truncate, wrap};
+use super::{draw_overlay, overlay_block, str_width, truncate, wrap};
 use crate::sanitize::{clean, clean_line};
 use crate::state::{LogEntry, State, ToastLevel};
 use crate::theme::{Slot, Theme};
@@ -110,7 +110,6 @@ pub fn render_pager(
     theme: &Theme,
 ) {
     let r = pager_area(body);
-    frame.render_widget(Clear, r);
     let n = lines.len();
     let inner_h = r.height.saturating_sub(2) as usize;
     let top = scroll.min(n.saturating_sub(inner_h) as u16);
@@ -123,16 +122,14 @@ pub fn render_pager(
     } else {
         String::new()
     };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(theme.style(Slot::DialogBorder))
-        .title(Span::styled(
+    let block = overlay_block(
+        theme.style(Slot::DialogBorder),
+        Span::styled(
             format!(" {} · j/k scroll · Esc close ", clean_line(title)),
             theme.style(Slot::PaneTitle),
-        ))
-        .title_bottom(Span::styled(pos, theme.style(Slot::Muted)));
-    let inner = block.inner(r);
-    frame.render_widget(block, r);
+        ),
+    )
+    .title_bottom(Span::styled(pos, theme.style(Slot::Muted)));
+    let inner = draw_overlay(frame, r, block);
     frame.render_widget(Paragraph::new(lines).scroll((top, 0)), inner);
 }

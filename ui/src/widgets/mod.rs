@@ -19,10 +19,11 @@ pub mod status;
 pub mod threads;
 pub mod tree;
 
+use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders};
+use ratatui::widgets::{Block, BorderType, Borders, Clear};
 
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
@@ -212,6 +213,23 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
         w,
         h,
     )
+}
+
+/// The rounded, titled border every overlay (dialog, form, pager, help) is drawn in.
+pub fn overlay_block<'a>(border: Style, title: Span<'a>) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(border)
+        .title(title)
+}
+
+/// Clears `r` of the panes beneath and draws `block` there; returns its inside.
+pub fn draw_overlay(frame: &mut Frame, r: Rect, block: Block) -> Rect {
+    frame.render_widget(Clear, r);
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    inner
 }
 
 /// `key desc` pairs as styled spans, for footers and dialog hints.

@@ -2,8 +2,10 @@
 
 #![allow(dead_code)]
 
+pub mod fixture;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gitmoot_ui::fixture::{self, NOW};
+use fixture::NOW;
 use gitmoot_ui::{Event, Keymap, Snapshot, State, Theme, render, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -1,11 +1,11 @@
-//! A fixed, realistic snapshot for snapshot tests, screenshots, benchmarks and the demo.
+//! A fixed, realistic snapshot for the ui tests: snapshots, screenshots and the bench.
 //!
 //! Owns fixture data only: a paused fan-out with an ask-gate and a failure escalation, a
 //! finished review, a fresh root, a killed root, a chat thread with mentions and inboxes.
 //! The clock is [`NOW`]; nothing here reads the real time. Hostile escape sequences are
 //! planted in agent text so every rendering proves the sanitizer runs.
 
-use crate::view::*;
+use gitmoot_ui::view::*;
 
 /// The fixed "now" of every fixture (2026-12-02 17:00:00 UTC).
 pub const NOW: i64 = 1_796_230_800_000;
@@ -346,34 +346,43 @@ fn attention() -> Vec<AttentionItem> {
 }
 
 fn threads() -> Vec<ThreadView> {
+    let t = |id: &str, slug: &str, title: &str, repo: &str, state, ago: i64, unread| ThreadView {
+        id: id.to_string(),
+        slug: slug.to_string(),
+        title: title.to_string(),
+        repo: Some(repo.to_string()),
+        state,
+        last_activity_ms: NOW - ago * MIN,
+        unread,
+    };
     vec![
-        ThreadView {
-            id: "th-payments".to_string(),
-            slug: "payments-refactor".to_string(),
-            title: "Payments refactor".to_string(),
-            repo: Some("acme/payments".to_string()),
-            state: ThreadState::Open,
-            last_activity_ms: NOW - 3 * MIN,
-            unread: 2,
-        },
-        ThreadView {
-            id: "job-3f2a9c1b7e4d".to_string(),
-            slug: "job-3f2a9c1b7e4d".to_string(),
-            title: "Questions from job-k3v7q2ma/schema".to_string(),
-            repo: Some("acme/payments".to_string()),
-            state: ThreadState::Open,
-            last_activity_ms: NOW - 12 * MIN,
-            unread: 0,
-        },
-        ThreadView {
-            id: "th-release".to_string(),
-            slug: "release-2-4".to_string(),
-            title: "Release 2.4".to_string(),
-            repo: Some("acme/site".to_string()),
-            state: ThreadState::Closed,
-            last_activity_ms: NOW - 178 * MIN,
-            unread: 0,
-        },
+        t(
+            "th-payments",
+            "payments-refactor",
+            "Payments refactor",
+            "acme/payments",
+            ThreadState::Open,
+            3,
+            2,
+        ),
+        t(
+            "job-3f2a9c1b7e4d",
+            "job-3f2a9c1b7e4d",
+            "Questions from job-k3v7q2ma/schema",
+            "acme/payments",
+            ThreadState::Open,
+            12,
+            0,
+        ),
+        t(
+            "th-release",
+            "release-2-4",
+            "Release 2.4",
+            "acme/site",
+            ThreadState::Closed,
+            178,
+            0,
+        ),
     ]
 }
 
@@ -438,42 +447,42 @@ fn transcript() -> Transcript {
     }
 }
 
+/// Both inboxes hold unread mentions from the payments thread's transcript.
 fn inboxes() -> Vec<Inbox> {
+    let item = |seq, author: &str, body: &str, ago: i64| InboxItem {
+        thread_id: "th-payments".to_string(),
+        seq,
+        author: author.to_string(),
+        body: body.to_string(),
+        read: false,
+        ts_ms: NOW - ago * MIN,
+    };
+    let ask = || {
+        item(
+            2,
+            "ana",
+            "@claude-rev can you review the refund handler before we merge?",
+            9,
+        )
+    };
+    let keys = || {
+        item(
+            5,
+            "ben",
+            "@claude-rev @codex also check the idempotency keys",
+            3,
+        )
+    };
     vec![
         Inbox {
             agent: "claude-rev".to_string(),
             unread: 2,
-            items: vec![
-                InboxItem {
-                    thread_id: "th-payments".to_string(),
-                    seq: 2,
-                    author: "ana".to_string(),
-                    body: "@claude-rev can you review the refund handler before we merge?"
-                        .to_string(),
-                    read: false,
-                    ts_ms: NOW - 9 * MIN,
-                },
-                InboxItem {
-                    thread_id: "th-payments".to_string(),
-                    seq: 5,
-                    author: "ben".to_string(),
-                    body: "@claude-rev @codex also check the idempotency keys".to_string(),
-                    read: false,
-                    ts_ms: NOW - 3 * MIN,
-                },
-            ],
+            items: vec![ask(), keys()],
         },
         Inbox {
             agent: "codex".to_string(),
             unread: 1,
-            items: vec![InboxItem {
-                thread_id: "th-payments".to_string(),
-                seq: 5,
-                author: "ben".to_string(),
-                body: "@claude-rev @codex also check the idempotency keys".to_string(),
-                read: false,
-                ts_ms: NOW - 3 * MIN,
-            }],
+            items: vec![keys()],
         },
     ]
 }
@@ -548,7 +557,7 @@ pub fn snapshot() -> Snapshot {
         transcript: Some(transcript()),
         inboxes: inboxes(),
         detail: Some(detail()),
-        live: crate::live::Live::default(),
+        live: gitmoot_ui::live::Live::default(),
     }
 }
 

@@ -1,0 +1,71 @@
+//! Attention gates: answering an ask, resuming (retry, continue, abort) a failure.
+//! Writes nothing itself: the form or dialog it opens builds the action in `overlay`.
+
+use super::panes::open_detail;
+use super::select::selected_gate;
+use super::{refuse_readonly, textarea};
+use crate::action::{Action, ResumeVerb};
+use crate::state::{AnswerField, Confirm, Overlay, State, ToastLevel};
+use crate::view::{AttentionKind, Snapshot};
+
+pub(super) fn answer(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
+    let Some(item) = selected_gate(state, snap) else {
+        return;
+    };
+    match &item.kind {
+        AttentionKind::Ask { questions } => {
+            if refuse_readonly(state, "answering") {
+                return;
+            }
+            let fields = questions
+                .iter()
+                .map(|q| AnswerField {
+                    question: q.clone(),
+                    choice: 0,
+                    text: textarea("type the answer"),
+                })
+                .collect();
+            state.overlay = Some(Overlay::Answer {
+                job_id: item.job_id.clone(),
+                fields,
+                focus: 0,
+            });
+        }
+        AttentionKind::Failure { failed_leg, .. } => {
+            let leg = failed_leg.clone();
+            open_detail(state, leg, out);
+        }
+        AttentionKind::Preflight { .. } => {
+            let job = item.job_id.clone();
+            open_detail(state, job, out);
+        }
+    }
+}
+
+pub(super) fn resume(state: &mut State, snap: &Snapshot, verb: ResumeVerb) {
+    let Some(item) = selected_gate(state, snap) else {
+        return;
+    };
+    if !matches!(item.kind, AttentionKind::Failure { .. }) {
+        state.notify(
+            ToastLevel::Info,
+            format!(
+                "{} applies to failure escalations; this is a question (a answers)",
+                verb.name()
+            ),
+        );
+        return;
+    }
+    if refuse_readonly(state, verb.name()) {
+        return;
+    }
+    let job_id = item.job_id.clone();
+    state.overlay = Some(match verb {
+        ResumeVerb::Abort => Overlay::Confirm(Confirm::Abort { job_id }),
+        _ => Overlay::Instructions {
+            job_id,
+            verb,
+            text: textarea("optional instructions for the agent"),
+        },
+    });
+}

@@ -1,0 +1,100 @@
+//! Keys while a line is edited: the `:` command line (history, completion) and the `/` filter.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::overlay::open_messages;
+use super::select::reconcile;
+use crate::action::Action;
+use crate::state::{State, ToastLevel};
+use crate::view::Snapshot;
+
+pub(super) fn command_line_key(
+    state: &mut State,
+    snap: &Snapshot,
+    k: KeyEvent,
+    out: &mut Vec<Action>,
+) {
+    let Some(line) = state.command.as_mut() else {
+        return;
+    };
+    if k.code != KeyCode::Tab {
+        state.candidates.clear();
+    }
+    match k.code {
+        KeyCode::Esc => state.command = None,
+        KeyCode::Enter => {
+            let text = line
+                .trim()
+                .trim_start_matches("gitmoot ")
+                .trim()
+                .to_string();
+            state.command = None;
+            if text.is_empty() {
+                return;
+            }
+            state.remember(&text);
+            if text == "messages" {
+                open_messages(state, snap);
+            } else if state.readonly && !crate::complete::is_read_command(&text) {
+                state.notify(
+                    ToastLevel::Error,
+                    format!("read-only: `{text}` writes; only read verbs run (--readonly)"),
+                );
+            } else {
+                out.push(Action::RunCommand(text));
+            }
+        }
+        KeyCode::Tab => {
+            let (done, cands) = crate::complete::complete(&state.completions, line);
+            *line = done;
+            state.candidates = cands;
+        }
+        KeyCode::Up | KeyCode::Down => {
+            let n = state.history.len();
+            if n == 0 {
+                return;
+            }
+            let pos = match (k.code, state.history_pos) {
+                (KeyCode::Up, None) => Some(n - 1),
+                (KeyCode::Up, Some(p)) => Some(p.saturating_sub(1)),
+                (_, Some(p)) if p + 1 < n => Some(p + 1),
+                _ => None,
+            };
+            state.history_pos = pos;
+            *line = pos.map(|p| state.history[p].clone()).unwrap_or_default();
+        }
+        KeyCode::Backspace => {
+            line.pop();
+        }
+        KeyCode::Char(c)
+            if !k
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            line.push(c)
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn filter_key(state: &mut State, snap: &Snapshot, k: KeyEvent) {
+    match k.code {
+        KeyCode::Esc => {
+            state.filter.clear();
+            state.filter_editing = false;
+        }
+        KeyCode::Enter => state.filter_editing = false,
+        KeyCode::Backspace => {
+            state.filter.pop();
+        }
+        KeyCode::Char(c)
+            if !k
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            state.filter.push(c)
+        }
+        _ => return,
+    }
+    reconcile(state, snap);
+}

@@ -1,0 +1,337 @@
+//! Keys while an overlay is open: quit question, pagers, help, dialogs, picker, text forms.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+
+use super::chat::complete_mention;
+use super::page;
+use crate::action::{Action, PromoteAction, ResumeVerb};
+use crate::keymap::{Command, Context, KeyChord};
+use crate::layout;
+use crate::state::{Confirm, Overlay, State, ToastLevel};
+use crate::view::Snapshot;
+use crate::widgets;
+
+/// Keys of the quit question and of the stopping frame: `d`/Enter detach, `w` wait,
+/// `k` kill, Esc stays. Returns whether the overlay stays open.
+fn quit_key(state: &mut State, ov: &mut Overlay, k: KeyEvent, out: &mut Vec<Action>) -> bool {
+    let cancel = state
+        .keymap
+        .lookup(Context::Dialog, KeyChord::from_event(&k))
+        == Some(Command::Cancel);
+    let asking = matches!(ov, Overlay::Confirm(_));
+    match k.code {
+        KeyCode::Char('d') => {
+            out.push(Action::Detach);
+            false
+        }
+        KeyCode::Enter if asking => {
+            out.push(Action::Detach);
+            false
+        }
+        KeyCode::Char('w') if asking => {
+            *ov = Overlay::Stopping { kill: false };
+            true
+        }
+        KeyCode::Char('k') if !matches!(ov, Overlay::Stopping { kill: true }) => {
+            out.push(Action::QuitKill);
+            *ov = Overlay::Stopping { kill: true };
+            true
+        }
+        // Once the kill is under way there is no going back, only detaching.
+        _ if cancel => matches!(ov, Overlay::Stopping { kill: true }),
+        _ => true,
+    }
+}
+
+pub(super) fn open_messages(state: &mut State, snap: &Snapshot) {
+    state.overlay = Some(Overlay::Messages { scroll: 0 });
+    let max = pager_max(state, snap);
+    if let Some(Overlay::Messages { scroll }) = state.overlay.as_mut() {
+        *scroll = max;
+    }
+}
+
+/// Moves a scrolled overlay by one line or one page; with a known end (`max`) also to the
+/// top or the bottom, and never past the end. Returns whether `cmd` was a scroll key.
+fn scroll_by(scroll: &mut u16, cmd: Option<Command>, page: u16, max: Option<u16>) -> bool {
+    let end = max.unwrap_or(u16::MAX);
+    *scroll = match (cmd, max) {
+        (Some(Command::Down), _) => scroll.saturating_add(1).min(end),
+        (Some(Command::Up), _) => scroll.saturating_sub(1),
+        (Some(Command::PageDown), _) => scroll.saturating_add(page).min(end),
+        (Some(Command::PageUp), _) => scroll.saturating_sub(page),
+        (Some(Command::Top), Some(_)) => 0,
+        (Some(Command::Bottom), Some(max)) => max,
+        _ => return false,
+    };
+    true
+}
+
+/// How far the open pager (messages log or `:` output) can scroll on this screen.
+fn pager_max(state: &State, snap: &Snapshot) -> u16 {
+    let area = Rect::new(0, 0, state.size.0, state.size.1);
+    let body = layout::areas(area, state, snap).body;
+    let w = widgets::messages::pager_area(body).width.saturating_sub(2) as usize;
+    let theme = crate::theme::Theme::monochrome();
+    let n = match &state.overlay {
+        Some(Overlay::Messages { .. }) => {
+            widgets::messages::log_lines(&state.messages, w, &theme).len()
+        }
+        Some(Overlay::Output { text, .. }) => {
+            widgets::messages::output_lines(text, w, &theme).len()
+        }
+        _ => 0,
+    };
+    widgets::messages::max_scroll(n, body)
+}
+
+/// The text of a draft the operator would lose by closing the overlay.
+fn draft_text(ov: &Overlay) -> String {
+    match ov {
+        Overlay::Answer { fields, .. } => fields
+            .iter()
+            .filter(|f| !f.has_choices())
+            .map(|f| f.text.lines().join("\n"))
+            .collect::<String>(),
+        Overlay::Instructions { text, .. } | Overlay::Compose { text, .. } => {
+            text.lines().join("\n")
+        }
+        _ => String::new(),
+    }
+}
+
+pub(super) fn overlay_key(
+    state: &mut State,
+    snap: &Snapshot,
+    k: KeyEvent,
+    chord: KeyChord,
+    out: &mut Vec<Action>,
+) {
+    let Some(mut ov) = state.overlay.take() else {
+        return;
+    };
+    if matches!(
+        ov,
+        Overlay::Confirm(Confirm::Quit { .. }) | Overlay::Stopping { .. }
+    ) {
+        if quit_key(state, &mut ov, k, out) {
+            state.overlay = Some(ov);
+        }
+        return;
+    }
+    // Esc on a draft asks first: the bar says so, a second Esc discards, any other key
+    // goes on editing.
+    let cancels = state.keymap.lookup(Context::AnswerForm, chord) == Some(Command::Cancel);
+    if cancels && !draft_text(&ov).trim().is_empty() && !state.discard_armed {
+        state.discard_armed = true;
+        state.notify(
+            ToastLevel::Info,
+            "discard the draft? Esc again discards, any other key keeps editing",
+        );
+        state.overlay = Some(ov);
+        return;
+    }
+    state.discard_armed = false;
+    if matches!(ov, Overlay::Messages { .. } | Overlay::Output { .. }) {
+        state.overlay = Some(ov);
+        let max = pager_max(state, snap);
+        let cmd = state.keymap.lookup(Context::Global, chord);
+        let page = page(state) as u16;
+        let Some(Overlay::Messages { scroll } | Overlay::Output { scroll, .. }) =
+            state.overlay.as_mut()
+        else {
+            return;
+        };
+        if !scroll_by(scroll, cmd, page, Some(max)) {
+            state.overlay = None;
+        }
+        return;
+    }
+    let keep = match &mut ov {
+        Overlay::Messages { .. } | Overlay::Output { .. } => false,
+        Overlay::Help { scroll } => scroll_by(
+            scroll,
+            state.keymap.lookup(Context::Global, chord),
+            10,
+            None,
+        ),
+        Overlay::Confirm(c) => match state.keymap.lookup(Context::Dialog, chord) {
+            Some(Command::Confirm) => {
+                out.push(confirmed(c, false));
+                false
+            }
+            Some(Command::Force) if matches!(c, Confirm::KillRoot { .. }) => {
+                out.push(confirmed(c, true));
+                false
+            }
+            Some(Command::Cancel) => false,
+            _ => true,
+        },
+        Overlay::Promote {
+            thread_id,
+            seq,
+            choice,
+        } => match state.keymap.lookup(Context::Dialog, chord) {
+            Some(Command::Up) => {
+                *choice = choice.saturating_sub(1);
+                true
+            }
+            Some(Command::Down) => {
+                *choice = (*choice + 1).min(PromoteAction::ALL.len() - 1);
+                true
+            }
+            Some(Command::Submit) | Some(Command::Confirm) => {
+                out.push(Action::Promote {
+                    thread_id: thread_id.clone(),
+                    seq: *seq,
+                    action: Overlay::promote_action(*choice),
+                });
+                false
+            }
+            Some(Command::Cancel) => false,
+            _ => true,
+        },
+        Overlay::Answer {
+            job_id,
+            fields,
+            focus,
+        } => {
+            let cmd = state.keymap.lookup(Context::AnswerForm, chord);
+            let field = &mut fields[*focus];
+            match cmd {
+                Some(Command::Cancel) => false,
+                Some(Command::Up) if field.has_choices() => {
+                    field.choice = field.choice.saturating_sub(1);
+                    true
+                }
+                Some(Command::Down) if field.has_choices() => {
+                    field.choice = (field.choice + 1).min(field.question.choices.len() - 1);
+                    true
+                }
+                Some(Command::Newline) if !field.has_choices() => {
+                    field.text.insert_newline();
+                    true
+                }
+                Some(Command::NextField) => {
+                    *focus = (*focus + 1) % fields.len();
+                    true
+                }
+                Some(Command::PrevField) => {
+                    *focus = (*focus + fields.len() - 1) % fields.len();
+                    true
+                }
+                Some(Command::Submit) => {
+                    if field.value().is_empty() {
+                        let id = field.question.id.clone();
+                        state.notify(ToastLevel::Error, format!("answer \"{id}\" is empty"));
+                        true
+                    } else if *focus + 1 < fields.len() {
+                        *focus += 1;
+                        true
+                    } else if let Some(empty) = fields.iter().position(|f| f.value().is_empty()) {
+                        *focus = empty;
+                        let id = fields[empty].question.id.clone();
+                        state.notify(ToastLevel::Error, format!("answer \"{id}\" is empty"));
+                        true
+                    } else {
+                        let answers = fields
+                            .iter()
+                            .map(|f| (f.question.id.clone(), f.value()))
+                            .collect();
+                        out.push(Action::AnswerAsk {
+                            job_id: job_id.clone(),
+                            answers,
+                        });
+                        false
+                    }
+                }
+                _ => {
+                    if !field.has_choices() {
+                        field.text.input(k);
+                    }
+                    true
+                }
+            }
+        }
+        Overlay::Instructions { job_id, verb, text } => {
+            match state.keymap.lookup(Context::AnswerForm, chord) {
+                Some(Command::Cancel) => false,
+                Some(Command::Newline) => {
+                    text.insert_newline();
+                    true
+                }
+                Some(Command::Submit) => {
+                    let instructions = text.lines().join("\n").trim().to_string();
+                    out.push(Action::Resume {
+                        job_id: job_id.clone(),
+                        verb: *verb,
+                        instructions,
+                    });
+                    false
+                }
+                _ => {
+                    text.input(k);
+                    true
+                }
+            }
+        }
+        Overlay::Compose {
+            thread_id,
+            reply_to,
+            text,
+            agents,
+        } => match state.keymap.lookup(Context::AnswerForm, chord) {
+            Some(Command::Cancel) => false,
+            Some(Command::Newline) => {
+                text.insert_newline();
+                true
+            }
+            Some(Command::NextField) => {
+                complete_mention(text, agents);
+                true
+            }
+            Some(Command::Submit) => {
+                let body = text.lines().join("\n").trim().to_string();
+                if body.is_empty() {
+                    state.notify(ToastLevel::Error, "message is empty");
+                    true
+                } else {
+                    out.push(Action::SendChat {
+                        thread_id: thread_id.clone(),
+                        body,
+                        reply_to: *reply_to,
+                    });
+                    false
+                }
+            }
+            _ => {
+                text.input(k);
+                true
+            }
+        },
+        // Handled by `quit_key` above.
+        Overlay::Stopping { .. } => true,
+    };
+    if keep {
+        state.overlay = Some(ov);
+    }
+}
+
+fn confirmed(c: &Confirm, force: bool) -> Action {
+    match c {
+        Confirm::KillRoot { root_id, .. } => Action::KillRoot {
+            root_id: root_id.clone(),
+            force,
+        },
+        Confirm::CancelJob { job_id } => Action::CancelJob {
+            job_id: job_id.clone(),
+        },
+        Confirm::Abort { job_id } => Action::Resume {
+            job_id: job_id.clone(),
+            verb: ResumeVerb::Abort,
+            instructions: String::new(),
+        },
+        Confirm::Quit { .. } => Action::Detach,
+    }
+}
