@@ -4,11 +4,14 @@
 //! presses and renders each shot at 120×36 with the default dark theme.
 //!
 //! Ids, clock times and elapsed seconds differ on every run, so each frame is normalized
-//! before it is compared: ids become stable placeholders in order of first appearance, clock
-//! times and the seconds of elapsed times are masked. `screenshots/<name>.txt` holds that
-//! normalized text and the test fails when today's differs; `UPDATE_SCREENSHOTS=1 cargo test
-//! --test screenshots` rewrites the `.txt` and `.svg` files (the SVG is drawn from the
-//! normalized frame, so a rerun changes nothing) and `keys.md`.
+//! before it is compared: ids become same-width placeholders numbered in the order the panes
+//! list them (`job-aaaaaaa1`), clock times and the seconds of elapsed times are masked, and
+//! the clock stands a fixed while after the scene's last event. `screenshots/<name>.txt`
+//! holds that normalized text and the test fails when today's differs;
+//! `UPDATE_SCREENSHOTS=1 cargo test --test screenshots` rewrites the `.txt` and `.svg` files
+//! (the SVG is drawn from the normalized frame, so a rerun changes nothing) and `keys.md`.
+//! A few facts are pinned as well: the gate's question and choices, the failed leg's name,
+//! and the whole prompt in the detail drawer.
 
 mod support;
 
