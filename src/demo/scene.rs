@@ -129,6 +129,16 @@ fn submit(store: &mut Store, prompt: &str) -> anyhow::Result<String> {
     })?)
 }
 
+/// Waits for the clock's next millisecond. The tree lists roots newest first and breaks a
+/// tie by their random ids, so roots seeded in one millisecond would swap places from run
+/// to run; one apart, the main tree always leads.
+fn next_millisecond() {
+    let now = crate::clock::now_ms();
+    while crate::clock::now_ms() <= now {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Seeds the home: agents, the planning thread (mentions, a promoted message) and the
 /// three roots. Nothing runs until a daemon claims the jobs.
 pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
@@ -180,7 +190,9 @@ pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
         QUICK_QUESTION,
         Action::Ask,
     )?;
+    next_millisecond();
     let soak_root = submit(&mut store, SOAK_GOAL)?;
+    next_millisecond();
     let main_root = submit(&mut store, MAIN_GOAL)?;
     Ok(Scene {
         home: home.clone(),

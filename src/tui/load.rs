@@ -503,8 +503,13 @@ fn preflight_attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The leg of the coordinator's open failure round. The oldest open round is not enough:
+/// a coordinator can wait on an ask round (opened by another leg) and a failure at once.
 fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {
-    Ok(crate::store::escalations::open_for_job(conn, job_id)?
+    Ok(crate::store::escalations::for_job(conn, job_id)?
+        .into_iter()
+        .rev()
+        .find(|r| r.kind == RoundKind::Failure && r.resolved_ms.is_none())
         .and_then(|r| r.failed_job_id.or(r.delegation_id)))
 }
 
