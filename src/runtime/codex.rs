@@ -231,8 +231,8 @@ pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::test_support::{assert_clean, output, request};
     use crate::runtime::Stdin;
+    use crate::runtime::test_support::{assert_clean, output, request};
 
     #[test]
     fn arguments_follow_policy_model_effort_and_git() {

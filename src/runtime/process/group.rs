@@ -1,88 +1,109 @@
-//! A job's process group from the outside: the daemon's lifeline pipe its guard waits on,
-//! signalling and sweeping the group, and the `/proc` sweep of every process a job marked.
+//! A job's process group from the outside: the guard that kills it once the daemon is
+//! gone, signalling and sweeping the group, and the `/proc` sweep of every process a job marked.
 //!
 //! Knows nothing of output or of what a job is beyond its marker.
 
 use super::{JOB_MARKER, TERM_GRACE};
 use crate::runtime::sandbox::ReadOnly;
 
-/// The daemon's end of the pipe its jobs' guards wait on: nobody ever writes it, so a
-/// read returns only once this process is gone and the write end closes with it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Lifeline {
-    read: i32,
-    write: i32,
+/// The guard: reads `+ PGID` (a job's group started) and `- PGID` (it ended) until end of
+/// input, which comes only once this process is gone (it holds the only write end), and
+/// then kills every group still listed, in one call, so the moment between the daemon's
+/// death and its agents' is as short as one process can make it.
+const GUARD_SCRIPT: &str = r#"s=' '
+while read -r op g; do
+  case $op in
+    +) s="$s-$g " ;;
+    -) case $s in *" -$g "*) s="${s%% -$g *} ${s#* -$g }" ;; esac ;;
+  esac
+done
+[ "$s" = ' ' ] || kill -9 $s"#;
+
+/// One small `sh` per supervising process that kills its jobs' process groups once it is
+/// gone, however it died, so a crashed daemon's agents cannot run on unsupervised.
+///
+/// One for all jobs rather than one per job: a per-job guard costs a process start of its
+/// own, and a guard that is a fork of the daemon shares every daemon page copy-on-write
+/// for the job's whole life (each daemon write then copies a page and flushes TLBs on
+/// every core) — together most of a trivial job's cost.
+pub(super) struct Guard {
+    /// The guard's stdin; `None` once it is found dead, until the next job respawns it.
+    feed: std::sync::Mutex<Option<std::process::ChildStdin>>,
 }
 
-impl Lifeline {
-    /// Set-up in a freshly forked child, before exec: the leader dies with the daemon
-    /// thread that spawned it, a guard forked into the job's process group kills the group
-    /// once the daemon is gone, and the agent is sandboxed last.
-    ///
-    /// # Safety
-    /// Only between fork and exec: it makes only async-signal-safe calls (prctl, fork,
-    /// close, read, kill, _exit, the sandbox's syscalls), touching only this child and its
-    /// guard.
-    pub(super) unsafe fn arm_child(self, sandbox: Option<&ReadOnly>) -> std::io::Result<()> {
-        // SAFETY: see the function's contract.
-        unsafe {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The guard waits on the daemon's lifeline pipe and, when the daemon is gone
-            // (its write end closed, however it died), kills the whole group, so a crashed
-            // daemon's agents cannot run on unsupervised. A normal end sweeps the group,
-            // guard included.
-            match libc::fork() {
-                -1 => Err(std::io::Error::last_os_error()),
-                0 => {
-                    // Keep nothing but the lifeline: a copy of another job's stdin pipe
-                    // or of the daemon's lock would hold them open past their owners.
-                    let keep = self.read as u32;
-                    if keep > 0 {
-                        libc::close_range(0, keep - 1, 0);
-                    }
-                    libc::close_range(keep + 1, u32::MAX, 0);
-                    let mut byte = 0u8;
-                    while libc::read(self.read, (&raw mut byte).cast(), 1) < 0 {}
-                    libc::kill(0, libc::SIGKILL);
-                    libc::_exit(0)
-                }
-                // The guard stays unrestricted; the agent is sandboxed once nothing else
-                // of the set-up needs to write.
-                _ => match sandbox {
-                    Some(ro) => ro.apply(),
-                    None => Ok(()),
-                },
-            }
+/// The process's guard, started with the first job.
+pub(super) fn guard() -> &'static Guard {
+    static GUARD: std::sync::OnceLock<Guard> = std::sync::OnceLock::new();
+    GUARD.get_or_init(|| Guard {
+        feed: std::sync::Mutex::new(None),
+    })
+}
+
+impl Guard {
+    /// From now until [`Guard::release`], the group led by `pgid` dies with this process.
+    pub(super) fn watch(&self, pgid: i32) -> std::io::Result<()> {
+        let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(pipe) = feed.as_mut()
+            && Self::send(pipe, '+', pgid).is_ok()
+        {
+            return Ok(());
         }
+        // First job, or the guard was killed: the groups it listed are unguarded now, but
+        // each leader still dies with its supervising thread (PR_SET_PDEATHSIG).
+        let mut pipe = Self::start()?;
+        Self::send(&mut pipe, '+', pgid)?;
+        *feed = Some(pipe);
+        Ok(())
+    }
+
+    /// The group led by `pgid` has been swept; the guard forgets it.
+    pub(super) fn release(&self, pgid: i32) {
+        let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(pipe) = feed.as_mut()
+            && Self::send(pipe, '-', pgid).is_err()
+        {
+            *feed = None;
+        }
+    }
+
+    fn send(pipe: &mut std::process::ChildStdin, op: char, pgid: i32) -> std::io::Result<()> {
+        use std::io::Write;
+        pipe.write_all(format!("{op} {pgid}\n").as_bytes())
+    }
+
+    fn start() -> std::io::Result<std::process::ChildStdin> {
+        use std::os::unix::process::CommandExt;
+        // Its own group, so a Ctrl-C meant for the daemon's terminal does not take the
+        // guard down first; no environment, nothing of the daemon's.
+        let mut child = std::process::Command::new("/bin/sh")
+            .args(["-c", GUARD_SCRIPT])
+            .env_clear()
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        Ok(child.stdin.take().expect("stdin is piped"))
     }
 }
 
-pub(super) fn lifeline() -> std::io::Result<Lifeline> {
-    static LIFELINE: std::sync::OnceLock<Lifeline> = std::sync::OnceLock::new();
-    if let Some(l) = LIFELINE.get() {
-        return Ok(*l);
-    }
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills the two descriptors; close-on-exec keeps them out of agents.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let made = Lifeline {
-        read: fds[0],
-        write: fds[1],
-    };
-    let kept = *LIFELINE.get_or_init(|| made);
-    if kept.read != made.read {
-        // Another thread won the race: ours is not needed.
-        // SAFETY: descriptors this call just made and nobody else has seen.
-        unsafe {
-            libc::close(made.read);
-            libc::close(made.write);
+/// Set-up in a freshly forked child, before exec: the leader dies with the daemon thread
+/// that spawned it, and the agent is sandboxed.
+///
+/// # Safety
+/// Only between fork and exec: it makes only async-signal-safe calls (prctl and the
+/// sandbox's syscalls), touching only this child.
+pub(super) unsafe fn arm_child(sandbox: Option<&ReadOnly>) -> std::io::Result<()> {
+    // SAFETY: see the function's contract.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        match sandbox {
+            Some(ro) => ro.apply(),
+            None => Ok(()),
         }
     }
-    Ok(kept)
 }
 
 /// Sends `signal` to every process of the group led by `pgid`; a gone group is fine.

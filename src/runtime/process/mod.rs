@@ -19,8 +19,8 @@ use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 
 use capture::{Capture, LineFeed, read_capped};
+use group::{arm_child, guard, terminate_group};
 pub use group::{is_alive, kill_marked, signal_group};
-use group::{lifeline, terminate_group};
 pub use record::read_record;
 use record::tail_capped;
 
@@ -142,6 +142,10 @@ pub enum SpawnError {
         program: String,
         source: std::io::Error,
     },
+    #[error(
+        "cannot start the guard that kills a job's processes with the daemon (/bin/sh): {source}"
+    )]
+    Guard { source: std::io::Error },
     #[error("recording output to {path}: {source}")]
     Record {
         path: PathBuf,
@@ -209,14 +213,10 @@ pub async fn run_recorded(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let lifeline = lifeline().map_err(|source| SpawnError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
     let sandbox = inv.sandbox.clone();
     // SAFETY: the hook runs between fork and exec and makes only async-signal-safe calls.
     unsafe {
-        cmd.pre_exec(move || lifeline.arm_child(sandbox.as_ref()));
+        cmd.pre_exec(move || arm_child(sandbox.as_ref()));
     }
     if let Some(dir) = &inv.cwd {
         cmd.current_dir(dir);
@@ -252,6 +252,11 @@ pub async fn run_recorded(
         source,
     })?;
     let pgid = child.id().unwrap_or(0) as i32;
+    if let Err(source) = guard().watch(pgid) {
+        signal_group(pgid, libc::SIGKILL);
+        let _ = child.wait().await;
+        return Err(SpawnError::Guard { source });
+    }
     on_spawn(pgid as u32);
 
     if let (Stdin::Bytes(bytes), Some(mut pipe)) = (&inv.stdin, child.stdin.take()) {
@@ -337,6 +342,7 @@ pub async fn run_recorded(
     // Leftover group members (a backgrounded grandchild) would hold the pipes open and
     // outlive the job; sweep them.
     signal_group(pgid, libc::SIGKILL);
+    guard().release(pgid);
     let _ = exited_tx.send(true);
     let readers = async { (out_task.await, err_task.await) };
     tokio::pin!(readers);
