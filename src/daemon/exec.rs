@@ -151,14 +151,9 @@ fn append_event(
     store.write(|tx| {
         events::append(
             tx,
-            NewEvent {
-                ts_ms: clock.now_ms(),
-                root_id: Some(&job.root_id),
-                job_id: Some(&job.id),
-                kind,
-                message,
-                data: Some(data),
-            },
+            NewEvent::job(clock.now_ms(), &job.root_id, &job.id, kind)
+                .message(message)
+                .data(data),
         )
         .map(|_| ())
     })

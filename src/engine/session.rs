@@ -96,14 +96,11 @@ pub fn open(
     jobs::put(tx, &job)?;
     events::append(
         tx,
-        NewEvent {
-            ts_ms: now,
-            root_id: Some(&id),
-            job_id: Some(&id),
-            kind: "session_opened",
-            message: format!("session review opened by {agent} (reported, non_authoritative)"),
-            data: Some(json!({"pr": s.pr, "head_sha": s.head_sha, "workflow": s.workflow})),
-        },
+        NewEvent::job(now, &id, &id, "session_opened")
+            .message(format!(
+                "session review opened by {agent} (reported, non_authoritative)"
+            ))
+            .data(json!({"pr": s.pr, "head_sha": s.head_sha, "workflow": s.workflow})),
     )?;
     Ok(id)
 }
@@ -136,14 +133,8 @@ pub fn note(
     }
     events::append(
         tx,
-        NewEvent {
-            ts_ms: clock.now_ms(),
-            root_id: Some(&job.root_id),
-            job_id: Some(&job.id),
-            kind: "session_note",
-            message: text.trim().to_string(),
-            data: None,
-        },
+        NewEvent::job(clock.now_ms(), &job.root_id, &job.id, "session_note")
+            .message(text.trim().to_string()),
     )?;
     Ok(())
 }

@@ -68,16 +68,16 @@ pub fn submit_root(
     jobs::put(tx, &job)?;
     events::append(
         tx,
-        NewEvent {
-            ts_ms: now,
-            root_id: Some(&id),
-            job_id: Some(&id),
-            kind: "queued",
-            message: format!("{} {} queued for {}", job.kind, job.action, job.agent),
-            data: Some(
-                json!({"agent": job.agent, "action": job.action, "dispatched_by": job.dispatched_by}),
-            ),
-        },
+        NewEvent::job(now, &id, &id, "queued")
+            .message(format!(
+                "{} {} queued for {}",
+                job.kind, job.action, job.agent
+            ))
+            .data(json!({
+                "agent": job.agent,
+                "action": job.action,
+                "dispatched_by": job.dispatched_by,
+            })),
     )?;
     Ok(id)
 }
