@@ -94,25 +94,29 @@ impl Ctx<'_, '_> {
             );
         }
         let budget = cfg.max_delegation_token_budget;
-        if budget > 0 && run.tokens >= budget {
-            return refuse(
-                "delegation_cost_exceeded",
-                format!(
-                    "delegation tree {root} reached token budget {budget} (used {}); not dispatching {n} delegation(s)",
-                    run.tokens
-                ),
-                &format!("token budget {budget} reached"),
-            );
-        }
         let usd = cfg.max_delegation_cost_usd;
-        if usd > 0.0 && run.cost_usd >= usd {
-            return refuse(
+        let spent = if budget > 0 && run.tokens >= budget {
+            Some((
+                "delegation_cost_exceeded",
+                format!("token budget {budget}"),
+                format!("used {}", run.tokens),
+            ))
+        } else if usd > 0.0 && run.cost_usd >= usd {
+            Some((
                 "delegation_cost_usd_exceeded",
+                format!("cost budget ${usd:.4}"),
+                format!("spent ${:.4}", run.cost_usd),
+            ))
+        } else {
+            None
+        };
+        if let Some((kind, limit, used)) = spent {
+            return refuse(
+                kind,
                 format!(
-                    "delegation tree {root} reached cost budget ${usd:.4} (spent ${:.4}); not dispatching {n} delegation(s)",
-                    run.cost_usd
+                    "delegation tree {root} reached {limit} ({used}); not dispatching {n} delegation(s)"
                 ),
-                &format!("cost budget ${usd:.4} reached"),
+                &format!("{limit} reached"),
             );
         }
         if n as u32 > cfg.max_delegation_width {
