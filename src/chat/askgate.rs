@@ -153,16 +153,13 @@ pub fn link(
     )?;
     events::append(
         conn,
-        NewEvent {
-            ts_ms: now,
-            root_id: Some(&job.root_id),
-            job_id: Some(&target),
-            kind: "chat_thread_linked",
-            message: format!("linked ask-gate chat thread {}", thread.slug),
-            data: Some(
-                serde_json::json!({"thread_id": thread.id, "seq": message.seq, "escalation_id": escalation_id}),
-            ),
-        },
+        NewEvent::job(now, &job.root_id, &target, "chat_thread_linked")
+            .message(format!("linked ask-gate chat thread {}", thread.slug))
+            .data(serde_json::json!({
+                "thread_id": thread.id,
+                "seq": message.seq,
+                "escalation_id": escalation_id,
+            })),
     )?;
     Ok((thread, message))
 }

@@ -47,6 +47,17 @@ pub fn autorespond_sweep(
     let now = clock.now_ms();
     let cap = i64::from(cfg.chat.auto_respond_cap);
     let cooldown = cfg.chat.auto_respond_cooldown.0;
+    // A capped agent's mention is consumed like an answered one, so neither comes round again.
+    let mark_chat_read = |agent: &str, thread_id: &str| {
+        rows::mark_read(
+            tx,
+            agent,
+            &origin,
+            Some(thread_id),
+            None,
+            Some(MessageKind::Chat),
+        )
+    };
     let mut submitted = Vec::new();
     for c in rows::autorespond_candidates(tx, &origin, &from_config)? {
         let Some(thread) = rows::thread(tx, &c.thread_id)? else {
@@ -59,14 +70,7 @@ pub fn autorespond_sweep(
             if !rows::system_body_exists(tx, &thread.id, &notice)? {
                 messages::append(tx, clock, &thread, Post::system(&notice))?;
             }
-            rows::mark_read(
-                tx,
-                &c.agent,
-                &origin,
-                Some(&thread.id),
-                None,
-                Some(MessageKind::Chat),
-            )?;
+            mark_chat_read(&c.agent, &thread.id)?;
             continue;
         }
         if in_flight > 0 {
@@ -126,14 +130,7 @@ pub fn autorespond_sweep(
                 created_ms: now,
             },
         )?;
-        rows::mark_read(
-            tx,
-            &c.agent,
-            &origin,
-            Some(&thread.id),
-            None,
-            Some(MessageKind::Chat),
-        )?;
+        mark_chat_read(&c.agent, &thread.id)?;
         submitted.push(job_id);
     }
     Ok(submitted)

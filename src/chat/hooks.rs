@@ -157,14 +157,12 @@ pub fn post_job_result(
     )?;
     events::append(
         conn,
-        NewEvent {
-            ts_ms: clock.now_ms(),
-            root_id: Some(&job.root_id),
-            job_id: Some(&job.id),
-            kind: "chat_result_posted",
-            message: format!("posted job result into chat thread {}", thread.slug),
-            data: Some(serde_json::json!({"thread_id": thread.id, "seq": m.seq})),
-        },
+        NewEvent::job(clock.now_ms(), &job.root_id, &job.id, "chat_result_posted")
+            .message(format!(
+                "posted job result into chat thread {}",
+                thread.slug
+            ))
+            .data(serde_json::json!({"thread_id": thread.id, "seq": m.seq})),
     )?;
     Ok(Some(m.seq))
 }
@@ -184,14 +182,8 @@ fn contained(
             tx.execute_batch("ROLLBACK TO chat_hook; RELEASE chat_hook")?;
             events::append(
                 tx,
-                NewEvent {
-                    ts_ms: clock.now_ms(),
-                    root_id: Some(&job.root_id),
-                    job_id: Some(&job.id),
-                    kind: failure_kind,
-                    message: e.to_string(),
-                    data: None,
-                },
+                NewEvent::job(clock.now_ms(), &job.root_id, &job.id, failure_kind)
+                    .message(e.to_string()),
             )?;
         }
     }

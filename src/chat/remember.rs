@@ -324,16 +324,12 @@ pub fn remember(
 fn memory_event(conn: &Connection, now: i64, kind: &str, o: &Observation) -> Result<()> {
     events::append(
         conn,
-        NewEvent {
-            ts_ms: now,
-            root_id: None,
-            job_id: None,
-            kind,
-            message: format!("memory {} ({}, {}) {}", o.id, o.agent, o.tier, o.provenance),
-            data: Some(
-                serde_json::json!({"memory_id": o.id, "state": o.state, "shared": o.shared}),
-            ),
-        },
+        NewEvent::unrooted(now, kind)
+            .message(format!(
+                "memory {} ({}, {}) {}",
+                o.id, o.agent, o.tier, o.provenance
+            ))
+            .data(serde_json::json!({"memory_id": o.id, "state": o.state, "shared": o.shared})),
     )?;
     Ok(())
 }

@@ -108,14 +108,9 @@ pub fn get_or_create(
 fn event(conn: &Connection, now: i64, t: &Thread, kind: &str, message: String) -> Result<()> {
     events::append(
         conn,
-        NewEvent {
-            ts_ms: now,
-            root_id: None,
-            job_id: None,
-            kind,
-            message,
-            data: Some(serde_json::json!({"thread_id": t.id, "slug": t.slug, "repo": t.repo})),
-        },
+        NewEvent::unrooted(now, kind)
+            .message(message)
+            .data(serde_json::json!({"thread_id": t.id, "slug": t.slug, "repo": t.repo})),
     )?;
     Ok(())
 }

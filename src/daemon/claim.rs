@@ -196,18 +196,16 @@ pub fn claim(
         jobs::put(tx, &job)?;
         events::append(
             tx,
-            NewEvent {
-                ts_ms: now,
-                root_id: Some(&job.root_id),
-                job_id: Some(&job.id),
-                kind: "running",
-                message: format!("running on {} (attempt {})", job.agent, job.attempt),
-                data: Some(json!({
+            NewEvent::job(now, &job.root_id, &job.id, "running")
+                .message(format!(
+                    "running on {} (attempt {})",
+                    job.agent, job.attempt
+                ))
+                .data(json!({
                     "daemon_pid": std::process::id(),
                     "dir": placement.dir().display().to_string(),
                     "lock": key,
                 })),
-            },
         )?;
         out.push(Claimed {
             job,

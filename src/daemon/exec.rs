@@ -151,14 +151,9 @@ fn append_event(
     store.write(|tx| {
         events::append(
             tx,
-            NewEvent {
-                ts_ms: clock.now_ms(),
-                root_id: Some(&job.root_id),
-                job_id: Some(&job.id),
-                kind,
-                message,
-                data: Some(data),
-            },
+            NewEvent::job(clock.now_ms(), &job.root_id, &job.id, kind)
+                .message(message)
+                .data(data),
         )
         .map(|_| ())
     })
@@ -426,7 +421,7 @@ async fn run_runs(
             };
             return done(Outcome::Failed(reason), out.text);
         }
-        match contract::parse(&out.text) {
+        let errors = match contract::parse(&out.text) {
             Ok(result) => {
                 let failed = match shared.config().orchestrate.result_checks {
                     ResultChecks::Block => {
@@ -439,14 +434,7 @@ async fn run_runs(
                 if failed.is_empty() || repair >= max_repairs {
                     return done(Outcome::Parsed(result), out.text);
                 }
-                let errors = ContractErrors(engine::checks::repair_lines(&failed));
-                repair += 1;
-                note_repair(shared, job, &errors, repair).await;
-                prompt = format!(
-                    "{}\n\n{}",
-                    job.prompt,
-                    contract::repair_prompt(&errors, &out.text)
-                );
+                ContractErrors(engine::checks::repair_lines(&failed))
             }
             // The result was in the dropped middle; asking again would redo the agent's
             // work (and its side effects) for the same cut.
@@ -459,15 +447,7 @@ async fn run_runs(
                     out.text,
                 );
             }
-            Err(errors) if repair < max_repairs => {
-                repair += 1;
-                note_repair(shared, job, &errors, repair).await;
-                prompt = format!(
-                    "{}\n\n{}",
-                    job.prompt,
-                    contract::repair_prompt(&errors, &out.text)
-                );
-            }
+            Err(errors) if repair < max_repairs => errors,
             Err(errors) => {
                 let reason = if repair > 0 {
                     contract::repair_failed_reason(&errors)
@@ -476,7 +456,14 @@ async fn run_runs(
                 };
                 return done(Outcome::Failed(reason), out.text);
             }
-        }
+        };
+        repair += 1;
+        note_repair(shared, job, &errors, repair).await;
+        prompt = format!(
+            "{}\n\n{}",
+            job.prompt,
+            contract::repair_prompt(&errors, &out.text)
+        );
     }
 }
 

@@ -81,14 +81,12 @@ pub fn claim_pending(tx: &Transaction<'_>, clock: &dyn Clock) -> Result<Vec<Pend
         let payload = payload(tx, &r)?;
         events::append(
             tx,
-            NewEvent {
-                ts_ms: clock.now_ms(),
-                root_id: Some(&r.root_id),
-                job_id: Some(&r.job_id),
-                kind: NOTIFY_EVENT,
-                message: format!("running [notify] command for the {} round", r.kind.as_str()),
-                data: Some(json!({"escalation_id": r.id})),
-            },
+            NewEvent::job(clock.now_ms(), &r.root_id, &r.job_id, NOTIFY_EVENT)
+                .message(format!(
+                    "running [notify] command for the {} round",
+                    r.kind.as_str()
+                ))
+                .data(json!({"escalation_id": r.id})),
         )?;
         out.push(Pending {
             escalation_id: r.id,
@@ -118,14 +116,14 @@ pub async fn run(
             store.write(|tx| {
                 events::append(
                     tx,
-                    NewEvent {
-                        ts_ms: sh.clock.now_ms(),
-                        root_id: Some(&p.root_id),
-                        job_id: Some(&p.job_id),
-                        kind: NOTIFY_FAILED_EVENT,
-                        message: format!("[notify] command: {failure}"),
-                        data: Some(json!({"escalation_id": p.escalation_id})),
-                    },
+                    NewEvent::job(
+                        sh.clock.now_ms(),
+                        &p.root_id,
+                        &p.job_id,
+                        NOTIFY_FAILED_EVENT,
+                    )
+                    .message(format!("[notify] command: {failure}"))
+                    .data(json!({"escalation_id": p.escalation_id})),
                 )
             })
         })

@@ -177,14 +177,9 @@ async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
                 };
                 events::append(
                     tx,
-                    NewEvent {
-                        ts_ms: now,
-                        root_id: Some(&root_id),
-                        job_id: Some(&job_id),
-                        kind: "budget_stop",
-                        message: format!("stopping {job_id} while it runs: {why}"),
-                        data: Some(json!({"tokens": live.tokens, "cost_usd": live.cost_usd})),
-                    },
+                    NewEvent::job(now, &root_id, &job_id, "budget_stop")
+                        .message(format!("stopping {job_id} while it runs: {why}"))
+                        .data(json!({"tokens": live.tokens, "cost_usd": live.cost_usd})),
                 )?;
                 Ok(Some(why))
             })

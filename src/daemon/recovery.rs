@@ -181,17 +181,9 @@ pub fn recover(
         };
         store.write(|tx| -> Result<(), EngineError> {
             if let Some((kind, message, data)) = event {
-                events::append(
-                    tx,
-                    NewEvent {
-                        ts_ms: clock.now_ms(),
-                        root_id: Some(&job.root_id),
-                        job_id: Some(&job.id),
-                        kind,
-                        message,
-                        data,
-                    },
-                )?;
+                let event =
+                    NewEvent::job(clock.now_ms(), &job.root_id, &job.id, kind).message(message);
+                events::append(tx, NewEvent { data, ..event })?;
             }
             engine::settle(tx, clock, &config.orchestrate, hooks, &job.id, settlement)?;
             Ok(())

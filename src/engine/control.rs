@@ -46,13 +46,7 @@ pub fn kill_root(
         ))
         .into());
     }
-    let ctx = Ctx {
-        tx,
-        clock,
-        cfg,
-        hooks,
-        now: clock.now_ms(),
-    };
+    let ctx = Ctx::new(tx, clock, cfg, hooks);
     run.killed = true;
     run.kill_force |= force;
     run.updated_ms = ctx.now;
@@ -181,13 +175,7 @@ pub fn cancel_job(
         ))
         .into());
     }
-    let ctx = Ctx {
-        tx,
-        clock,
-        cfg,
-        hooks,
-        now: clock.now_ms(),
-    };
+    let ctx = Ctx::new(tx, clock, cfg, hooks);
     let from = job.state;
     ctx.finish_job(
         &mut job,
@@ -239,13 +227,7 @@ pub fn sweep(
     cfg: &OrchestrateConfig,
     hooks: &dyn Hooks,
 ) -> Result<SweepReport, EngineError> {
-    let ctx = Ctx {
-        tx,
-        clock,
-        cfg,
-        hooks,
-        now: clock.now_ms(),
-    };
+    let ctx = Ctx::new(tx, clock, cfg, hooks);
     let mut report = SweepReport::default();
     for mut r in escalations::open(tx)? {
         if r.opened_ms + cfg.escalation_ttl.0 > ctx.now {

@@ -44,6 +44,24 @@ pub(crate) fn parse_result(v: Option<&Value>) -> Option<GitmootResult> {
     v.and_then(|v| serde_json::from_value(v.clone()).ok())
 }
 
+impl<'a, 't> Ctx<'a, 't> {
+    /// A step that reads the clock once, so every row it writes carries the same time.
+    pub fn new(
+        tx: &'a Transaction<'t>,
+        clock: &'a dyn Clock,
+        cfg: &'a OrchestrateConfig,
+        hooks: &'a dyn Hooks,
+    ) -> Self {
+        Self {
+            tx,
+            clock,
+            cfg,
+            hooks,
+            now: clock.now_ms(),
+        }
+    }
+}
+
 impl Ctx<'_, '_> {
     pub fn event(
         &self,

@@ -32,28 +32,35 @@ impl Ctx<'_, '_> {
         let run = runs::require(self.tx, root)?;
         let carry = Carry::from_value(job.carry.as_ref());
         let cfg = self.cfg;
+        // A bound that holds ends the set: logged as its own kind, then the tree finalizes.
+        let refuse = |kind: &str, msg: String, reason: &str| -> R<()> {
+            ev(kind, msg)?;
+            self.finalize(job, reason, set, &carry)
+        };
         if let Some(reason) = stop_reason(&run) {
             let kind = if run.killed {
                 "delegation_killed"
             } else {
                 "delegation_walltime_exceeded"
             };
-            ev(kind, format!("{reason}; not dispatching {n} delegation(s)"))?;
-            return self.finalize(job, &reason, set, &carry);
+            return refuse(
+                kind,
+                format!("{reason}; not dispatching {n} delegation(s)"),
+                &reason,
+            );
         }
         if job.depth >= cfg.max_delegation_depth {
-            ev(
+            return refuse(
                 "delegation_depth_exceeded",
                 format!(
                     "delegation depth {} reached the limit of {}; not dispatching {n} delegation(s)",
                     job.depth, cfg.max_delegation_depth
                 ),
-            )?;
-            let reason = format!(
-                "delegation depth limit of {} reached",
-                cfg.max_delegation_depth
+                &format!(
+                    "delegation depth limit of {} reached",
+                    cfg.max_delegation_depth
+                ),
             );
-            return self.finalize(job, &reason, set, &carry);
         }
         let projected = projected_jobs(set);
         // Legs admitted elsewhere in the tree but not yet enqueued already hold budget, and
@@ -77,68 +84,62 @@ impl Ctx<'_, '_> {
         let active = active_ms(&run, self.now);
         if active > cfg.max_delegation_walltime.0 {
             let limit = crate::duration::format_ms(cfg.max_delegation_walltime.0);
-            ev(
+            return refuse(
                 "delegation_walltime_exceeded",
                 format!(
                     "delegation tree {root} ran {}, exceeding the wall-clock limit of {limit}; not dispatching {n} delegation(s)",
                     crate::duration::format_ms(active)
                 ),
-            )?;
-            return self.finalize(
-                job,
                 &format!("wall-clock limit of {limit} reached"),
-                set,
-                &carry,
             );
         }
         let budget = cfg.max_delegation_token_budget;
-        if budget > 0 && run.tokens >= budget {
-            ev(
-                "delegation_cost_exceeded",
-                format!(
-                    "delegation tree {root} reached token budget {budget} (used {}); not dispatching {n} delegation(s)",
-                    run.tokens
-                ),
-            )?;
-            return self.finalize(job, &format!("token budget {budget} reached"), set, &carry);
-        }
         let usd = cfg.max_delegation_cost_usd;
-        if usd > 0.0 && run.cost_usd >= usd {
-            ev(
+        let spent = if budget > 0 && run.tokens >= budget {
+            Some((
+                "delegation_cost_exceeded",
+                format!("token budget {budget}"),
+                format!("used {}", run.tokens),
+            ))
+        } else if usd > 0.0 && run.cost_usd >= usd {
+            Some((
                 "delegation_cost_usd_exceeded",
+                format!("cost budget ${usd:.4}"),
+                format!("spent ${:.4}", run.cost_usd),
+            ))
+        } else {
+            None
+        };
+        if let Some((kind, limit, used)) = spent {
+            return refuse(
+                kind,
                 format!(
-                    "delegation tree {root} reached cost budget ${usd:.4} (spent ${:.4}); not dispatching {n} delegation(s)",
-                    run.cost_usd
+                    "delegation tree {root} reached {limit} ({used}); not dispatching {n} delegation(s)"
                 ),
-            )?;
-            return self.finalize(job, &format!("cost budget ${usd:.4} reached"), set, &carry);
+                &format!("{limit} reached"),
+            );
         }
         if n as u32 > cfg.max_delegation_width {
             let msg = format!(
                 "delegation set width {n} exceeds the per-coordinator limit of {}",
                 cfg.max_delegation_width
             );
-            ev(
+            return refuse(
                 "delegation_width_exceeded",
                 format!("{msg}; not dispatching"),
-            )?;
-            return self.finalize(job, &msg, set, &carry);
+                &msg,
+            );
         }
         let hash = set_hash(set);
         if carry.hashes.contains(&hash) {
             if carry.repeat_count >= 1 {
-                ev(
+                return refuse(
                     "delegation_loop_detected",
                     format!(
                         "delegation set {hash} repeated after a corrective nudge (repeat count {}); not dispatching {n} delegation(s)",
                         carry.repeat_count
                     ),
-                )?;
-                return self.finalize(
-                    job,
                     "delegation set repeated after a corrective nudge",
-                    set,
-                    &carry,
                 );
             }
             ev(

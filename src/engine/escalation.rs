@@ -235,13 +235,7 @@ pub fn answer(
         )
         .into());
     }
-    let ctx = Ctx {
-        tx,
-        clock,
-        cfg,
-        hooks,
-        now: clock.now_ms(),
-    };
+    let ctx = Ctx::new(tx, clock, cfg, hooks);
     let qs = questions_of(&round);
     let parsed = parse_answers(text, &qs);
     let answers = json!({"answers": parsed.by_id, "unmatched": parsed.unmatched, "text": text});
@@ -317,13 +311,7 @@ pub fn resume(
         }
         return Err(Invalid(format!("job {job_id} has no pending human escalation")).into());
     };
-    let ctx = Ctx {
-        tx,
-        clock,
-        cfg,
-        hooks,
-        now: clock.now_ms(),
-    };
+    let ctx = Ctx::new(tx, clock, cfg, hooks);
     let parent = jobs::require(tx, &round.job_id)?;
     let did = round.delegation_id.clone().unwrap_or_default();
     let instr = instructions

@@ -11,13 +11,13 @@ use rusqlite::Transaction;
 use serde_json::json;
 
 use super::{EngineError, Hooks, Outcome, Settlement, Usage};
+use crate::Invalid;
 use crate::clock::Clock;
 use crate::config::OrchestrateConfig;
 use crate::contract::GitmootResult;
-use crate::domain::{Action, JobKind, JobState};
+use crate::domain::{Action, JobState};
 use crate::store::events::{self, NewEvent};
-use crate::store::{jobs, runs};
-use crate::{Invalid, ids};
+use crate::store::jobs;
 
 pub use crate::domain::SESSION;
 
@@ -43,18 +43,8 @@ pub fn open(
     if agent.is_empty() {
         return Err(Invalid("--agent cannot be empty".into()).into());
     }
-    if let Some(repo) = &s.repo
-        && !crate::config::is_repo_name(repo)
-    {
-        return Err(Invalid(format!("--repo {repo:?} must look like owner/name")).into());
-    }
+    super::submit::check_repo_name(s.repo.as_deref())?;
     let now = clock.now_ms();
-    let id = loop {
-        let candidate = ids::root_job_id();
-        if jobs::get(tx, &candidate)?.is_none() {
-            break candidate;
-        }
-    };
     let prompt = s
         .prompt
         .clone()
@@ -72,38 +62,26 @@ pub fn open(
             }
             p
         });
-    let mut run = runs::Run::new(
-        id.clone(),
-        super::submit::title_of(&prompt),
-        s.repo.clone(),
-        now,
-    );
-    run.jobs = 1;
-    runs::put(tx, &run)?;
-    let mut job = jobs::Job::queued(
-        id.clone(),
-        id.clone(),
-        JobKind::Root,
+    let mut job = super::submit::new_root(
+        tx,
         agent.to_string(),
         Action::Review,
         prompt,
+        s.repo.clone(),
         now,
-    );
-    job.repo = s.repo.clone();
+    )?;
+    let id = job.id.clone();
     job.state = JobState::Running;
     job.started_ms = Some(now);
     job.dispatched_by = SESSION.into();
     jobs::put(tx, &job)?;
     events::append(
         tx,
-        NewEvent {
-            ts_ms: now,
-            root_id: Some(&id),
-            job_id: Some(&id),
-            kind: "session_opened",
-            message: format!("session review opened by {agent} (reported, non_authoritative)"),
-            data: Some(json!({"pr": s.pr, "head_sha": s.head_sha, "workflow": s.workflow})),
-        },
+        NewEvent::job(now, &id, &id, "session_opened")
+            .message(format!(
+                "session review opened by {agent} (reported, non_authoritative)"
+            ))
+            .data(json!({"pr": s.pr, "head_sha": s.head_sha, "workflow": s.workflow})),
     )?;
     Ok(id)
 }
@@ -136,14 +114,8 @@ pub fn note(
     }
     events::append(
         tx,
-        NewEvent {
-            ts_ms: clock.now_ms(),
-            root_id: Some(&job.root_id),
-            job_id: Some(&job.id),
-            kind: "session_note",
-            message: text.trim().to_string(),
-            data: None,
-        },
+        NewEvent::job(clock.now_ms(), &job.root_id, &job.id, "session_note")
+            .message(text.trim().to_string()),
     )?;
     Ok(())
 }

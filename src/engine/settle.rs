@@ -107,16 +107,13 @@ pub fn settle(
     jobs::put(tx, &job)?;
     events::append(
         tx,
-        NewEvent {
-            ts_ms: now,
-            root_id: Some(&job.root_id),
-            job_id: Some(&job.id),
-            kind: state.as_str(),
-            message,
-            data: Some(
-                json!({"tokens_in": s.usage.tokens_in, "tokens_out": s.usage.tokens_out, "cost_usd": cost}),
-            ),
-        },
+        NewEvent::job(now, &job.root_id, &job.id, state.as_str())
+            .message(message)
+            .data(json!({
+                "tokens_in": s.usage.tokens_in,
+                "tokens_out": s.usage.tokens_out,
+                "cost_usd": cost,
+            })),
     )?;
     let ctx = Ctx {
         tx,

@@ -6,10 +6,11 @@ use rusqlite::Transaction;
 use serde_json::json;
 
 use super::EngineError;
-use crate::clock::Clock;
+use crate::clock::{Clock, Millis};
 use crate::domain::{Action, JobKind};
 use crate::store::events::{self, NewEvent};
-use crate::store::{agents, jobs, runs};
+use crate::store::jobs::{self, Job};
+use crate::store::{agents, runs};
 use crate::{Invalid, ids, registry};
 
 /// What a new tree starts from.
@@ -34,33 +35,12 @@ pub fn submit_root(
     if s.prompt.trim().is_empty() {
         return Err(Invalid("the prompt is empty".into()).into());
     }
-    if let Some(repo) = &s.repo
-        && !crate::config::is_repo_name(repo)
-    {
-        return Err(Invalid(format!("--repo {repo:?} must look like owner/name")).into());
-    }
+    check_repo_name(s.repo.as_deref())?;
     let agent = agents::require(tx, &s.agent)?;
     registry::check_dispatch(&agent, s.action, s.repo.as_deref())?;
     let now = clock.now_ms();
-    let id = loop {
-        let candidate = ids::root_job_id();
-        if jobs::get(tx, &candidate)?.is_none() {
-            break candidate;
-        }
-    };
-    let mut run = runs::Run::new(id.clone(), title_of(&s.prompt), s.repo.clone(), now);
-    run.jobs = 1;
-    runs::put(tx, &run)?;
-    let mut job = jobs::Job::queued(
-        id.clone(),
-        id.clone(),
-        JobKind::Root,
-        s.agent,
-        s.action,
-        s.prompt,
-        now,
-    );
-    job.repo = s.repo;
+    let mut job = new_root(tx, s.agent, s.action, s.prompt, s.repo, now)?;
+    let id = job.id.clone();
     job.model = s.model.or(agent.model);
     job.effort = agent.effort;
     job.timeout_ms = s.timeout_ms;
@@ -68,18 +48,51 @@ pub fn submit_root(
     jobs::put(tx, &job)?;
     events::append(
         tx,
-        NewEvent {
-            ts_ms: now,
-            root_id: Some(&id),
-            job_id: Some(&id),
-            kind: "queued",
-            message: format!("{} {} queued for {}", job.kind, job.action, job.agent),
-            data: Some(
-                json!({"agent": job.agent, "action": job.action, "dispatched_by": job.dispatched_by}),
-            ),
-        },
+        NewEvent::job(now, &id, &id, "queued")
+            .message(format!(
+                "{} {} queued for {}",
+                job.kind, job.action, job.agent
+            ))
+            .data(json!({
+                "agent": job.agent,
+                "action": job.action,
+                "dispatched_by": job.dispatched_by,
+            })),
     )?;
     Ok(id)
+}
+
+pub(super) fn check_repo_name(repo: Option<&str>) -> Result<(), EngineError> {
+    match repo {
+        Some(repo) if !crate::config::is_repo_name(repo) => {
+            Err(Invalid(format!("--repo {repo:?} must look like owner/name")).into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A new tree under a fresh root id: its run, already counting the root, is written; the
+/// root job is returned unwritten, for the entry point to finish.
+pub(super) fn new_root(
+    tx: &Transaction<'_>,
+    agent: String,
+    action: Action,
+    prompt: String,
+    repo: Option<String>,
+    now: Millis,
+) -> Result<Job, EngineError> {
+    let id = loop {
+        let candidate = ids::root_job_id();
+        if jobs::get(tx, &candidate)?.is_none() {
+            break candidate;
+        }
+    };
+    let mut run = runs::Run::new(id.clone(), title_of(&prompt), repo.clone(), now);
+    run.jobs = 1;
+    runs::put(tx, &run)?;
+    let mut job = Job::queued(id.clone(), id, JobKind::Root, agent, action, prompt, now);
+    job.repo = repo;
+    Ok(job)
 }
 
 /// A run's title: the prompt's first line, trimmed to 80 characters.

@@ -2,7 +2,7 @@
 //!
 //! Owns the rows only; opening, answering and resolving rounds is the engine's job.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Params, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -177,12 +177,7 @@ pub fn open_for_job(conn: &Connection, job_id: &str) -> Result<Option<Round>> {
 
 /// Every round ever opened on `job_id`, oldest first.
 pub fn for_job(conn: &Connection, job_id: &str) -> Result<Vec<Round>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM escalations WHERE job_id = ?1 ORDER BY id"
-    ))?;
-    Ok(st
-        .query_map([job_id], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+    rounds(conn, "job_id = ?1 ORDER BY id", [job_id])
 }
 
 /// Whether a human resolved any round of the tree with `abort`.
@@ -201,21 +196,27 @@ pub fn open(conn: &Connection) -> Result<Vec<Round>> {
 
 /// The oldest `limit` open rounds (all of them with `None`), walking the open-rounds index.
 pub fn open_first(conn: &Connection, limit: Option<usize>) -> Result<Vec<Round>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM escalations WHERE resolved_ms IS NULL ORDER BY opened_ms, id LIMIT ?1"
-    ))?;
     let limit = limit.map_or(-1, |n| n as i64);
-    Ok(st
-        .query_map([limit], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+    rounds(
+        conn,
+        "resolved_ms IS NULL ORDER BY opened_ms, id LIMIT ?1",
+        [limit],
+    )
 }
 
 /// Open rounds of one tree.
 pub fn open_for_root(conn: &Connection, root_id: &str) -> Result<Vec<Round>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM escalations WHERE root_id = ?1 AND resolved_ms IS NULL ORDER BY id"
-    ))?;
+    rounds(
+        conn,
+        "root_id = ?1 AND resolved_ms IS NULL ORDER BY id",
+        [root_id],
+    )
+}
+
+/// The rounds matching `filter`, the SQL after `WHERE`.
+fn rounds(conn: &Connection, filter: &str, params: impl Params) -> Result<Vec<Round>> {
+    let mut st = conn.prepare_cached(&format!("SELECT {COLS} FROM escalations WHERE {filter}"))?;
     Ok(st
-        .query_map([root_id], from_row)?
+        .query_map(params, from_row)?
         .collect::<rusqlite::Result<_>>()?)
 }

@@ -38,6 +38,39 @@ pub struct NewEvent<'a> {
     pub data: Option<Value>,
 }
 
+impl<'a> NewEvent<'a> {
+    /// An event of one job, filed under its tree so the tree's log shows it too.
+    pub fn job(ts_ms: Millis, root_id: &'a str, job_id: &'a str, kind: &'a str) -> Self {
+        Self {
+            ts_ms,
+            root_id: Some(root_id),
+            job_id: Some(job_id),
+            kind,
+            ..Self::default()
+        }
+    }
+
+    /// An event that belongs to no job tree (chat threads, memory).
+    pub fn unrooted(ts_ms: Millis, kind: &'a str) -> Self {
+        Self {
+            ts_ms,
+            kind,
+            ..Self::default()
+        }
+    }
+
+    pub fn message(self, message: String) -> Self {
+        Self { message, ..self }
+    }
+
+    pub fn data(self, data: Value) -> Self {
+        Self {
+            data: Some(data),
+            ..self
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub id: i64,
