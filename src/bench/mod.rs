@@ -54,6 +54,16 @@ fn shell_agent(name: &str, command: &str) -> Agent {
     }
 }
 
+/// The seeded stores' agent: a shell agent running `true` that can ask and review,
+/// registered at time 0 so every seed writes the same rows.
+fn seeded_agent(name: &str) -> Agent {
+    Agent {
+        capabilities: vec![Capability::Ask, Capability::Review],
+        created_ms: 0,
+        ..shell_agent(name, "true")
+    }
+}
+
 /// `sh -c command` through the product's process runner `n` times, one after another: the
 /// anchor a daemon-run figure is held against.
 async fn sh_runs(command: &str, stdin: &[u8], n: usize) -> Result<Duration, String> {
@@ -78,7 +88,7 @@ pub use chat::bench_chat;
 pub use daemon::bench_daemon;
 pub use parse::bench_parse;
 pub use settle::bench_settle;
-pub use tui::{bench_idle, bench_tui};
+pub use tui::{bench_tui, idle::bench_idle};
 
 /// One benchmark group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]

@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use gitmoot_ui::view::DaemonStatus;
 use gitmoot_ui::{Event, Theme, update};
 
-use super::tui::{
-    Pane, SeedSize, Seeded, median, ms, render_frame, seed, seed_root, settle_one, view_state,
-};
+use super::tui::frame::{render_frame, view_state};
+use super::tui::idle::Pane;
+use super::tui::seed::{SeedSize, Seeded, seed, seed_root, settle_one};
+use super::tui::{median, ms};
 use crate::store::Store;
 use crate::tui::load::Loader;
 

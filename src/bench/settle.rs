@@ -6,11 +6,11 @@ use std::time::Instant;
 use crate::clock::ManualClock;
 use crate::config::OrchestrateConfig;
 use crate::contract::{Decision, Delegation, FailurePolicy, GitmootResult};
-use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use crate::domain::{Action, JobState};
 use crate::engine::{
     EngineError, NoHooks, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root,
 };
-use crate::store::agents::{self, Agent};
+use crate::store::agents;
 use crate::store::{Store, jobs};
 
 fn result(decision: Decision, delegations: Vec<Delegation>) -> GitmootResult {
@@ -53,24 +53,8 @@ fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
         max_delegation_total_jobs: 65,
         ..OrchestrateConfig::default()
     };
-    store.write(|tx| {
-        agents::insert(
-            tx,
-            &Agent {
-                name: "bench".into(),
-                runtime: RuntimeKind::Shell,
-                command: Some("true".into()),
-                model: None,
-                effort: None,
-                capabilities: vec![Capability::Ask, Capability::Review],
-                policy: AutonomyPolicy::ReadOnly,
-                repos: vec![],
-                chat_autorespond: false,
-                created_ms: 0,
-            },
-        )
-        .map_err(EngineError::from)
-    })?;
+    store
+        .write(|tx| agents::insert(tx, &super::seeded_agent("bench")).map_err(EngineError::from))?;
     let root = store.write(|tx| {
         submit_root(
             tx,

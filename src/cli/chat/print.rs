@@ -1,0 +1,80 @@
+//! The shapes chat verbs print: the `--json` documents of threads, messages and inbox rows,
+//! and the transcript's text line; must not open the store.
+
+use serde_json::{Value, json};
+
+use crate::chat::relay::WireMessage;
+use crate::cli::output::print_json;
+use crate::store::chat::{InboxRow, Message, Thread};
+
+/// `chat list --json` entries: `{id, slug, title, repo, state, last_activity}`.
+pub(super) fn thread_json(t: &Thread) -> Value {
+    json!({
+        "id": t.id,
+        "slug": t.slug,
+        "title": t.title,
+        "repo": t.repo,
+        "state": t.state,
+        "last_activity": t.updated_ms,
+    })
+}
+
+/// `chat show --json` messages: `{seq, kind, author, body, mentions, reply_to,
+/// promoted_job_id, ts}`.
+pub(super) fn message_json(m: &Message) -> Value {
+    json!({
+        "seq": m.seq,
+        "kind": m.kind,
+        "author": m.author_name,
+        "body": m.body,
+        "mentions": m.mentions,
+        "reply_to": m.reply_to,
+        "promoted_job_id": m.promoted_job_id,
+        "ts": m.ts_ms,
+    })
+}
+
+pub(super) fn wire_json(m: &WireMessage) -> Value {
+    json!({
+        "seq": m.seq,
+        "kind": m.kind,
+        "author": m.author,
+        "body": m.body,
+        "mentions": m.mentions,
+    })
+}
+
+/// `chat inbox --json` entries: `{thread, seq, author, body, read}`.
+pub(super) fn inbox_json(r: &InboxRow) -> Value {
+    json!({
+        "thread": r.thread_slug,
+        "seq": r.seq,
+        "author": r.author,
+        "body": r.body,
+        "read": !r.unread,
+    })
+}
+
+pub(super) fn print_thread_state(t: &Thread, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(&thread_json(t));
+    }
+    println!("thread: {}", t.slug);
+    println!("state: {}", t.state);
+    Ok(())
+}
+
+pub(super) fn print_message_line(
+    seq: i64,
+    kind: &str,
+    author: &str,
+    body: &str,
+    mentions: &[String],
+) {
+    // Posts are Markdown; printed as the transcript renders them, minus the styles.
+    let body = gitmoot_ui::widgets::threads::plain_markdown(body);
+    println!("#{seq} [{kind}] {author}: {body}");
+    if !mentions.is_empty() {
+        println!("    mentions: {}", mentions.join(", "));
+    }
+}

@@ -1,0 +1,168 @@
+//! The thread verbs: `chat create`, `list`, `show`, `close`, `reopen` and `rename`; must
+//! not touch inboxes or jobs.
+
+use serde_json::json;
+
+use super::ThreadArg;
+use super::print::{message_json, print_message_line, print_thread_state, thread_json};
+use crate::Invalid;
+use crate::chat::threads::{self, NewThread};
+use crate::chat::{messages, write_retry};
+use crate::cli::Ctx;
+use crate::cli::output::print_json;
+use crate::clock::SystemClock;
+use crate::store::chat::ThreadState;
+
+/// `chat create`: a new thread, its name slugified.
+pub(super) fn create(
+    ctx: &Ctx,
+    name: String,
+    repo: String,
+    topic: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let clock = SystemClock;
+    // Validate before opening the store: bad input creates nothing, not even a home.
+    threads::slug_for(&name, "chat")?;
+    let mut store = ctx.store()?;
+    let t = write_retry(&mut store, |tx| {
+        threads::create(
+            tx,
+            &clock,
+            NewThread {
+                name: &name,
+                repo: repo.trim(),
+                // The name as typed is the title; only the slug is normalised.
+                title: topic.as_deref().or(Some(name.as_str())),
+                created_by: "human",
+            },
+        )
+    })?;
+    if json {
+        return print_json(&thread_json(&t));
+    }
+    println!("thread: {}", t.slug);
+    println!("id: {}", t.id);
+    println!("name: {}", t.title);
+    println!("repo: {}", t.repo);
+    println!("state: {}", t.state);
+    Ok(())
+}
+
+/// `chat list`: open threads (all with `--all`), most recent activity first.
+pub(super) fn list(ctx: &Ctx, repo: Option<String>, all: bool, json: bool) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let list = threads::list(store.conn(), repo.as_deref(), all)?;
+    if json {
+        return print_json(&list.iter().map(thread_json).collect::<Vec<_>>());
+    }
+    if list.is_empty() {
+        println!("no chat threads");
+    }
+    for t in &list {
+        let archived = if t.state == ThreadState::Archived {
+            " [archived]"
+        } else {
+            ""
+        };
+        println!("{:<24} {:<20} {}{archived}", t.slug, t.repo, t.title);
+    }
+    Ok(())
+}
+
+/// `chat show`: a thread's header, participants and transcript.
+pub(super) fn show(
+    ctx: &Ctx,
+    thread: String,
+    repo: Option<String>,
+    limit: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let t = threads::resolve(store.conn(), &thread, repo.as_deref())?;
+    let msgs = messages::transcript(store.conn(), &t, limit.filter(|n| *n > 0))?;
+    if json {
+        let mut th = thread_json(&t);
+        th["origin"] = json!(t.origin);
+        th["created_by"] = json!(t.created_by);
+        th["created"] = json!(t.created_ms);
+        return print_json(&json!({
+            "thread": th,
+            "messages": msgs.iter().map(message_json).collect::<Vec<_>>(),
+        }));
+    }
+    println!("thread: {} ({})", t.slug, t.state);
+    println!("title: {}", t.title);
+    println!("repo: {}", t.repo);
+    let people = threads::participants(store.conn(), &t.id)?;
+    if !people.is_empty() {
+        let list: Vec<String> = people
+            .iter()
+            .map(|p| match (&p.policy, p.registered) {
+                (Some(policy), true) => format!(
+                    "{} ({}; {policy})",
+                    p.name,
+                    p.capabilities
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+                _ => p.name.clone(),
+            })
+            .collect();
+        println!("participants: {}", list.join(", "));
+    }
+    if msgs.is_empty() {
+        println!("(no messages)");
+    }
+    for m in &msgs {
+        print_message_line(m.seq, m.kind.as_str(), &m.author_name, &m.body, &m.mentions);
+        if let Some(r) = m.reply_to {
+            println!("    reply to: #{r}");
+        }
+        if let Some(j) = &m.promoted_job_id {
+            println!("    promoted job: {j}");
+        }
+        for r in &m.refs {
+            println!("    ref: {}:{}", r.kind, r.id);
+        }
+    }
+    Ok(())
+}
+
+/// `chat rename`: a thread's new display title.
+pub(super) fn rename(
+    ctx: &Ctx,
+    thread: String,
+    title: String,
+    repo: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    if title.trim().is_empty() {
+        return Err(Invalid("chat rename requires a non-empty new name".into()).into());
+    }
+    let mut store = ctx.store()?;
+    let clock = SystemClock;
+    let t = write_retry(&mut store, |tx| {
+        let t = threads::resolve(tx, &thread, repo.as_deref())?;
+        threads::rename(tx, &clock, &t, &title)
+    })?;
+    if json {
+        return print_json(&thread_json(&t));
+    }
+    println!("thread: {}", t.slug);
+    println!("name: {}", t.title);
+    Ok(())
+}
+
+/// `chat close` and `chat reopen`: a thread archived or restored.
+pub(super) fn set_state(ctx: &Ctx, a: ThreadArg, state: ThreadState) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let clock = SystemClock;
+    let t = write_retry(&mut store, |tx| {
+        let t = threads::resolve(tx, &a.thread, a.repo.as_deref())?;
+        threads::set_state(tx, &clock, &t, state)
+    })?;
+    print_thread_state(&t, a.json)
+}

@@ -1,0 +1,140 @@
+//! The verbs that turn a message into work: `chat task` promotes it into a job, `chat
+//! answer` resumes the job paused on the thread, `chat remember` captures it as memory.
+
+use serde_json::json;
+
+use crate::Invalid;
+use crate::chat::remember::RememberStatus;
+use crate::chat::{ChatHooks, answer, promote, remember, threads, write_retry};
+use crate::cli::Ctx;
+use crate::cli::output::print_json;
+use crate::clock::SystemClock;
+use crate::domain::Action;
+use crate::store::memory::Tier;
+
+/// `chat task`: a message promoted into one job for the agent it names.
+pub(super) fn task(
+    ctx: &Ctx,
+    thread: String,
+    message: Option<String>,
+    message_file: Option<std::path::PathBuf>,
+    action: Action,
+    repo: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let message = crate::cli::input::text(message, message_file, "message")?;
+    if message.trim().is_empty() {
+        return Err(Invalid("chat task requires a non-empty message".into()).into());
+    }
+    let mut store = ctx.store()?;
+    let clock = SystemClock;
+    let p = promote::task_message(
+        &mut store,
+        &clock,
+        &thread,
+        repo.as_deref(),
+        &message,
+        action,
+    )?;
+    if json {
+        return print_json(&json!({
+            "job_id": p.job_id,
+            "state": p.state,
+            "agent": p.agent,
+            "action": p.action,
+            "thread": p.thread.slug,
+            "seq": p.message.seq,
+        }));
+    }
+    println!("promoted job: {}", p.job_id);
+    println!("state: {}", p.state);
+    println!("agent: {}", p.agent);
+    println!("action: {}", p.action);
+    Ok(())
+}
+
+/// `chat answer`: the answer to the job paused on the thread.
+pub(super) fn answer_job(
+    ctx: &Ctx,
+    thread: String,
+    text: String,
+    repo: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    if text.trim().is_empty() {
+        return Err(Invalid("chat answer requires a non-empty answer".into()).into());
+    }
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let clock = SystemClock;
+    let a = answer::answer_message(
+        &mut store,
+        &clock,
+        &cfg.orchestrate,
+        &ChatHooks,
+        &thread,
+        repo.as_deref(),
+        &text,
+    )?;
+    if json {
+        return print_json(&json!({
+            "thread": a.thread.slug,
+            "job_id": a.job_id,
+            "continuation": a.continuation,
+        }));
+    }
+    println!("answered job: {}", a.job_id);
+    println!("thread: {}", a.thread.slug);
+    if let Some(c) = &a.continuation {
+        println!("continuation: {c}");
+    }
+    Ok(())
+}
+
+/// `chat remember`: one message captured as a memory observation.
+pub(super) fn remember_message(
+    ctx: &Ctx,
+    thread: String,
+    seq: String,
+    repo: Option<String>,
+    tier: String,
+    agent: String,
+    json: bool,
+) -> anyhow::Result<()> {
+    let seq_n = seq
+        .trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Invalid(format!("chat remember: invalid message sequence {seq:?}")))?;
+    let tier: Tier = tier.parse().map_err(|_| {
+        Invalid(format!(
+            "chat remember: invalid --tier {tier:?} (want repo|general)"
+        ))
+    })?;
+    if agent.trim().is_empty() {
+        return Err(Invalid("chat remember: --agent cannot be empty".into()).into());
+    }
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let clock = SystemClock;
+    let r = write_retry(&mut store, |tx| {
+        let t = threads::resolve(tx, &thread, repo.as_deref())?;
+        remember::remember(tx, &clock, &cfg, &t, seq_n, &agent, tier)
+    })?;
+    if json {
+        return print_json(&r);
+    }
+    match (r.status, r.rejected_reason) {
+        (RememberStatus::Rejected, Some(why)) => {
+            println!("message #{seq_n} rejected for memory: {}", why.as_str())
+        }
+        (RememberStatus::Deduped, _) => println!("message #{seq_n} already remembered"),
+        (_, _) if r.confirmed => println!(
+            "remembered message #{seq_n} and confirmed it into {}'s private memory",
+            r.agent
+        ),
+        _ => println!("remembered message #{seq_n} as a pending observation"),
+    }
+    Ok(())
+}

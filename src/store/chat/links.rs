@@ -1,0 +1,88 @@
+//! Job links (`chat_job_links`): which tree's result belongs in which thread; must not
+//! touch job rows (it only reads their state).
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::LinkPurpose;
+use crate::clock::Millis;
+use crate::store::Result;
+
+/// A tree whose result belongs in a thread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobLink {
+    pub root_id: String,
+    pub thread_id: String,
+    /// The seq the result replies to (promotion, trigger, announcement, questions).
+    pub reply_to: i64,
+    pub purpose: LinkPurpose,
+    pub agent: String,
+    pub created_ms: Millis,
+}
+
+/// Records the link unless the tree already has one (the first link wins).
+pub fn insert_link(conn: &Connection, l: &JobLink) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "INSERT INTO chat_job_links(root_id, thread_id, reply_to, purpose, agent, created_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(root_id) DO NOTHING",
+        )?
+        .execute(params![
+            l.root_id,
+            l.thread_id,
+            l.reply_to,
+            l.purpose,
+            l.agent,
+            l.created_ms
+        ])?
+        > 0)
+}
+
+fn link_row(r: &Row<'_>) -> rusqlite::Result<JobLink> {
+    Ok(JobLink {
+        root_id: r.get(0)?,
+        thread_id: r.get(1)?,
+        reply_to: r.get(2)?,
+        purpose: r.get(3)?,
+        agent: r.get(4)?,
+        created_ms: r.get(5)?,
+    })
+}
+
+pub fn link(conn: &Connection, root_id: &str) -> Result<Option<JobLink>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT root_id, thread_id, reply_to, purpose, agent, created_ms FROM chat_job_links WHERE root_id = ?1",
+        )?
+        .query_row([root_id], link_row)
+        .optional()?)
+}
+
+/// Links of one purpose for (thread, agent) whose root job is still queued or running.
+pub fn in_flight_links(
+    conn: &Connection,
+    thread_id: &str,
+    agent: &str,
+    purpose: LinkPurpose,
+) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM chat_job_links l JOIN jobs j ON j.id = l.root_id
+             WHERE l.thread_id = ?1 AND l.agent = ?2 AND l.purpose = ?3 AND j.state IN ('queued', 'running')",
+        )?
+        .query_row(params![thread_id, agent, purpose], |r| r.get(0))?)
+}
+
+/// When the newest link of one purpose for (thread, agent) was made.
+pub fn last_link_ms(
+    conn: &Connection,
+    thread_id: &str,
+    agent: &str,
+    purpose: LinkPurpose,
+) -> Result<Option<Millis>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT MAX(created_ms) FROM chat_job_links WHERE thread_id = ?1 AND agent = ?2 AND purpose = ?3",
+        )?
+        .query_row(params![thread_id, agent, purpose], |r| r.get(0))?)
+}

@@ -1,0 +1,194 @@
+//! Mention rows (`chat_mentions`): inbox pages, marking read and the auto-respond
+//! candidates; the badge counters those rows feed live in `unread.rs`.
+
+use rusqlite::{Connection, Row, params};
+use serde::Serialize;
+
+use super::MessageKind;
+use crate::clock::Millis;
+use crate::store::{Result, StoreError};
+
+/// One inbox row: a mention of an agent on a message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mention {
+    pub id: i64,
+    pub message_id: String,
+    pub thread_id: String,
+    pub seq: i64,
+    pub kind: MessageKind,
+    pub agent: String,
+    pub agent_origin: String,
+    pub resolved: bool,
+    pub unread: bool,
+    pub created_ms: Millis,
+}
+
+pub fn insert_mention(conn: &Connection, m: &Mention) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO chat_mentions(message_id, thread_id, seq, kind, agent, agent_origin, resolved, unread, created_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        m.message_id,
+        m.thread_id,
+        m.seq,
+        m.kind,
+        m.agent,
+        m.agent_origin,
+        m.resolved,
+        m.unread,
+        m.created_ms
+    ])?;
+    Ok(())
+}
+
+/// An inbox entry joined to its message and thread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InboxRow {
+    pub mention_id: i64,
+    pub thread_id: String,
+    pub thread_slug: String,
+    pub repo: String,
+    pub seq: i64,
+    pub kind: MessageKind,
+    pub author: String,
+    pub body: String,
+    pub ts_ms: Millis,
+    pub unread: bool,
+}
+
+/// Resolved mentions of `agent` from this home, newest first.
+pub fn inbox(
+    conn: &Connection,
+    agent: &str,
+    origin: &str,
+    unread_only: bool,
+    limit: Option<usize>,
+) -> Result<Vec<InboxRow>> {
+    let mut out = Vec::new();
+    inbox_each(conn, agent, origin, unread_only, limit, None, |r| {
+        out.push(r);
+        Ok::<_, StoreError>(())
+    })?;
+    Ok(out)
+}
+
+fn inbox_row(r: &Row<'_>) -> rusqlite::Result<InboxRow> {
+    Ok(InboxRow {
+        mention_id: r.get(0)?,
+        thread_id: r.get(1)?,
+        thread_slug: r.get(2)?,
+        repo: r.get(3)?,
+        seq: r.get(4)?,
+        kind: r.get(5)?,
+        author: r.get(6)?,
+        body: r.get(7)?,
+        ts_ms: r.get(8)?,
+        unread: r.get(9)?,
+    })
+}
+
+/// The SQL of one inbox page, walking the agent's inbox index newest first from the
+/// `before` mention id; `EXPLAIN QUERY PLAN` checks read it too.
+pub fn inbox_query(unread_only: bool) -> String {
+    format!(
+        "SELECT m.id, m.thread_id, t.slug, t.repo, m.seq, m.kind, c.author_name, c.body, c.ts_ms, m.unread
+         FROM chat_mentions m {}
+         JOIN chat_messages c ON c.id = m.message_id
+         JOIN chat_threads t ON t.id = m.thread_id
+         WHERE m.agent = ?1 AND m.agent_origin = ?2 AND m.resolved = 1 AND m.id < ?4 {}
+         ORDER BY m.id DESC LIMIT ?3",
+        if unread_only {
+            "INDEXED BY chat_mentions_unread"
+        } else {
+            "INDEXED BY chat_mentions_inbox"
+        },
+        if unread_only { "AND m.unread = 1" } else { "" }
+    )
+}
+
+/// Streams an inbox page to `each`, one row at a time: mentions older than `before` (a
+/// mention id), newest first, at most `limit`.
+pub fn inbox_each<E: From<StoreError>>(
+    conn: &Connection,
+    agent: &str,
+    origin: &str,
+    unread_only: bool,
+    limit: Option<usize>,
+    before: Option<i64>,
+    mut each: impl FnMut(InboxRow) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let mut st = conn
+        .prepare_cached(&inbox_query(unread_only))
+        .map_err(StoreError::from)?;
+    let limit = limit.map(|n| n as i64).unwrap_or(-1);
+    let mut rows = st
+        .query(params![agent, origin, limit, before.unwrap_or(i64::MAX)])
+        .map_err(StoreError::from)?;
+    while let Some(r) = rows.next().map_err(StoreError::from)? {
+        each(inbox_row(r).map_err(StoreError::from)?)?;
+    }
+    Ok(())
+}
+
+/// Marks mentions read: one thread or all, some seqs or all, some kinds or all.
+pub fn mark_read(
+    conn: &Connection,
+    agent: &str,
+    origin: &str,
+    thread_id: Option<&str>,
+    seqs: Option<&[i64]>,
+    kind: Option<MessageKind>,
+) -> Result<usize> {
+    let mut st = conn.prepare_cached(
+        "UPDATE chat_mentions SET unread = 0 WHERE agent = ?1 AND agent_origin = ?2 AND unread = 1
+         AND (?3 IS NULL OR thread_id = ?3) AND (?4 IS NULL OR seq = ?4) AND (?5 IS NULL OR kind = ?5)",
+    )?;
+    match seqs {
+        None => Ok(st.execute(params![agent, origin, thread_id, None::<i64>, kind])?),
+        Some(list) => {
+            let mut n = 0;
+            for s in list {
+                n += st.execute(params![agent, origin, thread_id, s, kind])?;
+            }
+            Ok(n)
+        }
+    }
+}
+
+/// An unread chat-kind mention of an enrolled agent in an open, non-moot thread: one per
+/// (thread, agent), carrying the newest triggering seq.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoCandidate {
+    pub thread_id: String,
+    pub agent: String,
+    pub seq: i64,
+}
+
+/// `also_enrolled` names agents enrolled by configuration rather than their registration.
+pub fn autorespond_candidates(
+    conn: &Connection,
+    origin: &str,
+    also_enrolled: &[String],
+) -> Result<Vec<AutoCandidate>> {
+    let also = serde_json::to_string(also_enrolled).unwrap_or_else(|_| "[]".into());
+    let mut st = conn.prepare_cached(
+        "SELECT m.thread_id, m.agent, MAX(m.seq)
+         FROM chat_mentions m
+         JOIN agents a ON a.name = m.agent
+           AND (a.chat_autorespond = 1 OR a.name IN (SELECT value FROM json_each(?2)))
+         JOIN chat_threads t ON t.id = m.thread_id AND t.state = 'open'
+         WHERE m.unread = 1 AND m.resolved = 1 AND m.kind = 'chat' AND m.agent_origin = ?1
+           AND NOT EXISTS (SELECT 1 FROM chat_thread_meta x WHERE x.thread_id = t.id AND x.key = 'moot')
+         GROUP BY m.thread_id, m.agent ORDER BY m.thread_id, m.agent",
+    )?;
+    Ok(st
+        .query_map(params![origin, also], |r| {
+            Ok(AutoCandidate {
+                thread_id: r.get(0)?,
+                agent: r.get(1)?,
+                seq: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?)
+}

@@ -1,0 +1,165 @@
+//! The chat tables: threads, messages (per-thread gap-free `seq`), mentions (the inbox
+//! index), per-thread metadata and the job links that route results back into threads.
+//! This file holds the schema, the shared vocabulary and the two lookups of other tables;
+//! each table's rows live in its own child file.
+//!
+//! Rows and queries only: whether a send is allowed, who gets an inbox row and when a job
+//! result is posted are decided in `crate::chat`. Must not touch job or escalation rows.
+
+use crate::domain::named_enum;
+use rusqlite::{Connection, OptionalExtension};
+
+use super::Result;
+use crate::Invalid;
+
+mod links;
+mod mentions;
+mod messages;
+mod threads;
+mod unread;
+
+pub use links::{JobLink, in_flight_links, insert_link, last_link_ms, link};
+pub use mentions::{
+    AutoCandidate, InboxRow, Mention, autorespond_candidates, inbox, inbox_each, inbox_query,
+    insert_mention, mark_read,
+};
+pub use messages::{
+    Message, Ref, authors, count_agent_turns, count_kind, insert_message, last_result_ms, last_seq,
+    mentioned_agents, message_by_seq, messages, next_seq, recent_promotion_exists, result_posted,
+    set_promoted_job, system_body_exists,
+};
+pub use threads::{
+    Thread, insert_thread, list_threads, meta_get, meta_set, thread, threads_by_slug, update_thread,
+};
+pub(super) use unread::UNREAD_COUNTERS;
+pub use unread::{unread_by_thread, unread_counts, unread_total};
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE chat_threads (
+    id         TEXT PRIMARY KEY,
+    slug       TEXT NOT NULL,
+    title      TEXT NOT NULL,
+    repo       TEXT NOT NULL,
+    origin     TEXT NOT NULL,
+    state      TEXT NOT NULL DEFAULT 'open',
+    created_by TEXT NOT NULL DEFAULT '',
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    UNIQUE (repo, slug)
+);
+CREATE INDEX chat_threads_slug ON chat_threads(slug);
+CREATE TABLE chat_messages (
+    id              TEXT PRIMARY KEY,
+    origin          TEXT NOT NULL,
+    thread_id       TEXT NOT NULL REFERENCES chat_threads(id),
+    seq             INTEGER NOT NULL,
+    ts_ms           INTEGER NOT NULL,
+    author_kind     TEXT NOT NULL,
+    author_name     TEXT NOT NULL,
+    author_origin   TEXT NOT NULL,
+    kind            TEXT NOT NULL DEFAULT 'chat',
+    body            TEXT NOT NULL,
+    envelope_json   TEXT NOT NULL,
+    refs_json       TEXT NOT NULL DEFAULT '[]',
+    reply_to        INTEGER,
+    promoted_job_id TEXT,
+    job_id          TEXT,
+    content_hash    TEXT,
+    signature       TEXT,
+    signer_pubkey   TEXT,
+    UNIQUE (thread_id, seq)
+);
+CREATE INDEX chat_messages_promoted ON chat_messages(promoted_job_id) WHERE promoted_job_id IS NOT NULL;
+CREATE INDEX chat_messages_job ON chat_messages(job_id) WHERE job_id IS NOT NULL;
+CREATE INDEX chat_messages_kind ON chat_messages(thread_id, kind, author_name) WHERE kind != 'chat';
+CREATE INDEX chat_messages_agent_turns ON chat_messages(thread_id) WHERE kind = 'chat' AND author_kind = 'agent';
+CREATE UNIQUE INDEX chat_messages_hash ON chat_messages(content_hash) WHERE content_hash IS NOT NULL;
+CREATE TABLE chat_mentions (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id   TEXT NOT NULL REFERENCES chat_messages(id),
+    thread_id    TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    kind         TEXT NOT NULL,
+    agent        TEXT NOT NULL,
+    agent_origin TEXT NOT NULL,
+    resolved     INTEGER NOT NULL DEFAULT 1,
+    unread       INTEGER NOT NULL DEFAULT 1,
+    created_ms   INTEGER NOT NULL
+);
+CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
+CREATE INDEX chat_mentions_unread ON chat_mentions(agent, agent_origin) WHERE unread = 1 AND resolved = 1;
+-- The per-thread unread badge reads this small index only, never the whole history.
+CREATE INDEX chat_mentions_thread_badges ON chat_mentions(thread_id) WHERE unread = 1 AND resolved = 1;
+CREATE TABLE chat_thread_meta (
+    thread_id  TEXT NOT NULL REFERENCES chat_threads(id),
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, key)
+);
+CREATE TABLE chat_job_links (
+    root_id    TEXT PRIMARY KEY,
+    thread_id  TEXT NOT NULL REFERENCES chat_threads(id),
+    reply_to   INTEGER NOT NULL,
+    purpose    TEXT NOT NULL,
+    agent      TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+CREATE INDEX chat_job_links_thread ON chat_job_links(thread_id, agent, purpose);
+";
+
+named_enum!(
+    /// Open threads take messages; archived ones are kept for audit only.
+    ThreadState, "chat thread state",
+    unknown(other) => Invalid(format!("chat thread state {other:?} is not supported")),
+    { Open => "open", Archived => "archived" }
+);
+
+named_enum!(
+    /// The fixed message vocabulary; only `chat` is ever scanned for mentions.
+    MessageKind, "chat message kind",
+    unknown(other) => Invalid(format!("chat message kind {other:?} is not supported")),
+    {
+        Chat => "chat",
+        PromotionRequest => "promotion_request",
+        JobResult => "job_result",
+        System => "system",
+    }
+);
+
+named_enum!(
+    /// Who wrote a message.
+    AuthorKind, "chat author kind",
+    unknown(other) => Invalid(format!("chat author kind {other:?} is not supported")),
+    { Human => "human", Agent => "agent", System => "system" }
+);
+
+named_enum!(
+    /// Why a tree is linked to a thread, which decides what its result looks like there.
+    LinkPurpose, "chat link purpose",
+    unknown(other) => Invalid(format!("chat link purpose {other:?} is not supported")),
+    {
+        Promotion => "promotion",
+        AutoRespond => "auto_respond",
+        MootSeat => "moot_seat",
+        AskGate => "ask_gate",
+    }
+);
+
+/// Whether an agent with this exact name is registered (no row decoding: the send path
+/// asks this once per mention).
+pub fn agent_exists(conn: &Connection, name: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM agents WHERE name = ?1")?
+        .query_row([name], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// This home's origin stamp (`meta.home_id`), through a cached statement.
+pub fn origin(conn: &Connection) -> Result<String> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = 'home_id'")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| super::StoreError::not_found("meta home_id is missing"))
+}

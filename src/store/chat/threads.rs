@@ -1,0 +1,126 @@
+//! Thread rows and their per-thread metadata (`chat_threads`, `chat_thread_meta`); must not
+//! touch messages or mentions.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::ThreadState;
+use crate::clock::Millis;
+use crate::store::Result;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Thread {
+    pub id: String,
+    pub slug: String,
+    pub title: String,
+    pub repo: String,
+    pub origin: String,
+    pub state: ThreadState,
+    pub created_by: String,
+    pub created_ms: Millis,
+    pub updated_ms: Millis,
+}
+
+const THREAD_COLS: &str =
+    "id, slug, title, repo, origin, state, created_by, created_ms, updated_ms";
+
+/// The columns of a thread read back, with `updated_ms` raised to its newest message: a
+/// send does not rewrite the thread row (one page less per message).
+const THREAD_READ: &str = "t.id, t.slug, t.title, t.repo, t.origin, t.state, t.created_by, t.created_ms, \
+    MAX(t.updated_ms, COALESCE((SELECT c.ts_ms FROM chat_messages c WHERE c.thread_id = t.id ORDER BY c.seq DESC LIMIT 1), 0))";
+
+fn thread_row(r: &Row<'_>) -> rusqlite::Result<Thread> {
+    Ok(Thread {
+        id: r.get(0)?,
+        slug: r.get(1)?,
+        title: r.get(2)?,
+        repo: r.get(3)?,
+        origin: r.get(4)?,
+        state: r.get(5)?,
+        created_by: r.get(6)?,
+        created_ms: r.get(7)?,
+        updated_ms: r.get(8)?,
+    })
+}
+
+pub fn insert_thread(conn: &Connection, t: &Thread) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO chat_threads({THREAD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+    ))?
+    .execute(params![
+        t.id,
+        t.slug,
+        t.title,
+        t.repo,
+        t.origin,
+        t.state,
+        t.created_by,
+        t.created_ms,
+        t.updated_ms
+    ])?;
+    Ok(())
+}
+
+pub fn thread(conn: &Connection, id: &str) -> Result<Option<Thread>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {THREAD_READ} FROM chat_threads t WHERE t.id = ?1"
+        ))?
+        .query_row([id], thread_row)
+        .optional()?)
+}
+
+/// Threads with this slug, in one repo or in all of them, archived included.
+pub fn threads_by_slug(conn: &Connection, slug: &str, repo: Option<&str>) -> Result<Vec<Thread>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {THREAD_READ} FROM chat_threads t WHERE t.slug = ?1 AND (?2 IS NULL OR t.repo = ?2) ORDER BY t.repo"
+    ))?;
+    Ok(st
+        .query_map(params![slug, repo], thread_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Threads, most recent activity first.
+pub fn list_threads(
+    conn: &Connection,
+    repo: Option<&str>,
+    include_archived: bool,
+) -> Result<Vec<Thread>> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {THREAD_READ} AS activity FROM chat_threads t WHERE (?1 IS NULL OR t.repo = ?1) AND (?2 OR t.state = 'open')
+         ORDER BY activity DESC, t.id DESC"
+    ))?;
+    Ok(st
+        .query_map(params![repo, include_archived], thread_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn update_thread(conn: &Connection, t: &Thread) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE chat_threads SET title = ?2, state = ?3, updated_ms = ?4 WHERE id = ?1",
+    )?
+    .execute(params![t.id, t.title, t.state, t.updated_ms])?;
+    Ok(())
+}
+
+pub fn meta_get(conn: &Connection, thread_id: &str, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM chat_thread_meta WHERE thread_id = ?1 AND key = ?2")?
+        .query_row(params![thread_id, key], |r| r.get(0))
+        .optional()?)
+}
+
+pub fn meta_set(
+    conn: &Connection,
+    thread_id: &str,
+    key: &str,
+    value: &str,
+    now: Millis,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO chat_thread_meta(thread_id, key, value, updated_ms) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(thread_id, key) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms",
+    )?
+    .execute(params![thread_id, key, value, now])?;
+    Ok(())
+}
