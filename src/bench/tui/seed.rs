@@ -261,14 +261,7 @@ pub(in crate::bench) fn seed_root(
     let ev = |job: &Job, kind: &str, ts: Millis| {
         events::append(
             tx,
-            NewEvent {
-                ts_ms: ts,
-                root_id: Some(&root_id),
-                job_id: Some(&job.id),
-                kind,
-                message: format!("job {} {kind}", job.id),
-                data: None,
-            },
+            NewEvent::job(ts, &root_id, &job.id, kind).message(format!("job {} {kind}", job.id)),
         )
     };
     let mut root = Job::queued(
@@ -442,14 +435,8 @@ pub(in crate::bench) fn settle_one(
         jobs::put(tx, &job)?;
         events::append(
             tx,
-            NewEvent {
-                ts_ms: now,
-                root_id: Some(&job.root_id),
-                job_id: Some(&job.id),
-                kind: "succeeded",
-                message: format!("job {job_id} succeeded"),
-                data: None,
-            },
+            NewEvent::job(now, &job.root_id, &job.id, "succeeded")
+                .message(format!("job {job_id} succeeded")),
         )?;
         Ok(())
     })
