@@ -73,14 +73,14 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn source_files() -> Vec<SourceFile> {
-    let src = root().join("src");
+/// The files of the crate whose sources are under `src`.
+fn source_files(src: &Path) -> Vec<SourceFile> {
     let mut paths = Vec::new();
-    collect(&src, &mut paths);
+    collect(src, &mut paths);
     paths
         .into_iter()
         .map(|path| {
-            let rel = path.strip_prefix(&src).expect("under src");
+            let rel = path.strip_prefix(src).expect("under src");
             let mut module: ModPath = rel
                 .iter()
                 .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
@@ -300,9 +300,14 @@ fn label(module: &ModPath) -> String {
     }
 }
 
-/// The file-level graph: each file's module to the modules it references.
+/// The file-level graph of the product crate.
 fn graph() -> BTreeMap<ModPath, BTreeSet<ModPath>> {
-    let files = source_files();
+    graph_of(&root().join("src"))
+}
+
+/// The file-level graph of one crate: each file's module to the modules it references.
+fn graph_of(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+    let files = source_files(src);
     let modules: BTreeSet<ModPath> = files.iter().map(|f| f.module.clone()).collect();
     let mut edges = BTreeMap::new();
     for file in &files {
@@ -362,10 +367,11 @@ fn find_cycle(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Option<Vec<ModPat
 
 #[test]
 fn the_file_graph_has_no_circles() {
-    let edges = graph();
-    if let Some(cycle) = find_cycle(&edges) {
-        let shown: Vec<String> = cycle.iter().map(label).collect();
-        panic!("import circle: {}", shown.join(" → "));
+    for src in [root().join("src"), root().join("ui/src")] {
+        if let Some(cycle) = find_cycle(&graph_of(&src)) {
+            let shown: Vec<String> = cycle.iter().map(label).collect();
+            panic!("import circle in {}: {}", src.display(), shown.join(" → "));
+        }
     }
 }
 
