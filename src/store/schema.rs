@@ -29,6 +29,8 @@ const MIGRATIONS: &[&[&str]] = &[
     // Paging and badge reads that stay flat with history: the `job list` index and the
     // maintained unread counters.
     &[super::jobs::LIST_INDEX, super::chat::UNREAD_COUNTERS],
+    // Cheaper sends: the badge index the counters made unused.
+    &[super::chat::DROP_BADGE_INDEX],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -32,6 +32,11 @@ pub use threads::{
     Thread, insert_thread, list_threads, meta_get, meta_set, thread, threads_by_slug, update_thread,
 };
 pub(super) use unread::UNREAD_COUNTERS;
+
+/// The per-thread badge index the maintained counters (`chat_unread`) replaced: every send
+/// still paid for it (a page written per mention) though no read used it any more.
+pub(in crate::store) const DROP_BADGE_INDEX: &str =
+    "DROP INDEX IF EXISTS chat_mentions_thread_badges;";
 pub use unread::{unread_by_thread, unread_counts, unread_total};
 
 pub(super) const SCHEMA: &str = "
@@ -88,7 +93,7 @@ CREATE TABLE chat_mentions (
 );
 CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
 CREATE INDEX chat_mentions_unread ON chat_mentions(agent, agent_origin) WHERE unread = 1 AND resolved = 1;
--- The per-thread unread badge reads this small index only, never the whole history.
+-- (Migration 5 drops `chat_mentions_thread_badges`, made here before the counters.)
 CREATE INDEX chat_mentions_thread_badges ON chat_mentions(thread_id) WHERE unread = 1 AND resolved = 1;
 CREATE TABLE chat_thread_meta (
     thread_id  TEXT NOT NULL REFERENCES chat_threads(id),
