@@ -1,6 +1,7 @@
 //! `bench_daemon`: trivial shell jobs through a real daemon on a throwaway home, against
 //! `sh -c true` spawned the same way in the same process — the daemon's own cost per job
-//! (claim, prompt file, pid record, contract parse, settle) is the difference.
+//! (claim, prompt file, pid record, contract parse, settle) is the difference — and
+//! against a bare spawn with nothing of ours around it, the machine's own limit.
 //!
 //! Owns only the measurement; `gitmoot bench` prints it.
 
@@ -40,9 +41,17 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    let bare = bare_spawns(n)?;
     let spawn = rt.block_on(super::sh_runs("true", b"prompt", n))?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let bare_ms = ms(bare) / n as f64;
     let mut out = vec![
         ("daemon.jobs".to_string(), n.to_string()),
+        ("daemon.bare_spawn_ms".into(), format!("{bare_ms:.3}")),
+        (
+            "daemon.spawn_ceiling_jobs_per_s".into(),
+            format!("{:.0} ({cores} cores)", cores as f64 * 1_000.0 / bare_ms),
+        ),
         (
             "daemon.sh_true_spawn_ms".into(),
             format!("{:.3}", ms(spawn) / n as f64),
@@ -77,6 +86,21 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
         ));
     }
     Ok(out)
+}
+
+/// `sh -c true` started and waited for `n` times with nothing of ours around it (the
+/// standard library's spawn, no pipes, no supervision): the machine's own cost of a
+/// process, and with the core count the most trivial jobs any supervisor could run a
+/// second here.
+fn bare_spawns(n: usize) -> Result<Duration, String> {
+    let started = Instant::now();
+    for _ in 0..n {
+        std::process::Command::new("/bin/sh")
+            .args(["-c", "true"])
+            .status()
+            .map_err(|e| format!("spawning sh: {e}"))?;
+    }
+    Ok(started.elapsed())
 }
 
 fn ms(d: Duration) -> f64 {
