@@ -15,7 +15,7 @@ use gitmoot::clock::ManualClock;
 use gitmoot::config::Config;
 use gitmoot::contract::GitmootResult;
 use gitmoot::domain::{Action, AutonomyPolicy, Capability, JobKind, JobState, RuntimeKind};
-use gitmoot::engine::{self, Hooks, Outcome, Settlement, Usage};
+use gitmoot::engine::{self, Env, Hooks, Outcome, Settlement, Usage};
 use gitmoot::store::Store;
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::chat::{self as rows, AuthorKind, MessageKind, Thread};
@@ -172,8 +172,12 @@ impl Fixture {
 
     /// Answers the open round of `thread` in chat, as a human would.
     fn answer(&mut self, thread: &str, text: &str) -> Result<Answered, ChatError> {
-        let (clock, cfg) = (&self.clock, &self.cfg.orchestrate);
-        answer_message(&mut self.store, clock, cfg, &ChatHooks, thread, None, text)
+        let env = Env {
+            clock: &self.clock,
+            cfg: &self.cfg.orchestrate,
+            hooks: &ChatHooks,
+        };
+        answer_message(&mut self.store, env, thread, None, text)
     }
 
     fn messages(&self, t: &Thread) -> Vec<rows::Message> {

@@ -13,7 +13,7 @@ use gitmoot::clock::{Clock, SystemClock};
 use gitmoot::config::Config;
 use gitmoot::daemon::{Daemon, DaemonError, DaemonExit, LockError};
 use gitmoot::domain::{JobState, RunState};
-use gitmoot::engine::{self, EngineError, Hooks, NoHooks};
+use gitmoot::engine::{self, EngineError, Env, Hooks, NoHooks};
 use gitmoot::home::Home;
 use gitmoot::store::jobs::Job;
 
@@ -92,10 +92,10 @@ fn a_forced_kill_and_a_cancel_terminate_running_jobs() {
     let mut store = h.store();
     let cfg = Config::default();
     store
-        .write(|tx| engine::kill_root(tx, &SystemClock, &cfg.orchestrate, &NoHooks, &a, true))
+        .write(|tx| engine::kill_root(tx, env(&cfg), &a, true))
         .unwrap();
     store
-        .write(|tx| engine::cancel_job(tx, &SystemClock, &cfg.orchestrate, &NoHooks, &b))
+        .write(|tx| engine::cancel_job(tx, env(&cfg), &b))
         .unwrap();
     assert!(wait_until(Duration::from_secs(10), || {
         pids.iter().all(|p| !alive(read_pid(p)))
@@ -107,4 +107,13 @@ fn a_forced_kill_and_a_cancel_terminate_running_jobs() {
     assert!(h.job(&a).error.unwrap_or_default().contains("terminated"));
     handle.shutdown();
     handle.join().unwrap();
+}
+
+/// The engine as a headless script drives it: the wall clock, no hooks.
+fn env(cfg: &Config) -> Env<'_> {
+    Env {
+        clock: &SystemClock,
+        cfg: &cfg.orchestrate,
+        hooks: &NoHooks,
+    }
 }

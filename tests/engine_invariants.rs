@@ -311,9 +311,14 @@ fn hooks_see_every_terminal_job_and_each_opened_ask_round() {
         &format!("{root}/a"),
         asking(approved(), &[("q", "?")]),
     );
-    let (clock, cfg, b) = (&h.clock, &h.cfg, format!("{root}/b"));
+    let b = format!("{root}/b");
+    let env = gitmoot::engine::Env {
+        clock: &h.clock,
+        cfg: &h.cfg,
+        hooks: &rec,
+    };
     h.store
-        .write(|tx| gitmoot::engine::cancel_job(tx, clock, cfg, &rec, &b))
+        .write(|tx| gitmoot::engine::cancel_job(tx, env, &b))
         .unwrap();
     assert_eq!(
         *rec.finished.lock().unwrap(),

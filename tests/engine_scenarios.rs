@@ -845,11 +845,10 @@ fn kill_with_nothing_left_to_run_ends_at_once() {
     assert_eq!(rep.cancelled, [h.root.clone()]);
     assert_eq!(h.run().state, RunState::Killed);
     let e = {
-        let (clock, cfg, root) = (&h.clock, &h.cfg, h.root.clone());
+        let root = h.root.clone();
+        let env = engine_support::env(&h.clock, &h.cfg);
         h.store
-            .write(|tx| {
-                gitmoot::engine::kill_root(tx, clock, cfg, &gitmoot::engine::NoHooks, &root, false)
-            })
+            .write(|tx| gitmoot::engine::kill_root(tx, env, &root, false))
             .unwrap_err()
     };
     assert!(e.to_string().contains("is already killed"), "{e}");
@@ -861,16 +860,18 @@ fn cancel_a_queued_leg_moves_the_batch_on() {
         d("a", "rev").policy(FailurePolicy::Continue),
         d("b", "rev"),
     ]);
-    let (clock, cfg, id) = (&h.clock, &h.cfg, h.id("a"));
+    let id = h.id("a");
+    let env = engine_support::env(&h.clock, &h.cfg);
     h.store
-        .write(|tx| gitmoot::engine::cancel_job(tx, clock, cfg, &gitmoot::engine::NoHooks, &id))
+        .write(|tx| gitmoot::engine::cancel_job(tx, env, &id))
         .unwrap();
     h.ok("b", approved());
     assert!(h.job("continuation").prompt.contains("cancelled"));
-    let (clock, cfg, id) = (&h.clock, &h.cfg, h.id("a"));
+    let id = h.id("a");
+    let env = engine_support::env(&h.clock, &h.cfg);
     let e = h
         .store
-        .write(|tx| gitmoot::engine::cancel_job(tx, clock, cfg, &gitmoot::engine::NoHooks, &id))
+        .write(|tx| gitmoot::engine::cancel_job(tx, env, &id))
         .unwrap_err();
     assert!(e.to_string().contains("is already cancelled"));
 }

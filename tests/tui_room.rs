@@ -180,7 +180,7 @@ fn ctrl_z_then_fg_comes_back_redrawn_with_working_input() {
     t.keys(&["?"]);
     t.wait_for("Keys help", WAIT);
     t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.wait_gone("Keys help", WAIT);
     t.keys(&["q"]);
     // Bash printed EXIT=148 when the job stopped; `fg` returns the real exit status.
     t.wait_for("tui\nREADY>", WAIT);

@@ -10,8 +10,7 @@ use super::messages::{self, Post, job_ref};
 use super::{ChatError, Result, askgate, threads, write_retry};
 use crate::Invalid;
 use crate::clock::Clock;
-use crate::config::OrchestrateConfig;
-use crate::engine::{self, Hooks};
+use crate::engine::{self, Env};
 use crate::store::Store;
 use crate::store::chat::{self as rows, AuthorKind, Message, MessageKind, Thread};
 
@@ -89,25 +88,24 @@ fn ask_thread(conn: &Connection, job_id: &str) -> Result<Option<Thread>> {
 /// transaction, so a refused answer records nothing.
 pub fn answer_job(
     tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
+    env: Env<'_>,
     job_id: &str,
     text: &str,
 ) -> Result<JobAnswered> {
     // The engine refuses an empty answer, rolling the posted message back with it.
     let posted = match ask_thread(tx, job_id)? {
         Some(thread) => {
-            let message = post_answer(tx, clock, &thread, job_id, text)?;
+            let message = post_answer(tx, env.clock, &thread, job_id, text)?;
             Some((thread, message))
         }
         None => None,
     };
-    let continuation = engine::answer(tx, clock, cfg, hooks, job_id, text)?;
+    let continuation = engine::answer(tx, env, job_id, text)?;
     let posted = match posted {
-        Some((thread, message)) => {
-            Some((askgate::mark_answered(tx, clock, &thread, job_id)?, message))
-        }
+        Some((thread, message)) => Some((
+            askgate::mark_answered(tx, env.clock, &thread, job_id)?,
+            message,
+        )),
         None => None,
     };
     Ok(JobAnswered {
@@ -147,25 +145,18 @@ fn post_answer(
 }
 
 /// Answers the job paused on `thread` (see `answer_job`).
-pub fn answer(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
-    thread: &Thread,
-    text: &str,
-) -> Result<Answered> {
+pub fn answer(tx: &Transaction<'_>, env: Env<'_>, thread: &Thread, text: &str) -> Result<Answered> {
     if text.trim().is_empty() {
         return Err(Invalid("chat answer requires a non-empty answer".into()).into());
     }
     let job_id = resolve_target(tx, thread)?;
-    let done = answer_job(tx, clock, cfg, hooks, &job_id, text)?;
+    let done = answer_job(tx, env, &job_id, text)?;
     let (thread, message) = match done.posted {
         Some(p) => p,
         // The round's own thread is the one resolved above; a round recorded without it
         // still gets the answer where the human gave it.
         None => {
-            let message = post_answer(tx, clock, thread, &job_id, text)?;
+            let message = post_answer(tx, env.clock, thread, &job_id, text)?;
             (thread.clone(), message)
         }
     };
@@ -180,27 +171,23 @@ pub fn answer(
 /// `job answer` and the control room: answer by job id, commit.
 pub fn answer_job_message(
     store: &mut Store,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
+    env: Env<'_>,
     job_id: &str,
     text: &str,
 ) -> Result<JobAnswered> {
-    write_retry(store, |tx| answer_job(tx, clock, cfg, hooks, job_id, text))
+    write_retry(store, |tx| answer_job(tx, env, job_id, text))
 }
 
 /// `chat answer`: resolve the thread, answer, commit.
 pub fn answer_message(
     store: &mut Store,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
+    env: Env<'_>,
     thread_arg: &str,
     repo: Option<&str>,
     text: &str,
 ) -> Result<Answered> {
     write_retry(store, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
-        answer(tx, clock, cfg, hooks, &thread, text)
+        answer(tx, env, &thread, text)
     })
 }

@@ -15,15 +15,26 @@ use rusqlite::{Connection, Transaction};
 
 use super::messages::{self, Post, job_ref};
 use super::{ChatError, askgate};
-use crate::clock::Clock;
+use crate::clock::{Clock, SystemClock};
+use crate::config::OrchestrateConfig;
 use crate::contract::GitmootResult;
 use crate::domain::{JobKind, JobState};
-use crate::engine::{EngineError, Hooks};
+use crate::engine::{EngineError, Env, Hooks};
 use crate::store::chat::{self as rows, AuthorKind, MessageKind};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 
 pub struct ChatHooks;
+
+/// The engine as every surface drives it (CLI verbs, the control room, the demo): the wall
+/// clock and chat's hooks around the given knobs.
+pub fn live_env(cfg: &OrchestrateConfig) -> Env<'_> {
+    Env {
+        clock: &SystemClock,
+        cfg,
+        hooks: &ChatHooks,
+    }
+}
 
 const FIELD_CAP: usize = 2_000;
 const BODY_CAP: usize = 60_000;

@@ -34,7 +34,7 @@ use crate::engine::EngineError;
 use crate::store::{Store, StoreError};
 
 pub use autorespond::autorespond_sweep;
-pub use hooks::ChatHooks;
+pub use hooks::{ChatHooks, live_env};
 
 /// Everything chat can fail with. `Invalid` (bad input) exits 2; `Refused` (a state that
 /// forbids the action: archived thread, duplicate promotion, moot cap) exits 1.

@@ -163,9 +163,7 @@ pub fn wait_for_root(
                     let killed = store.write(|tx| {
                         crate::engine::kill_root(
                             tx,
-                            &crate::clock::SystemClock,
-                            &config.orchestrate,
-                            &crate::chat::ChatHooks,
+                            crate::chat::live_env(&config.orchestrate),
                             root,
                             true,
                         )

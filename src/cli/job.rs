@@ -10,7 +10,6 @@ use super::Ctx;
 use super::agent::parse;
 use super::output::{age, print_json};
 use super::page::{JsonStream, PageArgs};
-use crate::chat::ChatHooks;
 use crate::clock::{SystemClock, now_ms};
 use crate::domain::{Action, JobState};
 use crate::engine::{self, ResumeVerb, SubmitRoot};
@@ -440,7 +439,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let mut store = ctx.store()?;
             let root = jobs::resolve_id(store.conn(), &root)?;
             let report = store.write(|tx| {
-                engine::kill_root(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &root, force)
+                engine::kill_root(tx, crate::chat::live_env(&cfg.orchestrate), &root, force)
             })?;
             if json {
                 return print_json(&report);
@@ -476,7 +475,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let mut store = ctx.store()?;
             let id = jobs::resolve_id(store.conn(), &id)?;
             store.write(|tx| {
-                engine::session::close(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id, result)
+                engine::session::close(tx, crate::chat::live_env(&cfg.orchestrate), &id, result)
             })?;
             print_id(&id, json)
         }
@@ -490,14 +489,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let mut store = ctx.store()?;
             let id = store.write(|tx| -> Result<String, engine::EngineError> {
                 let id = engine::session::open(tx, &SystemClock, session.open())?;
-                engine::session::close(
-                    tx,
-                    &SystemClock,
-                    &cfg.orchestrate,
-                    &ChatHooks,
-                    &id,
-                    result,
-                )?;
+                engine::session::close(tx, crate::chat::live_env(&cfg.orchestrate), &id, result)?;
                 Ok(id)
             })?;
             print_id(&id, json)
@@ -506,9 +498,8 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
             let id = jobs::resolve_id(store.conn(), &id)?;
-            store.write(|tx| {
-                engine::cancel_job(tx, &SystemClock, &cfg.orchestrate, &ChatHooks, &id)
-            })?;
+            store
+                .write(|tx| engine::cancel_job(tx, crate::chat::live_env(&cfg.orchestrate), &id))?;
             println!("cancelled {id}");
             Ok(())
         }
@@ -544,9 +535,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let job = jobs::resolve_id(store.conn(), &job)?;
             let done = crate::chat::answer::answer_job_message(
                 &mut store,
-                &SystemClock,
-                &cfg.orchestrate,
-                &ChatHooks,
+                crate::chat::live_env(&cfg.orchestrate),
                 &job,
                 &text,
             )?;
@@ -572,9 +561,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             store.write(|tx| {
                 engine::resume(
                     tx,
-                    &SystemClock,
-                    &cfg.orchestrate,
-                    &ChatHooks,
+                    crate::chat::live_env(&cfg.orchestrate),
                     &job,
                     verb,
                     Some(text.as_str()).filter(|t| !t.is_empty()),

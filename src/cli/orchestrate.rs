@@ -6,8 +6,6 @@ use clap::{Args, Subcommand};
 use super::Ctx;
 use super::agent::parse;
 use super::output::print_json;
-use crate::chat::ChatHooks;
-use crate::clock::SystemClock;
 use crate::domain::RuntimeKind;
 use crate::engine::recipes::{self, Recipe, RecipeRun};
 
@@ -59,9 +57,7 @@ pub fn run(ctx: &Ctx, cmd: OrchestrateCmd) -> anyhow::Result<()> {
     let started = store.write(|tx| {
         recipes::start(
             tx,
-            &SystemClock,
-            &cfg.orchestrate,
-            &ChatHooks,
+            crate::chat::live_env(&cfg.orchestrate),
             RecipeRun {
                 recipe,
                 goal: a.goal,

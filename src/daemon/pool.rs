@@ -226,7 +226,14 @@ impl Pool {
                 let config = sh.config();
                 if sweep_due {
                     store.write(|tx| {
-                        engine::sweep(tx, sh.clock.as_ref(), &config.orchestrate, &*sh.hooks)
+                        engine::sweep(
+                            tx,
+                            engine::Env {
+                                clock: sh.clock.as_ref(),
+                                cfg: &config.orchestrate,
+                                hooks: &*sh.hooks,
+                            },
+                        )
                     })?;
                     if config.chat.auto_respond {
                         let asked = store.write(|tx| {

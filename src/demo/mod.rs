@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use crate::chat::threads;
 use crate::chat::{ChatHooks, messages};
-use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::domain::{JobState, RunState};
@@ -142,9 +141,7 @@ fn answer_everything(store: &mut Store, config: &Config) -> anyhow::Result<()> {
                 println!("\n> answering {} in its thread: {text}", item.job_id);
                 crate::chat::answer::answer_job_message(
                     store,
-                    &SystemClock,
-                    &config.orchestrate,
-                    &ChatHooks,
+                    crate::chat::live_env(&config.orchestrate),
                     &item.job_id,
                     &text,
                 )?;
@@ -156,9 +153,7 @@ fn answer_everything(store: &mut Store, config: &Config) -> anyhow::Result<()> {
                 store.write(|tx| {
                     engine::resume(
                         tx,
-                        &SystemClock,
-                        &config.orchestrate,
-                        &ChatHooks,
+                        crate::chat::live_env(&config.orchestrate),
                         &item.job_id,
                         ResumeVerb::Retry,
                         Some(why),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::chat::threads::{self, NewThread};
-use crate::chat::{ChatHooks, messages, promote};
+use crate::chat::{messages, promote};
 use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::domain::{Action, JobState, RuntimeKind};
@@ -227,9 +227,7 @@ pub fn direct(scene: &Scene, timeout: Duration) -> anyhow::Result<()> {
                 store.write(|tx| {
                     engine::kill_root(
                         tx,
-                        &SystemClock,
-                        &cfg.orchestrate,
-                        &ChatHooks,
+                        crate::chat::live_env(&cfg.orchestrate),
                         &scene.soak_root,
                         false,
                     )

@@ -8,10 +8,8 @@ use serde::Serialize;
 
 use super::bounds::{active_ms, stop_reason};
 use super::ctx::Ctx;
-use super::{EngineError, Hooks};
+use super::{EngineError, Env};
 use crate::Invalid;
-use crate::clock::Clock;
-use crate::config::OrchestrateConfig;
 use crate::domain::{JobKind, JobState, RunState};
 use crate::store::escalations;
 use crate::store::jobs::{self, FollowUp};
@@ -30,9 +28,7 @@ pub struct KillReport {
 /// `job kill ROOT [--force]`: stops the tree gracefully (any job id of the tree names it).
 pub fn kill_root(
     tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
+    env: Env<'_>,
     id: &str,
     force: bool,
 ) -> Result<KillReport, EngineError> {
@@ -46,7 +42,7 @@ pub fn kill_root(
         ))
         .into());
     }
-    let ctx = Ctx::new(tx, clock, cfg, hooks);
+    let ctx = Ctx::new(tx, env);
     run.killed = true;
     run.kill_force |= force;
     run.updated_ms = ctx.now;
@@ -160,13 +156,7 @@ fn end_if_idle(ctx: &Ctx<'_, '_>, root: &str) -> Result<(), EngineError> {
 
 /// `job cancel ID`: a queued or running job ends cancelled and its parent moves on. A
 /// running one stays listed by `jobs_to_terminate` until the daemon reports it gone.
-pub fn cancel_job(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
-    id: &str,
-) -> Result<(), EngineError> {
+pub fn cancel_job(tx: &Transaction<'_>, env: Env<'_>, id: &str) -> Result<(), EngineError> {
     let mut job = jobs::require(tx, id)?;
     if job.state.is_terminal() {
         return Err(Invalid(format!(
@@ -175,7 +165,7 @@ pub fn cancel_job(
         ))
         .into());
     }
-    let ctx = Ctx::new(tx, clock, cfg, hooks);
+    let ctx = Ctx::new(tx, env);
     let from = job.state;
     ctx.finish_job(
         &mut job,
@@ -221,16 +211,11 @@ pub struct SweepReport {
 }
 
 /// The daemon's tick: TTL auto-finalize, the wall-clock bound, and stopped trees ending.
-pub fn sweep(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
-) -> Result<SweepReport, EngineError> {
-    let ctx = Ctx::new(tx, clock, cfg, hooks);
+pub fn sweep(tx: &Transaction<'_>, env: Env<'_>) -> Result<SweepReport, EngineError> {
+    let ctx = Ctx::new(tx, env);
     let mut report = SweepReport::default();
     for mut r in escalations::open(tx)? {
-        if r.opened_ms + cfg.escalation_ttl.0 > ctx.now {
+        if r.opened_ms + env.cfg.escalation_ttl.0 > ctx.now {
             continue;
         }
         ctx.resolve_round(&mut r, "ttl", None, None)?;
@@ -238,8 +223,10 @@ pub fn sweep(
         report.expired_rounds.push(r.id);
     }
     for mut run in runs::live(tx)? {
-        if stop_reason(&run).is_none() && active_ms(&run, ctx.now) > cfg.max_delegation_walltime.0 {
-            let limit = crate::duration::format_ms(cfg.max_delegation_walltime.0);
+        if stop_reason(&run).is_none()
+            && active_ms(&run, ctx.now) > env.cfg.max_delegation_walltime.0
+        {
+            let limit = crate::duration::format_ms(env.cfg.max_delegation_walltime.0);
             run.stop_reason = Some(format!("wall-clock limit of {limit} reached"));
             run.updated_ms = ctx.now;
             runs::put(tx, &run)?;

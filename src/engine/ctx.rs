@@ -5,7 +5,7 @@
 use rusqlite::Transaction;
 use serde_json::{Value, json};
 
-use super::{EngineError, Hooks};
+use super::{EngineError, Env, Hooks};
 use crate::clock::{Clock, Millis};
 use crate::config::OrchestrateConfig;
 use crate::contract::GitmootResult;
@@ -46,18 +46,13 @@ pub(crate) fn parse_result(v: Option<&Value>) -> Option<GitmootResult> {
 
 impl<'a, 't> Ctx<'a, 't> {
     /// A step that reads the clock once, so every row it writes carries the same time.
-    pub fn new(
-        tx: &'a Transaction<'t>,
-        clock: &'a dyn Clock,
-        cfg: &'a OrchestrateConfig,
-        hooks: &'a dyn Hooks,
-    ) -> Self {
+    pub fn new(tx: &'a Transaction<'t>, env: Env<'a>) -> Self {
         Self {
             tx,
-            clock,
-            cfg,
-            hooks,
-            now: clock.now_ms(),
+            clock: env.clock,
+            cfg: env.cfg,
+            hooks: env.hooks,
+            now: env.clock.now_ms(),
         }
     }
 }

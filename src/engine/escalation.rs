@@ -11,10 +11,9 @@ use serde_json::{Value, json};
 
 use super::bounds::Carry;
 use super::ctx::Ctx;
-use super::{EngineError, Hooks};
+use super::{EngineError, Env};
 use crate::Invalid;
-use crate::clock::{Clock, Millis};
-use crate::config::OrchestrateConfig;
+use crate::clock::Millis;
 use crate::contract::HumanQuestion;
 use crate::domain::JobKind;
 use crate::store::StoreError;
@@ -213,9 +212,7 @@ fn open_rounds_for(conn: &Connection, job_id: &str) -> Result<Vec<Round>, Engine
 /// answer continuation's id when one was enqueued now (legs still running defer it).
 pub fn answer(
     tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
+    env: Env<'_>,
     job_id: &str,
     text: &str,
 ) -> Result<Option<String>, EngineError> {
@@ -235,7 +232,7 @@ pub fn answer(
         )
         .into());
     }
-    let ctx = Ctx::new(tx, clock, cfg, hooks);
+    let ctx = Ctx::new(tx, env);
     let qs = questions_of(&round);
     let parsed = parse_answers(text, &qs);
     let answers = json!({"answers": parsed.by_id, "unmatched": parsed.unmatched, "text": text});
@@ -289,9 +286,7 @@ pub fn answer(
 /// `job resume JOB retry|continue|abort [INSTRUCTIONS]` on a failure round.
 pub fn resume(
     tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
+    env: Env<'_>,
     job_id: &str,
     verb: ResumeVerb,
     instructions: Option<&str>,
@@ -311,7 +306,7 @@ pub fn resume(
         }
         return Err(Invalid(format!("job {job_id} has no pending human escalation")).into());
     };
-    let ctx = Ctx::new(tx, clock, cfg, hooks);
+    let ctx = Ctx::new(tx, env);
     let parent = jobs::require(tx, &round.job_id)?;
     let did = round.delegation_id.clone().unwrap_or_default();
     let instr = instructions
@@ -323,7 +318,7 @@ pub fn resume(
             if !ctx.budget_allows_one_more(&parent.root_id)? {
                 return Err(Invalid(format!(
                     "cannot retry: the per-root job budget of {} is reached; resume with continue or abort",
-                    cfg.max_delegation_total_jobs
+                    env.cfg.max_delegation_total_jobs
                 ))
                 .into());
             }

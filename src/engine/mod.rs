@@ -45,6 +45,7 @@ use rusqlite::Transaction;
 
 use crate::Invalid;
 use crate::clock::Clock;
+use crate::config::OrchestrateConfig;
 use crate::store::StoreError;
 use crate::store::jobs::Job;
 
@@ -77,6 +78,15 @@ pub trait Hooks {
 pub struct NoHooks;
 
 impl Hooks for NoHooks {}
+
+/// What the engine reads from outside a transaction: the clock, the orchestrate knobs and
+/// the hooks other rooms attach. Every verb takes the three together, so they travel as one.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub clock: &'a dyn Clock,
+    pub cfg: &'a OrchestrateConfig,
+    pub hooks: &'a dyn Hooks,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

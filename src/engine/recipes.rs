@@ -10,10 +10,8 @@
 
 use rusqlite::Transaction;
 
-use super::{EngineError, Hooks, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root};
+use super::{EngineError, Env, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root};
 use crate::Invalid;
-use crate::clock::Clock;
-use crate::config::OrchestrateConfig;
 use crate::contract::{self, Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
 use crate::domain::{Action, AutonomyPolicy, Capability, RuntimeKind};
 
@@ -188,13 +186,7 @@ fn shape(r: &RecipeRun) -> Result<(Vec<Delegation>, String), Invalid> {
 /// Submits the coordinator root and settles its first round with the recipe's set, in
 /// the caller's transaction; the legs are queued (or refused by the usual bounds) by the
 /// engine's ordinary delegation path.
-pub fn start(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
-    r: RecipeRun,
-) -> Result<Started, EngineError> {
+pub fn start(tx: &Transaction<'_>, env: Env<'_>, r: RecipeRun) -> Result<Started, EngineError> {
     if r.goal.trim().is_empty() {
         return Err(Invalid(format!("orchestrate {} requires a goal", r.recipe.as_str())).into());
     }
@@ -215,7 +207,7 @@ pub fn start(
     );
     let root_id = submit_root(
         tx,
-        clock,
+        env.clock,
         SubmitRoot {
             agent: r.agent.clone(),
             action: Action::Ask,
@@ -242,9 +234,9 @@ pub fn start(
         .map_err(|e| Invalid(format!("orchestrate {}: {e}", r.recipe.as_str())))?;
     settle(
         tx,
-        clock,
-        cfg,
-        hooks,
+        env.clock,
+        env.cfg,
+        env.hooks,
         &root_id,
         Settlement {
             outcome: Outcome::Parsed(result),

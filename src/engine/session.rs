@@ -10,10 +10,9 @@
 use rusqlite::Transaction;
 use serde_json::json;
 
-use super::{EngineError, Hooks, Outcome, Settlement, Usage};
+use super::{EngineError, Env, Outcome, Settlement, Usage};
 use crate::Invalid;
 use crate::clock::Clock;
-use crate::config::OrchestrateConfig;
 use crate::contract::GitmootResult;
 use crate::domain::{Action, JobState};
 use crate::store::events::{self, NewEvent};
@@ -123,9 +122,7 @@ pub fn note(
 /// `job close`: settles an open session job with `result` (already contract-valid).
 pub fn close(
     tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn Hooks,
+    env: Env<'_>,
     id: &str,
     result: GitmootResult,
 ) -> Result<JobState, EngineError> {
@@ -135,9 +132,9 @@ pub fn close(
     }
     super::settle(
         tx,
-        clock,
-        cfg,
-        hooks,
+        env.clock,
+        env.cfg,
+        env.hooks,
         id,
         Settlement {
             outcome: Outcome::Parsed(result),

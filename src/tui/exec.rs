@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 
 use gitmoot_ui::{Action, CommandOutput, PromoteAction, ResumeVerb as UiVerb};
 
-use crate::chat::ChatHooks;
 use crate::chat::inbox::{self, ReadSelection};
+use crate::chat::live_env;
 use crate::chat::{messages, promote, threads};
 use crate::clock::SystemClock;
 use crate::config::Config;
@@ -137,12 +137,9 @@ impl Executor {
     fn answer(&mut self, job_id: &str, answers: &[(String, String)]) -> anyhow::Result<Outcome> {
         let text: Vec<String> = answers.iter().map(|(q, a)| format!("{q}: {a}")).collect();
         let text = text.join("\n");
-        let cfg = &self.config.orchestrate;
         let done = crate::chat::answer::answer_job_message(
             &mut self.store,
-            &SystemClock,
-            cfg,
-            &ChatHooks,
+            live_env(&self.config.orchestrate),
             job_id,
             &text,
         )?;
@@ -164,13 +161,10 @@ impl Executor {
             UiVerb::Abort => ResumeVerb::Abort,
         };
         let instructions = Some(instructions.trim()).filter(|s| !s.is_empty());
-        let cfg = &self.config.orchestrate;
         self.store.write(|tx| {
             engine::resume(
                 tx,
-                &SystemClock,
-                cfg,
-                &ChatHooks,
+                live_env(&self.config.orchestrate),
                 job_id,
                 verb,
                 instructions,
@@ -180,9 +174,8 @@ impl Executor {
     }
 
     fn kill(&mut self, root: &str, force: bool) -> anyhow::Result<Outcome> {
-        let cfg = &self.config.orchestrate;
         self.store
-            .write(|tx| engine::kill_root(tx, &SystemClock, cfg, &ChatHooks, root, force))?;
+            .write(|tx| engine::kill_root(tx, live_env(&self.config.orchestrate), root, force))?;
         Ok(Outcome::ok(format!(
             "killing {root}{}",
             if force { " (force)" } else { "" }
@@ -190,9 +183,8 @@ impl Executor {
     }
 
     fn cancel(&mut self, job_id: &str) -> anyhow::Result<Outcome> {
-        let cfg = &self.config.orchestrate;
         self.store
-            .write(|tx| engine::cancel_job(tx, &SystemClock, cfg, &ChatHooks, job_id))?;
+            .write(|tx| engine::cancel_job(tx, live_env(&self.config.orchestrate), job_id))?;
         Ok(Outcome::ok(format!("cancelled {job_id}")))
     }
 

@@ -8,7 +8,7 @@ use gitmoot::contract::{
     Decision, Delegation, EphemeralSpec, FailurePolicy, GitmootResult, HumanQuestion, SynthesisRule,
 };
 use gitmoot::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
-use gitmoot::engine::{self, NoHooks, Outcome, Settlement, SubmitRoot, Usage};
+use gitmoot::engine::{self, Env, NoHooks, Outcome, Settlement, SubmitRoot, Usage};
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::events::{self, Event};
 use gitmoot::store::jobs::{self, Job};
@@ -211,23 +211,23 @@ impl H {
     }
 
     pub fn kill(&mut self, force: bool) -> engine::KillReport {
-        let (clock, cfg, root) = (&self.clock, &self.cfg, self.root.clone());
+        let root = self.root.clone();
+        let env = env(&self.clock, &self.cfg);
         self.store
-            .write(|tx| engine::kill_root(tx, clock, cfg, &NoHooks, &root, force))
+            .write(|tx| engine::kill_root(tx, env, &root, force))
             .unwrap()
     }
 
     pub fn sweep(&mut self) -> engine::SweepReport {
-        let (clock, cfg) = (&self.clock, &self.cfg);
-        self.store
-            .write(|tx| engine::sweep(tx, clock, cfg, &NoHooks))
-            .unwrap()
+        let env = env(&self.clock, &self.cfg);
+        self.store.write(|tx| engine::sweep(tx, env)).unwrap()
     }
 
     pub fn answer(&mut self, rest: &str, text: &str) -> Result<Option<String>, String> {
-        let (clock, cfg, id) = (&self.clock, &self.cfg, self.id(rest));
+        let id = self.id(rest);
+        let env = env(&self.clock, &self.cfg);
         self.store
-            .write(|tx| engine::answer(tx, clock, cfg, &NoHooks, &id, text))
+            .write(|tx| engine::answer(tx, env, &id, text))
             .map_err(|e| e.to_string())
     }
 
@@ -237,9 +237,10 @@ impl H {
         verb: engine::ResumeVerb,
         instr: Option<&str>,
     ) -> Result<(), String> {
-        let (clock, cfg, id) = (&self.clock, &self.cfg, self.id(rest));
+        let id = self.id(rest);
+        let env = env(&self.clock, &self.cfg);
         self.store
-            .write(|tx| engine::resume(tx, clock, cfg, &NoHooks, &id, verb, instr))
+            .write(|tx| engine::resume(tx, env, &id, verb, instr))
             .map_err(|e| e.to_string())
     }
 
@@ -255,6 +256,15 @@ impl H {
     pub fn clock_now(&self) -> i64 {
         use gitmoot::clock::Clock;
         self.clock.now_ms()
+    }
+}
+
+/// The engine's surroundings in these tests: the harness's clock and knobs, no hooks.
+pub fn env<'a>(clock: &'a ManualClock, cfg: &'a OrchestrateConfig) -> Env<'a> {
+    Env {
+        clock,
+        cfg,
+        hooks: &NoHooks,
     }
 }
 

@@ -90,6 +90,22 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+
+    /// Waits until the screen no longer contains `needle`. A key sent right after `Escape`
+    /// can reach the program in the same read and parse as Alt+key, so a test waits for
+    /// what Escape closes to be gone before typing on.
+    pub fn wait_gone(&self, needle: &str, timeout: Duration) {
+        let start = Instant::now();
+        while self.screen().contains(needle) {
+            if start.elapsed() > timeout {
+                panic!(
+                    "timed out waiting for {needle:?} to go; screen was:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 impl Drop for Tmux {

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::Invalid;
 use crate::chat::remember::RememberStatus;
-use crate::chat::{ChatHooks, answer, promote, remember, threads, write_retry};
+use crate::chat::{answer, promote, remember, threads, write_retry};
 use crate::cli::Ctx;
 use crate::cli::output::print_json;
 use crate::clock::SystemClock;
@@ -66,12 +66,9 @@ pub(super) fn answer_job(
     }
     let cfg = ctx.config()?;
     let mut store = ctx.store()?;
-    let clock = SystemClock;
     let a = answer::answer_message(
         &mut store,
-        &clock,
-        &cfg.orchestrate,
-        &ChatHooks,
+        crate::chat::live_env(&cfg.orchestrate),
         &thread,
         repo.as_deref(),
         &text,
