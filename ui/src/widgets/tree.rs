@@ -70,8 +70,9 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
 /// Rows the header takes above the first job (mouse hit-testing skips them).
 pub const HEADER_ROWS: u16 = 1;
 
-/// Titles keep at least this many columns before a fixed column is dropped.
-pub const MIN_TITLE: usize = 10;
+/// Titles keep at least this many columns before a fixed column is dropped: enough for a
+/// prompt's first words (`Plan the session-r…`), where ten left only `Plan the s…`.
+pub const MIN_TITLE: usize = 16;
 
 /// Widths of the fixed columns; 0 means dropped at this pane width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,8 +87,9 @@ impl Columns {
     const ELAPSED: usize = 7;
     const TOKENS: usize = 6;
 
-    /// Lead (marker, fold, glyph), a whole job id and `MIN_TITLE` come first; the columns
-    /// that still fit are added elapsed, rollup, tokens (so they drop in reverse).
+    /// Lead (marker, fold, glyph), a whole job id and `MIN_TITLE` come first; then the
+    /// columns in the order elapsed, rollup, tokens while they fit, so they drop in reverse
+    /// and a later column never stays where an earlier one went.
     pub fn for_width(width: usize) -> Self {
         let label = 5 + 12 + 2 + MIN_TITLE;
         let mut c = Columns {
@@ -97,13 +99,14 @@ impl Columns {
         };
         let mut used = label;
         for (slot, w) in [(0, Self::ELAPSED), (1, Self::ROLLUP), (2, Self::TOKENS)] {
-            if used + w < width {
-                used += w + 1;
-                match slot {
-                    0 => c.elapsed = w,
-                    1 => c.rollup = w,
-                    _ => c.tokens = w,
-                }
+            if used + w >= width {
+                break;
+            }
+            used += w + 1;
+            match slot {
+                0 => c.elapsed = w,
+                1 => c.rollup = w,
+                _ => c.tokens = w,
             }
         }
         c
@@ -295,4 +298,37 @@ fn label(head: &str, tail: &str, width: usize) -> String {
         return head.to_string();
     }
     fit(&format!("{head}{}", tail), width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Columns, MIN_TITLE};
+
+    /// The title's share of a row once the lead, the id and the kept columns are paid for.
+    fn title_width(width: usize, c: Columns) -> usize {
+        let kept = [c.elapsed, c.rollup, c.tokens]
+            .iter()
+            .filter(|w| **w > 0)
+            .map(|w| w + 1)
+            .sum::<usize>();
+        width - (5 + 12 + 2) - kept
+    }
+
+    #[test]
+    fn columns_drop_tokens_then_rollup_then_elapsed_before_the_title_shrinks() {
+        let wide = Columns::for_width(100);
+        assert!(wide.elapsed > 0 && wide.rollup > 0 && wide.tokens > 0);
+        // The left column of a 120-wide screen: tokens go, the title keeps its minimum.
+        let half = Columns::for_width(58);
+        assert!(half.elapsed > 0 && half.rollup > 0, "{half:?}");
+        assert_eq!(half.tokens, 0, "{half:?}");
+        assert!(title_width(58, half) >= MIN_TITLE);
+        // Where the rollup does not fit, tokens do not take its place.
+        let narrow = Columns::for_width(50);
+        assert_eq!((narrow.rollup, narrow.tokens), (0, 0), "{narrow:?}");
+        assert!(narrow.elapsed > 0);
+        assert!(title_width(50, narrow) >= MIN_TITLE);
+        let tiny = Columns::for_width(38);
+        assert_eq!(tiny.elapsed + tiny.rollup + tiny.tokens, 0, "{tiny:?}");
+    }
 }
