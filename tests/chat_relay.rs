@@ -2,6 +2,8 @@
 //! and one thread, the repo scope, socket permissions, and `chat send`/`chat wait` routed
 //! through it from a child process that never opens the store.
 
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
 
 use assert_cmd::Command;
@@ -9,6 +11,7 @@ use gitmoot::chat::relay::{self, ENV_SOCKET, ENV_TOKEN, Relay, Request};
 use gitmoot::home::Home;
 use gitmoot::store::Store;
 use predicates::prelude::*;
+use support::agent_args::shell_agent_args;
 
 struct Setup {
     dir: tempfile::TempDir,
@@ -41,17 +44,7 @@ fn setup() -> Setup {
     ] {
         gitmoot(
             dir.path(),
-            &[
-                "agent",
-                "add",
-                name,
-                "--runtime",
-                "shell",
-                "--command",
-                "cat",
-                "--repo",
-                repo,
-            ],
+            &shell_agent_args(name, "cat", &["--repo", repo]),
         );
     }
     gitmoot(

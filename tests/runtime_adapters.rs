@@ -7,7 +7,7 @@ mod daemon_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use daemon_support::TestHome;
+use daemon_support::{TestHome, succeed};
 use gitmoot::domain::JobState;
 use serde_json::Value;
 
@@ -32,15 +32,9 @@ fn setup(extra_config: &str) -> TestHome {
 
 fn run_daemon(h: &TestHome) -> Vec<Value> {
     let log = h.file("fake.log");
-    let out = h
-        .cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
-        .env("FAKE_LOG", &log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        h.cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
+            .env("FAKE_LOG", &log),
     );
     std::fs::read_to_string(&log)
         .unwrap_or_default()

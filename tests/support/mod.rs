@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod agent_args;
 pub mod tmux;
 
 use std::path::Path;
@@ -44,17 +45,9 @@ pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
     std::fs::create_dir_all(home).unwrap();
     let path = home.join(format!("{name}.sh"));
     std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    let command = format!("sh {}", path.display());
     gitmoot(home)
-        .args([
-            "agent",
-            "add",
-            name,
-            "--runtime",
-            "shell",
-            "--command",
-            &format!("sh {}", path.display()),
-        ])
-        .args(extra)
+        .args(agent_args::shell_agent_args(name, &command, extra))
         .args(if extra.contains(&"--policy") {
             &[][..]
         } else {
