@@ -8,14 +8,9 @@ fn bench(args: &[&str]) -> String {
         .unwrap()
         .arg("bench")
         .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
 }
 
 #[test]

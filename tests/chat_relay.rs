@@ -2,6 +2,8 @@
 //! and one thread, the repo scope, socket permissions, and `chat send`/`chat wait` routed
 //! through it from a child process that never opens the store.
 
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
 
 use assert_cmd::Command;
@@ -9,27 +11,13 @@ use gitmoot::chat::relay::{self, ENV_SOCKET, ENV_TOKEN, Relay, Request};
 use gitmoot::home::Home;
 use gitmoot::store::Store;
 use predicates::prelude::*;
+use support::agent_args::shell_agent_args;
+use support::stdout;
 
 struct Setup {
     dir: tempfile::TempDir,
     home: Home,
     thread_id: String,
-}
-
-fn gitmoot(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::cargo_bin("gitmoot")
-        .unwrap()
-        .arg("--home")
-        .arg(dir)
-        .args(args)
-        .env_remove(ENV_SOCKET)
-        .env_remove(ENV_TOKEN)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
 }
 
 fn setup() -> Setup {
@@ -39,31 +27,21 @@ fn setup() -> Setup {
         ("bob", "owner/repo"),
         ("outsider", "other/repo"),
     ] {
-        gitmoot(
+        stdout(
             dir.path(),
-            &[
-                "agent",
-                "add",
-                name,
-                "--runtime",
-                "shell",
-                "--command",
-                "cat",
-                "--repo",
-                repo,
-            ],
+            &shell_agent_args(name, "cat", &["--repo", repo]),
         );
     }
-    gitmoot(
+    stdout(
         dir.path(),
         &["chat", "create", "room", "--repo", "owner/repo"],
     );
-    gitmoot(
+    stdout(
         dir.path(),
         &["chat", "create", "elsewhere", "--repo", "owner/repo"],
     );
     let list: serde_json::Value =
-        serde_json::from_str(&gitmoot(dir.path(), &["chat", "list", "--json"])).unwrap();
+        serde_json::from_str(&stdout(dir.path(), &["chat", "list", "--json"])).unwrap();
     let thread_id = list
         .as_array()
         .unwrap()
@@ -285,7 +263,7 @@ fn the_cli_routes_send_and_wait_through_the_relay_without_the_store() {
 #[test]
 fn the_moot_cap_holds_through_the_relay() {
     let s = setup();
-    gitmoot(
+    stdout(
         s.dir.path(),
         &[
             "moot",

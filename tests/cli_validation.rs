@@ -62,13 +62,7 @@ fn run(home: &Path, args: &[&str]) -> (i32, String) {
 }
 
 fn ok(home: &Path, args: &[&str]) -> String {
-    let out = gitmoot(home).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    support::stdout(home, args).trim().to_string()
 }
 
 #[test]

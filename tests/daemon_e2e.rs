@@ -7,7 +7,7 @@ mod daemon_support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use daemon_support::{TestHome, alive, read_pid, result, wait_until};
+use daemon_support::{TestHome, alive, read_pid, result, succeed, wait_until};
 use gitmoot::domain::{JobKind, JobState, RunState};
 
 /// A coordinator that delegates on its first run and synthesises on its continuation,
@@ -200,15 +200,9 @@ fn a_missing_runtime_binary_fails_the_job_naming_it() {
     let root = h.submit("cl", "hello", &[]);
     let empty = h.file("empty-path");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = h
-        .cmd(&["daemon", "run", "--until-idle"])
-        .env("PATH", &empty)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        h.cmd(&["daemon", "run", "--until-idle"])
+            .env("PATH", &empty),
     );
     let job = h.job(&root);
     assert_eq!(job.state, JobState::Failed);

@@ -104,15 +104,7 @@ esac
         );
     }
 
-    let out = h
-        .cmd(&["daemon", "run", "--until-idle", "--parallel", "2"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    h.daemon_until_idle(2);
     for p in &pids {
         assert!(
             wait_until(Duration::from_secs(2), || !alive(*p)),

@@ -37,6 +37,24 @@ fn run_states(home: &Path) -> Vec<(String, String, String)> {
     roots
 }
 
+/// Runs the headless demo at full speed into `home` (plus `extra` flags); returns what it
+/// printed, which must end in success.
+fn demo(home: &Path, extra: &[&str]) -> String {
+    let out = gitmoot(home)
+        .args(["demo", "--headless"])
+        .args(extra)
+        .args(["--speed", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 fn state_of<'a>(runs: &'a [(String, String, String)], title_part: &str) -> &'a str {
     &runs
         .iter()
@@ -49,16 +67,7 @@ fn state_of<'a>(runs: &'a [(String, String, String)], title_part: &str) -> &'a s
 fn headless_demo_stops_at_the_first_human_gate_and_prints_it() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("demo");
-    let out = gitmoot(&home)
-        .args(["demo", "--headless", "--speed", "0"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = demo(&home, &[]);
     assert!(text.contains("== at the first human gate =="), "{text}");
     assert!(
         text.contains("[awaiting_human] Plan the session-refresh rollout"),
@@ -102,16 +111,7 @@ fn headless_demo_stops_at_the_first_human_gate_and_prints_it() {
 fn headless_demo_with_answers_runs_every_tree_to_its_end() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("demo");
-    let out = gitmoot(&home)
-        .args(["demo", "--headless", "--answer", "--speed", "0"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = demo(&home, &["--answer"]);
     assert!(text.contains("> answering"), "{text}");
     assert!(text.contains("> retrying the failed leg"), "{text}");
     let after = text

@@ -251,14 +251,12 @@ fn job_run_then_job_show_round_trips() {
             "10m",
             "Review the auth change\nsecond line",
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        .assert()
+        .success();
+    let id = String::from_utf8(out.get_output().stdout.clone())
+        .unwrap()
+        .trim()
+        .to_string();
     assert!(id.starts_with("job-") && id.len() == 12, "{id}");
     let job = json(h, &["job", "show", &id, "--json"]);
     assert_eq!(job["id"], id.as_str());

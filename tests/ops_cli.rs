@@ -7,30 +7,13 @@ mod support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::{gitmoot, json, shell_agent};
-
-const ASKER: &str = r#"cat >/dev/null
-if [ "$GITMOOT_JOB_KIND" = root ]; then
-echo '{"gitmoot_result": {"decision": "approved", "summary": "needs a rollout choice", "human_questions": [{"id": "rollout", "prompt": "Which rollout?", "choices": ["canary first", "all at once"]}]}}'
-else
-echo '{"gitmoot_result": {"decision": "approved", "summary": "done"}}'
-fi"#;
+use support::{ASKER, gitmoot, json, shell_agent, stdout};
 
 fn drain(h: &Path) {
     gitmoot(h)
         .args(["daemon", "run", "--until-idle"])
         .assert()
         .success();
-}
-
-fn stdout(h: &Path, args: &[&str]) -> String {
-    let out = gitmoot(h).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Submits an asking root and runs it to its pause; returns (root, thread slug).

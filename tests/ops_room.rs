@@ -9,16 +9,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::tmux::Tmux;
-use support::{gitmoot, json, shell_agent};
+use support::{ASKER, gitmoot, json, shell_agent};
 
 const WAIT: Duration = Duration::from_secs(60);
-
-const ASKER: &str = r#"cat >/dev/null
-if [ "$GITMOOT_JOB_KIND" = root ]; then
-echo '{"gitmoot_result": {"decision": "approved", "summary": "needs a rollout choice", "human_questions": [{"id": "rollout", "prompt": "Which rollout?", "choices": ["canary first", "all at once"]}]}}'
-else
-echo '{"gitmoot_result": {"decision": "approved", "summary": "done"}}'
-fi"#;
 
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();

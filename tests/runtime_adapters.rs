@@ -5,9 +5,8 @@
 mod daemon_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use daemon_support::TestHome;
+use daemon_support::{TestHome, git_checkout, succeed};
 use gitmoot::domain::JobState;
 use serde_json::Value;
 
@@ -32,15 +31,9 @@ fn setup(extra_config: &str) -> TestHome {
 
 fn run_daemon(h: &TestHome) -> Vec<Value> {
     let log = h.file("fake.log");
-    let out = h
-        .cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
-        .env("FAKE_LOG", &log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        h.cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
+            .env("FAKE_LOG", &log),
     );
     std::fs::read_to_string(&log)
         .unwrap_or_default()
@@ -74,23 +67,13 @@ fn claude_gets_permission_model_and_effort_and_reports_usage_and_cost() {
         ("dfa", "danger-full-access", Some("bypassPermissions")),
         ("au", "auto", None),
     ];
-    let mut roots = Vec::new();
-    for (name, policy, _) in &cases {
-        h.ok(&[
-            "agent",
-            "add",
-            name,
-            "--runtime",
-            "claude",
-            "--policy",
-            policy,
-            "--model",
-            "claude-opus-4",
-            "--effort",
-            "high",
-        ]);
-        roots.push(h.submit(name, &format!("review as {name}"), &[]));
-    }
+    let roots = agent_per_policy(
+        &h,
+        "claude",
+        &cases,
+        &["--model", "claude-opus-4", "--effort", "high"],
+        |name| format!("review as {name}"),
+    );
     let log = run_daemon(&h);
     assert_eq!(log.len(), 4);
     for ((name, _, mode), entry) in cases.iter().zip(&log) {
@@ -141,49 +124,57 @@ fn claude_gets_permission_model_and_effort_and_reports_usage_and_cost() {
 
 #[test]
 fn claude_not_logged_in_fails_with_the_envelope_text() {
-    let h = setup("");
-    h.ok(&["agent", "add", "cl", "--runtime", "claude"]);
-    let root = h.submit("cl", "NOT_LOGGED_IN please", &[]);
-    run_daemon(&h);
-    let j = h.job(&root);
-    assert_eq!(j.state, JobState::Failed);
-    assert_eq!(
-        j.error.as_deref(),
-        Some("claude: Not logged in · Please run /login")
+    job_fails_with(
+        ("cl", "claude"),
+        "NOT_LOGGED_IN please",
+        "claude: Not logged in · Please run /login",
     );
 }
 
-fn git_repo(at: &Path) {
-    std::fs::create_dir_all(at).unwrap();
-    let git = |args: &[&str]| {
-        assert!(
-            Command::new("git")
-                .arg("-C")
-                .arg(at)
-                .args(args)
-                .status()
-                .unwrap()
-                .success()
-        )
-    };
-    git(&["init", "-q"]);
-    std::fs::write(at.join("README"), "hi").unwrap();
-    git(&["add", "."]);
-    git(&[
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "commit",
-        "-qm",
-        "init",
-    ]);
+/// An agent `(name, runtime)` given `prompt`, which its fake turns into a failure, fails
+/// its job with exactly `error`.
+fn job_fails_with((name, runtime): (&str, &str), prompt: &str, error: &str) {
+    let h = setup("");
+    h.ok(&["agent", "add", name, "--runtime", runtime]);
+    let root = h.submit(name, prompt, &[]);
+    run_daemon(&h);
+    let j = h.job(&root);
+    assert_eq!(j.state, JobState::Failed);
+    assert_eq!(j.error.as_deref(), Some(error));
+}
+
+/// Registers a `runtime` agent for each case's (name, policy), `flags` appended, and
+/// submits `prompt(name)` to it; returns the roots in case order.
+fn agent_per_policy(
+    h: &TestHome,
+    runtime: &str,
+    cases: &[(&str, &str, Option<&str>)],
+    flags: &[&str],
+    prompt: impl Fn(&str) -> String,
+) -> Vec<String> {
+    cases
+        .iter()
+        .map(|(name, policy, _)| {
+            let mut args = vec![
+                "agent",
+                "add",
+                name,
+                "--runtime",
+                runtime,
+                "--policy",
+                policy,
+            ];
+            args.extend_from_slice(flags);
+            h.ok(&args);
+            h.submit(name, &prompt(name), &[])
+        })
+        .collect()
 }
 
 #[test]
 fn codex_gets_sandbox_effort_git_check_and_closed_stdin_and_reports_usage() {
     let repo = tempfile::tempdir().unwrap();
-    git_repo(repo.path());
+    git_checkout(repo.path(), &[("README", "hi")]);
     let h = setup(&format!(
         "[repos.\"acme/api\"]\npath = \"{}\"\n",
         repo.path().display()
@@ -194,21 +185,9 @@ fn codex_gets_sandbox_effort_git_check_and_closed_stdin_and_reports_usage() {
         ("dfa", "danger-full-access", Some("danger-full-access")),
         ("au", "auto", None),
     ];
-    let mut roots = Vec::new();
-    for (name, policy, _) in &cases {
-        h.ok(&[
-            "agent",
-            "add",
-            name,
-            "--runtime",
-            "codex",
-            "--policy",
-            policy,
-            "--effort",
-            "high",
-        ]);
-        roots.push(h.submit(name, "check it", &[]));
-    }
+    let roots = agent_per_policy(&h, "codex", &cases, &["--effort", "high"], |_| {
+        "check it".into()
+    });
     h.ok(&[
         "agent",
         "add",
@@ -273,15 +252,10 @@ fn codex_gets_sandbox_effort_git_check_and_closed_stdin_and_reports_usage() {
 
 #[test]
 fn codex_failure_reports_its_own_error_event() {
-    let h = setup("");
-    h.ok(&["agent", "add", "cx", "--runtime", "codex"]);
-    let root = h.submit("cx", "FAIL now", &[]);
-    run_daemon(&h);
-    let j = h.job(&root);
-    assert_eq!(j.state, JobState::Failed);
-    assert_eq!(
-        j.error.as_deref(),
-        Some("codex: stream disconnected before completion")
+    job_fails_with(
+        ("cx", "codex"),
+        "FAIL now",
+        "codex: stream disconnected before completion",
     );
 }
 

@@ -3,7 +3,7 @@
 
 mod daemon_support;
 
-use daemon_support::TestHome;
+use daemon_support::{TestHome, shell_agent_args};
 use gitmoot::domain::JobState;
 
 fn check(h: &TestHome, output: &str) -> std::process::Output {
@@ -135,23 +135,21 @@ fn implementer(h: &TestHome, name: &str, first: &str, repaired: &str) {
         ),
     )
     .unwrap();
-    h.ok(&[
-        "agent",
-        "add",
+    let command = format!("sh {}", script.display());
+    h.ok(&shell_agent_args(
         name,
-        "--runtime",
-        "shell",
-        "--command",
-        &format!("sh {}", script.display()),
-        "--capability",
-        "implement",
-        "--capability",
-        "ask",
-        "--capability",
-        "review",
-        "--policy",
-        "workspace-write",
-    ]);
+        &command,
+        &[
+            "--capability",
+            "implement",
+            "--capability",
+            "ask",
+            "--capability",
+            "review",
+            "--policy",
+            "workspace-write",
+        ],
+    ));
 }
 
 const BARE_IMPLEMENTED: &str =

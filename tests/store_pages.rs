@@ -10,39 +10,24 @@ use gitmoot::chat::messages::{SendOptions, send_message};
 use gitmoot::chat::threads::{self, NewThread};
 use gitmoot::chat::write_retry;
 use gitmoot::clock::SystemClock;
-use gitmoot::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use gitmoot::domain::{Action, JobState};
 use gitmoot::engine::{SubmitRoot, submit_root};
 use gitmoot::home::Home;
 use gitmoot::store::Store;
-use gitmoot::store::agents::{self, Agent};
+use gitmoot::store::agents;
 use gitmoot::store::chat as rows;
 use gitmoot::store::jobs::{self, JobFilter, ListColumns};
 use predicates::prelude::*;
-use support::gitmoot;
+use support::{ask_agent, gitmoot, stdout};
 
 const AGENTS: [&str; 3] = ["ana", "ben", "cy"];
-
-fn agent(name: &str) -> Agent {
-    Agent {
-        name: name.into(),
-        runtime: RuntimeKind::Shell,
-        command: Some("true".into()),
-        model: None,
-        effort: None,
-        capabilities: vec![Capability::Ask],
-        policy: AutonomyPolicy::ReadOnly,
-        repos: vec![],
-        chat_autorespond: false,
-        created_ms: 0,
-    }
-}
 
 fn seed_home(dir: &std::path::Path, threads: &[&str]) -> Store {
     let home = Home::resolve(Some(dir)).unwrap();
     let mut store = Store::open_home(&home).unwrap();
     write_retry(&mut store, |tx| {
         for a in AGENTS {
-            agents::insert(tx, &agent(a))?;
+            agents::insert(tx, &ask_agent(a))?;
         }
         for t in threads {
             threads::create(
@@ -294,16 +279,6 @@ fn submit(store: &mut Store, n: usize) -> Vec<String> {
         .unwrap()
 }
 
-fn stdout(args: &[&str], home: &std::path::Path) -> String {
-    let out = gitmoot(home).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 fn ids(v: &serde_json::Value) -> Vec<String> {
     v.as_array()
         .unwrap()
@@ -343,14 +318,14 @@ fn job_list_pages_newest_first_and_streams_json() {
         submitted[5..10],
         "the cursor continues the order"
     );
-    let lines = stdout(&["job", "list", "--limit", "3", "--jsonl"], home);
+    let lines = stdout(home, &["job", "list", "--limit", "3", "--jsonl"]);
     let rows: Vec<serde_json::Value> = lines
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[0], page[0], "a JSON Lines row is the array's row");
-    let text = stdout(&["job", "list", "--limit", "2"], home);
+    let text = stdout(home, &["job", "list", "--limit", "2"]);
     assert_eq!(text.lines().count(), 3, "a header and two rows: {text}");
     assert!(text.starts_with("ID "), "{text}");
     assert!(
@@ -402,7 +377,7 @@ fn chat_inbox_pages_with_a_mention_cursor() {
         .len(),
         60
     );
-    let lines = stdout(&["chat", "inbox", "ana", "--limit", "2", "--jsonl"], home);
+    let lines = stdout(home, &["chat", "inbox", "ana", "--limit", "2", "--jsonl"]);
     let rows: Vec<serde_json::Value> = lines
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -7,7 +7,7 @@ mod daemon_support;
 use std::io::Write;
 use std::process::Stdio;
 
-use daemon_support::{TestHome, result};
+use daemon_support::{TestHome, result, shell_agent_args};
 use gitmoot::domain::JobState;
 use gitmoot::store::events;
 
@@ -563,19 +563,9 @@ echo "{{\"gitmoot_result\":{{\"decision\":\"approved\",\"summary\":\"$w $t\"}}}}
     .unwrap();
     let command = format!("sh {}", script.display());
     let add = |name: &str, policy: &str| {
-        h.cmd(&[
-            "agent",
-            "add",
-            name,
-            "--runtime",
-            "shell",
-            "--command",
-            &command,
-            "--policy",
-            policy,
-        ])
-        .output()
-        .unwrap()
+        h.cmd(&shell_agent_args(name, &command, &["--policy", policy]))
+            .output()
+            .unwrap()
     };
     let ro = add("sh-ro", "read-only");
     assert!(ro.status.success(), "{}", stderr_of(&ro));

@@ -1,11 +1,13 @@
 //! The control room's executor performs each write action through the CLI's functions, on a
 //! real store: what it does is what the matching verb does.
 
+mod support;
+
 use gitmoot::clock::SystemClock;
 use gitmoot::config::Config;
-use gitmoot::domain::{Action as JobAction, AutonomyPolicy, Capability, JobState, RuntimeKind};
+use gitmoot::domain::{Action as JobAction, JobState};
 use gitmoot::home::Home;
-use gitmoot::store::agents::{self, Agent};
+use gitmoot::store::agents;
 use gitmoot::store::{Store, jobs};
 use gitmoot::tui::exec::Executor;
 use gitmoot_ui::{Action, PromoteAction};
@@ -14,18 +16,7 @@ fn setup() -> (tempfile::TempDir, Home, Store, Executor) {
     let dir = tempfile::tempdir().unwrap();
     let home = Home::resolve(Some(&dir.path().join("h"))).unwrap();
     let mut store = Store::open_home(&home).unwrap();
-    let agent = Agent {
-        name: "scout".into(),
-        runtime: RuntimeKind::Shell,
-        command: Some("true".into()),
-        model: None,
-        effort: None,
-        capabilities: vec![Capability::Ask],
-        policy: AutonomyPolicy::ReadOnly,
-        repos: vec![],
-        chat_autorespond: false,
-        created_ms: 0,
-    };
+    let agent = support::ask_agent("scout");
     store.write(|tx| agents::insert(tx, &agent)).unwrap();
     store
         .write(|tx| {

@@ -2,7 +2,15 @@
 //! through the real `gitmoot` binary, scripted shell agents, and direct store reads.
 #![allow(dead_code)]
 
+// Tests that take both support modules (real_cli) load this file twice; it is one pure
+// function, so the second copy costs nothing.
+#[allow(clippy::duplicate_mod)]
+#[path = "../support/agent_args.rs"]
+mod agent_args;
+pub use agent_args::shell_agent_args;
+
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use gitmoot::store::Store;
@@ -34,21 +42,15 @@ impl TestHome {
     }
 
     /// `gitmoot --home <home> args…` ready to run.
-    pub fn cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut c = std::process::Command::new(Self::bin());
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(Self::bin());
         c.arg("--home").arg(self.path()).args(args);
         c
     }
 
     /// Runs to completion; panics with stderr unless it exits 0.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.cmd(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "gitmoot {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        String::from_utf8(succeed(&mut self.cmd(args)).stdout).unwrap()
     }
 
     pub fn config(&self, toml: &str) {
@@ -60,18 +62,13 @@ impl TestHome {
     pub fn shell_agent(&self, name: &str, script: &str) -> PathBuf {
         let path = self.file(&format!("{name}.sh"));
         std::fs::write(&path, script).unwrap();
-        self.ok(&[
-            "agent",
-            "add",
+        let command = format!("sh {}", path.display());
+        // Test agents write files to report what they saw; `read-only` would refuse it.
+        self.ok(&shell_agent_args(
             name,
-            "--runtime",
-            "shell",
-            "--command",
-            &format!("sh {}", path.display()),
-            // Test agents write files to report what they saw; `read-only` would refuse it.
-            "--policy",
-            "workspace-write",
-        ]);
+            &command,
+            &["--policy", "workspace-write"],
+        ));
         path
     }
 
@@ -122,19 +119,20 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
-/// Runs `git -C at ARGS`, which must succeed; returns its stdout.
-pub fn git(at: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(at)
-        .args(args)
-        .output()
-        .unwrap();
+/// Runs `cmd` to completion; panics with the command and its stderr unless it exits 0.
+pub fn succeed(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
-        "git {args:?}: {}",
+        "{cmd:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// Runs `git -C at ARGS`, which must succeed; returns its stdout.
+pub fn git(at: &Path, args: &[&str]) -> String {
+    let out = succeed(Command::new("git").arg("-C").arg(at).args(args));
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -258,18 +258,25 @@ type Events = Vec<(&'static str, Value)>;
 const USAGE_IN: u64 = 1200;
 const USAGE_OUT: u64 = 40;
 
+/// A Messages text block at index 0 opened and filled with `text` (its stop comes after).
+fn text_block_opened(text: &str) -> Events {
+    vec![
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+    ]
+}
+
 fn text_reply(api: Api, text: &str) -> Events {
     match api {
         Api::Messages => {
             let mut ev = message_start();
-            ev.push((
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            ));
-            ev.push((
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-            ));
+            ev.extend(text_block_opened(text));
             ev.extend(message_end(0, "end_turn"));
             ev
         }
@@ -285,14 +292,7 @@ fn tool_call_reply(api: Api, command: &str) -> Events {
     match api {
         Api::Messages => {
             let mut ev = message_start();
-            ev.push((
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            ));
-            ev.push((
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me look at the folder."}}),
-            ));
+            ev.extend(text_block_opened("Let me look at the folder."));
             ev.push((
                 "content_block_stop",
                 json!({"type": "content_block_stop", "index": 0}),

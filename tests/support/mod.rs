@@ -1,21 +1,29 @@
-//! Shared helpers of the integration tests: the real binary on a home, JSON reads, and
-//! scripted shell agents.
+//! Shared helpers of the integration tests: the real binary on a home, its checked stdout
+//! and JSON reads, scripted shell agents (registered through the binary or as store rows),
+//! and the rollout asker the operations tests share.
 
 #![allow(dead_code)]
 
+pub mod agent_args;
 pub mod tmux;
 
 use std::path::Path;
 
 use assert_cmd::Command;
+use gitmoot::chat::relay::{ENV_SOCKET, ENV_TOKEN};
+use gitmoot::domain::{AutonomyPolicy, Capability, RuntimeKind};
+use gitmoot::store::agents::Agent;
 use serde_json::Value;
 
-/// The real binary on `home`, never the caller's `$GITMOOT_HOME`.
+/// The real binary on `home`, never the caller's `$GITMOOT_HOME` nor its relay seat (a test
+/// run by an agent would otherwise post through that agent's socket).
 pub fn gitmoot(home: &Path) -> Command {
     let mut c = Command::cargo_bin("gitmoot").unwrap();
     c.arg("--home")
         .arg(home)
         .env_remove("GITMOOT_HOME")
+        .env_remove(ENV_SOCKET)
+        .env_remove(ENV_TOKEN)
         .timeout(std::time::Duration::from_secs(120));
     c
 }
@@ -26,16 +34,46 @@ pub fn bin() -> String {
         .to_string()
 }
 
-/// Runs a read command with `--json` already in `args` and parses its output.
-pub fn json(home: &Path, args: &[&str]) -> Value {
+/// A read-only shell agent that may only ask, as a row to insert straight into a store.
+pub fn ask_agent(name: &str) -> Agent {
+    Agent {
+        name: name.into(),
+        runtime: RuntimeKind::Shell,
+        command: Some("true".into()),
+        model: None,
+        effort: None,
+        capabilities: vec![Capability::Ask],
+        policy: AutonomyPolicy::ReadOnly,
+        repos: vec![],
+        chat_autorespond: false,
+        created_ms: 0,
+    }
+}
+
+/// Runs `args`, which must succeed; returns its stdout.
+pub fn stdout(home: &Path, args: &[&str]) -> String {
     let out = gitmoot(home).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    String::from_utf8(out.stdout).unwrap()
 }
+
+/// Runs a read command with `--json` already in `args` and parses its output.
+pub fn json(home: &Path, args: &[&str]) -> Value {
+    serde_json::from_str(&stdout(home, args)).unwrap()
+}
+
+/// A coordinator that asks the human which rollout to take on its root run and approves
+/// once answered: the gate the operations tests answer through every surface.
+pub const ASKER: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "needs a rollout choice", "human_questions": [{"id": "rollout", "prompt": "Which rollout?", "choices": ["canary first", "all at once"]}]}}'
+else
+echo '{"gitmoot_result": {"decision": "approved", "summary": "done"}}'
+fi"#;
 
 /// Writes `script` into the home and registers it as a shell agent (plus `extra` flags).
 /// Test agents write files to report what they saw, so unless `extra` names a policy they
@@ -44,17 +82,9 @@ pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
     std::fs::create_dir_all(home).unwrap();
     let path = home.join(format!("{name}.sh"));
     std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    let command = format!("sh {}", path.display());
     gitmoot(home)
-        .args([
-            "agent",
-            "add",
-            name,
-            "--runtime",
-            "shell",
-            "--command",
-            &format!("sh {}", path.display()),
-        ])
-        .args(extra)
+        .args(agent_args::shell_agent_args(name, &command, extra))
         .args(if extra.contains(&"--policy") {
             &[][..]
         } else {

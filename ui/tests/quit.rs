@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::{ch, key, setup, text, with};
-use crossterm::event::{KeyCode, KeyModifiers};
+use common::{ch, ctrl, key, setup, text};
+use crossterm::event::KeyCode;
 use gitmoot_ui::state::Overlay;
 use gitmoot_ui::view::{DaemonStatus, JobState, RunState};
 use gitmoot_ui::{Action, Event, update};
@@ -28,7 +28,7 @@ fn q_with_running_work_asks_and_detach_is_the_default() {
 #[test]
 fn ctrl_c_asks_too_and_a_second_ctrl_c_detaches() {
     let (mut s, snap) = setup();
-    let cc = || with(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let cc = || ctrl('c');
     assert_eq!(update(&mut s, &snap, cc()), vec![]);
     assert_eq!(update(&mut s, &snap, cc()), vec![Action::Detach]);
 }

@@ -13,6 +13,43 @@ fn send(state: &mut gitmoot_ui::State, snap: &gitmoot_ui::Snapshot, e: Event) ->
     update(state, snap, e)
 }
 
+// The fixture's failed gate sits on root job-k3v7q2ma and its question on the schema leg;
+// these spell the actions the keys are expected to produce there once.
+
+fn load_detail(job_id: &str) -> Vec<Action> {
+    vec![Action::LoadDetail(job_id.into())]
+}
+
+fn resume_root(verb: ResumeVerb, instructions: &str) -> Vec<Action> {
+    vec![Action::Resume {
+        job_id: "job-k3v7q2ma".into(),
+        verb,
+        instructions: instructions.into(),
+    }]
+}
+
+fn kill(force: bool) -> Vec<Action> {
+    vec![Action::KillRoot {
+        root_id: "job-k3v7q2ma".into(),
+        force,
+    }]
+}
+
+fn answer_schema(migration: &str, window: &str) -> Vec<Action> {
+    vec![Action::AnswerAsk {
+        job_id: "job-k3v7q2ma/schema".into(),
+        answers: vec![
+            ("migration".into(), migration.into()),
+            ("window".into(), window.into()),
+        ],
+    }]
+}
+
+/// The newest toast's text.
+fn toast(s: &gitmoot_ui::State) -> &str {
+    &s.messages.last().unwrap().text
+}
+
 #[test]
 fn lands_on_attention_with_the_oldest_gate_and_its_root() {
     let (s, _) = setup();
@@ -37,27 +74,12 @@ fn quit_and_ctrl_c_and_suspend() {
     let (mut s, mut snap) = setup();
     snap.daemon = gitmoot_ui::view::DaemonStatus::Attached;
     assert_eq!(send(&mut s, &snap, ch('q')), vec![Action::Quit]);
-    assert_eq!(
-        send(
-            &mut s,
-            &snap,
-            with(KeyCode::Char('z'), KeyModifiers::CONTROL)
-        ),
-        vec![Action::Suspend]
-    );
+    assert_eq!(send(&mut s, &snap, ctrl('z')), vec![Action::Suspend]);
     // Ctrl-c quits even from inside a form, where `q` is just a letter.
-    send(&mut s, &snap, ch('j'));
-    send(&mut s, &snap, ch('a'));
+    type_keys(&mut s, &snap, "ja");
     assert!(matches!(s.overlay, Some(Overlay::Answer { .. })));
     assert_eq!(send(&mut s, &snap, ch('q')), vec![]);
-    assert_eq!(
-        send(
-            &mut s,
-            &snap,
-            with(KeyCode::Char('c'), KeyModifiers::CONTROL)
-        ),
-        vec![Action::Quit]
-    );
+    assert_eq!(send(&mut s, &snap, ctrl('c')), vec![Action::Quit]);
 }
 
 #[test]
@@ -84,10 +106,7 @@ fn number_keys_tab_and_shift_tab_move_between_panes() {
 fn five_opens_the_drawer_for_the_selection_and_esc_goes_back() {
     let (mut s, snap) = setup();
     send(&mut s, &snap, ch('2'));
-    assert_eq!(
-        send(&mut s, &snap, ch('5')),
-        vec![Action::LoadDetail("job-k3v7q2ma".into())]
-    );
+    assert_eq!(send(&mut s, &snap, ch('5')), load_detail("job-k3v7q2ma"));
     assert_eq!(s.focus, Pane::Detail);
     send(&mut s, &snap, key(KeyCode::Esc));
     assert_eq!(s.focus, Pane::Tree);
@@ -121,8 +140,7 @@ fn help_opens_scrolls_and_closes() {
 #[test]
 fn moving_in_the_tree_up_down_top_bottom_pages() {
     let (mut s, snap) = setup();
-    send(&mut s, &snap, ch('2'));
-    send(&mut s, &snap, ch('j'));
+    type_keys(&mut s, &snap, "2j");
     assert_eq!(s.sel.tree.as_deref(), Some("job-k3v7q2ma/schema"));
     send(&mut s, &snap, key(KeyCode::Down));
     assert_eq!(s.sel.tree.as_deref(), Some("job-k3v7q2ma/api"));
@@ -143,19 +161,11 @@ fn moving_in_the_tree_up_down_top_bottom_pages() {
     );
     send(&mut s, &snap, key(KeyCode::PageDown));
     assert_eq!(s.sel.tree.as_deref(), Some("job-m2x9b4rt"));
-    send(
-        &mut s,
-        &snap,
-        with(KeyCode::Char('u'), KeyModifiers::CONTROL),
-    );
+    send(&mut s, &snap, ctrl('u'));
     assert_eq!(s.sel.tree.as_deref(), Some("job-p8c3d1wz"));
     send(&mut s, &snap, key(KeyCode::End));
     send(&mut s, &snap, key(KeyCode::Home));
-    send(
-        &mut s,
-        &snap,
-        with(KeyCode::Char('d'), KeyModifiers::CONTROL),
-    );
+    send(&mut s, &snap, ctrl('d'));
     assert_eq!(s.sel.tree.as_deref(), Some("job-m2x9b4rt"));
 }
 
@@ -171,8 +181,7 @@ fn settled_subtrees_fold_by_themselves_until_unfolded() {
     };
     assert!(!ids(&s).contains(&"job-m2x9b4rt/wording".to_string()));
     assert!(ids(&s).contains(&"job-k3v7q2ma/db".to_string()));
-    send(&mut s, &snap, ch('G'));
-    send(&mut s, &snap, ch('l'));
+    type_keys(&mut s, &snap, "Gl");
     assert!(
         ids(&s).contains(&"job-m2x9b4rt/wording".to_string()),
         "l unfolds"
@@ -209,9 +218,7 @@ fn settled_subtrees_fold_by_themselves_until_unfolded() {
 #[test]
 fn selection_stays_on_the_same_job_across_refreshes() {
     let (mut s, mut snap) = setup();
-    send(&mut s, &snap, ch('2'));
-    send(&mut s, &snap, ch('j'));
-    send(&mut s, &snap, ch('j'));
+    type_keys(&mut s, &snap, "2jj");
     assert_eq!(s.sel.tree.as_deref(), Some("job-k3v7q2ma/api"));
     // A newer root appears above: the cursor stays on the same job, not the same row.
     let mut newer = snap.roots[3].clone();
@@ -233,18 +240,17 @@ fn selection_stays_on_the_same_job_across_refreshes() {
 #[test]
 fn enter_on_a_job_opens_detail() {
     let (mut s, snap) = setup();
-    send(&mut s, &snap, ch('2'));
-    send(&mut s, &snap, ch('j'));
+    type_keys(&mut s, &snap, "2j");
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::LoadDetail("job-k3v7q2ma/schema".into())]
+        load_detail("job-k3v7q2ma/schema")
     );
     assert_eq!(s.focus, Pane::Detail);
     assert_eq!(s.detail_job(), Some("job-k3v7q2ma/schema"));
     // The glue still has the old detail loaded: a refresh asks again.
     assert_eq!(
         send(&mut s, &snap, Event::SnapshotArrived),
-        vec![Action::LoadDetail("job-k3v7q2ma/schema".into())]
+        load_detail("job-k3v7q2ma/schema")
     );
 }
 
@@ -290,16 +296,7 @@ fn answer_form_choices_and_free_text_submit_one_answer_per_question() {
     send(&mut s, &snap, with(KeyCode::Enter, KeyModifiers::ALT));
     type_keys(&mut s, &snap, "UTC");
     let out = send(&mut s, &snap, key(KeyCode::Enter));
-    assert_eq!(
-        out,
-        vec![Action::AnswerAsk {
-            job_id: "job-k3v7q2ma/schema".into(),
-            answers: vec![
-                ("migration".into(), "shadow table".into()),
-                ("window".into(), "sunday 02:00\nUTC".into())
-            ],
-        }]
-    );
+    assert_eq!(out, answer_schema("shadow table", "sunday 02:00\nUTC"));
     assert!(s.overlay.is_none());
 }
 
@@ -324,21 +321,11 @@ fn answer_form_tab_moves_between_fields_and_esc_cancels() {
 #[test]
 fn paste_goes_into_the_focused_text_field_without_escapes() {
     let (mut s, snap) = setup();
-    send(&mut s, &snap, ch('j'));
-    send(&mut s, &snap, ch('a'));
+    type_keys(&mut s, &snap, "ja");
     send(&mut s, &snap, key(KeyCode::Tab));
     send(&mut s, &snap, Event::Paste("night\x1b[31m window".into()));
     let out = send(&mut s, &snap, key(KeyCode::Enter));
-    assert_eq!(
-        out,
-        vec![Action::AnswerAsk {
-            job_id: "job-k3v7q2ma/schema".into(),
-            answers: vec![
-                ("migration".into(), "in place".into()),
-                ("window".into(), "night window".into())
-            ],
-        }]
-    );
+    assert_eq!(out, answer_schema("in place", "night window"));
 }
 
 #[test]
@@ -355,20 +342,12 @@ fn retry_and_continue_take_instructions() {
     type_keys(&mut s, &snap, "use the v2 template");
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::Resume {
-            job_id: "job-k3v7q2ma".into(),
-            verb: ResumeVerb::Retry,
-            instructions: "use the v2 template".into()
-        }]
+        resume_root(ResumeVerb::Retry, "use the v2 template")
     );
     send(&mut s, &snap, ch('c'));
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::Resume {
-            job_id: "job-k3v7q2ma".into(),
-            verb: ResumeVerb::Continue,
-            instructions: String::new()
-        }]
+        resume_root(ResumeVerb::Continue, "")
     );
 }
 
@@ -385,11 +364,7 @@ fn abort_asks_for_confirmation() {
     send(&mut s, &snap, ch('x'));
     assert_eq!(
         send(&mut s, &snap, ch('y')),
-        vec![Action::Resume {
-            job_id: "job-k3v7q2ma".into(),
-            verb: ResumeVerb::Abort,
-            instructions: String::new()
-        }]
+        resume_root(ResumeVerb::Abort, "")
     );
 }
 
@@ -399,13 +374,7 @@ fn resume_verbs_on_a_question_explain_instead() {
     send(&mut s, &snap, ch('j'));
     assert_eq!(send(&mut s, &snap, ch('r')), vec![]);
     assert!(s.overlay.is_none());
-    assert!(
-        s.messages
-            .last()
-            .unwrap()
-            .text
-            .contains("failure escalations")
-    );
+    assert!(toast(&s).contains("failure escalations"));
 }
 
 #[test]
@@ -413,21 +382,16 @@ fn enter_on_a_failure_opens_the_failed_leg_and_d_opens_the_gate_job() {
     let (mut s, snap) = setup();
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::LoadDetail("job-k3v7q2ma/docs".into())]
+        load_detail("job-k3v7q2ma/docs")
     );
     send(&mut s, &snap, ch('1'));
-    assert_eq!(
-        send(&mut s, &snap, ch('d')),
-        vec![Action::LoadDetail("job-k3v7q2ma".into())]
-    );
+    assert_eq!(send(&mut s, &snap, ch('d')), load_detail("job-k3v7q2ma"));
 }
 
 #[test]
 fn kill_confirms_with_what_happens_and_has_a_force_variant() {
     let (mut s, snap) = setup();
-    send(&mut s, &snap, ch('2'));
-    send(&mut s, &snap, ch('j'));
-    send(&mut s, &snap, ch('K'));
+    type_keys(&mut s, &snap, "2jK");
     match &s.overlay {
         Some(Overlay::Confirm(Confirm::KillRoot {
             root_id,
@@ -447,21 +411,9 @@ fn kill_confirms_with_what_happens_and_has_a_force_variant() {
         vec![],
         "other keys keep the dialog"
     );
-    assert_eq!(
-        send(&mut s, &snap, ch('y')),
-        vec![Action::KillRoot {
-            root_id: "job-k3v7q2ma".into(),
-            force: false
-        }]
-    );
+    assert_eq!(send(&mut s, &snap, ch('y')), kill(false));
     send(&mut s, &snap, ch('K'));
-    assert_eq!(
-        send(&mut s, &snap, ch('F')),
-        vec![Action::KillRoot {
-            root_id: "job-k3v7q2ma".into(),
-            force: true
-        }]
-    );
+    assert_eq!(send(&mut s, &snap, ch('F')), kill(true));
     send(&mut s, &snap, ch('K'));
     assert_eq!(send(&mut s, &snap, key(KeyCode::Esc)), vec![]);
     assert!(s.overlay.is_none());
@@ -470,17 +422,9 @@ fn kill_confirms_with_what_happens_and_has_a_force_variant() {
 #[test]
 fn kill_on_a_finished_root_says_so() {
     let (mut s, snap) = setup();
-    send(&mut s, &snap, ch('2'));
-    send(&mut s, &snap, ch('G'));
-    send(&mut s, &snap, ch('K'));
+    type_keys(&mut s, &snap, "2GK");
     assert!(s.overlay.is_none());
-    assert!(
-        s.messages
-            .last()
-            .unwrap()
-            .text
-            .contains("already ended (done)")
-    );
+    assert!(toast(&s).contains("already ended (done)"));
 }
 
 #[test]
@@ -498,8 +442,7 @@ fn cancel_job_confirms() {
             job_id: "job-k3v7q2ma/db".into()
         }]
     );
-    send(&mut s, &snap, ch('k'));
-    send(&mut s, &snap, ch('C'));
+    type_keys(&mut s, &snap, "kC");
     assert!(s.overlay.is_none(), "a succeeded job cannot be cancelled");
 }
 
@@ -532,8 +475,7 @@ fn copy_gives_the_resume_command_in_attention_and_the_id_elsewhere() {
 #[test]
 fn filter_narrows_rows_and_esc_clears() {
     let (mut s, snap) = setup();
-    send(&mut s, &snap, ch('2'));
-    send(&mut s, &snap, ch('/'));
+    type_keys(&mut s, &snap, "2/");
     assert!(s.filter_editing);
     type_keys(&mut s, &snap, "kimi");
     assert_eq!(s.filter, "kimi");
@@ -593,13 +535,11 @@ fn dag_moves_between_nodes_and_roots() {
     assert_eq!(s.sel.dag.as_deref(), Some("job-k3v7q2ma/schema"));
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::LoadDetail("job-k3v7q2ma/schema".into())]
+        load_detail("job-k3v7q2ma/schema")
     );
-    send(&mut s, &snap, ch('3'));
-    send(&mut s, &snap, ch(']'));
+    type_keys(&mut s, &snap, "3]");
     assert_eq!(s.dag_root.as_deref(), Some("job-a5f6g7h8"));
-    send(&mut s, &snap, ch('['));
-    send(&mut s, &snap, ch('['));
+    type_keys(&mut s, &snap, "[[");
     assert_eq!(s.dag_root.as_deref(), Some("job-p8c3d1wz"));
     send(&mut s, &snap, ch('C'));
     assert!(matches!(
@@ -654,8 +594,7 @@ fn threads_sections_messages_reply_compose_promote_and_mark_read() {
             reply_to: None
         }]
     );
-    send(&mut s, &snap, ch('p'));
-    send(&mut s, &snap, ch('j'));
+    type_keys(&mut s, &snap, "pj");
     send(&mut s, &snap, key(KeyCode::Down));
     send(&mut s, &snap, ch('k'));
     assert_eq!(

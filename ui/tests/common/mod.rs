@@ -40,6 +40,10 @@ pub fn with(code: KeyCode, mods: KeyModifiers) -> Event {
     Event::Key(KeyEvent::new(code, mods))
 }
 
+pub fn ctrl(c: char) -> Event {
+    with(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
 /// Sends each character of `keys` as a key press; returns every action.
 pub fn type_keys(state: &mut State, snap: &Snapshot, keys: &str) -> Vec<gitmoot_ui::Action> {
     keys.chars()
