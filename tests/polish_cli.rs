@@ -136,6 +136,13 @@ fn lists_have_a_header_and_aligned_columns() {
         head.starts_with("ID") && head.contains("AGE") && head.contains("STATE"),
         "{text}"
     );
+    // A state or an action pads to its column like any other value.
+    for (name, value) in [("AGENT", "short"), ("ACTION", "ask")] {
+        let col = head.find(name).unwrap();
+        for l in text.lines().skip(1) {
+            assert_eq!(&l[col..col + value.len()], value, "{name} column:\n{text}");
+        }
+    }
 }
 
 #[test]
