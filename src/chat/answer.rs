@@ -4,26 +4,19 @@
 //! `chat answer` first resolves a thread to the job paused on it (through the escalation
 //! row that records the thread).
 
-use rusqlite::{Connection, OptionalExtension, Transaction};
+use rusqlite::{Connection, Transaction};
 
 use super::messages::{self, Post, job_ref};
 use super::{ChatError, Result, askgate, threads, write_retry};
 use crate::Invalid;
 use crate::clock::Clock;
 use crate::engine::{self, Env};
-use crate::store::Store;
 use crate::store::chat::{self as rows, AuthorKind, Message, MessageKind, Thread};
+use crate::store::{Store, escalations};
 
 /// The job whose open ask round is linked to `thread`.
 pub fn resolve_target(conn: &Connection, thread: &Thread) -> Result<String> {
-    let open: Option<(String, String)> = conn
-        .query_row(
-            "SELECT job_id, kind FROM escalations WHERE thread_id = ?1 AND resolved_ms IS NULL ORDER BY id DESC LIMIT 1",
-            [&thread.id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    if let Some((job_id, kind)) = open {
+    if let Some((job_id, kind)) = escalations::open_on_thread(conn, &thread.id)? {
         if kind != "ask" {
             return Err(ChatError::Refused(format!(
                 "job {job_id} is paused on a {kind} escalation, not an ask; resume it with \
@@ -32,19 +25,14 @@ pub fn resolve_target(conn: &Connection, thread: &Thread) -> Result<String> {
         }
         return Ok(job_id);
     }
-    let any: Option<String> = conn
-        .query_row(
-            "SELECT job_id FROM escalations WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
-            [&thread.id],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Err(ChatError::Refused(match any {
-        Some(job) => format!(
-            "job {job} has no pending question to answer (it was already answered or finalized)"
-        ),
-        None => format!("thread {:?} is not linked to a paused job", thread.slug),
-    }))
+    Err(ChatError::Refused(
+        match escalations::last_job_on_thread(conn, &thread.id)? {
+            Some(job) => format!(
+                "job {job} has no pending question to answer (it was already answered or finalized)"
+            ),
+            None => format!("thread {:?} is not linked to a paused job", thread.slug),
+        },
+    ))
 }
 
 /// What `chat answer` did.
@@ -69,14 +57,7 @@ pub struct JobAnswered {
 
 /// The thread the open ask round of `job_id` is linked to, if any.
 fn ask_thread(conn: &Connection, job_id: &str) -> Result<Option<Thread>> {
-    let id: Option<Option<String>> = conn
-        .query_row(
-            "SELECT thread_id FROM escalations WHERE job_id = ?1 AND kind = 'ask' AND resolved_ms IS NULL ORDER BY id DESC LIMIT 1",
-            [job_id],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match id.flatten() {
+    match escalations::open_ask_thread(conn, job_id)? {
         Some(id) => Ok(rows::thread(conn, &id)?),
         None => Ok(None),
     }

@@ -3,7 +3,7 @@
 //! as a system message with a `{kind:job}` ref, the asking agent gets an inbox row, and
 //! the escalation row records the thread. Called from `ChatHooks::ask_round_opened`.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use super::messages::{self, Post, job_ref};
 use super::slug::job_thread_slug;
@@ -11,40 +11,13 @@ use super::{Result, threads};
 use crate::clock::Clock;
 use crate::contract::HumanQuestion;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, Message, Thread};
+use crate::store::escalations::{self, Brief};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
 
-/// The escalation columns the link needs (the table belongs to the engine).
-#[derive(Debug, Clone)]
-pub struct EscalationRow {
-    pub id: i64,
-    pub job_id: String,
-    pub kind: String,
-    pub questions: Option<String>,
-    pub reason: String,
-}
-
-pub fn escalation(conn: &Connection, id: i64) -> Result<Option<EscalationRow>> {
-    Ok(conn
-        .query_row(
-            "SELECT id, job_id, kind, questions, reason FROM escalations WHERE id = ?1",
-            [id],
-            |r| {
-                Ok(EscalationRow {
-                    id: r.get(0)?,
-                    job_id: r.get(1)?,
-                    kind: r.get(2)?,
-                    questions: r.get(3)?,
-                    reason: r.get(4)?,
-                })
-            },
-        )
-        .optional()?)
-}
-
 /// `- <id>: <prompt>` per question, ` (choices: a, b)` when it has choices; the reason
 /// for a failure round.
-pub fn questions_body(e: &EscalationRow) -> String {
+pub fn questions_body(e: &Brief) -> String {
     let parsed = e
         .questions
         .as_deref()
@@ -105,7 +78,7 @@ pub fn link(
     job: &Job,
     escalation_id: i64,
 ) -> Result<(Thread, Message)> {
-    let esc = escalation(conn, escalation_id)?.unwrap_or(EscalationRow {
+    let esc = escalations::brief(conn, escalation_id)?.unwrap_or(Brief {
         id: escalation_id,
         job_id: job.id.clone(),
         kind: "ask".into(),
@@ -135,10 +108,7 @@ pub fn link(
     post.refs = vec![job_ref(conn, &repo, &target)?];
     post.deliver = vec![(job.agent.clone(), true)];
     let message = messages::append(conn, clock, &thread, post)?;
-    conn.execute(
-        "UPDATE escalations SET thread_id = ?2 WHERE id = ?1",
-        rusqlite::params![escalation_id, thread.id],
-    )?;
+    escalations::set_thread(conn, escalation_id, &thread.id)?;
     let now = clock.now_ms();
     rows::insert_link(
         conn,

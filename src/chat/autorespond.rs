@@ -93,28 +93,25 @@ pub fn autorespond_sweep(
             "\nYou (@{}) were mentioned in the chat thread above. {REPLY_INSTRUCTION}",
             c.agent
         ));
-        tx.execute_batch("SAVEPOINT chat_autorespond")?;
-        let job = submit_root(
-            tx,
-            clock,
-            SubmitRoot {
-                agent: c.agent.clone(),
-                action: Action::Ask,
-                prompt,
-                repo: Some(thread.repo.clone()),
-                model: None,
-                timeout_ms: None,
-                dispatched_by: format!("chat:{}", thread.id),
-            },
-        );
+        let job = crate::store::savepoint(tx, || {
+            submit_root(
+                tx,
+                clock,
+                SubmitRoot {
+                    agent: c.agent.clone(),
+                    action: Action::Ask,
+                    prompt,
+                    repo: Some(thread.repo.clone()),
+                    model: None,
+                    timeout_ms: None,
+                    dispatched_by: format!("chat:{}", thread.id),
+                },
+            )
+        })?;
         let job_id = match job {
-            Ok(id) => {
-                tx.execute_batch("RELEASE chat_autorespond")?;
-                id
-            }
+            Ok(id) => id,
             Err(e) => {
                 // Left unread: the next tick retries once the gate allows it.
-                tx.execute_batch("ROLLBACK TO chat_autorespond; RELEASE chat_autorespond")?;
                 tracing::warn!("chat auto-respond for @{} in {}: {e}", c.agent, thread.slug);
                 continue;
             }

@@ -186,17 +186,12 @@ fn contained(
     failure_kind: &str,
     f: impl FnOnce() -> Result<(), ChatError>,
 ) -> Result<(), EngineError> {
-    tx.execute_batch("SAVEPOINT chat_hook")?;
-    match f() {
-        Ok(()) => tx.execute_batch("RELEASE chat_hook")?,
-        Err(e) => {
-            tx.execute_batch("ROLLBACK TO chat_hook; RELEASE chat_hook")?;
-            events::append(
-                tx,
-                NewEvent::job(clock.now_ms(), &job.root_id, &job.id, failure_kind)
-                    .message(e.to_string()),
-            )?;
-        }
+    if let Err(e) = crate::store::savepoint(tx, f)? {
+        events::append(
+            tx,
+            NewEvent::job(clock.now_ms(), &job.root_id, &job.id, failure_kind)
+                .message(e.to_string()),
+        )?;
     }
     Ok(())
 }

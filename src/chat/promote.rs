@@ -125,32 +125,27 @@ pub fn task(
     )?;
     let prompt = prompt(tx, thread, body)?;
     // A savepoint keeps the request durable even if the gate refuses after writing.
-    tx.execute_batch("SAVEPOINT chat_task")?;
-    let submitted = submit_root(
-        tx,
-        clock,
-        SubmitRoot {
-            agent: agent.clone(),
-            action,
-            prompt,
-            repo: Some(thread.repo.clone()),
-            model: None,
-            timeout_ms: None,
-            dispatched_by: format!("chat:{}", thread.id),
-        },
-    );
+    let submitted = crate::store::savepoint(tx, || {
+        submit_root(
+            tx,
+            clock,
+            SubmitRoot {
+                agent: agent.clone(),
+                action,
+                prompt,
+                repo: Some(thread.repo.clone()),
+                model: None,
+                timeout_ms: None,
+                dispatched_by: format!("chat:{}", thread.id),
+            },
+        )
+    })?;
     let job_id = match submitted {
-        Ok(id) => {
-            tx.execute_batch("RELEASE chat_task")?;
-            id
-        }
+        Ok(id) => id,
         // Bad input (an agent lacking the capability, an unknown repo) exits 2 and must
         // change nothing: the whole transaction, request included, rolls back.
         Err(e @ EngineError::Invalid(_)) => return Err(e.into()),
-        Err(e) => {
-            tx.execute_batch("ROLLBACK TO chat_task; RELEASE chat_task")?;
-            return Ok(TaskOutcome::Refused(e));
-        }
+        Err(e) => return Ok(TaskOutcome::Refused(e)),
     };
     rows::set_promoted_job(tx, &message.id, &job_id)?;
     message.promoted_job_id = Some(job_id.clone());

@@ -1,7 +1,7 @@
 //! Thread lifecycle and resolution: create (slugged, unique per repo), list, rename (title
 //! only), close (archive) and reopen, and resolving a thread argument (id, then slug).
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::slug::slugify;
@@ -263,21 +263,10 @@ pub fn summaries(
     include_archived: bool,
 ) -> Result<Vec<ThreadSummary>> {
     let origin = rows::origin(conn)?;
-    let mut last = conn.prepare_cached(
-        "SELECT seq, author_name, kind, body FROM chat_messages WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1",
-    )?;
-    let mut unread = conn.prepare_cached(
-        "SELECT COALESCE(SUM(n), 0) FROM chat_unread WHERE thread_id = ?1 AND agent_origin = ?2",
-    )?;
     let mut out = Vec::new();
     for t in rows::list_threads(conn, repo, include_archived)? {
-        let newest: Option<(i64, String, String, String)> = last
-            .query_row([&t.id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })
-            .optional()?;
-        let unread_mentions = unread.query_row(rusqlite::params![t.id, origin], |r| r.get(0))?;
-        out.push(match newest {
+        let unread_mentions = rows::unread_in_thread(conn, &t.id, &origin)?;
+        out.push(match rows::newest(conn, &t.id)? {
             Some((seq, author, kind, body)) => ThreadSummary {
                 messages: seq,
                 last_author: Some(author),

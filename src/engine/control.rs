@@ -178,16 +178,7 @@ pub fn cancel_job(tx: &Transaction<'_>, env: Env<'_>, id: &str) -> Result<(), En
 /// Running jobs the daemon must terminate now: those of a tree killed with `--force`, and
 /// running jobs cancelled by hand (they keep their `runtime_pid` until settled).
 pub fn jobs_to_terminate(conn: &Connection) -> Result<Vec<String>, EngineError> {
-    let mut st = conn.prepare_cached(
-        "SELECT j.id FROM jobs j JOIN runs r ON r.root_id = j.root_id \
-         WHERE (j.state = 'running' AND r.killed = 1 AND r.kill_force = 1) \
-            OR (j.state = 'cancelled' AND j.started_ms IS NOT NULL AND j.runtime_pid IS NOT NULL) \
-         ORDER BY j.created_ms",
-    )?;
-    let ids = st
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(ids)
+    Ok(jobs::to_terminate(conn)?)
 }
 
 /// Whether the daemon may start this queued job (a stopped tree starts no new legs).

@@ -647,3 +647,17 @@ pub fn live_in_root(conn: &Connection, root_id: &str) -> Result<u64> {
         )?
         .query_row([root_id], |r| r.get::<_, i64>(0))? as u64)
 }
+
+/// Running jobs of a tree killed with `--force`, and running jobs cancelled by hand (they
+/// keep their `runtime_pid` until settled), oldest first.
+pub fn to_terminate(conn: &Connection) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT j.id FROM jobs j JOIN runs r ON r.root_id = j.root_id \
+         WHERE (j.state = 'running' AND r.killed = 1 AND r.kill_force = 1) \
+            OR (j.state = 'cancelled' AND j.started_ms IS NOT NULL AND j.runtime_pid IS NOT NULL) \
+         ORDER BY j.created_ms",
+    )?;
+    Ok(st
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<_>>()?)
+}

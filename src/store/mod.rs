@@ -17,6 +17,7 @@ pub mod meta;
 pub mod payloads;
 pub mod runs;
 mod schema;
+pub mod views;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -152,4 +153,21 @@ impl Store {
             .conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
+}
+
+/// Runs `f` inside a savepoint of the caller's transaction: its writes stay when it
+/// succeeds and are undone when it fails, while the transaction itself goes on either way.
+/// The outer `Result` is the savepoint's own bookkeeping; the inner one is `f`'s.
+pub fn savepoint<T, E>(
+    conn: &Connection,
+    f: impl FnOnce() -> std::result::Result<T, E>,
+) -> Result<std::result::Result<T, E>> {
+    conn.execute_batch("SAVEPOINT gitmoot_step")?;
+    let out = f();
+    conn.execute_batch(if out.is_ok() {
+        "RELEASE gitmoot_step"
+    } else {
+        "ROLLBACK TO gitmoot_step; RELEASE gitmoot_step"
+    })?;
+    Ok(out)
 }

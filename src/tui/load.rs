@@ -12,7 +12,7 @@ use gitmoot_ui::view::{
     InboxItem, JobDetail, JobNode, Message, Question, ResultView, RootView, Snapshot, ThreadView,
     Transcript,
 };
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
 use crate::chat::{inbox, messages, threads};
 use crate::clock::Millis;
@@ -21,7 +21,7 @@ use crate::domain::{JobKind, JobState, RunState};
 use crate::engine;
 use crate::store::chat::{MessageKind, ThreadState};
 use crate::store::escalations::RoundKind;
-use crate::store::{Store, StoreError, events, jobs, runs};
+use crate::store::{Store, StoreError, events, jobs, runs, views};
 
 /// How many roots the tree holds: the window the tree pane can scroll through (about
 /// two screens of folded roots), so a load's cost follows the screen and not the
@@ -42,8 +42,6 @@ pub type Result<T> = std::result::Result<T, LoadError>;
 pub enum LoadError {
     #[error("{0}")]
     Store(#[from] StoreError),
-    #[error("{0}")]
-    Sqlite(#[from] rusqlite::Error),
     #[error("{0}")]
     Engine(#[from] engine::EngineError),
     #[error("{0}")]
@@ -115,7 +113,7 @@ impl Loader {
                 self.roots.insert(run.root_id.clone(), view);
             }
         } else if last > self.cursor {
-            for root in touched_roots(conn, self.cursor)? {
+            for root in views::touched_roots(conn, self.cursor)? {
                 linked = linked || crate::store::chat::link(conn, &root)?.is_some();
                 if let Some(run) = runs::get(conn, &root)? {
                     let view = root_view(conn, &run)?;
@@ -127,11 +125,11 @@ impl Loader {
         self.trim();
         let conn = self.store.conn();
         let key = ChatKey {
-            badges: badge_signature(conn)?,
+            badges: views::badge_signature(conn)?,
             thread: self.thread.clone(),
         };
         let stale = match &self.chat {
-            Some(c) => c.key != key || linked || chat_events_since(conn, self.cursor)?,
+            Some(c) => c.key != key || linked || views::unrooted_events_since(conn, self.cursor)?,
             None => true,
         };
         if stale {
@@ -153,7 +151,7 @@ impl Loader {
         }
         let live = self.live.read(conn, now, last != self.cursor)?;
         self.cursor = last;
-        let attention_key = attention_key(conn)?;
+        let attention_key = views::open_rounds_signature(conn)?;
         let fresh = match &self.attention {
             // Preflight items come from events, not rounds: any touched tree re-reads it.
             Some((key, _)) => *key == attention_key && touched.is_empty(),
@@ -228,54 +226,10 @@ struct ChatPanes {
 /// Newest message, newest mention and the unread count. Sends append no event: a send
 /// adds a message (its rowid moves) and marking read lowers the count, so this catches
 /// both. Each part is a rowid maximum or a sum over the maintained unread counters.
-fn badge_signature(conn: &Connection) -> Result<(i64, i64, i64)> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
-                    (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
-                    (SELECT COALESCE(SUM(n), 0) FROM chat_unread)",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
-}
-
-/// The set of open escalation rounds: their count, id sum and newest id, read from the
-/// open-rounds index alone. Opening or resolving a round changes it; any other change to
-/// a tree shows as a touched root, so the pane is re-read on either and otherwise reused.
+/// The set of open escalation rounds (see `views::open_rounds_signature`). Opening or
+/// resolving a round changes it; any other change to a tree shows as a touched root, so
+/// the pane is re-read on either and otherwise reused.
 type AttentionKey = (i64, i64, i64);
-
-fn attention_key(conn: &Connection) -> Result<AttentionKey> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM escalations
-             WHERE resolved_ms IS NULL",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
-}
-
-/// Whether an event without a root (a thread created, renamed, closed) arrived after
-/// `cursor`.
-fn chat_events_since(conn: &Connection, cursor: i64) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT EXISTS(SELECT 1 FROM events WHERE id > ?1 AND root_id IS NULL)")?
-        .query_row([cursor], |r| r.get(0))?)
-}
-
-fn touched_roots(conn: &Connection, cursor: i64) -> Result<Vec<String>> {
-    // Walk the new events by rowid and dedupe here: with DISTINCT in SQL the planner scans
-    // the whole `events_root` index instead, which costs milliseconds at 500k events.
-    let mut st = conn.prepare_cached(
-        "SELECT root_id FROM events WHERE id > ?1 AND root_id IS NOT NULL ORDER BY id",
-    )?;
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for root in st.query_map([cursor], |r| r.get::<_, String>(0))? {
-        let root = root?;
-        if seen.insert(root.clone()) {
-            out.push(root);
-        }
-    }
-    Ok(out)
-}
 
 fn job_state(s: JobState) -> view::JobState {
     match s {
@@ -311,43 +265,31 @@ fn job_kind(k: JobKind) -> view::JobKind {
 
 /// The light columns of a tree's jobs, with each leg's deps from its delegation spec.
 fn root_view(conn: &Connection, run: &runs::Run) -> Result<RootView> {
-    let mut st = conn.prepare_cached(
-        "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
-                json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
-                j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps'),
-                j.created_ms
-         FROM jobs j
-         LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
-         WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
-    )?;
-    let rows = st.query_map([&run.root_id], |r| {
-        let deps: Option<String> = r.get(13)?;
-        Ok((
-            r.get::<_, Option<String>>(1)?,
-            JobNode {
-                id: r.get(0)?,
-                kind: job_kind(r.get(3)?),
-                delegation_id: r.get(2)?,
-                agent: r.get(4)?,
-                action: r.get(5)?,
-                state: job_state(r.get(6)?),
-                decision: r.get(7)?,
-                summary: r
-                    .get::<_, Option<String>>(8)?
-                    .map(|s| gitmoot_ui::sanitize::clean(&s)),
-                depth: r.get(9)?,
-                deps: deps
-                    .and_then(|d| serde_json::from_str(&d).ok())
-                    .unwrap_or_default(),
-                created_ms: r.get(14)?,
-                started_ms: r.get(10)?,
-                finished_ms: r.get(11)?,
-                tokens: r.get::<_, i64>(12)? as u64,
-                children: Vec::new(),
-            },
-        ))
-    })?;
-    let mut nodes: Vec<(Option<String>, JobNode)> = rows.collect::<rusqlite::Result<_>>()?;
+    let mut nodes: Vec<(Option<String>, JobNode)> = views::tree_rows(conn, &run.root_id)?
+        .into_iter()
+        .map(|r| {
+            (
+                r.parent_id,
+                JobNode {
+                    id: r.id,
+                    kind: job_kind(r.kind),
+                    delegation_id: r.delegation_id,
+                    agent: r.agent,
+                    action: r.action,
+                    state: job_state(r.state),
+                    decision: r.decision,
+                    summary: r.summary.map(|s| gitmoot_ui::sanitize::clean(&s)),
+                    depth: r.depth,
+                    deps: r.deps,
+                    created_ms: r.created_ms,
+                    started_ms: r.started_ms,
+                    finished_ms: r.finished_ms,
+                    tokens: r.tokens,
+                    children: Vec::new(),
+                },
+            )
+        })
+        .collect();
     // Attach children to parents, deepest first, so each subtree is complete when moved.
     let index: HashMap<String, usize> = nodes
         .iter()
@@ -419,26 +361,15 @@ fn counts(conn: &Connection) -> Result<Counts> {
     Ok(Counts {
         running: jobs::count_state(conn, JobState::Running)? as u32,
         queued: jobs::count_state(conn, JobState::Queued)? as u32,
-        awaiting: conn.query_row(
-            "SELECT COUNT(*) FROM runs WHERE state = 'awaiting_human'",
-            [],
-            |r| r.get(0),
-        )?,
+        awaiting: views::awaiting_runs(conn)?,
     })
 }
 
 fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
     let mut out = Vec::new();
-    // Only the agent and the summary: the full row would drag the raw output along.
-    let mut who = conn.prepare_cached(
-        "SELECT agent, CASE WHEN json_valid(result) AND json_type(result, '$.summary') = 'text'
-                THEN json_extract(result, '$.summary') END
-         FROM jobs WHERE id = ?1",
-    )?;
     for p in engine::escalation::pending_first(conn, Some(ATTENTION_SHOWN))? {
-        let job: Option<(String, Option<String>)> = who
-            .query_row([&p.job_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
+        // Only the agent and the summary: the full row would drag the raw output along.
+        let job = views::agent_and_summary(conn, &p.job_id)?;
         let kind = match p.kind {
             RoundKind::Ask => AttentionKind::Ask {
                 questions: p
@@ -480,27 +411,20 @@ fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
 /// Coordinators whose newest delegation set was refused by the preflight, while their
 /// tree is still live (a finished tree has nothing left to fix).
 fn preflight_attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
-    let mut st = conn.prepare_cached(
-        "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
-         FROM events e
-         JOIN jobs j ON j.id = e.job_id
-         JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
-         WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = ?1 AND job_id IS NOT NULL GROUP BY job_id)",
-    )?;
-    let rows = st.query_map([engine::PREFLIGHT_FAILED], |r| {
-        Ok(AttentionItem {
-            job_id: r.get(0)?,
-            root_id: r.get(1)?,
+    Ok(views::preflight_refusals(conn, engine::PREFLIGHT_FAILED)?
+        .into_iter()
+        .map(|r| AttentionItem {
+            job_id: r.job_id,
+            root_id: r.root_id,
             kind: AttentionKind::Preflight {
-                reason: gitmoot_ui::sanitize::clean(&r.get::<_, String>(2)?),
+                reason: gitmoot_ui::sanitize::clean(&r.reason),
             },
-            opened_ms: r.get(3)?,
-            agent: r.get(4)?,
+            opened_ms: r.ts_ms,
+            agent: r.agent,
             why: None,
             thread: None,
         })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        .collect())
 }
 
 /// The leg of the coordinator's open failure round. The oldest open round is not enough:
@@ -655,12 +579,7 @@ fn detail(conn: &Connection, job_id: &str) -> Result<Option<JobDetail>> {
 }
 
 fn leg_state(conn: &Connection, parent: &str, delegation: &str) -> Result<Option<view::JobState>> {
-    let state: Option<JobState> = conn
-        .query_row(
-            "SELECT j.state FROM delegations d JOIN jobs j ON j.id = d.job_id WHERE d.parent_id = ?1 AND d.delegation_id = ?2",
-            params![parent, delegation],
-            |r| r.get(0),
-        )
-        .ok();
+    // An unreadable row leaves the leg's state blank rather than failing the whole drawer.
+    let state = views::leg_state(conn, parent, delegation).ok().flatten();
     Ok(state.map(job_state))
 }

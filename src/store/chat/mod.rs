@@ -25,8 +25,8 @@ pub use mentions::{
 };
 pub use messages::{
     Message, Ref, authors, count_agent_turns, count_kind, insert_message, last_result_ms, last_seq,
-    mentioned_agents, message_by_seq, messages, next_seq, recent_promotion_exists, result_posted,
-    set_promoted_job, system_body_exists,
+    mentioned_agents, message_by_seq, messages, newest, next_seq, recent_promotion_exists,
+    result_posted, set_promoted_job, system_body_exists,
 };
 pub use threads::{
     Thread, insert_thread, list_threads, meta_get, meta_set, thread, threads_by_slug, update_thread,
@@ -37,7 +37,7 @@ pub(super) use unread::UNREAD_COUNTERS;
 /// still paid for it (a page written per mention) though no read used it any more.
 pub(in crate::store) const DROP_BADGE_INDEX: &str =
     "DROP INDEX IF EXISTS chat_mentions_thread_badges;";
-pub use unread::{unread_by_thread, unread_counts, unread_total};
+pub use unread::{unread_by_thread, unread_counts, unread_in_thread, unread_total};
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE chat_threads (

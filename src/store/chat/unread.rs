@@ -75,3 +75,12 @@ pub fn unread_total(conn: &Connection) -> Result<i64> {
         .prepare_cached("SELECT COALESCE(SUM(n), 0) FROM chat_unread")?
         .query_row([], |r| r.get(0))?)
 }
+
+/// Unread resolved mentions of one thread for agents of `origin`, from the counters.
+pub fn unread_in_thread(conn: &Connection, thread_id: &str, origin: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(n), 0) FROM chat_unread WHERE thread_id = ?1 AND agent_origin = ?2",
+        )?
+        .query_row([thread_id, origin], |r| r.get(0))?)
+}
