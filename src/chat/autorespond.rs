@@ -14,7 +14,7 @@ use super::messages::{self, Post};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::Action;
-use crate::engine::{SubmitRoot, submit_root};
+use crate::engine::submit_root;
 use crate::store::agents;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, MessageKind};
 
@@ -97,15 +97,7 @@ pub fn autorespond_sweep(
             submit_root(
                 tx,
                 clock,
-                SubmitRoot {
-                    agent: c.agent.clone(),
-                    action: Action::Ask,
-                    prompt,
-                    repo: Some(thread.repo.clone()),
-                    model: None,
-                    timeout_ms: None,
-                    dispatched_by: format!("chat:{}", thread.id),
-                },
+                super::thread_job(&thread, &c.agent, Action::Ask, prompt),
             )
         })?;
         let job_id = match job {

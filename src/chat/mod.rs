@@ -30,7 +30,9 @@ use std::time::Duration;
 use rusqlite::Transaction;
 
 use crate::Invalid;
-use crate::engine::EngineError;
+use crate::domain::Action;
+use crate::engine::{EngineError, SubmitRoot};
+use crate::store::chat::Thread;
 use crate::store::{Store, StoreError};
 
 pub use autorespond::autorespond_sweep;
@@ -65,6 +67,20 @@ impl From<serde_json::Error> for ChatError {
 }
 
 pub type Result<T, E = ChatError> = std::result::Result<T, E>;
+
+/// A root job asked for from `thread` (a promotion, an auto-respond, a moot seat): on the
+/// thread's repo, recorded as dispatched by it so its result finds its way back.
+fn thread_job(thread: &Thread, agent: &str, action: Action, prompt: String) -> SubmitRoot {
+    SubmitRoot {
+        agent: agent.to_string(),
+        action,
+        prompt,
+        repo: Some(thread.repo.clone()),
+        model: None,
+        timeout_ms: None,
+        dispatched_by: format!("chat:{}", thread.id),
+    }
+}
 
 fn is_busy(e: &ChatError) -> bool {
     let sqlite = match e {

@@ -14,7 +14,7 @@ use super::threads::{self, require_open};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{Action, JobKind};
-use crate::engine::{SubmitRoot, submit_root};
+use crate::engine::submit_root;
 use crate::store::agents;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, Thread};
 use crate::store::jobs::Job;
@@ -129,18 +129,11 @@ pub fn convene(
             announcement.seq,
             r.home,
         );
+        // The thread was made on `r.repo`, so its job runs there too.
         let job_id = submit_root(
             tx,
             clock,
-            SubmitRoot {
-                agent: a.clone(),
-                action: Action::Ask,
-                prompt,
-                repo: Some(r.repo.to_string()),
-                model: None,
-                timeout_ms: None,
-                dispatched_by: format!("chat:{}", thread.id),
-            },
+            super::thread_job(&thread, a, Action::Ask, prompt),
         )?;
         rows::insert_link(
             tx,

@@ -11,7 +11,7 @@ use super::{ChatError, Result, mentions, write_retry};
 use crate::Invalid;
 use crate::clock::Clock;
 use crate::domain::{Action, JobState};
-use crate::engine::{EngineError, SubmitRoot, submit_root};
+use crate::engine::{EngineError, submit_root};
 use crate::store::chat::{
     self as rows, AuthorKind, JobLink, LinkPurpose, Message, MessageKind, Thread,
 };
@@ -126,19 +126,7 @@ pub fn task(
     let prompt = prompt(tx, thread, body)?;
     // A savepoint keeps the request durable even if the gate refuses after writing.
     let submitted = crate::store::savepoint(tx, || {
-        submit_root(
-            tx,
-            clock,
-            SubmitRoot {
-                agent: agent.clone(),
-                action,
-                prompt,
-                repo: Some(thread.repo.clone()),
-                model: None,
-                timeout_ms: None,
-                dispatched_by: format!("chat:{}", thread.id),
-            },
-        )
+        submit_root(tx, clock, super::thread_job(thread, &agent, action, prompt))
     })?;
     let job_id = match submitted {
         Ok(id) => id,
