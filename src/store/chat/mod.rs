@@ -31,12 +31,39 @@ pub use messages::{
 pub use threads::{
     Thread, insert_thread, list_threads, meta_get, meta_set, thread, threads_by_slug, update_thread,
 };
-pub(super) use unread::UNREAD_COUNTERS;
+pub(super) use unread::{UNREAD_COUNTERS, UNREAD_TRIGGERS};
 
 /// The per-thread badge index the maintained counters (`chat_unread`) replaced: every send
 /// still paid for it (a page written per mention) though no read used it any more.
 pub(in crate::store) const DROP_BADGE_INDEX: &str =
     "DROP INDEX IF EXISTS chat_mentions_thread_badges;";
+
+/// `chat_mentions` rebuilt with a plain `INTEGER PRIMARY KEY`: `AUTOINCREMENT` rewrote its
+/// `sqlite_sequence` row, one more page, on every mention sent. Mentions are never deleted,
+/// so a new id is still the largest so far plus one and the inbox cursors keep their order.
+/// The ids, the indexes and (through `UNREAD_TRIGGERS`, run after this) the counters'
+/// triggers come back as they were.
+pub(in crate::store) const MENTIONS_WITHOUT_AUTOINCREMENT: &str = "
+CREATE TABLE chat_mentions_rebuilt (
+    id           INTEGER PRIMARY KEY,
+    message_id   TEXT NOT NULL REFERENCES chat_messages(id),
+    thread_id    TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    kind         TEXT NOT NULL,
+    agent        TEXT NOT NULL,
+    agent_origin TEXT NOT NULL,
+    resolved     INTEGER NOT NULL DEFAULT 1,
+    unread       INTEGER NOT NULL DEFAULT 1,
+    created_ms   INTEGER NOT NULL
+);
+INSERT INTO chat_mentions_rebuilt(id, message_id, thread_id, seq, kind, agent, agent_origin, resolved, unread, created_ms)
+    SELECT id, message_id, thread_id, seq, kind, agent, agent_origin, resolved, unread, created_ms FROM chat_mentions;
+DROP TABLE chat_mentions;
+ALTER TABLE chat_mentions_rebuilt RENAME TO chat_mentions;
+DELETE FROM sqlite_sequence WHERE name = 'chat_mentions';
+CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
+CREATE INDEX chat_mentions_unread ON chat_mentions(agent, agent_origin) WHERE unread = 1 AND resolved = 1;
+";
 pub use unread::{unread_by_thread, unread_counts, unread_in_thread, unread_total};
 
 pub(super) const SCHEMA: &str = "

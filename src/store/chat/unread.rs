@@ -20,6 +20,11 @@ CREATE TABLE chat_unread (
 INSERT INTO chat_unread(agent, agent_origin, thread_id, n)
     SELECT agent, agent_origin, thread_id, COUNT(*) FROM chat_mentions
     WHERE unread = 1 AND resolved = 1 GROUP BY agent, agent_origin, thread_id;
+";
+
+/// The triggers that keep `chat_unread` in step with `chat_mentions`; run again whenever
+/// the mentions table is rebuilt (dropping a table drops its triggers).
+pub(in crate::store) const UNREAD_TRIGGERS: &str = "
 CREATE TRIGGER chat_unread_insert AFTER INSERT ON chat_mentions
     WHEN NEW.unread = 1 AND NEW.resolved = 1
 BEGIN
