@@ -2,7 +2,8 @@
 //!
 //! Owns the rows only; opening, answering and resolving rounds is the engine's job.
 
-use rusqlite::{Connection, OptionalExtension, Params, Row, params};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Params, Row, params, params_from_iter};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -107,47 +108,60 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Round> {
     })
 }
 
+/// The columns a round's later steps rewrite, in the order `mutable_values` gives them.
+const MUTABLE_COLS: [&str; 7] = [
+    "questions",
+    "reason",
+    "resolved_ms",
+    "verb",
+    "answers",
+    "instructions",
+    "thread_id",
+];
+
+fn mutable_values(r: &Round) -> [SqlValue; 7] {
+    [
+        r.questions.to_string().into(),
+        r.reason.clone().into(),
+        r.resolved_ms.into(),
+        r.verb.clone().into(),
+        r.answers.as_ref().map(Value::to_string).into(),
+        r.instructions.clone().into(),
+        r.thread_id.clone().into(),
+    ]
+}
+
 /// Inserts a new round (its `id` is ignored) and returns its row id.
 pub fn insert(conn: &Connection, r: &Round) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO escalations(root_id, job_id, kind, questions, reason, failed_job_id, delegation_id, \
-         opened_ms, resolved_ms, verb, answers, instructions, thread_id) \
+    let sql = format!(
+        "INSERT INTO escalations(root_id, job_id, kind, failed_job_id, delegation_id, opened_ms, {}) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
-        r.root_id,
-        r.job_id,
-        r.kind.as_str(),
-        r.questions.to_string(),
-        r.reason,
-        r.failed_job_id,
-        r.delegation_id,
-        r.opened_ms,
-        r.resolved_ms,
-        r.verb,
-        r.answers.as_ref().map(Value::to_string),
-        r.instructions,
-        r.thread_id
-    ])?;
+        MUTABLE_COLS.join(", ")
+    );
+    let fixed: [SqlValue; 6] = [
+        r.root_id.clone().into(),
+        r.job_id.clone().into(),
+        r.kind.as_str().to_string().into(),
+        r.failed_job_id.clone().into(),
+        r.delegation_id.clone().into(),
+        r.opened_ms.into(),
+    ];
+    conn.prepare_cached(&sql)?
+        .execute(params_from_iter(fixed.into_iter().chain(mutable_values(r))))?;
     Ok(conn.last_insert_rowid())
 }
 
 /// Rewrites the mutable fields of a round.
 pub fn update(conn: &Connection, r: &Round) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE escalations SET questions = ?2, reason = ?3, resolved_ms = ?4, verb = ?5, answers = ?6, \
-         instructions = ?7, thread_id = ?8 WHERE id = ?1",
-    )?
-    .execute(params![
-        r.id,
-        r.questions.to_string(),
-        r.reason,
-        r.resolved_ms,
-        r.verb,
-        r.answers.as_ref().map(Value::to_string),
-        r.instructions,
-        r.thread_id
-    ])?;
+    let set: Vec<String> = MUTABLE_COLS
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{c} = ?{}", i + 2))
+        .collect();
+    let sql = format!("UPDATE escalations SET {} WHERE id = ?1", set.join(", "));
+    conn.prepare_cached(&sql)?.execute(params_from_iter(
+        std::iter::once(SqlValue::from(r.id)).chain(mutable_values(r)),
+    ))?;
     Ok(())
 }
 
