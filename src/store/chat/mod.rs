@@ -38,15 +38,11 @@ pub(super) use unread::{UNREAD_COUNTERS, UNREAD_TRIGGERS};
 pub(in crate::store) const DROP_BADGE_INDEX: &str =
     "DROP INDEX IF EXISTS chat_mentions_thread_badges;";
 
-/// `chat_mentions` rebuilt with a plain `INTEGER PRIMARY KEY`: `AUTOINCREMENT` rewrote its
-/// `sqlite_sequence` row, one more page, on every mention sent. Mentions are never deleted,
-/// so a new id is still the largest so far plus one and the inbox cursors keep their order.
-/// The ids, the indexes and (through `UNREAD_TRIGGERS`, run after this) the counters'
-/// triggers come back as they were.
-pub(in crate::store) const MENTIONS_WITHOUT_AUTOINCREMENT: &str = "
-CREATE TABLE chat_mentions_rebuilt (
-    id           INTEGER PRIMARY KEY,
-    message_id   TEXT NOT NULL REFERENCES chat_messages(id),
+/// The columns of `chat_mentions` after its `id`, shared by the first schema and the
+/// rebuild of migration 6.
+macro_rules! mention_columns {
+    () => {
+        "    message_id   TEXT NOT NULL REFERENCES chat_messages(id),
     thread_id    TEXT NOT NULL,
     seq          INTEGER NOT NULL,
     kind         TEXT NOT NULL,
@@ -56,17 +52,39 @@ CREATE TABLE chat_mentions_rebuilt (
     unread       INTEGER NOT NULL DEFAULT 1,
     created_ms   INTEGER NOT NULL
 );
-INSERT INTO chat_mentions_rebuilt(id, message_id, thread_id, seq, kind, agent, agent_origin, resolved, unread, created_ms)
+"
+    };
+}
+
+/// The indexes `chat_mentions` serves its inbox and unread reads with.
+macro_rules! mention_indexes {
+    () => {
+        "CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
+CREATE INDEX chat_mentions_unread ON chat_mentions(agent, agent_origin) WHERE unread = 1 AND resolved = 1;
+"
+    };
+}
+
+/// `chat_mentions` rebuilt with a plain `INTEGER PRIMARY KEY`: `AUTOINCREMENT` rewrote its
+/// `sqlite_sequence` row, one more page, on every mention sent. Mentions are never deleted,
+/// so a new id is still the largest so far plus one and the inbox cursors keep their order.
+/// The ids, the indexes and (through `UNREAD_TRIGGERS`, run after this) the counters'
+/// triggers come back as they were.
+pub(in crate::store) const MENTIONS_WITHOUT_AUTOINCREMENT: &str = concat!(
+    "CREATE TABLE chat_mentions_rebuilt (\n    id           INTEGER PRIMARY KEY,\n",
+    mention_columns!(),
+    "INSERT INTO chat_mentions_rebuilt(id, message_id, thread_id, seq, kind, agent, agent_origin, resolved, unread, created_ms)
     SELECT id, message_id, thread_id, seq, kind, agent, agent_origin, resolved, unread, created_ms FROM chat_mentions;
 DROP TABLE chat_mentions;
 ALTER TABLE chat_mentions_rebuilt RENAME TO chat_mentions;
 DELETE FROM sqlite_sequence WHERE name = 'chat_mentions';
-CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
-CREATE INDEX chat_mentions_unread ON chat_mentions(agent, agent_origin) WHERE unread = 1 AND resolved = 1;
-";
+",
+    mention_indexes!(),
+);
 pub use unread::{unread_by_thread, unread_counts, unread_in_thread, unread_total};
 
-pub(super) const SCHEMA: &str = "
+pub(super) const SCHEMA: &str = concat!(
+    "
 CREATE TABLE chat_threads (
     id         TEXT PRIMARY KEY,
     slug       TEXT NOT NULL,
@@ -108,19 +126,10 @@ CREATE INDEX chat_messages_agent_turns ON chat_messages(thread_id) WHERE kind = 
 CREATE UNIQUE INDEX chat_messages_hash ON chat_messages(content_hash) WHERE content_hash IS NOT NULL;
 CREATE TABLE chat_mentions (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
-    message_id   TEXT NOT NULL REFERENCES chat_messages(id),
-    thread_id    TEXT NOT NULL,
-    seq          INTEGER NOT NULL,
-    kind         TEXT NOT NULL,
-    agent        TEXT NOT NULL,
-    agent_origin TEXT NOT NULL,
-    resolved     INTEGER NOT NULL DEFAULT 1,
-    unread       INTEGER NOT NULL DEFAULT 1,
-    created_ms   INTEGER NOT NULL
-);
-CREATE INDEX chat_mentions_inbox ON chat_mentions(agent, id);
-CREATE INDEX chat_mentions_unread ON chat_mentions(agent, agent_origin) WHERE unread = 1 AND resolved = 1;
--- (Migration 5 drops `chat_mentions_thread_badges`, made here before the counters.)
+",
+    mention_columns!(),
+    mention_indexes!(),
+    "-- (Migration 5 drops `chat_mentions_thread_badges`, made here before the counters.)
 CREATE INDEX chat_mentions_thread_badges ON chat_mentions(thread_id) WHERE unread = 1 AND resolved = 1;
 CREATE TABLE chat_thread_meta (
     thread_id  TEXT NOT NULL REFERENCES chat_threads(id),
@@ -138,7 +147,8 @@ CREATE TABLE chat_job_links (
     created_ms INTEGER NOT NULL
 );
 CREATE INDEX chat_job_links_thread ON chat_job_links(thread_id, agent, purpose);
-";
+",
+);
 
 named_enum!(
     /// Open threads take messages; archived ones are kept for audit only.
