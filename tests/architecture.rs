@@ -428,6 +428,64 @@ fn every_arrow_points_down_the_room_table() {
     assert!(broken.is_empty(), "upward arrows:\n{}", broken.join("\n"));
 }
 
+/// The statements a string literal would start with if it were SQL.
+const SQL_STARTS: [&str; 9] = [
+    "SELECT ",
+    "INSERT ",
+    "UPDATE ",
+    "DELETE ",
+    "CREATE ",
+    "PRAGMA ",
+    "SAVEPOINT ",
+    "RELEASE ",
+    "ROLLBACK ",
+];
+
+/// `(line, text)` of every string literal in `text` that opens with an SQL statement.
+fn sql_literals(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for (i, _) in line.match_indices('"') {
+            let rest = line[i + 1..].trim_start();
+            if SQL_STARTS.iter().any(|k| rest.starts_with(k)) {
+                out.push((n + 1, line.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn sql_is_written_only_in_the_store_and_the_bench() {
+    let src = root().join("src");
+    let mut paths = Vec::new();
+    collect(&src, &mut paths);
+    let mut found = Vec::new();
+    for path in paths {
+        let rel = path.strip_prefix(&src).unwrap();
+        let room = rel.iter().next().unwrap().to_string_lossy().into_owned();
+        if room == "store" || room == "bench" {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        for (line, lit) in sql_literals(&text) {
+            found.push(format!("src/{}:{line}: {lit}", rel.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "SQL outside src/store (move it into a store function):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_sql_scanner_finds_statements_and_skips_prose() {
+    let text = "let a = \"SELECT id FROM jobs\";\nlet b = \"select the job\";\n    \"  UPDATE jobs SET x = 1\",";
+    let found: Vec<usize> = sql_literals(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(found, [1, 3]);
+}
+
 #[test]
 fn only_the_bench_verb_imports_the_bench() {
     let edges = graph();

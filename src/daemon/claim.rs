@@ -67,15 +67,7 @@ fn queued_page(
     offset: usize,
     n: usize,
 ) -> Result<Vec<String>, EngineError> {
-    Ok(tx
-        .prepare_cached(
-            "SELECT id FROM jobs WHERE state = 'queued' AND (?3 IS NULL OR root_id = ?3) \
-             ORDER BY created_ms, rowid LIMIT ?1 OFFSET ?2",
-        )?
-        .query_map(rusqlite::params![n as i64, offset as i64, only_root], |r| {
-            r.get(0)
-        })?
-        .collect::<rusqlite::Result<_>>()?)
+    Ok(jobs::queued_ids(tx, only_root, offset, n)?)
 }
 
 /// Read-only legs of a repo with a git checkout run in their own worktree; everything

@@ -661,3 +661,19 @@ pub fn to_terminate(conn: &Connection) -> Result<Vec<String>> {
         .query_map([], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<_>>()?)
 }
+
+/// Up to `n` queued job ids after the first `offset`, oldest first, of one tree or all.
+pub fn queued_ids(
+    conn: &Connection,
+    only_root: Option<&str>,
+    offset: usize,
+    n: usize,
+) -> Result<Vec<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM jobs WHERE state = 'queued' AND (?3 IS NULL OR root_id = ?3) \
+             ORDER BY created_ms, rowid LIMIT ?1 OFFSET ?2",
+        )?
+        .query_map(params![n as i64, offset as i64, only_root], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
+}
