@@ -441,3 +441,26 @@ fn chat_markdown_renders_in_the_transcript() {
     assert!(text.contains("• first finding"), "{text}");
     assert!(!text.contains("**"), "{text}");
 }
+
+#[test]
+fn the_status_bar_shows_its_help_hint_whole_or_not_at_all() {
+    let (mut s, mut snap) = sized(80, 24);
+    snap.counts.running = 12;
+    snap.counts.queued = 340;
+    snap.counts.awaiting = 3;
+    // Every width across the point where the hint stops fitting, one column at a time.
+    for w in 60u16..=100 {
+        update(&mut s, &snap, Event::Resize(w, 24));
+        let top = screen(&s, &snap, w, 24)[0].trim_end().to_string();
+        assert!(
+            top.ends_with("? help") || !top.contains('?'),
+            "width {w}: {top:?}"
+        );
+        assert!(
+            top.contains("ago") || !top.contains("│ up"),
+            "width {w}: {top:?}"
+        );
+    }
+    let wide = screen(&s, &snap, 140, 24)[0].trim_end().to_string();
+    assert!(wide.ends_with("? help"), "{wide:?}");
+}

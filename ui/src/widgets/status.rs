@@ -51,12 +51,18 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
             bar,
         ));
     }
-    spans.push(sep.clone());
     let stale = state.now_ms - snap.as_of_ms;
-    spans.push(Span::styled(
+    let updated = Span::styled(
         format!("updated {} ago", age(stale)),
         if stale > STALE_MS { warn } else { bar },
-    ));
+    );
+    // Stale data is worth the room however narrow; a fresh age shows only when it fits
+    // whole (`│ up` told nothing).
+    let used: usize = spans.iter().map(|s| s.width()).sum();
+    if stale > STALE_MS || used + sep.width() + updated.width() <= area.width as usize {
+        spans.push(sep.clone());
+        spans.push(updated);
+    }
     if state.readonly {
         spans.push(sep.clone());
         spans.push(Span::styled("READ-ONLY", warn));
@@ -68,10 +74,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
             bar,
         ));
     }
+    // The help hint sits at the right edge when the line leaves room for it, and is left
+    // out whole otherwise (the footer always carries `? help` too), never cut to `?`.
     let used: usize = spans.iter().map(|s| s.width()).sum();
-    let right = "? help ";
-    let pad = (area.width as usize).saturating_sub(used + right.len());
-    spans.push(Span::styled(" ".repeat(pad), bar));
-    spans.push(Span::styled(right, bar));
+    let right = " ? help ";
+    if used + right.len() <= area.width as usize {
+        let pad = area.width as usize - used - right.len();
+        spans.push(Span::styled(" ".repeat(pad), bar));
+        spans.push(Span::styled(right, bar));
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
