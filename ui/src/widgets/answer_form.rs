@@ -22,9 +22,10 @@ fn boxed(frame: &mut Frame, area: Rect, h: u16, title: &str, theme: &Theme) -> R
     draw_overlay(frame, centered(area, form_width(area), h), block)
 }
 
-/// The question's lines, wrapped to the form's width so it is never cut.
+/// The question's lines, wrapped to the form's width so it is never cut, led by its id as
+/// `job answer` takes it (`rollout: How should…`).
 fn prompt_lines(f: &AnswerField, w: usize) -> Vec<String> {
-    let prompt = format!("{}. {}", f.question.id, clean_line(&f.question.prompt));
+    let prompt = format!("{}: {}", f.question.id, clean_line(&f.question.prompt));
     super::wrap(&prompt, w.saturating_sub(2).max(10))
 }
 
