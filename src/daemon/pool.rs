@@ -525,6 +525,18 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         .conn()
         .pragma_update(None, "temp_store", "MEMORY")
         .map_err(crate::store::StoreError::from)?;
+    // Plans that do not depend on bound values: otherwise a statement with a `col = ?`
+    // filter its index does not cover is marked to be re-planned on rebinding, and
+    // rusqlite clears the bindings of every statement it returns to its cache, so such a
+    // statement (a tree's queued jobs, a job's open escalation, the claim's queue page)
+    // was parsed and planned again on every use, several times per job.
+    store
+        .conn()
+        .set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(crate::store::StoreError::from)?;
     let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
         home: d.home.clone(),
