@@ -328,3 +328,46 @@ fn output_over_one_mib_is_stored_capped_and_marked_truncated() {
     assert!(job.output_truncated);
     assert_eq!(job.raw_output.unwrap().len(), 1024 * 1024);
 }
+
+#[test]
+fn trivial_jobs_finishing_together_are_each_settled_once_and_leave_no_record() {
+    // Jobs that end while the pool is busy are settled in batches, together with the
+    // claim of their successors; every one must still settle exactly once.
+    let h = TestHome::new();
+    h.shell_agent(
+        "quick",
+        &format!("cat >/dev/null\necho '{}'\n", result("approved", "done")),
+    );
+    let ids: Vec<String> = (0..24)
+        .map(|i| h.submit("quick", &format!("job {i}"), &[]))
+        .collect();
+    h.daemon_until_idle(4);
+    let store = h.store();
+    for id in &ids {
+        let job = h.job(id);
+        assert_eq!(job.state, JobState::Succeeded, "{id}: {:?}", job.error);
+        assert_eq!(h.run(id).state, RunState::Done, "{id}");
+        let kinds: Vec<String> = gitmoot::store::events::for_job(store.conn(), id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.job_id.as_deref() == Some(id.as_str()))
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(
+            kinds.iter().filter(|k| *k == "running").count(),
+            1,
+            "{id}: {kinds:?}"
+        );
+        assert_eq!(
+            kinds.iter().filter(|k| *k == "succeeded").count(),
+            1,
+            "{id}: {kinds:?}"
+        );
+    }
+    let records: Vec<_> = std::fs::read_dir(h.path().join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(records.is_empty(), "records left behind: {records:?}");
+}

@@ -1,7 +1,8 @@
 //! `bench_daemon`: trivial shell jobs through a real daemon on a throwaway home, against
 //! `sh -c true` spawned the same way in the same process — the daemon's own cost per job
 //! (claim, prompt file, pid record, contract parse, settle) is the difference — and
-//! against a bare spawn with nothing of ours around it, the machine's own limit.
+//! against a bare spawn with nothing of ours around it, the machine's own limit. Each
+//! pass also reports the CPU it used per job (ours and the jobs'), next to a bare spawn's.
 //!
 //! Owns only the measurement; `gitmoot bench` prints it.
 
@@ -41,13 +42,19 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    let bare_cpu = cpu_ms();
     let bare = bare_spawns(n)?;
+    let bare_cpu = cpu_ms() - bare_cpu;
     let spawn = rt.block_on(super::sh_runs("true", b"prompt", n))?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let bare_ms = ms(bare) / n as f64;
     let mut out = vec![
         ("daemon.jobs".to_string(), n.to_string()),
         ("daemon.bare_spawn_ms".into(), format!("{bare_ms:.3}")),
+        (
+            "daemon.bare_spawn_cpu_ms".into(),
+            format!("{:.3}", bare_cpu / n as f64),
+        ),
         (
             "daemon.spawn_ceiling_jobs_per_s".into(),
             format!("{:.0} ({cores} cores)", cores as f64 * 1_000.0 / bare_ms),
@@ -59,6 +66,7 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
     ];
     for parallel in [1usize, 4] {
         submit(&mut store, n)?;
+        let cpu = cpu_ms();
         let started = Instant::now();
         rt.block_on(
             Daemon::new(home.clone())
@@ -68,11 +76,16 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
         )
         .map_err(|e| e.to_string())?;
         let took = started.elapsed();
+        let cpu = cpu_ms() - cpu;
         let succeeded =
             jobs::count_state(store.conn(), JobState::Succeeded).map_err(|e| e.to_string())?;
         out.push((
             format!("daemon.parallel{parallel}.jobs_per_s"),
             format!("{:.0}", n as f64 / took.as_secs_f64()),
+        ));
+        out.push((
+            format!("daemon.parallel{parallel}.cpu_ms_per_job"),
+            format!("{:.3}", cpu / n as f64),
         ));
         if parallel == 1 {
             out.push((
@@ -101,6 +114,20 @@ fn bare_spawns(n: usize) -> Result<Duration, String> {
             .map_err(|e| format!("spawning sh: {e}"))?;
     }
     Ok(started.elapsed())
+}
+
+/// CPU time (user + system) this process and its waited-for children used so far, in
+/// ms: unlike wall time it barely moves when other work shares the machine, so it shows
+/// what a job costs even on a busy one.
+fn cpu_ms() -> f64 {
+    let used = |who| {
+        // SAFETY: getrusage(2) fills the zeroed struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut u) };
+        let t = |tv: libc::timeval| tv.tv_sec as f64 * 1_000.0 + tv.tv_usec as f64 / 1_000.0;
+        t(u.ru_utime) + t(u.ru_stime)
+    };
+    used(libc::RUSAGE_SELF) + used(libc::RUSAGE_CHILDREN)
 }
 
 fn ms(d: Duration) -> f64 {

@@ -191,16 +191,78 @@ struct Ran {
     activity: Leftover,
 }
 
-/// Runs a claimed job (with its plan, resolved when it was claimed) to settlement;
-/// returns the state it settled in.
+/// A job whose runs ended, waiting to be settled by the pool: with every other job that
+/// ended meanwhile and the claim of the next ones, in one transaction.
+///
+/// Nothing is lost if the daemon dies before that commit: the job is still `running` in
+/// the store and its stdout record is still on disk (it is removed only once the
+/// settlement committed, by [`Finished::cleanup`]), so recovery settles it from the record
+/// exactly as it settles a job that was cut off while running.
+pub struct Finished {
+    job: Job,
+    /// Taken by `settle`.
+    settlement: Option<engine::Settlement>,
+    activity: Leftover,
+    cache: (u64, u64),
+    capture: Option<engine::observe::Capture>,
+    record: Option<PathBuf>,
+}
+
+impl Finished {
+    pub fn job_id(&self) -> &str {
+        &self.job.id
+    }
+
+    /// Writes the last activity, settles the job through the engine and records what its
+    /// checkout touched, all in `tx`; returns the state it settled in.
+    pub fn settle(
+        &mut self,
+        tx: &rusqlite::Transaction<'_>,
+        clock: &dyn Clock,
+        config: &Config,
+        hooks: &dyn engine::Hooks,
+    ) -> Result<JobState, EngineError> {
+        let now = clock.now_ms();
+        live::write_final(tx, &self.job, now, &self.activity, self.cache)?;
+        let settlement = self
+            .settlement
+            .take()
+            .expect("the pool settles a finished job once");
+        let state = engine::settle(
+            tx,
+            clock,
+            &config.orchestrate,
+            hooks,
+            &self.job.id,
+            settlement,
+        )?;
+        if let Some(c) = &self.capture {
+            engine::observe::record(tx, clock.now_ms(), &self.job.id, c)?;
+        }
+        Ok(state)
+    }
+
+    /// Once the settlement committed (or failed: recovery then fails the job), the stdout
+    /// record has served its purpose.
+    pub fn cleanup(self) {
+        if let Some(record) = self.record {
+            let _ = std::fs::remove_file(record);
+        }
+    }
+}
+
+/// Runs a claimed job (with its plan, resolved when it was claimed) until its runs ended;
+/// the pool settles what it returns.
 pub async fn execute(
     shared: Arc<Shared>,
     claimed: Claimed,
     plan: Result<Plan, String>,
     kill: watch::Receiver<Option<KillRequest>>,
-) -> JobState {
-    let job = claimed.job.clone();
-    let plan_kind = plan.as_ref().map(|p| p.kind).map_err(|_| ());
+) -> Finished {
+    let record = plan
+        .as_ref()
+        .ok()
+        .map(|p| super::record_path(shared.home.root(), &claimed.job.id, p.kind));
     let ran = run_job(&shared, &claimed, plan, kill).await;
     let capture = observe_capture(&shared, &claimed, &ran.outcome).await;
     if let Placement::Worktree { checkout, path } = &claimed.placement {
@@ -216,41 +278,13 @@ pub async fn execute(
         ran.vendor_cost,
         ran.model.as_deref(),
     );
-    let id = job.id.clone();
-    let (activity, cache) = (
-        ran.activity,
-        (ran.usage.cache_read, ran.usage.cache_creation),
-    );
-    let job_row = job.clone();
-    let settled = shared
-        .with_store(move |store, sh| {
-            store.write(|tx| -> Result<JobState, EngineError> {
-                live::write_final(tx, &job_row, sh.clock.now_ms(), &activity, cache)?;
-                let state = engine::settle(
-                    tx,
-                    sh.clock.as_ref(),
-                    &sh.config().orchestrate,
-                    &*sh.hooks,
-                    &id,
-                    settlement,
-                )?;
-                if let Some(c) = &capture {
-                    engine::observe::record(tx, sh.clock.now_ms(), &id, c)?;
-                }
-                Ok(state)
-            })
-        })
-        .await;
-    // Settled (or not: recovery then fails it): the record has served its purpose.
-    if let Ok(plan) = &plan_kind {
-        let _ = std::fs::remove_file(super::record_path(shared.home.root(), &job.id, *plan));
-    }
-    match settled {
-        Ok(state) => state,
-        Err(e) => {
-            tracing::error!(job = %job.id, "settling failed: {e}");
-            JobState::Running
-        }
+    Finished {
+        job: claimed.job,
+        settlement: Some(settlement),
+        activity: ran.activity,
+        cache: (ran.usage.cache_read, ran.usage.cache_creation),
+        capture,
+        record,
     }
 }
 

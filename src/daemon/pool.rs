@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 
 use super::Shared;
 use super::claim::{self, ClaimContext, Claimed};
-use super::exec::{self, Plan};
+use super::exec::{self, Finished, Plan};
 use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
 use super::{Daemon, DaemonError, DaemonExit, human_notify, recovery, shutdown, worktree};
@@ -47,6 +47,43 @@ struct TickReport {
     notify: Vec<human_notify::Pending>,
     /// Queued + running jobs in the store, when `until_idle` asked for it.
     live: Option<u64>,
+    /// `PRAGMA data_version` as this tick read it.
+    data_version: i64,
+}
+
+impl TickReport {
+    fn empty(data_version: i64) -> Self {
+        Self {
+            claimed: Vec::new(),
+            force_killed: Vec::new(),
+            notify: Vec::new(),
+            live: None,
+            data_version,
+        }
+    }
+}
+
+/// Settles each finished job in `tx`, each under its own savepoint: one whose settlement
+/// fails is logged and left `running` (recovery fails it) without undoing the others.
+fn settle_all(
+    tx: &rusqlite::Transaction<'_>,
+    sh: &Shared,
+    config: &Config,
+    done: &mut [Finished],
+) -> Result<(), DaemonError> {
+    for f in done.iter_mut() {
+        tx.execute_batch("SAVEPOINT settle")
+            .map_err(crate::store::StoreError::from)?;
+        match f.settle(tx, sh.clock.as_ref(), config, &*sh.hooks) {
+            Ok(_) => tx.execute_batch("RELEASE settle"),
+            Err(e) => {
+                tracing::error!(job = %f.job_id(), "settling failed: {e}");
+                tx.execute_batch("ROLLBACK TO settle; RELEASE settle")
+            }
+        }
+        .map_err(crate::store::StoreError::from)?;
+    }
+    Ok(())
 }
 
 fn private_dir(p: &Path) -> std::io::Result<()> {
@@ -138,7 +175,13 @@ struct Pool {
     tick_ms: Millis,
     inflight: HashMap<String, InFlight>,
     task_jobs: HashMap<tokio::task::Id, String>,
-    tasks: JoinSet<JobState>,
+    tasks: JoinSet<Finished>,
+    /// Jobs whose runs ended, settled by the next tick in the transaction that claims
+    /// their successors.
+    done: Vec<Finished>,
+    /// `PRAGMA data_version` at the last tick: it moves only when another connection
+    /// (a CLI call, the control room, the relay) committed.
+    data_version: Option<i64>,
     /// Running `[notify] command`s, awaited before the daemon returns.
     notifying: JoinSet<()>,
 }
@@ -146,19 +189,19 @@ struct Pool {
 impl Pool {
     /// Re-reads config.toml on SIGHUP, or once per tick when the file changed. A file that
     /// does not load leaves the config in force and logs one line saying why.
-    fn maybe_reload(&mut self) {
+    fn maybe_reload(&mut self) -> bool {
         let now = self.shared.clock.now_ms();
         let Some(r) = self.reload.as_mut() else {
-            return;
+            return false;
         };
         let hangup = r.hangup.swap(false, Ordering::SeqCst);
         if !hangup && now - r.last_check_ms < self.tick_ms {
-            return;
+            return false;
         }
         r.last_check_ms = now;
         let seen = stamp(&r.path);
         if !hangup && seen == r.stamp {
-            return;
+            return false;
         }
         r.stamp = seen;
         let why = if hangup { "SIGHUP" } else { "file changed" };
@@ -172,12 +215,13 @@ impl Pool {
                     );
                 }
                 r.failed = Some(reason);
-                return;
+                return false;
             }
         };
         r.failed = None;
         tracing::info!("daemon: config reloaded from {} ({why})", r.path.display());
         self.apply(new);
+        true
     }
 
     fn apply(&mut self, new: Config) {
@@ -195,7 +239,12 @@ impl Pool {
         Duration::from_millis(self.tick_ms.max(1) as u64)
     }
 
-    async fn tick(&mut self) -> Result<TickReport, DaemonError> {
+    /// One pass over the store. `woke_only`: nothing but the store watcher asked for it,
+    /// so when no other connection committed since the last pass (our own commits wake the
+    /// watcher too) and no sweep is due, there is nothing to do.
+    async fn tick(&mut self, woke_only: bool) -> Result<TickReport, DaemonError> {
+        let mut done = std::mem::take(&mut self.done);
+        let last_version = self.data_version;
         let free = self.parallel.saturating_sub(self.inflight.len());
         let held: HashSet<String> = self
             .inflight
@@ -223,6 +272,10 @@ impl Pool {
         let report = self
             .shared
             .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
+                let version = store.data_version()?;
+                if woke_only && !sweep_due && done.is_empty() && last_version == Some(version) {
+                    return Ok(TickReport::empty(version));
+                }
                 let config = sh.config();
                 if sweep_due {
                     store.write(|tx| {
@@ -244,18 +297,10 @@ impl Pool {
                         }
                     }
                 }
-                // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
-                let notify = if !config.notify.command.trim().is_empty() {
-                    store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
-                } else {
-                    Vec::new()
-                };
-                let force = if any_inflight {
-                    engine::jobs_to_terminate(store.conn())?
-                } else {
-                    Vec::new()
-                };
-                let claimed = if free > 0 {
+                // The jobs that ended settle and their successors are claimed in one
+                // transaction: one commit per pass however many jobs it handles. A failed
+                // claim is undone alone; the settlements still commit before it is reported.
+                let claimed = if free > 0 || !done.is_empty() {
                     let ctx = ClaimContext {
                         config: &config,
                         git_checkouts: &checkouts,
@@ -265,9 +310,42 @@ impl Pool {
                         scratch_dir: &sh.scratch_dir,
                         only_root: only_root.as_deref(),
                     };
-                    store.write(|tx| -> Result<_, DaemonError> {
-                        Ok(claim::claim(tx, sh.clock.as_ref(), free, &ctx)?)
-                    })?
+                    let claimed = store.write(|tx| -> Result<_, DaemonError> {
+                        settle_all(tx, sh, &config, &mut done)?;
+                        if free == 0 {
+                            return Ok(Ok(Vec::new()));
+                        }
+                        let sp = |sql: &str| {
+                            tx.execute_batch(sql)
+                                .map_err(crate::store::StoreError::from)
+                        };
+                        sp("SAVEPOINT claim")?;
+                        match claim::claim(tx, sh.clock.as_ref(), free, &ctx) {
+                            Ok(c) => {
+                                sp("RELEASE claim")?;
+                                Ok(Ok(c))
+                            }
+                            Err(e) => {
+                                sp("ROLLBACK TO claim; RELEASE claim")?;
+                                Ok(Err(e))
+                            }
+                        }
+                    })?;
+                    for f in done {
+                        f.cleanup();
+                    }
+                    claimed?
+                } else {
+                    Vec::new()
+                };
+                // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
+                let notify = if !config.notify.command.trim().is_empty() {
+                    store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
+                } else {
+                    Vec::new()
+                };
+                let force = if any_inflight {
+                    engine::jobs_to_terminate(store.conn())?
                 } else {
                     Vec::new()
                 };
@@ -291,10 +369,36 @@ impl Pool {
                     force_killed: force,
                     notify,
                     live,
+                    data_version: version,
                 })
             })
             .await?;
+        self.data_version = Some(report.data_version);
         Ok(report)
+    }
+
+    /// Settles the jobs that ended since the last tick, with no claim (the daemon stops).
+    async fn settle_done(&mut self) {
+        let mut done = std::mem::take(&mut self.done);
+        if done.is_empty() {
+            return;
+        }
+        let res = self
+            .shared
+            .with_store(move |store, sh| {
+                let config = sh.config();
+                let res = store.write(|tx| settle_all(tx, sh, &config, &mut done));
+                if res.is_ok() {
+                    for f in done {
+                        f.cleanup();
+                    }
+                }
+                res
+            })
+            .await;
+        if let Err(e) = res {
+            tracing::error!("settling the last jobs failed (recovery settles them): {e}");
+        }
     }
 
     /// Runs `[notify] command` for each gate, detached: a slow command never holds a tick.
@@ -332,7 +436,7 @@ impl Pool {
         self.task_jobs.insert(handle.id(), id);
     }
 
-    fn finished(&mut self, res: Result<(tokio::task::Id, JobState), tokio::task::JoinError>) {
+    fn finished(&mut self, res: Result<(tokio::task::Id, Finished), tokio::task::JoinError>) {
         let task = match &res {
             Ok((id, _)) => *id,
             Err(e) => e.id(),
@@ -342,6 +446,9 @@ impl Pool {
                 tracing::error!(job = %job, "job task ended abnormally: {e}");
             }
             self.inflight.remove(&job);
+        }
+        if let Ok((_, f)) = res {
+            self.done.push(f);
         }
     }
 
@@ -419,6 +526,24 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
     }
     let store = Store::open(&d.store_path)?;
+    // Each settlement of a batch runs under its own savepoint, whose statement journal
+    // would otherwise be a temp file written page by page on every pass.
+    store
+        .conn()
+        .pragma_update(None, "temp_store", "MEMORY")
+        .map_err(crate::store::StoreError::from)?;
+    // Plans that do not depend on bound values: otherwise a statement with a `col = ?`
+    // filter its index does not cover is marked to be re-planned on rebinding, and
+    // rusqlite clears the bindings of every statement it returns to its cache, so such a
+    // statement (a tree's queued jobs, a job's open escalation, the claim's queue page)
+    // was parsed and planned again on every use, several times per job.
+    store
+        .conn()
+        .set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(crate::store::StoreError::from)?;
     let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
         home: d.home.clone(),
@@ -486,6 +611,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         inflight: HashMap::new(),
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
+        done: Vec::new(),
+        data_version: None,
         notifying: JoinSet::new(),
     };
     tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
@@ -504,11 +631,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             tracing::warn!(home = %root.display(), "daemon: the home was removed; stopping");
             break None;
         }
-        pool.maybe_reload();
+        let reloaded = pool.maybe_reload();
         let tick = pool.tick_duration();
         // A store change cannot start anything while every slot is busy (our own writes
         // wake us too); kills and the sweep still run on the tick and on each finished job.
-        let skip = store_woke && pool.inflight.len() >= pool.parallel;
+        let skip = store_woke && pool.inflight.len() >= pool.parallel && pool.done.is_empty();
+        let store_woke_before = store_woke && !reloaded;
         store_woke = false;
         if skip {
             tokio::select! {
@@ -518,7 +646,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             }
             continue;
         }
-        let report = pool.tick().await?;
+        let report = pool.tick(store_woke_before).await?;
         for id in &report.force_killed {
             pool.kill(
                 id,
@@ -534,8 +662,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         if report.live == Some(0) {
             break Some(DaemonExit::Idle);
         }
-        if started {
-            // Claim again at once: the pass may have stopped at the free-slot count.
+        if started && pool.inflight.len() < pool.parallel {
+            // Claim again at once: the pass may have stopped at its scan window.
             continue;
         }
         tokio::select! {
@@ -573,6 +701,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             DaemonExit::Shutdown { terminated }
         }
     };
+    pool.settle_done().await;
     // Each command is bounded by its own command_timeout.
     while pool.notifying.join_next().await.is_some() {}
     status::remove(&pool.status_path);

@@ -630,9 +630,15 @@ pub fn exists(conn: &Connection, id: &str) -> Result<bool> {
 }
 
 /// Jobs of one tree in a given state.
+///
+/// `+state` keeps the planner on `jobs_root`: with no statistics it otherwise picks
+/// `jobs_state` and walks every job in that state across all trees (each settlement
+/// looks for its tree's queued stragglers, so the whole queue per job), and a bound
+/// state compared against the partial indexes' `state = '…'` makes SQLite re-prepare
+/// the statement on every call.
 pub fn by_root_in_state(conn: &Connection, root_id: &str, state: JobState) -> Result<Vec<Job>> {
     let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM jobs WHERE root_id = ?1 AND state = ?2 ORDER BY created_ms, rowid"
+        "SELECT {COLS} FROM jobs WHERE root_id = ?1 AND +state = ?2 ORDER BY created_ms, rowid"
     ))?;
     Ok(st
         .query_map(params![root_id, state], from_row)?

@@ -65,6 +65,9 @@ impl StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Prepared statements kept per connection (the code holds about a hundred distinct ones).
+const STATEMENT_CACHE: usize = 128;
+
 /// One connection to a home's database.
 pub struct Store {
     conn: Connection,
@@ -101,6 +104,9 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Every statement goes through `prepare_cached`; one settlement alone uses more
+        // than rusqlite's default 16, which then evicts and re-parses them on every job.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let mut store = Self {
             conn,
             path: path.to_path_buf(),
