@@ -15,7 +15,7 @@ use gitmoot::clock::ManualClock;
 use gitmoot::config::Config;
 use gitmoot::contract::GitmootResult;
 use gitmoot::domain::{Action, AutonomyPolicy, Capability, JobKind, JobState, RuntimeKind};
-use gitmoot::engine::{self, Env, Hooks, Outcome, Settlement, Usage};
+use gitmoot::engine::{self, Env, Hooks, Outcome, Settlement};
 use gitmoot::store::Store;
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::chat::{self as rows, AuthorKind, MessageKind, Thread};
@@ -93,23 +93,13 @@ impl Fixture {
 
     fn settle(&mut self, job_id: &str, result: serde_json::Value) -> JobState {
         let r: GitmootResult = serde_json::from_value(result).unwrap();
-        let (clock, cfg) = (&self.clock, &self.cfg.orchestrate);
+        let env = Env {
+            clock: &self.clock,
+            cfg: &self.cfg.orchestrate,
+            hooks: &ChatHooks,
+        };
         self.store
-            .write(|tx| {
-                engine::settle(
-                    tx,
-                    clock,
-                    cfg,
-                    &ChatHooks,
-                    job_id,
-                    Settlement {
-                        outcome: Outcome::Parsed(r),
-                        raw_output: None,
-                        output_truncated: false,
-                        usage: Usage::default(),
-                    },
-                )
-            })
+            .write(|tx| engine::settle(tx, env, job_id, Settlement::of(Outcome::Parsed(r))))
             .unwrap()
     }
 

@@ -7,7 +7,7 @@ use gitmoot::clock::SystemClock;
 use gitmoot::config::OrchestrateConfig;
 use gitmoot::contract::{Decision, Delegation, FailurePolicy, GitmootResult, HumanQuestion};
 use gitmoot::domain::Action;
-use gitmoot::engine::{self, NoHooks, Outcome, Settlement};
+use gitmoot::engine::{self, Env, NoHooks, Outcome, Settlement};
 use gitmoot::store::Store;
 use predicates::prelude::*;
 
@@ -43,22 +43,13 @@ impl Home {
     fn settle(&self, id: &str, r: GitmootResult) {
         let mut store = Store::open(&self.dir.path().join("gitmoot.db")).unwrap();
         let cfg = OrchestrateConfig::default();
+        let env = Env {
+            clock: &SystemClock,
+            cfg: &cfg,
+            hooks: &NoHooks,
+        };
         store
-            .write(|tx| {
-                engine::settle(
-                    tx,
-                    &SystemClock,
-                    &cfg,
-                    &NoHooks,
-                    id,
-                    Settlement {
-                        outcome: Outcome::Parsed(r),
-                        raw_output: None,
-                        output_truncated: false,
-                        usage: Default::default(),
-                    },
-                )
-            })
+            .write(|tx| engine::settle(tx, env, id, Settlement::of(Outcome::Parsed(r))))
             .unwrap();
     }
 }

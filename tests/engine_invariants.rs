@@ -286,23 +286,14 @@ fn hooks_see_every_terminal_job_and_each_opened_ask_round() {
     let rec = Recorder::default();
     let root = h.root.clone();
     let settle = |h: &mut H, id: &str, r| {
-        let (clock, cfg) = (&h.clock, &h.cfg);
+        let env = gitmoot::engine::Env {
+            clock: &h.clock,
+            cfg: &h.cfg,
+            hooks: &rec,
+        };
+        let s = gitmoot::engine::Settlement::of(gitmoot::engine::Outcome::Parsed(r));
         h.store
-            .write(|tx| {
-                gitmoot::engine::settle(
-                    tx,
-                    clock,
-                    cfg,
-                    &rec,
-                    id,
-                    gitmoot::engine::Settlement {
-                        outcome: gitmoot::engine::Outcome::Parsed(r),
-                        raw_output: None,
-                        output_truncated: false,
-                        usage: Default::default(),
-                    },
-                )
-            })
+            .write(|tx| gitmoot::engine::settle(tx, env, id, s))
             .unwrap();
     };
     settle(&mut h, &root, fan(vec![d("a", "rev"), d("b", "rev")]));

@@ -8,7 +8,7 @@ use crate::config::OrchestrateConfig;
 use crate::contract::{Decision, Delegation, FailurePolicy, GitmootResult};
 use crate::domain::{Action, JobState};
 use crate::engine::{
-    EngineError, NoHooks, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root,
+    EngineError, Env, NoHooks, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root,
 };
 use crate::store::agents;
 use crate::store::{Store, jobs};
@@ -72,21 +72,23 @@ fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
     })?;
     let settle_one = |store: &mut Store, id: &str, r: GitmootResult| {
         store.write(|tx| {
+            let env = Env {
+                clock: &clock,
+                cfg: &cfg,
+                hooks: &NoHooks,
+            };
+            let usage = Usage {
+                tokens_in: 100,
+                tokens_out: 50,
+                cost_usd: 0.0,
+            };
             settle(
                 tx,
-                &clock,
-                &cfg,
-                &NoHooks,
+                env,
                 id,
                 Settlement {
-                    outcome: Outcome::Parsed(r),
-                    raw_output: None,
-                    output_truncated: false,
-                    usage: Usage {
-                        tokens_in: 100,
-                        tokens_out: 50,
-                        cost_usd: 0.0,
-                    },
+                    usage,
+                    ..Settlement::of(Outcome::Parsed(r))
                 },
             )
         })

@@ -218,18 +218,16 @@ pub fn quarantine(
 ) -> Result<(), EngineError> {
     tracing::warn!(job = %u.id, "quarantining an unreadable job: {u}");
     if jobs::quarantine(tx, u, clock.now_ms())? {
+        let env = engine::Env {
+            clock,
+            cfg: &ctx.config.orchestrate,
+            hooks: &engine::NoHooks,
+        };
         engine::settle(
             tx,
-            clock,
-            &ctx.config.orchestrate,
-            &engine::NoHooks,
+            env,
             &u.id,
-            engine::Settlement {
-                outcome: engine::Outcome::Failed(format!("quarantined: {u}")),
-                raw_output: None,
-                output_truncated: false,
-                usage: engine::Usage::default(),
-            },
+            engine::Settlement::of(engine::Outcome::Failed(format!("quarantined: {u}"))),
         )?;
     }
     Ok(())

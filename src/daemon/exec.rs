@@ -228,14 +228,12 @@ impl Finished {
             .settlement
             .take()
             .expect("the pool settles a finished job once");
-        let state = engine::settle(
-            tx,
+        let env = engine::Env {
             clock,
-            &config.orchestrate,
+            cfg: &config.orchestrate,
             hooks,
-            &self.job.id,
-            settlement,
-        )?;
+        };
+        let state = engine::settle(tx, env, &self.job.id, settlement)?;
         if let Some(c) = &self.capture {
             engine::observe::record(tx, clock.now_ms(), &self.job.id, c)?;
         }

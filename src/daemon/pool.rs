@@ -72,16 +72,11 @@ fn settle_all(
     done: &mut [Finished],
 ) -> Result<(), DaemonError> {
     for f in done.iter_mut() {
-        tx.execute_batch("SAVEPOINT settle")
-            .map_err(crate::store::StoreError::from)?;
-        match f.settle(tx, sh.clock.as_ref(), config, &*sh.hooks) {
-            Ok(_) => tx.execute_batch("RELEASE settle"),
-            Err(e) => {
-                tracing::error!(job = %f.job_id(), "settling failed: {e}");
-                tx.execute_batch("ROLLBACK TO settle; RELEASE settle")
-            }
+        let settled =
+            crate::store::savepoint(tx, || f.settle(tx, sh.clock.as_ref(), config, &*sh.hooks))?;
+        if let Err(e) = settled {
+            tracing::error!(job = %f.job_id(), "settling failed: {e}");
         }
-        .map_err(crate::store::StoreError::from)?;
     }
     Ok(())
 }
@@ -315,21 +310,9 @@ impl Pool {
                         if free == 0 {
                             return Ok(Ok(Vec::new()));
                         }
-                        let sp = |sql: &str| {
-                            tx.execute_batch(sql)
-                                .map_err(crate::store::StoreError::from)
-                        };
-                        sp("SAVEPOINT claim")?;
-                        match claim::claim(tx, sh.clock.as_ref(), free, &ctx) {
-                            Ok(c) => {
-                                sp("RELEASE claim")?;
-                                Ok(Ok(c))
-                            }
-                            Err(e) => {
-                                sp("ROLLBACK TO claim; RELEASE claim")?;
-                                Ok(Err(e))
-                            }
-                        }
+                        Ok(crate::store::savepoint(tx, || {
+                            claim::claim(tx, sh.clock.as_ref(), free, &ctx)
+                        })?)
                     })?;
                     for f in done {
                         f.cleanup();
@@ -526,24 +509,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
     }
     let store = Store::open(&d.store_path)?;
-    // Each settlement of a batch runs under its own savepoint, whose statement journal
-    // would otherwise be a temp file written page by page on every pass.
-    store
-        .conn()
-        .pragma_update(None, "temp_store", "MEMORY")
-        .map_err(crate::store::StoreError::from)?;
-    // Plans that do not depend on bound values: otherwise a statement with a `col = ?`
-    // filter its index does not cover is marked to be re-planned on rebinding, and
-    // rusqlite clears the bindings of every statement it returns to its cache, so such a
-    // statement (a tree's queued jobs, a job's open escalation, the claim's queue page)
-    // was parsed and planned again on every use, several times per job.
-    store
-        .conn()
-        .set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
-            true,
-        )
-        .map_err(crate::store::StoreError::from)?;
+    store.tune_for_batches()?;
     let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
         home: d.home.clone(),

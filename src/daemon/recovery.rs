@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::JobState;
-use crate::engine::{self, EngineError, Hooks, Outcome, Settlement, Usage};
+use crate::engine::{self, EngineError, Hooks, Outcome, Settlement};
 use std::path::{Path, PathBuf};
 
 use crate::contract;
@@ -171,12 +171,7 @@ pub fn recover(
                         Some(json!({"runtime_pid": job.runtime_pid, "killed": killed})),
                     )
                 }),
-                Settlement {
-                    outcome: Outcome::Failed(RECOVERED_REASON.into()),
-                    raw_output: None,
-                    output_truncated: false,
-                    usage: Usage::default(),
-                },
+                Settlement::of(Outcome::Failed(RECOVERED_REASON.into())),
             ),
         };
         store.write(|tx| -> Result<(), EngineError> {
@@ -185,7 +180,12 @@ pub fn recover(
                     NewEvent::job(clock.now_ms(), &job.root_id, &job.id, kind).message(message);
                 events::append(tx, NewEvent { data, ..event })?;
             }
-            engine::settle(tx, clock, &config.orchestrate, hooks, &job.id, settlement)?;
+            let env = engine::Env {
+                clock,
+                cfg: &config.orchestrate,
+                hooks,
+            };
+            engine::settle(tx, env, &job.id, settlement)?;
             Ok(())
         })?;
         recovered.push(job.id);

@@ -10,7 +10,7 @@
 
 use rusqlite::Transaction;
 
-use super::{EngineError, Env, Outcome, Settlement, SubmitRoot, Usage, settle, submit_root};
+use super::{EngineError, Env, Outcome, Settlement, SubmitRoot, settle, submit_root};
 use crate::Invalid;
 use crate::contract::{self, Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
 use crate::domain::{Action, AutonomyPolicy, Capability, RuntimeKind};
@@ -232,19 +232,7 @@ pub fn start(tx: &Transaction<'_>, env: Env<'_>, r: RecipeRun) -> Result<Started
     // Through the contract's own parser, so the recipe's set obeys every rule an agent's does.
     let result = contract::parse(&doc.to_string())
         .map_err(|e| Invalid(format!("orchestrate {}: {e}", r.recipe.as_str())))?;
-    settle(
-        tx,
-        env.clock,
-        env.cfg,
-        env.hooks,
-        &root_id,
-        Settlement {
-            outcome: Outcome::Parsed(result),
-            raw_output: None,
-            output_truncated: false,
-            usage: Usage::default(),
-        },
-    )?;
+    settle(tx, env, &root_id, Settlement::of(Outcome::Parsed(result)))?;
     Ok(Started {
         root_id,
         recipe: r.recipe.as_str(),

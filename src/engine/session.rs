@@ -10,7 +10,7 @@
 use rusqlite::Transaction;
 use serde_json::json;
 
-use super::{EngineError, Env, Outcome, Settlement, Usage};
+use super::{EngineError, Env, Outcome, Settlement};
 use crate::Invalid;
 use crate::clock::Clock;
 use crate::contract::GitmootResult;
@@ -130,17 +130,5 @@ pub fn close(
     if !result.delegations.is_empty() || !result.human_questions.is_empty() {
         return Err(Invalid("a session review cannot delegate or ask".into()).into());
     }
-    super::settle(
-        tx,
-        env.clock,
-        env.cfg,
-        env.hooks,
-        id,
-        Settlement {
-            outcome: Outcome::Parsed(result),
-            raw_output: None,
-            output_truncated: false,
-            usage: Usage::default(),
-        },
-    )
+    super::settle(tx, env, id, Settlement::of(Outcome::Parsed(result)))
 }

@@ -6,11 +6,10 @@
 use rusqlite::Transaction;
 use serde_json::json;
 
-use super::EngineError;
 use super::ctx::Ctx;
 use super::pricing::price_usd;
-use crate::clock::Clock;
-use crate::config::{OrchestrateConfig, ResultChecks};
+use super::{EngineError, Env};
+use crate::config::ResultChecks;
 use crate::contract::GitmootResult;
 use crate::domain::JobState;
 use crate::store::events::{self, NewEvent};
@@ -42,19 +41,30 @@ pub struct Settlement {
     pub usage: Usage,
 }
 
+impl Settlement {
+    /// An outcome reached without running anything (a recipe's own first round, a session
+    /// review, a quarantined or recovered job): no output, no usage.
+    pub fn of(outcome: Outcome) -> Self {
+        Self {
+            outcome,
+            raw_output: None,
+            output_truncated: false,
+            usage: Usage::default(),
+        }
+    }
+}
+
 /// Records the outcome of a running job and advances its tree.
 ///
 /// Idempotent on a job that already ended: a cancelled job that was still running only
 /// gets its usage recorded and its runtime pid cleared.
 pub fn settle(
     tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &OrchestrateConfig,
-    hooks: &dyn super::Hooks,
+    env: Env<'_>,
     job_id: &str,
     s: Settlement,
 ) -> Result<JobState, EngineError> {
-    let now = clock.now_ms();
+    let now = env.clock.now_ms();
     let mut job = jobs::require(tx, job_id)?;
     let cost = if s.usage.cost_usd > 0.0 {
         s.usage.cost_usd
@@ -79,8 +89,8 @@ pub fn settle(
     let (state, message) = match &s.outcome {
         Outcome::Parsed(r) => {
             job.result = Some(serde_json::to_value(r).map_err(crate::store::StoreError::from)?);
-            failed_checks = super::checks::failures(cfg, job.action, r);
-            if cfg.result_checks == ResultChecks::Block && !failed_checks.is_empty() {
+            failed_checks = super::checks::failures(env.cfg, job.action, r);
+            if env.cfg.result_checks == ResultChecks::Block && !failed_checks.is_empty() {
                 // The daemon already spent the repair attempt on these; the job fails.
                 let list: Vec<String> = failed_checks.iter().map(ToString::to_string).collect();
                 let reason = format!("result checks failed: {}", list.join("; "));
@@ -117,15 +127,15 @@ pub fn settle(
     )?;
     let ctx = Ctx {
         tx,
-        clock,
-        cfg,
-        hooks,
+        clock: env.clock,
+        cfg: env.cfg,
+        hooks: env.hooks,
         now,
     };
     if let Outcome::Parsed(r) = &s.outcome {
         ctx.record_result_marks(&job, r, &failed_checks)?;
     }
-    hooks.job_finished(tx, clock, &job)?;
+    env.hooks.job_finished(tx, env.clock, &job)?;
     ctx.after_settle(&job)?;
     Ok(state)
 }

@@ -153,6 +153,23 @@ impl Store {
         Ok(out)
     }
 
+    /// For a connection that settles and claims many jobs a transaction (the daemon's).
+    pub fn tune_for_batches(&self) -> Result<()> {
+        // Each settlement of a batch runs under its own savepoint, whose statement journal
+        // would otherwise be a temp file written page by page on every pass.
+        self.conn.pragma_update(None, "temp_store", "MEMORY")?;
+        // Plans that do not depend on bound values: otherwise a statement with a `col = ?`
+        // filter its index does not cover is marked to be re-planned on rebinding, and
+        // rusqlite clears the bindings of every statement it returns to its cache, so such
+        // a statement (a tree's queued jobs, a job's open escalation, the claim's queue
+        // page) was parsed and planned again on every use, several times per job.
+        self.conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
+        Ok(())
+    }
+
     /// Changes whenever another connection commits; cheap, exact cross-process change check.
     pub fn data_version(&self) -> Result<i64> {
         Ok(self

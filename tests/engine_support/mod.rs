@@ -109,23 +109,14 @@ impl H {
     }
 
     pub fn settle_usage(&mut self, id: &str, outcome: Outcome, usage: Usage) -> JobState {
-        let (clock, cfg) = (&self.clock, &self.cfg);
+        let env = env(&self.clock, &self.cfg);
+        let s = Settlement {
+            raw_output: Some("raw".into()),
+            usage,
+            ..Settlement::of(outcome)
+        };
         self.store
-            .write(|tx| {
-                engine::settle(
-                    tx,
-                    clock,
-                    cfg,
-                    &NoHooks,
-                    id,
-                    Settlement {
-                        outcome,
-                        raw_output: Some("raw".into()),
-                        output_truncated: false,
-                        usage,
-                    },
-                )
-            })
+            .write(|tx| engine::settle(tx, env, id, s))
             .unwrap()
     }
 
