@@ -1,5 +1,6 @@
-//! `gitmoot bench` through the real binary: the parse group's figures as JSON and as the
-//! Markdown table. Asserts the shape only, never timings.
+//! `gitmoot bench` through the real binary: the parse group's figures as JSON, as the
+//! Markdown table and as the raw pairs a full run reads from each group's own process.
+//! Asserts the shape only, never timings.
 
 use assert_cmd::Command;
 
@@ -37,6 +38,19 @@ fn parse_figures_as_a_markdown_table() {
     for row in &lines[2..] {
         assert!(row.starts_with("| result ") && row.ends_with('|'), "{row}");
         assert_eq!(row.matches(" | ").count(), 2, "{row}");
+    }
+}
+
+/// The protocol a full run uses to give each group its own process: the child prints its
+/// group's raw (figure, value) pairs, without targets or ratios (the parent attaches those).
+#[test]
+fn a_group_run_for_a_parent_prints_its_raw_pairs() {
+    let pairs: Vec<(String, String)> =
+        serde_json::from_str(&bench(&["--only", "parse", "--pairs"])).unwrap();
+    assert!(!pairs.is_empty());
+    for (figure, value) in &pairs {
+        assert!(figure.contains("1 MiB"), "{figure}");
+        assert!(value.contains(" ms") && !value.contains("ratio"), "{value}");
     }
 }
 

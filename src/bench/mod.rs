@@ -150,6 +150,29 @@ pub struct BenchArgs {
     /// The history sizes of `--scale`, in jobs (comma-separated).
     #[arg(long, value_delimiter = ',', requires = "scale", value_name = "JOBS")]
     pub scale_jobs: Vec<usize>,
+    /// Internal: run `--only`'s group and print its raw (figure, value) pairs as JSON, for
+    /// the parent run that gives every group a process of its own.
+    #[arg(long, hide = true, requires = "only")]
+    pub pairs: bool,
+}
+
+/// Runs `group` in a child `gitmoot bench` and returns its raw figures. A group measured
+/// in the parent would inherit what the groups before it left behind: after the chat
+/// group's 200k messages the process is large, and every fork the daemon group makes then
+/// copies those page tables (its spawn cost doubled), so each group gets a fresh process.
+fn run_isolated(group: Group) -> anyhow::Result<Vec<(String, String)>> {
+    let name = group
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .args(["bench", "--only", &name, "--pairs"])
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        anyhow::bail!("bench group {name} exited with {}", out.status);
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
 }
 
 /// One measured figure with the target it answers to, and, where the machine sets the
@@ -267,9 +290,22 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         Some(g) => vec![g],
         None => Group::ALL.to_vec(),
     };
+    if a.pairs {
+        let pairs = match a.only {
+            Some(g) => g.run()?,
+            None => Vec::new(),
+        };
+        println!("{}", serde_json::to_string(&pairs)?);
+        return Ok(());
+    }
     let mut figures = Vec::new();
     for group in groups {
-        for (figure, value) in group.run()? {
+        let pairs = if a.only.is_some() {
+            group.run()?
+        } else {
+            run_isolated(group)?
+        };
+        for (figure, value) in pairs {
             figures.push(Figure {
                 group,
                 target: target(&figure),
