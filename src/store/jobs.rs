@@ -6,6 +6,7 @@ use rusqlite::{
 };
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::LazyLock;
 
 use super::{Result, StoreError};
 use crate::clock::Millis;
@@ -360,13 +361,25 @@ fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
     })
 }
 
-/// Writes the whole row (insert or replace); the single write path for job rows.
+/// The upsert behind `put`: an existing row is updated in place, where a REPLACE would
+/// delete it and insert it again under a new rowid, rewriting every index entry twice.
+static PUT_SQL: LazyLock<String> = LazyLock::new(|| {
+    let set: Vec<String> = COLS
+        .split(", ")
+        .skip(1)
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect();
+    format!(
+        "INSERT INTO jobs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
+         ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37) \
+         ON CONFLICT(id) DO UPDATE SET {}",
+        set.join(", ")
+    )
+});
+
+/// Writes the whole row, new or existing; the single write path for job rows.
 pub fn put(conn: &Connection, j: &Job) -> Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO jobs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
-         ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)"
-    ))?
-    .execute(params![
+    conn.prepare_cached(&PUT_SQL)?.execute(params![
         j.id,
         j.root_id,
         j.parent_id,
