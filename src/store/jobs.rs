@@ -2,7 +2,8 @@
 //! outcome, output, usage and timing.
 
 use rusqlite::{
-    Connection, OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue,
+    Connection, OptionalExtension, Row, ToSql, params, params_from_iter,
+    types::{ToSqlOutput, Value as SqlValue, ValueRef},
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -360,52 +361,100 @@ fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
     })
 }
 
-/// Writes the whole row (insert or replace); the single write path for job rows.
+/// Writes the whole row, new or existing; the single write path for job rows.
+///
+/// An existing row is updated in place and only in the columns whose values changed:
+/// SQLite rewrites an index entry only when the UPDATE names one of the index's columns
+/// (every index when it names `root_id` or `parent_id`, for the self-referencing foreign
+/// key), so a claim or a settlement writes the pages of the few indexes over `state` and
+/// `updated_ms`. A REPLACE would delete the row and insert it again under a new rowid,
+/// rewriting every index entry twice and moving the row.
 pub fn put(conn: &Connection, j: &Job) -> Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO jobs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
-         ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)"
-    ))?
-    .execute(params![
-        j.id,
-        j.root_id,
-        j.parent_id,
-        j.delegation_id,
-        j.kind,
-        j.agent,
-        j.action,
-        j.prompt,
-        j.repo,
-        j.state,
-        j.attempt,
-        j.depth,
-        j.model,
-        j.effort,
-        j.phase,
-        j.timeout_ms,
-        j.fingerprint,
-        j.retries_left,
-        j.ephemeral.as_ref().map(Value::to_string),
-        j.result.as_ref().map(Value::to_string),
-        j.raw_output,
-        j.output_truncated,
-        j.error,
-        j.tokens_in as i64,
-        j.tokens_out as i64,
-        j.cost_usd,
-        j.dispatched_by,
-        j.runtime_pid,
-        j.worktree,
-        j.followup.as_str(),
-        j.followup_reason,
-        j.continuation_id,
-        j.carry.as_ref().map(Value::to_string),
-        j.created_ms,
-        j.started_ms,
-        j.finished_ms,
-        j.updated_ms
-    ])?;
+    let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
+    let (ephemeral, result, carry) = (json(&j.ephemeral), json(&j.result), json(&j.carry));
+    let (tokens_in, tokens_out) = (j.tokens_in as i64, j.tokens_out as i64);
+    let followup = j.followup.as_str();
+    // In the order of `COLS`.
+    let values: [&dyn ToSql; 37] = [
+        &j.id,
+        &j.root_id,
+        &j.parent_id,
+        &j.delegation_id,
+        &j.kind,
+        &j.agent,
+        &j.action,
+        &j.prompt,
+        &j.repo,
+        &j.state,
+        &j.attempt,
+        &j.depth,
+        &j.model,
+        &j.effort,
+        &j.phase,
+        &j.timeout_ms,
+        &j.fingerprint,
+        &j.retries_left,
+        &ephemeral,
+        &result,
+        &j.raw_output,
+        &j.output_truncated,
+        &j.error,
+        &tokens_in,
+        &tokens_out,
+        &j.cost_usd,
+        &j.dispatched_by,
+        &j.runtime_pid,
+        &j.worktree,
+        &followup,
+        &j.followup_reason,
+        &j.continuation_id,
+        &carry,
+        &j.created_ms,
+        &j.started_ms,
+        &j.finished_ms,
+        &j.updated_ms,
+    ];
+    let changed = conn
+        .prepare_cached(&format!("SELECT {COLS} FROM jobs WHERE id = ?1"))?
+        .query_row([&j.id], |r| {
+            let mut changed = Vec::new();
+            for (i, v) in values.iter().enumerate() {
+                if !same(r.get_ref(i)?, &v.to_sql()?) {
+                    changed.push(i);
+                }
+            }
+            Ok(changed)
+        })
+        .optional()?;
+    let Some(changed) = changed else {
+        let marks: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
+        conn.prepare_cached(&format!(
+            "INSERT INTO jobs({COLS}) VALUES ({})",
+            marks.join(", ")
+        ))?
+        .execute(&values[..])?;
+        return Ok(());
+    };
+    let Some(&last) = changed.last() else {
+        return Ok(());
+    };
+    let names: Vec<&str> = COLS.split(", ").collect();
+    let set: Vec<String> = changed
+        .iter()
+        .map(|&i| format!("{} = ?{}", names[i], i + 1))
+        .collect();
+    conn.prepare_cached(&format!("UPDATE jobs SET {} WHERE id = ?1", set.join(", ")))?
+        .execute(&values[..=last])?;
     Ok(())
+}
+
+/// Whether a stored value is the one about to be written.
+fn same(stored: ValueRef<'_>, new: &ToSqlOutput<'_>) -> bool {
+    match new {
+        ToSqlOutput::Borrowed(v) => *v == stored,
+        ToSqlOutput::Owned(v) => ValueRef::from(v) == stored,
+        _ => false,
+    }
 }
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<Job>> {
