@@ -378,6 +378,36 @@ fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
     status.unwrap_or_else(|| child.wait().unwrap())
 }
 
+/// Live processes whose environment carries one of `ids` as their job marker.
+fn marked_processes(ids: &[&String]) -> usize {
+    let markers: Vec<String> = ids
+        .iter()
+        .map(|id| format!("GITMOOT_JOB_ID={id}"))
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            let alive = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|st| {
+                st.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.trim_start().chars().next())
+                    .is_some_and(|state| state != 'Z')
+            });
+            alive
+                && std::fs::read(e.path().join("environ")).is_ok_and(|env| {
+                    env.split(|b| *b == 0)
+                        .any(|kv| markers.iter().any(|m| kv == m.as_bytes()))
+                })
+        })
+        .count()
+}
+
 fn running_jobs(h: &TestHome) -> Vec<String> {
     let store = h.store();
     let mut st = store
@@ -686,6 +716,18 @@ fn a_daemon_killed_with_200_jobs_in_flight_settles_each_exactly_once_on_restart(
     );
     signal(daemon.id(), libc::SIGKILL);
     daemon.wait().unwrap();
+    // Every held agent must die with its daemon before the gate opens. The guard that
+    // kills their groups is one more process to schedule, so on a loaded machine that
+    // takes a moment; the wait is for the kill, and an agent the guard missed never goes
+    // and fails the test here.
+    let held: Vec<&String> = ids.iter().skip(1).step_by(2).collect();
+    assert!(
+        daemon_support::wait_until(std::time::Duration::from_secs(20), || {
+            marked_processes(&held) == 0
+        }),
+        "{} held agents outlived their daemon",
+        marked_processes(&held)
+    );
     std::fs::write(&gate, "").unwrap();
     h.daemon_until_idle(50);
 

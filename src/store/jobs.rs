@@ -2,8 +2,7 @@
 //! outcome, output, usage and timing.
 
 use rusqlite::{
-    Connection, OptionalExtension, Row, ToSql, params, params_from_iter,
-    types::{ToSqlOutput, Value as SqlValue, ValueRef},
+    Connection, OptionalExtension, Row, ToSql, params, params_from_iter, types::Value as SqlValue,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -361,14 +360,10 @@ fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
     })
 }
 
-/// Writes the whole row, new or existing; the single write path for job rows.
-///
-/// An existing row is updated in place and only in the columns whose values changed:
-/// SQLite rewrites an index entry only when the UPDATE names one of the index's columns
-/// (every index when it names `root_id` or `parent_id`, for the self-referencing foreign
-/// key), so a claim or a settlement writes the pages of the few indexes over `state` and
-/// `updated_ms`. A REPLACE would delete the row and insert it again under a new rowid,
-/// rewriting every index entry twice and moving the row.
+/// Writes the whole row, new or existing; the single write path for job rows. Through
+/// `write_changed`, a claim or a settlement touches only the indexes over `state` and
+/// `updated_ms` (naming `root_id` or `parent_id` would rewrite all ten, for the
+/// self-referencing foreign key).
 pub fn put(conn: &Connection, j: &Job) -> Result<()> {
     let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
     let (ephemeral, result, carry) = (json(&j.ephemeral), json(&j.result), json(&j.carry));
@@ -414,47 +409,7 @@ pub fn put(conn: &Connection, j: &Job) -> Result<()> {
         &j.finished_ms,
         &j.updated_ms,
     ];
-    let changed = conn
-        .prepare_cached(&format!("SELECT {COLS} FROM jobs WHERE id = ?1"))?
-        .query_row([&j.id], |r| {
-            let mut changed = Vec::new();
-            for (i, v) in values.iter().enumerate() {
-                if !same(r.get_ref(i)?, &v.to_sql()?) {
-                    changed.push(i);
-                }
-            }
-            Ok(changed)
-        })
-        .optional()?;
-    let Some(changed) = changed else {
-        let marks: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
-        conn.prepare_cached(&format!(
-            "INSERT INTO jobs({COLS}) VALUES ({})",
-            marks.join(", ")
-        ))?
-        .execute(&values[..])?;
-        return Ok(());
-    };
-    let Some(&last) = changed.last() else {
-        return Ok(());
-    };
-    let names: Vec<&str> = COLS.split(", ").collect();
-    let set: Vec<String> = changed
-        .iter()
-        .map(|&i| format!("{} = ?{}", names[i], i + 1))
-        .collect();
-    conn.prepare_cached(&format!("UPDATE jobs SET {} WHERE id = ?1", set.join(", ")))?
-        .execute(&values[..=last])?;
-    Ok(())
-}
-
-/// Whether a stored value is the one about to be written.
-fn same(stored: ValueRef<'_>, new: &ToSqlOutput<'_>) -> bool {
-    match new {
-        ToSqlOutput::Borrowed(v) => *v == stored,
-        ToSqlOutput::Owned(v) => ValueRef::from(v) == stored,
-        _ => false,
-    }
+    super::write_changed(conn, "jobs", COLS, &values)
 }
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<Job>> {

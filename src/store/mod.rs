@@ -22,7 +22,8 @@ pub mod views;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, ToSql, Transaction, TransactionBehavior};
 
 use crate::Invalid;
 use crate::home::Home;
@@ -193,4 +194,115 @@ pub fn savepoint<T, E>(
         "ROLLBACK TO gitmoot_step; RELEASE gitmoot_step"
     })?;
     Ok(out)
+}
+
+/// Writes one row of `table`, new or existing, keyed by the first of `cols` (whose values
+/// `values` gives in the same order). An existing row is updated in place and only in the
+/// columns whose values changed: SQLite rewrites an index entry only when the UPDATE names
+/// one of the index's columns (every index, when it names a column a foreign key refers
+/// through), so a claim or a settlement writes the pages of the few indexes over the
+/// columns that moved. `INSERT OR REPLACE` would delete the row and insert it again under
+/// a new rowid, rewriting every index entry twice. An unchanged row writes nothing.
+pub(crate) fn write_changed(
+    conn: &Connection,
+    table: &str,
+    cols: &str,
+    values: &[&dyn ToSql],
+) -> Result<()> {
+    let names: Vec<&str> = cols.split(", ").map(str::trim).collect();
+    let key = names[0];
+    let changed = conn
+        .prepare_cached(&format!("SELECT {cols} FROM {table} WHERE {key} = ?1"))?
+        .query_row([values[0]], |r| {
+            let mut changed = Vec::new();
+            for (i, v) in values.iter().enumerate() {
+                if !same(r.get_ref(i)?, &v.to_sql()?) {
+                    changed.push(i);
+                }
+            }
+            Ok(changed)
+        })
+        .optional()?;
+    let Some(changed) = changed else {
+        let marks: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
+        conn.prepare_cached(&format!(
+            "INSERT INTO {table}({cols}) VALUES ({})",
+            marks.join(", ")
+        ))?
+        .execute(values)?;
+        return Ok(());
+    };
+    let Some(&last) = changed.last() else {
+        return Ok(());
+    };
+    let set: Vec<String> = changed
+        .iter()
+        .map(|&i| format!("{} = ?{}", names[i], i + 1))
+        .collect();
+    conn.prepare_cached(&format!(
+        "UPDATE {table} SET {} WHERE {key} = ?1",
+        set.join(", ")
+    ))?
+    .execute(&values[..=last])?;
+    Ok(())
+}
+
+/// Whether a stored value is the one about to be written.
+fn same(stored: ValueRef<'_>, new: &ToSqlOutput<'_>) -> bool {
+    match new {
+        ToSqlOutput::Borrowed(v) => *v == stored,
+        ToSqlOutput::Owned(v) => ValueRef::from(v) == stored,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::{Connection, ToSql};
+
+    use super::write_changed;
+
+    const COLS: &str = "id, state, note";
+
+    fn put(conn: &Connection, id: &str, state: &str, note: Option<&str>) {
+        let values: [&dyn ToSql; 3] = [&id, &state, &note];
+        write_changed(conn, "t", COLS, &values).unwrap();
+    }
+
+    fn rowid_state(conn: &Connection) -> (i64, String) {
+        conn.query_row("SELECT rowid, state FROM t WHERE id = 'a'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_row_is_inserted_once_then_updated_in_place_and_only_when_it_changed() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (id TEXT PRIMARY KEY, state TEXT NOT NULL, note TEXT)")
+            .unwrap();
+        put(&conn, "a", "queued", None);
+        put(&conn, "b", "queued", None);
+        let (rowid, _) = rowid_state(&conn);
+        let before = conn.total_changes();
+        put(&conn, "a", "queued", None);
+        assert_eq!(
+            conn.total_changes(),
+            before,
+            "an unchanged row writes nothing"
+        );
+        put(&conn, "a", "running", Some("claimed"));
+        assert_eq!(rowid_state(&conn), (rowid, "running".to_string()));
+        let note: Option<String> = conn
+            .query_row("SELECT note FROM t WHERE id = 'a'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(note.as_deref(), Some("claimed"));
+        put(&conn, "a", "running", None);
+        let count: i64 = conn
+            .query_row("SELECT COUNT(*) FROM t WHERE note IS NULL", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(count, 2, "a value set back to NULL is written too");
+    }
 }

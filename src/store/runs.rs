@@ -1,7 +1,7 @@
 //! The `runs` table: one row per root with the tree's state, title, kill flag, paused time
 //! and totals.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 use serde::Serialize;
 
 use super::{Result, StoreError};
@@ -99,28 +99,29 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
 }
 
 /// Writes the whole row (insert or replace); the single write path for run rows.
+/// Writes the run, new or existing, in place and only in the columns that changed (see
+/// `write_changed`): a settlement moves its tokens, cost and `updated_ms`, not its row.
 pub fn put(conn: &Connection, run: &Run) -> Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO runs({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
-    ))?
-    .execute(params![
-        run.root_id,
-        run.state,
-        run.title,
-        run.repo,
-        run.killed,
-        run.kill_force,
-        run.paused_ms,
-        run.paused_since_ms,
-        run.jobs,
-        run.tokens as i64,
-        run.cost_usd,
-        run.stop_reason,
-        run.created_ms,
-        run.finished_ms,
-        run.updated_ms
-    ])?;
-    Ok(())
+    let tokens = run.tokens as i64;
+    // In the order of `COLS`.
+    let values: [&dyn ToSql; 15] = [
+        &run.root_id,
+        &run.state,
+        &run.title,
+        &run.repo,
+        &run.killed,
+        &run.kill_force,
+        &run.paused_ms,
+        &run.paused_since_ms,
+        &run.jobs,
+        &tokens,
+        &run.cost_usd,
+        &run.stop_reason,
+        &run.created_ms,
+        &run.finished_ms,
+        &run.updated_ms,
+    ];
+    super::write_changed(conn, "runs", COLS, &values)
 }
 
 pub fn get(conn: &Connection, root_id: &str) -> Result<Option<Run>> {
