@@ -24,7 +24,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, SystemClock};
-use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
+use crate::domain::Capability;
 use crate::runtime::{Invocation, Stdin, process};
 use crate::store::agents::Agent;
 
@@ -41,16 +41,8 @@ fn in_scratch<T>(tag: &str, f: impl FnOnce(&Path) -> T) -> T {
 /// The benches' agent: a read-only shell agent that can be asked, running `command`.
 fn shell_agent(name: &str, command: &str) -> Agent {
     Agent {
-        name: name.into(),
-        runtime: RuntimeKind::Shell,
-        command: Some(command.into()),
-        model: None,
-        effort: None,
-        capabilities: vec![Capability::Ask],
-        policy: AutonomyPolicy::ReadOnly,
-        repos: Vec::new(),
-        chat_autorespond: false,
         created_ms: SystemClock.now_ms(),
+        ..Agent::shell(name, command)
     }
 }
 
@@ -60,7 +52,7 @@ fn seeded_agent(name: &str) -> Agent {
     Agent {
         capabilities: vec![Capability::Ask, Capability::Review],
         created_ms: 0,
-        ..shell_agent(name, "true")
+        ..Agent::shell(name, "true")
     }
 }
 

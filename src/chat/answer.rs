@@ -11,8 +11,9 @@ use super::{ChatError, Result, askgate, threads, write_retry};
 use crate::Invalid;
 use crate::clock::Clock;
 use crate::engine::{self, Env};
+use crate::store::Store;
 use crate::store::chat::{self as rows, AuthorKind, Message, MessageKind, Thread};
-use crate::store::{Store, escalations};
+use crate::store::escalations::{self, RoundKind};
 
 /// The job whose open ask round is linked to `thread`.
 pub fn resolve_target(conn: &Connection, thread: &Thread) -> Result<String> {
@@ -55,9 +56,14 @@ pub struct JobAnswered {
     pub continuation: Option<String>,
 }
 
-/// The thread the open ask round of `job_id` is linked to, if any.
+/// The thread the newest open ask round of `job_id` is linked to, if any (a coordinator
+/// may hold an open failure round beside it).
 fn ask_thread(conn: &Connection, job_id: &str) -> Result<Option<Thread>> {
-    match escalations::open_ask_thread(conn, job_id)? {
+    let open_ask = escalations::for_job(conn, job_id)?
+        .into_iter()
+        .rev()
+        .find(|r| r.kind == RoundKind::Ask && r.resolved_ms.is_none());
+    match open_ask.and_then(|r| r.thread_id) {
         Some(id) => Ok(rows::thread(conn, &id)?),
         None => Ok(None),
     }

@@ -11,17 +11,15 @@ use super::{Result, threads};
 use crate::clock::Clock;
 use crate::contract::HumanQuestion;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, Message, Thread};
-use crate::store::escalations::{self, Brief};
+use crate::store::escalations::{self, Round};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
 
 /// `- <id>: <prompt>` per question, ` (choices: a, b)` when it has choices; the reason
 /// for a failure round.
-pub fn questions_body(e: &Brief) -> String {
-    let parsed = e
-        .questions
-        .as_deref()
-        .and_then(|q| serde_json::from_str::<Vec<HumanQuestion>>(q).ok())
+pub fn questions_body(e: &Round) -> String {
+    let parsed = serde_json::from_value::<Vec<HumanQuestion>>(e.questions.clone())
+        .ok()
         .filter(|q| !q.is_empty());
     match parsed {
         Some(qs) => qs
@@ -37,11 +35,13 @@ pub fn questions_body(e: &Brief) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         None if !e.reason.trim().is_empty() => e.reason.clone(),
-        None => e
-            .questions
-            .clone()
-            .unwrap_or_else(|| format!("job {} is waiting for a human", e.job_id)),
+        None if !e.questions.is_null() => e.questions.to_string(),
+        None => waiting(&e.job_id),
     }
+}
+
+fn waiting(job_id: &str) -> String {
+    format!("job {job_id} is waiting for a human")
 }
 
 fn job_tail(job_id: &str) -> String {
@@ -78,18 +78,12 @@ pub fn link(
     job: &Job,
     escalation_id: i64,
 ) -> Result<(Thread, Message)> {
-    let esc = escalations::brief(conn, escalation_id)?.unwrap_or(Brief {
-        id: escalation_id,
-        job_id: job.id.clone(),
-        kind: "ask".into(),
-        questions: None,
-        reason: String::new(),
-    });
-    let target = if esc.job_id.trim().is_empty() {
-        job.id.clone()
-    } else {
-        esc.job_id.clone()
-    };
+    let esc = escalations::get(conn, escalation_id)?;
+    let target = esc
+        .as_ref()
+        .map(|e| e.job_id.clone())
+        .filter(|id| !id.trim().is_empty())
+        .unwrap_or_else(|| job.id.clone());
     let repo = job.repo.clone().unwrap_or_default();
     let mut thread = threads::get_or_create(
         conn,
@@ -103,7 +97,9 @@ pub fn link(
     if thread.title == answered_title(&target) {
         thread = threads::rename(conn, clock, &thread, &title(&target))?;
     }
-    let body = questions_body(&esc);
+    let body = esc
+        .as_ref()
+        .map_or_else(|| waiting(&target), questions_body);
     let mut post = Post::system(&body);
     post.refs = vec![job_ref(conn, &repo, &target)?];
     post.deliver = vec![(job.agent.clone(), true)];

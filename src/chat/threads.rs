@@ -266,12 +266,12 @@ pub fn summaries(
     let mut out = Vec::new();
     for t in rows::list_threads(conn, repo, include_archived)? {
         let unread_mentions = rows::unread_in_thread(conn, &t.id, &origin)?;
-        out.push(match rows::newest(conn, &t.id)? {
-            Some((seq, author, kind, body)) => ThreadSummary {
-                messages: seq,
-                last_author: Some(author),
-                last_kind: Some(kind),
-                last_snippet: Some(snippet(&body)),
+        out.push(match rows::messages(conn, &t.id, 0, Some(1))?.pop() {
+            Some(m) => ThreadSummary {
+                messages: m.seq,
+                last_author: Some(m.author_name),
+                last_kind: Some(m.kind.as_str().to_string()),
+                last_snippet: Some(snippet(&m.body)),
                 unread_mentions,
                 thread: t,
             },

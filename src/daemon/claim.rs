@@ -238,7 +238,6 @@ mod tests {
     use super::*;
     use crate::clock::ManualClock;
     use crate::config::RepoConfig;
-    use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
     use crate::engine::{SubmitRoot, submit_root};
     use crate::store::Store;
     use crate::store::agents::{self, Agent};
@@ -247,22 +246,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gm-claim-{}", crate::ids::random_hex(4)));
         std::fs::create_dir_all(&dir).unwrap();
         let store = Store::open(&dir.join("gitmoot.db")).unwrap();
-        agents::insert(
-            store.conn(),
-            &Agent {
-                name: "a".into(),
-                runtime: RuntimeKind::Shell,
-                command: Some("true".into()),
-                model: None,
-                effort: None,
-                capabilities: vec![Capability::Ask],
-                policy: AutonomyPolicy::ReadOnly,
-                repos: vec![],
-                chat_autorespond: false,
-                created_ms: 0,
-            },
-        )
-        .unwrap();
+        agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
         (store, dir)
     }
 

@@ -66,6 +66,15 @@ impl Shared {
             .clone()
     }
 
+    /// The engine as this daemon drives it, under `config` (the one a pass read).
+    pub fn env<'a>(&'a self, config: &'a Config) -> engine::Env<'a> {
+        engine::Env {
+            clock: self.clock.as_ref(),
+            cfg: &config.orchestrate,
+            hooks: &*self.hooks,
+        }
+    }
+
     /// Runs `f` on the daemon's connection on a blocking thread.
     pub async fn with_store<T: Send + 'static>(
         self: &Arc<Self>,
@@ -218,24 +227,17 @@ impl Finished {
     pub fn settle(
         &mut self,
         tx: &rusqlite::Transaction<'_>,
-        clock: &dyn Clock,
-        config: &Config,
-        hooks: &dyn engine::Hooks,
+        env: engine::Env<'_>,
     ) -> Result<JobState, EngineError> {
-        let now = clock.now_ms();
+        let now = env.clock.now_ms();
         live::write_final(tx, &self.job, now, &self.activity, self.cache)?;
         let settlement = self
             .settlement
             .take()
             .expect("the pool settles a finished job once");
-        let env = engine::Env {
-            clock,
-            cfg: &config.orchestrate,
-            hooks,
-        };
         let state = engine::settle(tx, env, &self.job.id, settlement)?;
         if let Some(c) = &self.capture {
-            engine::observe::record(tx, clock.now_ms(), &self.job.id, c)?;
+            engine::observe::record(tx, env.clock.now_ms(), &self.job.id, c)?;
         }
         Ok(state)
     }

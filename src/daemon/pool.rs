@@ -71,9 +71,9 @@ fn settle_all(
     config: &Config,
     done: &mut [Finished],
 ) -> Result<(), DaemonError> {
+    let env = sh.env(config);
     for f in done.iter_mut() {
-        let settled =
-            crate::store::savepoint(tx, || f.settle(tx, sh.clock.as_ref(), config, &*sh.hooks))?;
+        let settled = crate::store::savepoint(tx, || f.settle(tx, env))?;
         if let Err(e) = settled {
             tracing::error!(job = %f.job_id(), "settling failed: {e}");
         }
@@ -273,16 +273,7 @@ impl Pool {
                 }
                 let config = sh.config();
                 if sweep_due {
-                    store.write(|tx| {
-                        engine::sweep(
-                            tx,
-                            engine::Env {
-                                clock: sh.clock.as_ref(),
-                                cfg: &config.orchestrate,
-                                hooks: &*sh.hooks,
-                            },
-                        )
-                    })?;
+                    store.write(|tx| engine::sweep(tx, sh.env(&config)))?;
                     if config.chat.auto_respond {
                         let asked = store.write(|tx| {
                             crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &config)

@@ -40,6 +40,24 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// A read-only shell agent running `command` that may only ask, registered at time 0:
+    /// the smallest valid agent, for rows written straight into a store (benches, fixtures),
+    /// adjusted with struct update syntax.
+    pub fn shell(name: &str, command: &str) -> Self {
+        Self {
+            name: name.into(),
+            runtime: RuntimeKind::Shell,
+            command: Some(command.into()),
+            model: None,
+            effort: None,
+            capabilities: vec![Capability::Ask],
+            policy: AutonomyPolicy::ReadOnly,
+            repos: Vec::new(),
+            chat_autorespond: false,
+            created_ms: 0,
+        }
+    }
+
     pub fn can(&self, capability: Capability) -> bool {
         self.capabilities.contains(&capability)
     }

@@ -235,34 +235,6 @@ fn rounds(conn: &Connection, filter: &str, params: impl Params) -> Result<Vec<Ro
         .collect::<rusqlite::Result<_>>()?)
 }
 
-/// The columns an ask-gate post needs, read raw: `questions` stays the stored text, so a
-/// round whose questions do not parse can still be shown as written.
-#[derive(Debug, Clone)]
-pub struct Brief {
-    pub id: i64,
-    pub job_id: String,
-    pub kind: String,
-    pub questions: Option<String>,
-    pub reason: String,
-}
-
-pub fn brief(conn: &Connection, id: i64) -> Result<Option<Brief>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, job_id, kind, questions, reason FROM escalations WHERE id = ?1",
-        )?
-        .query_row([id], |r| {
-            Ok(Brief {
-                id: r.get(0)?,
-                job_id: r.get(1)?,
-                kind: r.get(2)?,
-                questions: r.get(3)?,
-                reason: r.get(4)?,
-            })
-        })
-        .optional()?)
-}
-
 /// The job and kind of the newest open round linked to `thread_id`.
 pub fn open_on_thread(conn: &Connection, thread_id: &str) -> Result<Option<(String, String)>> {
     Ok(conn
@@ -282,16 +254,4 @@ pub fn last_job_on_thread(conn: &Connection, thread_id: &str) -> Result<Option<S
         )?
         .query_row([thread_id], |r| r.get(0))
         .optional()?)
-}
-
-/// The thread the open ask round of `job_id` is linked to, if it has one.
-pub fn open_ask_thread(conn: &Connection, job_id: &str) -> Result<Option<String>> {
-    let id: Option<Option<String>> = conn
-        .prepare_cached(
-            "SELECT thread_id FROM escalations WHERE job_id = ?1 AND kind = 'ask' \
-             AND resolved_ms IS NULL ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row([job_id], |r| r.get(0))
-        .optional()?;
-    Ok(id.flatten())
 }

@@ -11,7 +11,6 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use gitmoot::chat::relay::{ENV_SOCKET, ENV_TOKEN};
-use gitmoot::domain::{AutonomyPolicy, Capability, RuntimeKind};
 use gitmoot::store::agents::Agent;
 use serde_json::Value;
 
@@ -36,18 +35,7 @@ pub fn bin() -> String {
 
 /// A read-only shell agent that may only ask, as a row to insert straight into a store.
 pub fn ask_agent(name: &str) -> Agent {
-    Agent {
-        name: name.into(),
-        runtime: RuntimeKind::Shell,
-        command: Some("true".into()),
-        model: None,
-        effort: None,
-        capabilities: vec![Capability::Ask],
-        policy: AutonomyPolicy::ReadOnly,
-        repos: vec![],
-        chat_autorespond: false,
-        created_ms: 0,
-    }
+    Agent::shell(name, "true")
 }
 
 /// Runs `args`, which must succeed; returns its stdout.

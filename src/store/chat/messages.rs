@@ -249,16 +249,3 @@ pub fn authors(conn: &Connection, thread_id: &str) -> Result<Vec<String>> {
         .query_map([thread_id], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?)
 }
-
-/// The newest message's seq, author, kind and body: a thread list's last-activity line.
-pub fn newest(conn: &Connection, thread_id: &str) -> Result<Option<(i64, String, String, String)>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT seq, author_name, kind, body FROM chat_messages WHERE thread_id = ?1 \
-             ORDER BY seq DESC LIMIT 1",
-        )?
-        .query_row([thread_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .optional()?)
-}

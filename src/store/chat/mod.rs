@@ -25,8 +25,8 @@ pub use mentions::{
 };
 pub use messages::{
     Message, Ref, authors, count_agent_turns, count_kind, insert_message, last_result_ms, last_seq,
-    mentioned_agents, message_by_seq, messages, newest, next_seq, recent_promotion_exists,
-    result_posted, set_promoted_job, system_body_exists,
+    mentioned_agents, message_by_seq, messages, next_seq, recent_promotion_exists, result_posted,
+    set_promoted_job, system_body_exists,
 };
 pub use threads::{
     Thread, insert_thread, list_threads, meta_get, meta_set, thread, threads_by_slug, update_thread,
