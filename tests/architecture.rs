@@ -486,6 +486,29 @@ fn the_sql_scanner_finds_statements_and_skips_prose() {
     assert_eq!(found, [1, 3]);
 }
 
+/// A room's file past this many lines holds more than one thing (issue 17's bound).
+const MAX_FILE_LINES: usize = 700;
+
+#[test]
+fn no_product_file_outgrows_one_room() {
+    let mut long = Vec::new();
+    for dir in ["src", "ui/src"] {
+        let mut paths = Vec::new();
+        collect(&root().join(dir), &mut paths);
+        for path in paths {
+            let lines = fs::read_to_string(&path).unwrap().lines().count();
+            if lines > MAX_FILE_LINES {
+                long.push(format!("{} ({lines} lines)", path.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split along its seams:\n{}",
+        long.join("\n")
+    );
+}
+
 #[test]
 fn only_the_bench_verb_imports_the_bench() {
     let edges = graph();
