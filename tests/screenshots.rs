@@ -456,3 +456,29 @@ fn keys_table_matches_the_keymap() {
         "stale keys table: run UPDATE_SCREENSHOTS=1 cargo test --test screenshots"
     );
 }
+
+/// README shows two shots inline (not only linked), and every shot it names is one this
+/// test renders from the real demo home, so none can go stale unnoticed.
+#[test]
+fn readme_shows_rendered_shots_inline() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let inline: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("!["))
+        .filter_map(|l| l.split_once("](screenshots/"))
+        .filter_map(|(_, rest)| rest.strip_suffix(".svg)"))
+        .collect();
+    assert!(inline.len() >= 2, "inline shots: {inline:?}");
+    for shot in readme
+        .split("(screenshots/")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(".svg)"))
+        .map(|(name, _)| name)
+    {
+        assert!(
+            SHOTS.contains(&shot),
+            "README names {shot}.svg, which no test renders"
+        );
+    }
+}

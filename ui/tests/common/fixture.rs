@@ -525,16 +525,23 @@ pub fn detail() -> JobDetail {
             notes: vec![],
         }),
         events: vec![
-            ev(25, "job_queued", "queued by operator"),
-            ev(25, "job_started", "claimed by daemon"),
+            ev(25, "queued", "root ask queued for claude"),
+            ev(25, "running", "running on claude (attempt 1)"),
             ev(23, "delegation_batch", "5 legs dispatched"),
-            ev(20, "escalation_opened", "docs failed under escalate_human"),
-            ev(12, "ask_opened", "schema asked 2 questions"),
+            ev(
+                20,
+                "delegation_escalation_requested",
+                "docs failed under escalate_human",
+            ),
+            ev(
+                12,
+                "delegation_escalation_requested",
+                "schema asked 2 questions",
+            ),
         ],
         error: None,
         raw_output: Some(
-            "thinking…\x1b[1A\x1b[2K{\"gitmoot_result\": {\"decision\": \"delegated\"}}"
-                .to_string(),
+            "thinking…\x1b[1A\x1b[2K{\"gitmoot_result\": {\"decision\": \"approved\"}}".to_string(),
         ),
         activity: Vec::new(),
     }
