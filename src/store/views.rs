@@ -28,6 +28,8 @@ pub struct TreeRow {
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
     pub tokens: u64,
+    /// 1 for a leg's first run, 2 for its first retry, and so on.
+    pub attempt: u32,
 }
 
 /// Every job of the tree rooted at `root_id`, oldest first.
@@ -36,7 +38,7 @@ pub fn tree_rows(conn: &Connection, root_id: &str) -> Result<Vec<TreeRow>> {
         "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
                 json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
                 j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps'),
-                j.created_ms
+                j.created_ms, j.attempt
          FROM jobs j
          LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
          WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
@@ -61,21 +63,24 @@ pub fn tree_rows(conn: &Connection, root_id: &str) -> Result<Vec<TreeRow>> {
             started_ms: r.get(10)?,
             finished_ms: r.get(11)?,
             tokens: r.get::<_, i64>(12)? as u64,
+            attempt: r.get(15)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The newest message, the newest mention and the unread total: any send, mention or read
-/// changes one of them, and each is one index lookup.
-pub fn badge_signature(conn: &Connection) -> Result<(i64, i64, i64)> {
+/// The newest message, the newest mention, the agents' unread total and the human's: any
+/// send, mention or read changes one of them, and each is an index lookup or a sum over
+/// the maintained counters.
+pub fn badge_signature(conn: &Connection) -> Result<(i64, i64, i64, i64)> {
     Ok(conn
         .prepare_cached(
             "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
                     (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
-                    (SELECT COALESCE(SUM(n), 0) FROM chat_unread)",
+                    (SELECT COALESCE(SUM(n), 0) FROM chat_unread),
+                    (SELECT COALESCE(SUM(unread), 0) FROM chat_seen)",
         )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?)
 }
 
 /// The open escalation rounds' count, id sum and newest id, from the open-rounds index
