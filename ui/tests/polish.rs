@@ -72,6 +72,31 @@ fn results_go_to_the_message_bar_and_the_log_holds_them_whole() {
 }
 
 #[test]
+fn the_messages_log_opens_on_the_newest_and_scrolls_back_to_the_oldest() {
+    let (mut s, snap) = sized(80, 24);
+    for i in 1..=40 {
+        s.notify(ToastLevel::Info, format!("result number {i:02}"));
+    }
+    // The bar keeps the newest; the log's own lines start with a bullet.
+    update(&mut s, &snap, ch('L'));
+    let newest = screen(&s, &snap, 80, 24).join("\n");
+    assert!(
+        newest.contains("• result number 40") && !newest.contains("• result number 01"),
+        "{newest}"
+    );
+    update(&mut s, &snap, ch('g'));
+    let oldest = screen(&s, &snap, 80, 24).join("\n");
+    assert!(
+        oldest.contains("• result number 01") && !oldest.contains("• result number 40"),
+        "{oldest}"
+    );
+    update(&mut s, &snap, ch('j'));
+    let one_down = screen(&s, &snap, 80, 24).join("\n");
+    assert!(!one_down.contains("• result number 01"), "{one_down}");
+    assert!(one_down.contains("• result number 02"), "{one_down}");
+}
+
+#[test]
 fn a_read_verb_opens_its_whole_output_in_a_scrollable_view() {
     let (mut s, snap) = sized(80, 24);
     let text: String = (1..=60).map(|i| format!("job-{i:03}  row {i}\n")).collect();
@@ -452,6 +477,7 @@ fn chat_markdown_renders_in_the_transcript() {
     update(&mut s, &snap, key(KeyCode::Enter));
     let text = screen(&s, &snap, W, H).join("\n");
     assert!(text.contains("Decision: approved"), "{text}");
+    assert!(text.contains("▏ Agent: scribe"), "{text}");
     assert!(text.contains("• first finding"), "{text}");
     assert!(!text.contains("**"), "{text}");
 }
