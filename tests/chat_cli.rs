@@ -996,25 +996,3 @@ fn the_humans_unread_column_counts_others_posts_until_chat_seen() {
     assert_eq!(h.json(&["chat", "list", "--json"])[0]["unread"], 0);
     h.fails(&["chat", "seen", "nowhere"], 2, "nowhere");
 }
-
-#[test]
-fn chat_show_prints_posts_as_the_transcript_renders_their_markdown() {
-    let h = Home::new();
-    h.room();
-    h.ok(&[
-        "chat",
-        "send",
-        "release-room",
-        "> Agent: `codex-b`\n**Decision:** `approved`\n- first finding\n    indented code",
-    ]);
-    let shown = h.ok(&["chat", "show", "release-room"]);
-    for part in [
-        "▏ Agent: codex-b",
-        "Decision: approved",
-        "• first finding",
-        "    indented code",
-    ] {
-        assert!(shown.contains(part), "{part:?} not in\n{shown}");
-    }
-    assert!(!shown.contains("**") && !shown.contains('`'), "{shown}");
-}

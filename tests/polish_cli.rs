@@ -321,7 +321,12 @@ fn chat_show_prints_posts_as_the_transcript_renders_them() {
         .assert()
         .success();
     gitmoot(&home)
-        .args(["chat", "send", "room", "**Decision:** `approved`\n- one"])
+        .args([
+            "chat",
+            "send",
+            "room",
+            "> Agent: `scout`\n**Decision:** `approved`\n- one\n    indented code",
+        ])
         .assert()
         .success();
     let out = gitmoot(&home)
@@ -329,5 +334,8 @@ fn chat_show_prints_posts_as_the_transcript_renders_them() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("▏ Agent: scout"), "{text}");
     assert!(text.contains("Decision: approved\n• one"), "{text}");
+    assert!(text.contains("\n    indented code"), "{text}");
+    assert!(!text.contains("**") && !text.contains('`'), "{text}");
 }
