@@ -261,6 +261,10 @@ pub struct RunArgs {
     /// tree (its running jobs are terminated); a second one kills them at once.
     #[arg(long)]
     pub wait: bool,
+    /// Run only on a daemon that carries this host label (`daemon run --labels`); the
+    /// tree's legs follow it.
+    #[arg(long, value_name = "LABEL")]
+    pub on: Option<String>,
     /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
     #[arg(long, requires = "wait")]
     pub detach_on_interrupt: bool,
@@ -593,6 +597,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
                 model: a.model,
                 timeout_ms: a.timeout,
                 dispatched_by: "cli".into(),
+                on_label: a.on,
             },
         )
     })?;

@@ -139,6 +139,10 @@ pub struct Job {
     pub started_ms: Option<Millis>,
     pub finished_ms: Option<Millis>,
     pub updated_ms: Millis,
+    /// The daemon (`daemons.id`) whose lease covers it while it runs.
+    pub daemon_id: Option<String>,
+    /// The host label its daemon must carry (`job run --on`), inherited down the tree.
+    pub on_label: Option<String>,
 }
 
 impl Job {
@@ -190,6 +194,8 @@ impl Job {
             started_ms: None,
             finished_ms: None,
             updated_ms: now,
+            daemon_id: None,
+            on_label: None,
         }
     }
 
@@ -201,7 +207,7 @@ impl Job {
 pub(crate) const COLS: &str = "id, root_id, parent_id, delegation_id, kind, agent, action, prompt, repo, state, \
     attempt, depth, model, effort, phase, timeout_ms, fingerprint, retries_left, ephemeral, result, raw_output, \
     output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, runtime_pid, worktree, followup, \
-    followup_reason, continuation_id, carry, created_ms, started_ms, finished_ms, updated_ms";
+    followup_reason, continuation_id, carry, created_ms, started_ms, finished_ms, updated_ms, daemon_id, on_label";
 
 /// A job row that cannot be decoded (a corrupt column), named so one bad row fails or is
 /// skipped alone instead of stopping every read.
@@ -357,6 +363,8 @@ fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
         started_ms: r.get(34)?,
         finished_ms: r.get(35)?,
         updated_ms: r.get(36)?,
+        daemon_id: r.get(37)?,
+        on_label: r.get(38)?,
     })
 }
 
@@ -370,7 +378,7 @@ pub fn put(conn: &Connection, j: &Job) -> Result<()> {
     let (tokens_in, tokens_out) = (j.tokens_in as i64, j.tokens_out as i64);
     let followup = j.followup.as_str();
     // In the order of `COLS`.
-    let values: [&dyn ToSql; 37] = [
+    let values: [&dyn ToSql; 39] = [
         &j.id,
         &j.root_id,
         &j.parent_id,
@@ -408,6 +416,8 @@ pub fn put(conn: &Connection, j: &Job) -> Result<()> {
         &j.started_ms,
         &j.finished_ms,
         &j.updated_ms,
+        &j.daemon_id,
+        &j.on_label,
     ];
     super::write_changed(conn, "jobs", COLS, &values)
 }
@@ -519,7 +529,8 @@ fn list_cols(which: ListColumns) -> String {
         "id, root_id, parent_id, delegation_id, kind, agent, action, {prompt}, repo, state, \
          attempt, depth, model, effort, phase, timeout_ms, NULL, retries_left, NULL, {result}, NULL, \
          output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, NULL, NULL, followup, \
-         followup_reason, continuation_id, NULL, created_ms, started_ms, finished_ms, updated_ms"
+         followup_reason, continuation_id, NULL, created_ms, started_ms, finished_ms, updated_ms, \
+         daemon_id, on_label"
     )
 }
 
@@ -669,21 +680,5 @@ pub fn to_terminate(conn: &Connection) -> Result<Vec<String>> {
     )?;
     Ok(st
         .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<_>>()?)
-}
-
-/// Up to `n` queued job ids after the first `offset`, oldest first, of one tree or all.
-pub fn queued_ids(
-    conn: &Connection,
-    only_root: Option<&str>,
-    offset: usize,
-    n: usize,
-) -> Result<Vec<String>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id FROM jobs WHERE state = 'queued' AND (?3 IS NULL OR root_id = ?3) \
-             ORDER BY created_ms, rowid LIMIT ?1 OFFSET ?2",
-        )?
-        .query_map(params![n as i64, offset as i64, only_root], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?)
 }
