@@ -15,6 +15,7 @@ mod pool;
 pub mod recovery;
 pub mod shutdown;
 pub mod status;
+mod store_watch;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};

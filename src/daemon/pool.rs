@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use notify::Watcher;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
@@ -22,6 +21,7 @@ use super::claim::{self, ClaimContext, Claimed};
 use super::exec::{self, Finished, Plan};
 use super::lock::DaemonLock;
 use super::status::{self, RunningJob, StatusFile};
+use super::store_watch::StoreWatch;
 use super::{Daemon, DaemonError, DaemonExit, human_notify, recovery, shutdown, worktree};
 use crate::clock::Millis;
 use crate::config::Config;
@@ -86,27 +86,6 @@ fn private_dir(p: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(p)
-}
-
-/// Wakes the loop whenever the database files change (another process committed).
-fn watch_store(db: &Path, wake: Arc<Notify>) -> Option<notify::RecommendedWatcher> {
-    let dir = db.parent()?.to_path_buf();
-    let name = db.file_name()?.to_string_lossy().into_owned();
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if let Ok(ev) = res
-            && ev.paths.iter().any(|p| {
-                p.file_name()
-                    .is_some_and(|f| f.to_string_lossy().starts_with(&name))
-            })
-        {
-            wake.notify_one();
-        }
-    })
-    .ok()?;
-    watcher
-        .watch(&dir, notify::RecursiveMode::NonRecursive)
-        .ok()?;
-    Some(watcher)
 }
 
 /// What identifies one version of config.toml on disk.
@@ -533,7 +512,13 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         shutdown::on_signals(d.shutdown.clone())?;
     }
     let wake = Arc::new(Notify::new());
-    let _watcher = watch_store(&d.store_path, wake.clone());
+    let store_watch = match StoreWatch::new(&d.store_path) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("daemon: not watching the store ({e}); new work waits for the tick");
+            None
+        }
+    };
     let reload = match &d.config_file {
         Some(path) => {
             let hangup = Arc::new(AtomicBool::new(false));
@@ -626,6 +611,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         tokio::select! {
             Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
             _ = wake.notified() => store_woke = true,
+            _ = async { store_watch.as_ref().expect("guarded").changed().await }, if store_watch.is_some() => store_woke = true,
             _ = tokio::time::sleep(tick) => {},
             _ = stop.requested() => {},
         }
