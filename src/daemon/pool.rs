@@ -471,11 +471,15 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     ] {
         private_dir(dir)?;
     }
-    // Prompt files live only while their run does; this daemon holds the home's lock, so
-    // any left in the folder belong to runs of a daemon that died.
+    // Prompt files and run folders live only while their run does (spare folders while
+    // their daemon does); this daemon holds the home's lock, so any left in the folder
+    // belong to a daemon that died.
     if let Ok(entries) = std::fs::read_dir(&prompt_dir) {
         for entry in entries.flatten() {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = match entry.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
+                _ => std::fs::remove_file(entry.path()),
+            };
         }
     }
     let store = Store::open(&d.store_path)?;
@@ -648,6 +652,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     // Each command is bounded by its own command_timeout.
     while pool.notifying.join_next().await.is_some() {}
     status::remove(&pool.status_path);
+    crate::runtime::remove_spare_dirs(&pool.shared.prompt_dir);
     tracing::info!(?exit, "daemon: stopped");
     drop(lock);
     Ok(exit)
