@@ -471,9 +471,9 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     ] {
         private_dir(dir)?;
     }
-    // Prompt files and run folders live only while their run does (spare folders while
-    // their daemon does); this daemon holds the home's lock, so any left in the folder
-    // belong to a daemon that died.
+    // Prompt files and run folders live only while their run does (spares while their
+    // daemon does); this daemon holds the home's lock, so any left in the folder belong
+    // to a daemon that died. So do spare records; a record itself waits for recovery.
     if let Ok(entries) = std::fs::read_dir(&prompt_dir) {
         for entry in entries.flatten() {
             let _ = match entry.file_type() {
@@ -482,6 +482,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             };
         }
     }
+    crate::runtime::spare::remove_all(&root.join("runs"));
     let store = Store::open(&d.store_path)?;
     store.tune_for_batches()?;
     let git_checkouts = git_checkouts(&d.config);
@@ -652,7 +653,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     // Each command is bounded by its own command_timeout.
     while pool.notifying.join_next().await.is_some() {}
     status::remove(&pool.status_path);
-    crate::runtime::remove_spare_dirs(&pool.shared.prompt_dir);
+    crate::runtime::spare::remove_all(&pool.shared.prompt_dir);
+    crate::runtime::spare::remove_all(&root.join("runs"));
     tracing::info!(?exit, "daemon: stopped");
     drop(lock);
     Ok(exit)

@@ -12,6 +12,7 @@ pub mod kimi;
 pub mod process;
 pub mod sandbox;
 pub mod shell;
+pub mod spare;
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -139,83 +140,22 @@ pub struct Prepared {
     pub temp: Vec<TempPath>,
 }
 
-/// A file deleted when dropped; a folder removed with what is in it, or kept as a spare
-/// (see [`private_dir`]) when the run left it empty.
+/// A file or folder that goes when dropped: set aside as a spare or removed (see
+/// `spare.rs`).
 #[derive(Debug)]
 pub struct TempPath(pub PathBuf);
 
 impl Drop for TempPath {
     fn drop(&mut self) {
-        if !self.0.is_dir() {
-            let _ = std::fs::remove_file(&self.0);
-        } else if !spare_dirs().keep(&self.0) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
+        spare::discard(&self.0);
     }
-}
-
-/// Empty private folders of ended runs, each renamed into the place of the next one asked
-/// for in the same folder. ext4 searches its inode groups for a place for every new
-/// folder, which made a folder a run a tenth of a trivial job's cost; a rename reuses
-/// the folder's inode (and its 0700 mode). To the run, its folder is gone all the same:
-/// nothing is left under its name.
-struct SpareDirs(std::sync::Mutex<Vec<PathBuf>>);
-
-fn spare_dirs() -> &'static SpareDirs {
-    static SPARES: SpareDirs = SpareDirs(std::sync::Mutex::new(Vec::new()));
-    &SPARES
-}
-
-impl SpareDirs {
-    fn list(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Moves the empty folder `path` out of its run's way, into the spares of its parent.
-    fn keep(&self, path: &Path) -> bool {
-        let empty = std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none());
-        let Some(parent) = path.parent().filter(|_| empty) else {
-            return false;
-        };
-        let spare = parent.join(format!("spare-{}", crate::ids::random_hex(6)));
-        if std::fs::rename(path, &spare).is_err() {
-            return false;
-        }
-        self.list().push(spare);
-        true
-    }
-
-    /// Renames a spare of `dir` to `path`; false when there is none (or it vanished).
-    fn reuse(&self, dir: &Path, path: &Path) -> bool {
-        let spare = {
-            let mut list = self.list();
-            let at = list.iter().position(|s| s.parent() == Some(dir));
-            at.map(|i| list.swap_remove(i))
-        };
-        spare.is_some_and(|s| std::fs::rename(s, path).is_ok())
-    }
-}
-
-/// Removes the spare folders kept under `dir` (the daemon calls it as it stops, so its
-/// scratch folder is left empty).
-pub fn remove_spare_dirs(dir: &Path) {
-    let mut list = spare_dirs().list();
-    list.retain(|s| {
-        let here = s.parent() == Some(dir);
-        if here {
-            let _ = std::fs::remove_dir(s);
-        }
-        !here
-    });
 }
 
 /// A new folder only this user can enter, removed with the returned path.
 pub(crate) fn private_dir(dir: &Path, stem: &str) -> std::io::Result<TempPath> {
     use std::os::unix::fs::DirBuilderExt;
     let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
-    if spare_dirs().reuse(dir, &path) {
+    if spare::reuse(&path, true) {
         return Ok(TempPath(path));
     }
     std::fs::DirBuilder::new()
@@ -229,9 +169,11 @@ pub(crate) fn private_dir(dir: &Path, stem: &str) -> std::io::Result<TempPath> {
 pub(crate) fn write_private(dir: &Path, stem: &str, text: &str) -> std::io::Result<TempPath> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
+    // A spare is an emptied file of ours, 0600 since it was made.
+    let reused = spare::reuse(&path, false);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create_new(true)
+        .create_new(!reused)
         .mode(0o600)
         .open(&path)?;
     f.write_all(text.as_bytes())?;
@@ -464,40 +406,6 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_run_folder_is_gone_after_its_run_and_the_next_one_starts_empty_and_private() {
-        use std::os::unix::fs::PermissionsExt;
-        let scratch = tempfile::tempdir().unwrap();
-        let listed = || {
-            let mut names: Vec<_> = std::fs::read_dir(scratch.path())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .collect();
-            names.sort();
-            names
-        };
-        let first = private_dir(scratch.path(), "tmp").unwrap();
-        let first_path = first.0.clone();
-        drop(first);
-        assert!(!first_path.exists());
-        let second = private_dir(scratch.path(), "tmp").unwrap();
-        assert_ne!(second.0, first_path);
-        std::fs::write(second.0.join("left"), "by the agent").unwrap();
-        let mode = std::fs::metadata(&second.0).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
-        let second_path = second.0.clone();
-        drop(second);
-        assert!(
-            !second_path.exists(),
-            "a folder the run wrote in is removed"
-        );
-        let third = private_dir(scratch.path(), "tmp").unwrap();
-        assert_eq!(std::fs::read_dir(&third.0).unwrap().count(), 0);
-        drop(third);
-        remove_spare_dirs(scratch.path());
-        assert_eq!(listed(), Vec::<String>::new());
-    }
 
     #[test]
     fn a_configured_path_wins_and_a_bad_one_is_named() {

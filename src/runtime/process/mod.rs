@@ -187,7 +187,7 @@ pub async fn run_streaming(
 }
 
 /// [`run_streaming`] with the child's stdout going straight into the file `record`
-/// (created 0600), which this side tails for the capture and the line feed. The child
+/// (created 0600, or a spare of `spare.rs` taking its name), which this side tails for the capture and the line feed. The child
 /// writes the file itself, so what it printed survives a daemon that dies before reading
 /// it: recovery settles finished work from the file ([`read_record`]). The file stays
 /// bounded on disk: what has been read beyond its first `CAPTURE_HEAD` bytes and its last
@@ -218,17 +218,23 @@ pub async fn run_recorded(
     .map_err(spawn_error)?;
     // The reading side opens for writing too: punching holes (fallocate) needs it.
     let record_open = |path: &Path, create: bool| {
-        std::fs::OpenOptions::new()
+        let err = |source| SpawnError::Record {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
             .read(!create)
             .write(true)
             .create(create)
-            .truncate(create)
             .mode(0o600)
             .open(path)
-            .map_err(|source| SpawnError::Record {
-                path: path.to_path_buf(),
-                source,
-            })
+            .map_err(err)?;
+        // Emptied only when not empty already (an earlier run of the same job): on ext4 a
+        // truncation forces the output out to disk when the child closes it.
+        if create && file.metadata().map_err(err)?.len() > 0 {
+            file.set_len(0).map_err(err)?;
+        }
+        Ok(file)
     };
     let (stdin_child, stdin_feed): (OwnedFd, _) = match inv.stdin {
         Stdin::Null => (
@@ -244,6 +250,8 @@ pub async fn run_recorded(
     };
     let (stdout_child, stdout_pipe, recorded): (OwnedFd, _, _) = match record {
         Some(path) => {
+            // A spare record of an ended run, empty, takes the name: no new inode.
+            super::spare::reuse(path, false);
             let writer = record_open(path, true)?;
             let reader = record_open(path, false)?;
             (writer.into(), None, Some(reader))
