@@ -16,7 +16,7 @@ pub mod recovery;
 pub mod registry;
 pub mod shutdown;
 pub mod status;
-mod wake;
+mod store_watch;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -21,8 +21,9 @@ use super::claim::{self, ClaimContext, Claimed};
 use super::exec::{self, Finished, Plan};
 use super::lock::DaemonLock;
 use super::registry::{self, Registration};
+use super::shutdown::on_hangup;
 use super::status::{self, RunningJob, StatusFile};
-use super::wake::{on_hangup, watch_store};
+use super::store_watch::StoreWatch;
 use super::{Daemon, DaemonError, DaemonExit, human_notify, recovery, shutdown, worktree};
 use crate::clock::Millis;
 use crate::config::Config;
@@ -472,13 +473,18 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     ] {
         private_dir(dir)?;
     }
-    // Prompt files live only while their run does; this daemon holds the home's lock, so
-    // any left in the folder belong to runs of a daemon that died.
+    // Prompt files and run folders live only while their run does (spares while their
+    // daemon does); this daemon holds the home's lock, so any left in the folder belong
+    // to a daemon that died. So do spare records; a record itself waits for recovery.
     if let Ok(entries) = std::fs::read_dir(&prompt_dir) {
         for entry in entries.flatten() {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = match entry.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
+                _ => std::fs::remove_file(entry.path()),
+            };
         }
     }
+    crate::runtime::spare::remove_all(&root.join("runs"));
     let store = Store::open(&d.store_path)?;
     store.tune_for_batches()?;
     let git_checkouts = git_checkouts(&d.config);
@@ -525,7 +531,13 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         shutdown::on_signals(d.shutdown.clone())?;
     }
     let wake = Arc::new(Notify::new());
-    let _watcher = watch_store(&d.store_path, wake.clone());
+    let store_watch = match StoreWatch::new(&d.store_path) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("daemon: not watching the store ({e}); new work waits for the tick");
+            None
+        }
+    };
     let reload = match &d.config_file {
         Some(path) => {
             let hangup = Arc::new(AtomicBool::new(false));
@@ -621,6 +633,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         tokio::select! {
             Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
             _ = wake.notified() => store_woke = true,
+            _ = async { store_watch.as_ref().expect("guarded").changed().await }, if store_watch.is_some() => store_woke = true,
             _ = tokio::time::sleep(tick) => {},
             _ = stop.requested() => {},
         }
@@ -657,6 +670,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     // Each command is bounded by its own command_timeout.
     while pool.notifying.join_next().await.is_some() {}
     status::remove(&pool.status_path);
+    crate::runtime::spare::remove_all(&pool.shared.prompt_dir);
+    crate::runtime::spare::remove_all(&root.join("runs"));
     let reg = pool.registration.clone();
     pool.shared
         .with_store(move |store, sh| registry::deregister(store, &reg, sh.clock.now_ms()))
