@@ -87,6 +87,12 @@ fn a_pinned_job_waits_for_a_daemon_that_carries_its_label() {
     // Several ticks later the pinned one is still waiting for its label.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(state(&home, &pinned), "queued");
+    let out = gitmoot(&home)
+        .args(["job", "run", "--agent", "worker", "--on", "gpu", "again"])
+        .output()
+        .unwrap();
+    let hint = String::from_utf8_lossy(&out.stderr);
+    assert!(hint.contains("waits for a daemon labelled gpu"), "{hint}");
     stop(plain);
     let out = gitmoot(&home)
         .args(["daemon", "run", "--labels", "gpu,fast", "--until-idle"])
