@@ -44,6 +44,8 @@ const MIGRATIONS: &[&[&str]] = &[
     &[super::chat::SEEN_SCHEMA],
     // Many daemons: the registry, each job's daemon and its host label.
     &[super::daemons::SCHEMA],
+    // Cheaper events: a kind index of the one kind looked up, no per-job index.
+    &[super::events::LEANER_INDEXES],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -152,17 +152,19 @@ pub struct PreflightRefusal {
     pub agent: String,
 }
 
-/// The newest `event_kind` event per coordinator, for trees still live (a finished tree
+/// The newest preflight refusal per coordinator, for trees still live (a finished tree
 /// has nothing left to fix).
-pub fn preflight_refusals(conn: &Connection, event_kind: &str) -> Result<Vec<PreflightRefusal>> {
-    let mut st = conn.prepare_cached(
+pub fn preflight_refusals(conn: &Connection) -> Result<Vec<PreflightRefusal>> {
+    let mut st = conn.prepare_cached(concat!(
         "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
-         FROM events e
-         JOIN jobs j ON j.id = e.job_id
-         JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
-         WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = ?1 AND job_id IS NOT NULL GROUP BY job_id)",
-    )?;
-    let rows = st.query_map([event_kind], |r| {
+             FROM events e
+             JOIN jobs j ON j.id = e.job_id
+             JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
+             WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = '",
+        preflight_kind!(),
+        "' AND job_id IS NOT NULL GROUP BY job_id)"
+    ))?;
+    let rows = st.query_map([], |r| {
         Ok(PreflightRefusal {
             job_id: r.get(0)?,
             root_id: r.get(1)?,
