@@ -1,10 +1,11 @@
 //! Shared helpers of the integration tests: the real binary on a home, its checked stdout
 //! and JSON reads, scripted shell agents (registered through the binary or as store rows),
-//! and the rollout asker the operations tests share.
+//! the rollout asker the operations tests share, and a throwaway PostgreSQL cluster (`pg`).
 
 #![allow(dead_code)]
 
 pub mod agent_args;
+pub mod pg;
 pub mod tmux;
 
 use std::path::Path;
