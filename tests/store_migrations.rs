@@ -41,7 +41,7 @@ fn a_fresh_database_gets_every_table_and_a_home_id() {
             "missing table {t} in {tables:?}"
         );
     }
-    let id = meta::home_id(store.conn()).unwrap();
+    let id = meta::home_id(&store.tx()).unwrap();
     assert_eq!(id.len(), 32);
     assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
     let mode: String = store
@@ -55,10 +55,10 @@ fn a_fresh_database_gets_every_table_and_a_home_id() {
 fn migrating_twice_is_a_no_op_that_keeps_the_home_id() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gitmoot.db");
-    let first = meta::home_id(Store::open(&path).unwrap().conn()).unwrap();
+    let first = meta::home_id(&Store::open(&path).unwrap().tx()).unwrap();
     let store = Store::open(&path).unwrap();
     assert_eq!(user_version(&path), SCHEMA_VERSION);
-    assert_eq!(meta::home_id(store.conn()).unwrap(), first);
+    assert_eq!(meta::home_id(&store.tx()).unwrap(), first);
 }
 
 #[test]

@@ -222,6 +222,7 @@ fn listing_queries_walk_their_indexes_without_a_sort() {
         filter.limit = Some(50);
         for cols in [ListColumns::Table, ListColumns::Json] {
             let (sql, args) = jobs::list_query(&filter, cols);
+            let args: Vec<_> = args.into_iter().map(rusqlite::types::Value::Text).collect();
             let p = plan(&store, &sql, &args);
             assert!(
                 p.contains(&format!("USING INDEX {index}")),
