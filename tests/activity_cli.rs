@@ -47,13 +47,14 @@ fn a_shell_agents_lines_are_its_activity_and_job_logs_prints_them() {
         assert_eq!(v["job"], root.as_str());
         assert!(v["at"].as_i64().unwrap() > 0);
     }
-    // Human lines: `HH:MM:SS kind summary`.
+    // Human lines: `HH:MM:SS UTC kind summary`, the zone said.
     let human = h.ok(&["job", "logs", &root]);
     let first = human.lines().find(|l| l.contains("building")).unwrap();
     let (clock, rest) = first.split_once(' ').unwrap();
     assert_eq!(clock.len(), 8);
     assert_eq!(clock.matches(':').count(), 2);
-    assert_eq!(rest.split_whitespace().next(), Some("output"));
+    let mut rest = rest.split_whitespace();
+    assert_eq!((rest.next(), rest.next()), (Some("UTC"), Some("output")));
     // A follow started after the job settled prints everything and exits 0.
     assert_eq!(logs_json(&h, &root, &["--follow"]), logs);
     let shown: Value = serde_json::from_str(&h.ok(&["job", "show", &root, "--json"])).unwrap();

@@ -142,9 +142,18 @@ fn list_shows_open_threads_most_recent_first_and_json_is_exact() {
     keys.sort();
     assert_eq!(
         keys,
-        ["id", "last_activity", "repo", "slug", "state", "title"]
+        [
+            "id",
+            "last_activity",
+            "repo",
+            "slug",
+            "state",
+            "title",
+            "unread"
+        ]
     );
     assert_eq!(list[0]["title"], "Release coordination");
+    assert_eq!(list[0]["unread"], 0, "the human's own post is not unread");
     let v = h.json(&["chat", "list", "--repo", "owner/other", "--json"]);
     assert_eq!(v.as_array().unwrap().len(), 1);
     h.ok(&["chat", "close", "second"]);
@@ -954,4 +963,36 @@ fn moot_validates_seats_and_caps_agent_turns() {
     assert_eq!(v["thread_slug"], "triage", "an open moot thread is reused");
     assert_eq!(v["message_cap"], 30);
     assert_eq!(v["seats"][0]["state"], "queued");
+}
+
+#[test]
+fn the_humans_unread_column_counts_others_posts_until_chat_seen() {
+    let h = Home::new();
+    h.room();
+    h.ok(&["chat", "send", "release-room", "@codex-b status?"]);
+    h.ok(&["chat", "send", "release-room", "green", "--as", "codex-b"]);
+    h.ok(&[
+        "chat",
+        "send",
+        "release-room",
+        "all merged",
+        "--as",
+        "codex-b",
+    ]);
+    let list = h.ok(&["chat", "list"]);
+    let mut lines = list.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["THREAD", "REPO", "UNREAD", "TITLE"], "{list}");
+    let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(&row[..3], ["release-room", "owner/repo", "2"], "{list}");
+    assert_eq!(
+        h.ok(&["chat", "seen", "release-room", "--upto", "2"]),
+        "Release coordination: 1 unread after #2\n"
+    );
+    assert_eq!(
+        h.ok(&["chat", "seen", "release-room"]),
+        "Release coordination: all read\n"
+    );
+    assert_eq!(h.json(&["chat", "list", "--json"])[0]["unread"], 0);
+    h.fails(&["chat", "seen", "nowhere"], 2, "nowhere");
 }

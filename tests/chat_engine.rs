@@ -542,29 +542,13 @@ fn a_moot_hard_stops_at_its_cap_and_posts_the_overrun_once() {
 }
 
 #[test]
-fn only_chat_messages_can_be_promoted_by_seq_and_summaries_roll_up() {
+fn a_promoted_message_is_tagged_not_copied_and_only_chat_messages_are_promotable_once() {
     let mut f = fixture(&[("codex-b", false)]);
     let t = f.thread("room");
     f.send("room", "@codex-b look into the flaky test", None)
         .unwrap();
-    let p = gitmoot::chat::promote::promote_message(
-        &mut f.store,
-        &f.clock,
-        "room",
-        None,
-        1,
-        Action::Ask,
-    )
-    .unwrap();
-    assert_eq!(p.agent, "codex-b");
-    assert_eq!(p.message.seq, 2);
-    f.settle(
-        &p.job_id,
-        json!({"decision": "approved", "summary": "ask @codex-b again later"}),
-    );
-    let result_seq = f.messages(&t).last().unwrap().seq;
-    for seq in [2, result_seq] {
-        let err = gitmoot::chat::promote::promote_message(
+    let promote = |f: &mut Fixture, seq| {
+        gitmoot::chat::promote::promote_message(
             &mut f.store,
             &f.clock,
             "room",
@@ -572,15 +556,33 @@ fn only_chat_messages_can_be_promoted_by_seq_and_summaries_roll_up() {
             seq,
             Action::Ask,
         )
-        .unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("only chat messages can be promoted"),
-            "{err}"
-        );
-    }
+    };
+    let p = promote(&mut f, 1).unwrap();
+    assert_eq!(p.agent, "codex-b");
+    assert_eq!(
+        p.message.seq, 1,
+        "the original message is the promoting one"
+    );
+    let msgs = f.messages(&t);
+    assert_eq!(msgs.len(), 1, "no copy was posted: {msgs:?}");
+    assert_eq!(msgs[0].kind, MessageKind::Chat);
+    assert_eq!(msgs[0].promoted_job_id.as_deref(), Some(p.job_id.as_str()));
+    let again = promote(&mut f, 1).unwrap_err().to_string();
+    assert!(
+        again.contains("already promoted") && again.contains(&p.job_id),
+        "{again}"
+    );
+    f.settle(
+        &p.job_id,
+        json!({"decision": "approved", "summary": "ask @codex-b again later"}),
+    );
+    let result = f.messages(&t).pop().unwrap();
+    assert_eq!(result.kind, MessageKind::JobResult);
+    assert_eq!(result.reply_to, Some(1), "the result answers the original");
+    let err = promote(&mut f, result.seq).unwrap_err().to_string();
+    assert!(err.contains("only chat messages can be promoted"), "{err}");
     let s = &threads::summaries(f.store.conn(), None, false).unwrap()[0];
-    assert_eq!(s.messages, 3);
+    assert_eq!(s.messages, 2);
     assert_eq!(s.last_kind.as_deref(), Some("job_result"));
     assert_eq!(s.last_author.as_deref(), Some("codex-b"));
     assert_eq!(s.unread_mentions, 1);
@@ -602,4 +604,57 @@ fn a_switched_off_sweep_runs_no_chat_query() {
     let (clock, cfg) = (&f.clock, &f.cfg);
     let err = write_retry(&mut f.store, |tx| autorespond_sweep(tx, clock, cfg)).unwrap_err();
     assert!(err.to_string().contains("chat_mentions"), "{err}");
+}
+
+#[test]
+fn the_humans_unread_count_rises_with_others_posts_and_clears_when_the_thread_is_read() {
+    let mut f = fixture(&[("codex-b", false)]);
+    let t = f.thread("room");
+    let unseen = |f: &Fixture| {
+        threads::unseen(f.store.conn())
+            .unwrap()
+            .get(&t.id)
+            .copied()
+            .unwrap_or(0)
+    };
+    f.send("room", "@codex-b can you look?", None).unwrap();
+    assert_eq!(unseen(&f), 0, "the human's own post is no news to them");
+    f.send("room", "on it", Some("codex-b")).unwrap();
+    let p = gitmoot::chat::promote::promote_message(
+        &mut f.store,
+        &f.clock,
+        "room",
+        None,
+        1,
+        Action::Ask,
+    )
+    .unwrap();
+    f.settle(
+        &p.job_id,
+        json!({"decision": "approved", "summary": "done"}),
+    );
+    assert_eq!(unseen(&f), 2, "an agent's post and a job result");
+    let (_, left) = threads::mark_seen(&mut f.store, "room", None, Some(2)).unwrap();
+    assert_eq!(
+        (left, unseen(&f)),
+        (1, 1),
+        "the result after #2 is still unread"
+    );
+    let (_, left) = threads::mark_seen(&mut f.store, "room", None, None).unwrap();
+    assert_eq!((left, unseen(&f)), (0, 0));
+    threads::mark_seen(&mut f.store, "room", None, Some(1)).unwrap();
+    assert_eq!(unseen(&f), 0, "a read position never moves back");
+    f.send("room", "one more thing", Some("codex-b")).unwrap();
+    assert_eq!(unseen(&f), 1);
+    let counted: i64 = f
+        .store
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM chat_messages m JOIN chat_seen s ON s.thread_id = m.thread_id
+             WHERE m.seq > s.seq AND m.author_kind != 'human'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(counted, 1, "the counter agrees with a full count");
 }

@@ -163,6 +163,21 @@ fn escalate_human_pauses_and_resume_retry_reruns_with_guidance() {
     );
     h.resume("", ResumeVerb::Retry, None).unwrap();
     assert!(h.try_job("a.3").is_some(), "every human retry is a new id");
+    // The control room names each attempt apart (`a`, `a.2`, `a.3`) from these rows.
+    let attempts: Vec<(String, u32)> = gitmoot::store::views::tree_rows(h.store.conn(), &h.root)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.delegation_id.as_deref() == Some("a"))
+        .map(|r| (r.id.rsplit('/').next().unwrap().to_string(), r.attempt))
+        .collect();
+    assert_eq!(
+        attempts,
+        [
+            ("a".to_string(), 1),
+            ("a.2".to_string(), 2),
+            ("a.3".to_string(), 3)
+        ]
+    );
     h.ok("a.3", approved());
     assert_eq!(h.queued(), ["continuation"]);
 }

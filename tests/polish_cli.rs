@@ -227,17 +227,21 @@ fn at_80x24_ids_are_whole_help_shows_and_a_long_error_reads_in_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     shell_agent(&home, "a", "cat >/dev/null; sleep 30", &[]);
-    let out = gitmoot(&home)
-        .args([
-            "job",
-            "run",
-            "--agent",
-            "a",
-            "Refactor the payments API onto the new ledger",
-        ])
-        .output()
-        .unwrap();
-    let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let roots: Vec<String> = [
+        "Refactor the payments API onto the new ledger",
+        "Migrate the sessions table to the new schema",
+        "Audit every dependency for licence problems",
+    ]
+    .iter()
+    .map(|prompt| {
+        let out = gitmoot(&home)
+            .args(["job", "run", "--agent", "a", prompt])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    })
+    .collect();
+    let root = &roots[2];
     let cmd = format!(
         "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
         bin(),
@@ -245,7 +249,17 @@ fn at_80x24_ids_are_whole_help_shows_and_a_long_error_reads_in_the_log() {
     );
     let t = Tmux::start_sized("polish80", &cmd, &[], (80, 24));
     let wait = Duration::from_secs(60);
-    let screen = t.wait_for(&root, wait);
+    let screen = t.wait_for(root, wait);
+    // Each root's id is whole on its own tree row, next to its title (not merely somewhere
+    // on the screen, such as a pane title).
+    for (id, title) in roots.iter().zip(["Refa", "Migr", "Audi"]) {
+        assert!(
+            screen
+                .lines()
+                .any(|l| l.contains(&format!("{id} ")) && l.contains(title)),
+            "{id} is not whole on its row:\n{screen}"
+        );
+    }
     assert!(screen.contains("? help"), "{screen}");
     let footer = screen.lines().rfind(|l| !l.trim().is_empty()).unwrap();
     assert!(
@@ -307,7 +321,12 @@ fn chat_show_prints_posts_as_the_transcript_renders_them() {
         .assert()
         .success();
     gitmoot(&home)
-        .args(["chat", "send", "room", "**Decision:** `approved`\n- one"])
+        .args([
+            "chat",
+            "send",
+            "room",
+            "> Agent: `scout`\n**Decision:** `approved`\n- one\n    indented code",
+        ])
         .assert()
         .success();
     let out = gitmoot(&home)
@@ -315,5 +334,8 @@ fn chat_show_prints_posts_as_the_transcript_renders_them() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("▏ Agent: scout"), "{text}");
     assert!(text.contains("Decision: approved\n• one"), "{text}");
+    assert!(text.contains("\n    indented code"), "{text}");
+    assert!(!text.contains("**") && !text.contains('`'), "{text}");
 }

@@ -1,6 +1,7 @@
 //! Issue 15.6: the control room's promote dialog, unzoomed, in a real terminal: it quotes
 //! the message and offers ask / review / implement, and the choice made with the keys is
-//! the job's action.
+//! the job's action. Issue 16: the promoted message is tagged, not copied, and the human's
+//! unread badge clears once the thread is on screen.
 
 mod support;
 
@@ -35,11 +36,24 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "limits live in con
         ])
         .assert()
         .success();
+    gitmoot(&home)
+        .args(["chat", "send", "planning", "--as", "scout", "looking now"])
+        .assert()
+        .success();
+    let unread =
+        |home: &std::path::Path| json(home, &["chat", "list", "--json"])[0]["unread"].clone();
+    assert_eq!(
+        unread(&home),
+        1,
+        "the agent's reply is unread for the human"
+    );
     let t = Tmux::control_room("promote", &home, "--no-daemon");
-    t.wait_for("Nothing waits for you", WAIT);
+    t.wait_for("✉ 1 unread", WAIT);
     t.keys(&["4", "Enter"]);
     t.wait_for("@scout where do the rate limits", WAIT);
-    t.keys(&["p"]);
+    t.wait_gone("✉ 1 unread", WAIT);
+    assert_eq!(unread(&home), 0, "reading the thread on screen cleared it");
+    t.keys(&["k", "p"]);
     let screen = t.wait_for("Promote to a job", WAIT);
     for choice in ["ask", "review", "implement"] {
         assert!(screen.contains(choice), "no {choice:?} choice:\n{screen}");
@@ -57,6 +71,10 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "limits live in con
     let job = &jobs[0];
     assert_eq!(job["agent"], "scout", "{jobs}");
     assert_eq!(job["action"], "review", "{jobs}");
+    let msgs = json(&home, &["chat", "show", "planning", "--json"]);
+    let msgs = msgs["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(msgs.len(), 2, "no copy of the promoted message: {msgs:?}");
+    assert_eq!(msgs[0]["promoted_job_id"], job["id"], "{msgs:?}");
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", WAIT);
 }

@@ -146,7 +146,9 @@ impl Room {
     }
 
     /// Feeds events through `update` and performs the loads they ask for, as the event
-    /// loop does; a shot that would write anything is a mistake in its keys.
+    /// loop does; a shot that would write anything is a mistake in its keys. Looking at a
+    /// thread reports it read, which is left undone so every shot starts from the home
+    /// the demo left.
     fn send(&mut self, events: Vec<Event>) {
         for ev in events {
             let mut actions = update(&mut self.state, &self.snap, ev);
@@ -155,6 +157,7 @@ impl Room {
                     match action {
                         Action::LoadDetail(id) => self.loader.detail_job = Some(id),
                         Action::LoadThread(id) => self.loader.thread = Some(id),
+                        Action::MarkSeen { .. } => continue,
                         other => panic!("a screenshot's keys asked for {other:?}"),
                     }
                     self.snap = self.loader.load(self.now).unwrap();

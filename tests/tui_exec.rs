@@ -156,3 +156,43 @@ fn the_command_line_runs_the_cli_itself() {
     let out = exec.run(&Action::RunCommand("tui".into())).unwrap();
     assert!(!out.ok, "{out:?}");
 }
+
+#[test]
+fn command_lines_persist_in_the_home_once_each_newest_last() {
+    let (_d, home, _store, mut exec) = setup();
+    assert!(gitmoot::tui::exec::load_history(&home).is_empty());
+    for line in ["agent list", "job list", "agent list"] {
+        let out = exec.run(&Action::RunCommand(line.into())).unwrap();
+        assert!(out.ok, "{out:?}");
+    }
+    // A control room opened later on this home starts its ↑ history from here.
+    assert_eq!(
+        gitmoot::tui::exec::load_history(&home),
+        ["job list", "agent list"]
+    );
+}
+
+#[test]
+fn marking_a_thread_seen_clears_the_humans_count_without_a_message() {
+    let (_d, home, store, mut exec) = setup();
+    let mut cli = support::gitmoot(home.root());
+    cli.args(["chat", "send", "room", "--as", "scout", "found it"])
+        .assert()
+        .success();
+    let unseen = || {
+        gitmoot::chat::threads::unseen(store.conn())
+            .unwrap()
+            .values()
+            .sum::<i64>()
+    };
+    assert_eq!(unseen(), 1);
+    let thread = gitmoot::chat::threads::resolve(store.conn(), "room", None).unwrap();
+    let out = exec
+        .run(&Action::MarkSeen {
+            thread_id: thread.id,
+            seq: 1,
+        })
+        .unwrap();
+    assert!(out.ok && out.text.is_empty(), "{out:?}");
+    assert_eq!(unseen(), 0);
+}

@@ -134,3 +134,57 @@ fn quitting_gives_the_shell_its_terminal_back() {
         "the alternate screen was left: {screen}"
     );
 }
+
+/// What a control room writes to its terminal before its first full frame settles, with
+/// the given colour environment.
+fn first_frames(name: &str, env: &[(&str, &Path)]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    gitmoot(&home).args(["agent", "list"]).assert().success();
+    let cmd = format!(
+        "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
+        support::bin(),
+        home.display()
+    );
+    let t = Tmux::start(name, &cmd, env);
+    let bytes = dir.path().join("out");
+    t.pipe_output(&bytes);
+    t.keys(&["C-l"]);
+    t.wait_for("Nothing waits for you", WAIT);
+    t.keys(&["4"]);
+    t.wait_for("inboxes", WAIT);
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
+    std::fs::read_to_string(&bytes).unwrap_or_default()
+}
+
+#[test]
+fn gitmoot_colors_holds_a_truecolor_terminal_to_sixteen_colours() {
+    let truecolor = Path::new("truecolor");
+    let rgb = |s: &str| s.contains("38;2;") || s.contains("48;2;");
+    let full = first_frames("colors-full", &[("COLORTERM", truecolor)]);
+    assert!(rgb(&full), "a truecolor terminal gets 24-bit colours");
+    let sixteen = first_frames(
+        "colors-16",
+        &[
+            ("COLORTERM", truecolor),
+            ("GITMOOT_COLORS", Path::new("16")),
+        ],
+    );
+    assert!(!sixteen.is_empty(), "nothing was drawn");
+    assert!(!rgb(&sixteen), "24-bit colour under GITMOOT_COLORS=16");
+    // Crossterm writes the 16 named colours as indexed ones (`38;5;0` to `38;5;15`).
+    let indexed: Vec<u32> = sixteen
+        .split(";5;")
+        .skip(1)
+        .filter_map(|rest| rest.split(['m', ';']).next()?.parse().ok())
+        .collect();
+    assert!(
+        !indexed.is_empty(),
+        "no colour at all under GITMOOT_COLORS=16"
+    );
+    assert!(
+        indexed.iter().all(|&i| i < 16),
+        "256-colour codes under GITMOOT_COLORS=16: {indexed:?}"
+    );
+}

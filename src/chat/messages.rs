@@ -108,6 +108,9 @@ pub fn append(
         origin: origin.clone(),
     };
     rows::insert_message(conn, &m)?;
+    if m.author_kind != AuthorKind::Human {
+        rows::count_unseen(conn, &thread.id)?;
+    }
     for (agent, resolved) in p.deliver {
         rows::insert_mention(
             conn,

@@ -1,7 +1,9 @@
 //! `chat task`: promoting a message into one root job. Exactly one registered agent must be
-//! mentioned in the task body; the `promotion_request` is recorded before dispatch (so the
-//! intent survives a refused dispatch); an identical (thread, body) promotion that did
-//! dispatch within 60 s is refused; the message is back-linked to the job.
+//! mentioned in the task body; a new task's `promotion_request` is recorded before
+//! dispatch (so the intent survives a refused dispatch); an identical (thread, body)
+//! promotion that did dispatch within 60 s is refused; the message is back-linked to the
+//! job. Promoting a message already in the thread tags that message instead of posting a
+//! copy of it.
 
 use rusqlite::{Connection, Transaction};
 
@@ -23,7 +25,8 @@ pub const DEDUPE_WINDOW_MS: i64 = 60_000;
 #[derive(Debug, Clone)]
 pub struct Promoted {
     pub thread: Thread,
-    /// The promotion_request, with `promoted_job_id` set.
+    /// The promoting message (a new promotion_request, or the promoted chat message),
+    /// with `promoted_job_id` set.
     pub message: Message,
     pub job_id: String,
     pub agent: String,
@@ -107,7 +110,7 @@ pub fn task(
                 .into(),
         ));
     }
-    let mut message = messages::append(
+    let message = messages::append(
         tx,
         clock,
         thread,
@@ -123,7 +126,20 @@ pub fn task(
             job_id: None,
         },
     )?;
-    let prompt = prompt(tx, thread, body)?;
+    dispatch(tx, clock, thread, message, agent, action)
+}
+
+/// Submits the job a promoting message asks for and back-links that message to it; its
+/// result will be posted as a reply to the message.
+fn dispatch(
+    tx: &Transaction<'_>,
+    clock: &dyn Clock,
+    thread: &Thread,
+    mut message: Message,
+    agent: String,
+    action: Action,
+) -> Result<TaskOutcome> {
+    let prompt = prompt(tx, thread, &message.body)?;
     // A savepoint keeps the request durable even if the gate refuses after writing.
     let submitted = crate::store::savepoint(tx, || {
         submit_root(tx, clock, super::thread_job(thread, &agent, action, prompt))
@@ -145,7 +161,7 @@ pub fn task(
             reply_to: message.seq,
             purpose: LinkPurpose::Promotion,
             agent: agent.clone(),
-            created_ms: now,
+            created_ms: clock.now_ms(),
         },
     )?;
     let state = jobs::require(tx, &job_id)?.state;
@@ -179,8 +195,11 @@ pub fn task_message(
     }
 }
 
-/// The control room's `p`: promotes an existing message of the thread by its seq. Only
-/// `chat` messages are promotable; a job_result, system notice or earlier promotion never is.
+/// The control room's `p` (and `chat task THREAD --seq N`): promotes an existing message
+/// of the thread by its seq. The message itself is tagged with the job and the result
+/// replies to it; nothing is copied, since the message already records the intent. Only
+/// `chat` messages are promotable (a job_result, system notice or promotion request never
+/// is), and each one once: promoting it again is refused, naming its job.
 pub fn promote_message(
     store: &mut Store,
     clock: &dyn Clock,
@@ -191,6 +210,7 @@ pub fn promote_message(
 ) -> Result<Promoted> {
     let outcome = write_retry(store, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
+        require_open(&thread, "promoting")?;
         let m = rows::message_by_seq(tx, &thread.id, seq)?
             .ok_or_else(|| Invalid(format!("no message #{seq} in thread {:?}", thread.slug)))?;
         if m.kind != MessageKind::Chat {
@@ -200,7 +220,13 @@ pub fn promote_message(
             ))
             .into());
         }
-        task(tx, clock, &thread, &m.body, action)
+        if let Some(job) = &m.promoted_job_id {
+            return Err(ChatError::Refused(format!(
+                "message #{seq} was already promoted to {job}; not re-dispatching"
+            )));
+        }
+        let agent = target_agent(tx, &m.body)?;
+        dispatch(tx, clock, &thread, m, agent, action)
     })?;
     match outcome {
         TaskOutcome::Dispatched(p) => Ok(*p),

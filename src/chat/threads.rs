@@ -1,16 +1,18 @@
 //! Thread lifecycle and resolution: create (slugged, unique per repo), list, rename (title
 //! only), close (archive) and reopen, and resolving a thread argument (id, then slug).
 
+use std::collections::HashMap;
+
 use rusqlite::Connection;
 use serde::Serialize;
 
 use super::slug::slugify;
-use super::{ChatError, Result};
+use super::{ChatError, Result, write_retry};
 use crate::clock::Clock;
 use crate::domain::Capability;
-use crate::store::agents;
 use crate::store::chat::{self as rows, Thread, ThreadState};
 use crate::store::events::{self, NewEvent};
+use crate::store::{Store, agents};
 use crate::{Invalid, ids};
 
 /// What `create` needs; `title` defaults to the slug.
@@ -209,6 +211,31 @@ pub fn require_open(t: &Thread, verb: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The human's unread count per thread id; threads with nothing unread are left out.
+pub fn unseen(conn: &Connection) -> Result<HashMap<String, i64>> {
+    Ok(rows::unseen_by_thread(conn)?.into_iter().collect())
+}
+
+/// `chat seen` and the control room showing a thread: the human has read it up to `upto`
+/// (its newest message when `None`). Returns the thread and what is still unread, which
+/// is more than zero only when others posted past `upto` meanwhile.
+pub fn mark_seen(
+    store: &mut Store,
+    thread_arg: &str,
+    repo: Option<&str>,
+    upto: Option<i64>,
+) -> Result<(Thread, i64)> {
+    write_retry(store, |tx| {
+        let thread = resolve(tx, thread_arg, repo)?;
+        let seq = match upto {
+            Some(seq) => seq,
+            None => rows::last_seq(tx, &thread.id)?,
+        };
+        let left = rows::mark_seen(tx, &thread.id, seq)?;
+        Ok((thread, left))
+    })
 }
 
 /// Someone involved in a thread, read from the agent registry (no separate card storage).

@@ -281,17 +281,11 @@ fn print_job_states(store: &crate::store::Store, cursor: &Mutex<i64>) {
         if STATE_EVENTS.contains(&e.kind.as_str()) {
             println!(
                 "{} UTC  {:<14} {:<12} {}",
-                clock_utc(e.ts_ms),
+                gitmoot_ui::view::utc_clock(e.ts_ms),
                 e.job_id.as_deref().unwrap_or("-"),
                 e.kind,
                 e.message
             );
         }
     }
-}
-
-/// "13:04:05": the time of day in UTC (labelled where printed).
-fn clock_utc(ms: i64) -> String {
-    let s = ms.div_euclid(1000).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }

@@ -52,24 +52,19 @@ fn print_record(r: &Record, as_json: bool) -> anyhow::Result<()> {
     let written = if as_json {
         writeln!(out, "{}", serde_json::to_string(r)?)
     } else {
-        writeln!(out, "{} {:<11} {}", clock_time(r.at_ms), r.kind, r.summary)
+        writeln!(
+            out,
+            "{} UTC {:<11} {}",
+            gitmoot_ui::view::utc_clock(r.at_ms),
+            r.kind,
+            r.summary
+        )
     };
     // `--follow` piped into `head` ends when the reader goes away.
     if written.and_then(|()| out.flush()).is_err() {
         std::process::exit(0);
     }
     Ok(())
-}
-
-/// `HH:MM:SS` (UTC) of a millisecond timestamp.
-pub fn clock_time(ms: i64) -> String {
-    let secs = ms.div_euclid(1000).rem_euclid(86_400);
-    format!(
-        "{:02}:{:02}:{:02}",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
 }
 
 /// Adds `activity_count`, `last_activity`, the cache-token figures and, while the job
@@ -117,16 +112,4 @@ pub fn show_lines(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<S
         ));
     }
     Ok(lines)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn clock_time_is_utc_hours_minutes_seconds() {
-        assert_eq!(super::clock_time(0), "00:00:00");
-        assert_eq!(
-            super::clock_time(((13 * 60 + 5) * 60 + 9) * 1000 + 999),
-            "13:05:09"
-        );
-    }
 }

@@ -40,6 +40,8 @@ const MIGRATIONS: &[&[&str]] = &[
         super::chat::MENTIONS_WITHOUT_AUTOINCREMENT,
         super::chat::UNREAD_TRIGGERS,
     ],
+    // The human's read position and unread counter per thread.
+    &[super::chat::SEEN_SCHEMA],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

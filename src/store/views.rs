@@ -27,6 +27,8 @@ pub struct TreeRow {
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
     pub tokens: u64,
+    /// 1 for a leg's first run, 2 for its first retry, and so on.
+    pub attempt: u32,
 }
 
 /// Every job of the tree rooted at `root_id`, oldest first.
@@ -35,7 +37,7 @@ pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<TreeRow
         "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
                 json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
                 j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps'),
-                j.created_ms
+                j.created_ms, j.attempt
          FROM jobs j
          LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
          WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
@@ -60,20 +62,23 @@ pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<TreeRow
             started_ms: r.get(10)?,
             finished_ms: r.get(11)?,
             tokens: r.get::<i64>(12)? as u64,
+            attempt: r.get(15)?,
         })
         },
     )
 }
 
-/// The newest message, the newest mention and the unread total: any send, mention or read
-/// changes one of them, and each is one index lookup.
-pub fn badge_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64)> {
+/// The newest message, the newest mention, the agents' unread total and the human's: any
+/// send, mention or read changes one of them, and each is an index lookup or a sum over
+/// the maintained counters.
+pub fn badge_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64, i64)> {
     tx.into().query_row(
         "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
-                    (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
-                    (SELECT COALESCE(SUM(n), 0) FROM chat_unread)",
+                (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
+                (SELECT COALESCE(SUM(n), 0) FROM chat_unread),
+                (SELECT COALESCE(SUM(unread), 0) FROM chat_seen)",
         params![],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
     )
 }
 

@@ -139,6 +139,8 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
                 };
                 match outcome.output {
                     Some(out) => state.command_output(out),
+                    // Reading a thread succeeds silently; the badge going out says it.
+                    None if outcome.ok && outcome.text.is_empty() => {}
                     None => state.notify(level, outcome.text),
                 }
                 Vec::new()

@@ -12,24 +12,37 @@ use gitmoot_ui::ColorDepth;
 /// The colour depth to draw with.
 pub fn depth() -> ColorDepth {
     let var = |k: &str| std::env::var(k).ok();
-    if let Some(d) = var("GITMOOT_COLORS").as_deref().and_then(ColorDepth::parse) {
-        return d;
-    }
-    ColorDepth::detect(var("COLORTERM").as_deref(), var("TERM").as_deref())
+    depth_from(
+        var("GITMOOT_COLORS").as_deref(),
+        var("COLORTERM").as_deref(),
+        var("TERM").as_deref(),
+    )
+}
+
+/// `GITMOOT_COLORS` when it names a depth, else what `COLORTERM`/`TERM` promise.
+fn depth_from(over: Option<&str>, colorterm: Option<&str>, term: Option<&str>) -> ColorDepth {
+    over.and_then(ColorDepth::parse)
+        .unwrap_or_else(|| ColorDepth::detect(colorterm, term))
 }
 
 /// The built-in theme `auto` stands for: `light` on a light background, else `default`.
 pub fn auto_theme() -> &'static str {
-    let light = query_background()
+    let colorfgbg = std::env::var("COLORFGBG").ok();
+    auto_from(query_background(), colorfgbg.as_deref())
+}
+
+/// The terminal's own answer decides; `COLORFGBG` stands in when it gave none, and a
+/// terminal that says nothing either way gets the dark theme.
+fn auto_from(background: Option<(u8, u8, u8)>, colorfgbg: Option<&str>) -> &'static str {
+    let light = background
         .map(|(r, g, b)| gitmoot_ui::theme::is_light_background(r, g, b))
-        .or_else(colorfgbg_is_light)
+        .or_else(|| colorfgbg_is_light(colorfgbg?))
         .unwrap_or(false);
     if light { "light" } else { "default" }
 }
 
 /// `COLORFGBG="15;0"`: the last field is the background's ANSI index (7 and 15 are light).
-fn colorfgbg_is_light() -> Option<bool> {
-    let v = std::env::var("COLORFGBG").ok()?;
+fn colorfgbg_is_light(v: &str) -> Option<bool> {
     let bg: u8 = v.rsplit(';').next()?.parse().ok()?;
     Some(matches!(bg, 7 | 15))
 }
@@ -85,7 +98,42 @@ fn parse_osc11(reply: &str) -> Option<(u8, u8, u8)> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_osc11;
+    use gitmoot_ui::ColorDepth;
+
+    use super::{auto_from, depth_from, parse_osc11};
+
+    #[test]
+    fn the_override_beats_what_the_terminal_promises() {
+        let truecolor = (Some("truecolor"), Some("xterm-256color"));
+        assert_eq!(
+            depth_from(None, truecolor.0, truecolor.1),
+            ColorDepth::TrueColor
+        );
+        assert_eq!(
+            depth_from(Some("16"), truecolor.0, truecolor.1),
+            ColorDepth::Ansi16
+        );
+        assert_eq!(
+            depth_from(Some("256"), None, Some("xterm")),
+            ColorDepth::Ansi256
+        );
+        assert_eq!(
+            depth_from(Some("lots"), None, Some("xterm-256color")),
+            ColorDepth::Ansi256,
+            "an unknown override is ignored"
+        );
+        assert_eq!(depth_from(None, None, Some("linux")), ColorDepth::Ansi16);
+    }
+
+    #[test]
+    fn auto_is_light_only_on_a_light_background_and_dark_when_nobody_says() {
+        assert_eq!(auto_from(Some((0xfd, 0xf6, 0xe3)), None), "light");
+        assert_eq!(auto_from(Some((0x1e, 0x1e, 0x2e)), Some("0;15")), "default");
+        assert_eq!(auto_from(None, Some("0;15")), "light");
+        assert_eq!(auto_from(None, Some("15;0")), "default");
+        assert_eq!(auto_from(None, Some("garbage")), "default");
+        assert_eq!(auto_from(None, None), "default");
+    }
 
     #[test]
     fn osc11_replies_parse() {

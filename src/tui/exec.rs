@@ -125,6 +125,11 @@ impl Executor {
                 thread_id,
                 seqs,
             } => self.mark_read(agent, thread_id, seqs),
+            Action::MarkSeen { thread_id, seq } => {
+                crate::chat::threads::mark_seen(&mut self.store, thread_id, None, Some(*seq as i64))
+                    .map(|_| Outcome::ok(""))
+                    .map_err(Into::into)
+            }
             Action::RunCommand(line) => {
                 save_history(&self.home, line);
                 Ok(run_command(self.binary.as_deref(), self.home.root(), line))

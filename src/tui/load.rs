@@ -209,7 +209,7 @@ impl Loader {
 /// What the chat panes were read for: the open thread and the unread-badge signature.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct ChatKey {
-    badges: (i64, i64, i64),
+    badges: (i64, i64, i64, i64),
     thread: Option<String>,
 }
 
@@ -285,6 +285,7 @@ fn root_view(conn: &Connection, run: &runs::Run) -> Result<RootView> {
                     started_ms: r.started_ms,
                     finished_ms: r.finished_ms,
                     tokens: r.tokens,
+                    attempt: r.attempt,
                     children: Vec::new(),
                 },
             )
@@ -353,6 +354,7 @@ fn placeholder() -> JobNode {
         started_ms: None,
         finished_ms: None,
         tokens: 0,
+        attempt: 1,
         children: Vec::new(),
     }
 }
@@ -438,14 +440,11 @@ fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {
 }
 
 fn thread_views(conn: &Connection) -> Result<Vec<ThreadView>> {
-    let unread: HashMap<String, u32> = crate::store::chat::unread_by_thread(conn)?
-        .into_iter()
-        .map(|(t, n)| (t, n as u32))
-        .collect();
+    let unread = crate::chat::threads::unseen(conn)?;
     Ok(threads::list(conn, None, true)?
         .into_iter()
         .map(|t| ThreadView {
-            unread: unread.get(&t.id).copied().unwrap_or(0),
+            unread: unread.get(&t.id).copied().unwrap_or(0) as u32,
             id: t.id,
             slug: t.slug,
             title: gitmoot_ui::sanitize::clean(&t.title),

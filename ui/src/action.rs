@@ -82,6 +82,8 @@ pub enum Action {
         thread_id: String,
         seqs: Vec<u64>,
     },
+    /// `chat seen THREAD --upto SEQ`: the operator has read the thread on screen.
+    MarkSeen { thread_id: String, seq: u64 },
     /// Put text on the operator's clipboard (the glue writes OSC 52).
     Copy(String),
     /// A `:` command line: the same verbs as the CLI, without the `gitmoot` prefix.
@@ -117,6 +119,7 @@ impl Action {
                 | Action::SendChat { .. }
                 | Action::Promote { .. }
                 | Action::MarkRead { .. }
+                | Action::MarkSeen { .. }
         )
     }
 }

@@ -230,6 +230,8 @@ pub struct State {
     pub landed: bool,
     /// The operator has pressed a key; from then on focus moves only when they move it.
     pub touched: bool,
+    /// The last read position reported for the open thread, so it is sent once.
+    pub seen_sent: Option<(String, u64)>,
 }
 
 impl State {
@@ -266,6 +268,7 @@ impl State {
             size: (120, 36),
             landed: false,
             touched: false,
+            seen_sent: None,
         }
     }
 

@@ -5,6 +5,8 @@
 //! here are the ui crate's own small enums, mapped by the glue. All times are integer
 //! milliseconds since the epoch; `now_ms` is injected so tests render with a fixed clock.
 
+use std::borrow::Cow;
+
 /// A job's lifecycle state, as the control room shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JobState {
@@ -129,6 +131,8 @@ pub struct JobNode {
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
     pub tokens: u64,
+    /// 1 for a leg's first run; a retry counts up (shown as `integration.2`).
+    pub attempt: u32,
     pub children: Vec<JobNode>,
 }
 
@@ -165,12 +169,16 @@ impl JobNode {
         self.children.iter().find_map(|c| c.find(id))
     }
 
-    /// Short name for rows: the delegation id for legs, the kind for the rest.
-    pub fn label(&self) -> &str {
+    /// Short name for rows: the delegation id for legs (with the attempt from the first
+    /// retry on, so a failed run and its retry read apart), the kind for the rest.
+    pub fn label(&self) -> Cow<'_, str> {
         match (&self.delegation_id, self.kind) {
-            (Some(d), JobKind::Leg) => d,
-            (_, JobKind::Root) => &self.id,
-            (_, k) => k.name(),
+            (Some(d), JobKind::Leg) if self.attempt > 1 => {
+                Cow::Owned(format!("{d}.{}", self.attempt))
+            }
+            (Some(d), JobKind::Leg) => Cow::Borrowed(d),
+            (_, JobKind::Root) => Cow::Borrowed(&self.id),
+            (_, k) => Cow::Borrowed(k.name()),
         }
     }
 }
@@ -451,6 +459,14 @@ impl Snapshot {
     }
 }
 
+/// "13:04:05": the UTC time of day of an epoch-ms time, for the panes and the CLI alike.
+/// Every place that prints it says UTC next to it; a local zone would need the zone
+/// database, which neither a pane nor a log line is worth.
+pub fn utc_clock(ms: i64) -> String {
+    let s = ms.div_euclid(1000).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
 /// "3s", "4m", "2h", "5d": the compact age the panes show.
 pub fn age(ms: i64) -> String {
     let s = ms.max(0) / 1000;
@@ -496,5 +512,14 @@ mod tests {
         assert_eq!(elapsed(65_000), "1m05s");
         assert_eq!(tokens(12_345), "12.3k");
         assert_eq!(tokens(999), "999");
+    }
+
+    #[test]
+    fn utc_clock_is_the_utc_time_of_day() {
+        assert_eq!(super::utc_clock(0), "00:00:00");
+        assert_eq!(
+            super::utc_clock(((13 * 60 + 5) * 60 + 9) * 1000 + 999),
+            "13:05:09"
+        );
     }
 }

@@ -72,6 +72,31 @@ fn results_go_to_the_message_bar_and_the_log_holds_them_whole() {
 }
 
 #[test]
+fn the_messages_log_opens_on_the_newest_and_scrolls_back_to_the_oldest() {
+    let (mut s, snap) = sized(80, 24);
+    for i in 1..=40 {
+        s.notify(ToastLevel::Info, format!("result number {i:02}"));
+    }
+    // The bar keeps the newest; the log's own lines start with a bullet.
+    update(&mut s, &snap, ch('L'));
+    let newest = screen(&s, &snap, 80, 24).join("\n");
+    assert!(
+        newest.contains("• result number 40") && !newest.contains("• result number 01"),
+        "{newest}"
+    );
+    update(&mut s, &snap, ch('g'));
+    let oldest = screen(&s, &snap, 80, 24).join("\n");
+    assert!(
+        oldest.contains("• result number 01") && !oldest.contains("• result number 40"),
+        "{oldest}"
+    );
+    update(&mut s, &snap, ch('j'));
+    let one_down = screen(&s, &snap, 80, 24).join("\n");
+    assert!(!one_down.contains("• result number 01"), "{one_down}");
+    assert!(one_down.contains("• result number 02"), "{one_down}");
+}
+
+#[test]
 fn a_read_verb_opens_its_whole_output_in_a_scrollable_view() {
     let (mut s, snap) = sized(80, 24);
     let text: String = (1..=60).map(|i| format!("job-{i:03}  row {i}\n")).collect();
@@ -261,6 +286,20 @@ fn the_attention_selection_drives_the_dag() {
     assert_eq!(s.dag_root.as_deref(), Some("job-k3v7q2ma"));
 }
 
+#[test]
+fn the_attention_selection_drives_an_open_detail_drawer() {
+    let (mut s, snap) = setup();
+    update(&mut s, &snap, ch('5'));
+    assert_eq!(s.detail_job.as_deref(), Some("job-k3v7q2ma/docs"));
+    update(&mut s, &snap, ch('1'));
+    let out = update(&mut s, &snap, ch('j'));
+    assert_eq!(s.detail_job.as_deref(), Some("job-k3v7q2ma/schema"));
+    assert!(
+        out.contains(&Action::LoadDetail("job-k3v7q2ma/schema".into())),
+        "{out:?}"
+    );
+}
+
 /// Every dialog and form, opened by keys from the landing state.
 fn dialogs() -> Vec<(&'static str, Vec<Event>, Vec<&'static str>)> {
     let chars = |k: &str| k.chars().map(ch).collect::<Vec<_>>();
@@ -438,6 +477,7 @@ fn chat_markdown_renders_in_the_transcript() {
     update(&mut s, &snap, key(KeyCode::Enter));
     let text = screen(&s, &snap, W, H).join("\n");
     assert!(text.contains("Decision: approved"), "{text}");
+    assert!(text.contains("▏ Agent: scribe"), "{text}");
     assert!(text.contains("• first finding"), "{text}");
     assert!(!text.contains("**"), "{text}");
 }
@@ -463,4 +503,62 @@ fn the_status_bar_shows_its_help_hint_whole_or_not_at_all() {
     }
     let wide = screen(&s, &snap, 140, 24)[0].trim_end().to_string();
     assert!(wide.ends_with("? help"), "{wide:?}");
+}
+
+#[test]
+fn a_retried_leg_reads_with_its_attempt_in_the_dag_and_the_tree() {
+    fn retried(n: &mut gitmoot_ui::view::JobNode) {
+        if n.id == "job-k3v7q2ma/db" {
+            n.attempt = 2;
+        }
+        n.children.iter_mut().for_each(retried);
+    }
+    let (mut s, mut snap) = setup();
+    snap.roots.iter_mut().for_each(|r| retried(&mut r.tree));
+    update(&mut s, &snap, Event::SnapshotArrived);
+    update(&mut s, &snap, ch('3'));
+    let text = screen(&s, &snap, W, H).join("\n");
+    assert!(text.contains("db.2 · codex"), "{text}");
+    assert!(
+        text.contains("schema · "),
+        "a first attempt keeps its plain name: {text}"
+    );
+}
+
+#[test]
+fn showing_a_thread_with_unread_messages_reports_it_read_once_and_never_when_readonly() {
+    let seen = |actions: &[Action]| {
+        actions
+            .iter()
+            .filter(|a| matches!(a, Action::MarkSeen { .. }))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let (mut s, snap) = setup();
+    let newest = snap
+        .transcript
+        .as_ref()
+        .unwrap()
+        .messages
+        .last()
+        .unwrap()
+        .seq;
+    assert!(seen(&update(&mut s, &snap, Event::SnapshotArrived)).is_empty());
+    let shown = seen(&update(&mut s, &snap, ch('4')));
+    assert_eq!(
+        shown,
+        [Action::MarkSeen {
+            thread_id: "th-payments".into(),
+            seq: newest
+        }]
+    );
+    assert!(
+        seen(&update(&mut s, &snap, Event::SnapshotArrived)).is_empty(),
+        "one report per read position"
+    );
+    let mut ro = State::new(Keymap::builtin(), true, NOW);
+    update(&mut ro, &snap, Event::Resize(W, H));
+    update(&mut ro, &snap, Event::SnapshotArrived);
+    assert!(seen(&update(&mut ro, &snap, ch('4'))).is_empty());
+    assert!(ro.messages.is_empty(), "no read-only complaint for looking");
 }

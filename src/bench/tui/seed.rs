@@ -177,6 +177,10 @@ pub fn seed(store: &mut Store, size: SeedSize, now: Millis) -> Result<Seeded, Lo
                     for a in AGENTS {
                         inbox::mark_read(tx, a, None, &ReadSelection::All)?;
                     }
+                    for t in &threads {
+                        let seq = crate::store::chat::last_seq(tx, &t.id)?;
+                        crate::store::chat::mark_seen(tx, &t.id, seq)?;
+                    }
                 }
                 clock.advance(10);
                 let to = AGENTS[m % AGENTS.len()];

@@ -111,6 +111,18 @@ pub enum ChatCmd {
         #[arg(long, conflicts_with = "seqs")]
         all: bool,
     },
+    /// Mark a thread read for you, the operator: clears its unread count in `chat list`
+    /// and the control room (which does the same when it shows the thread).
+    Seen {
+        /// The thread: its slug, id or a unique id prefix.
+        thread: String,
+        /// The repo of the thread (when its name is not unique).
+        #[arg(long)]
+        repo: Option<String>,
+        /// Only up to this message seq (default: the newest).
+        #[arg(long, value_name = "SEQ")]
+        upto: Option<i64>,
+    },
     /// Promote a message into one job for the one @agent it names.
     Task {
         /// The thread: its slug, id or a unique id prefix.
@@ -267,6 +279,7 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
             repo,
             all,
         } => inbox::mark_read(ctx, agent, seqs, thread, repo, all),
+        ChatCmd::Seen { thread, repo, upto } => threads::seen(ctx, thread, repo, upto),
         ChatCmd::Task {
             thread,
             message,

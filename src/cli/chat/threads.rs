@@ -9,9 +9,9 @@ use crate::Invalid;
 use crate::chat::threads::{self, NewThread};
 use crate::chat::{messages, write_retry};
 use crate::cli::Ctx;
-use crate::cli::output::print_json;
+use crate::cli::output::{print_json, table};
 use crate::clock::SystemClock;
-use crate::store::chat::ThreadState;
+use crate::store::chat::{Thread, ThreadState};
 
 /// `chat create`: a new thread, its name slugified.
 pub(super) fn create(
@@ -53,19 +53,59 @@ pub(super) fn create(
 pub(super) fn list(ctx: &Ctx, repo: Option<String>, all: bool, json: bool) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let list = threads::list(store.conn(), repo.as_deref(), all)?;
+    let unseen = threads::unseen(store.conn())?;
+    let unread = |t: &Thread| unseen.get(&t.id).copied().unwrap_or(0);
     if json {
-        return print_json(&list.iter().map(thread_json).collect::<Vec<_>>());
+        let rows: Vec<_> = list
+            .iter()
+            .map(|t| {
+                let mut v = thread_json(t);
+                v["unread"] = unread(t).into();
+                v
+            })
+            .collect();
+        return print_json(&rows);
     }
     if list.is_empty() {
         println!("no chat threads");
+        return Ok(());
     }
-    for t in &list {
-        let archived = if t.state == ThreadState::Archived {
-            " [archived]"
-        } else {
-            ""
-        };
-        println!("{:<24} {:<20} {}{archived}", t.slug, t.repo, t.title);
+    let rows: Vec<Vec<String>> = list
+        .iter()
+        .map(|t| {
+            let archived = if t.state == ThreadState::Archived {
+                " [archived]"
+            } else {
+                ""
+            };
+            vec![
+                t.slug.clone(),
+                t.repo.clone(),
+                unread(t).to_string(),
+                format!("{}{archived}", t.title),
+            ]
+        })
+        .collect();
+    print!("{}", table(&["THREAD", "REPO", "UNREAD", "TITLE"], &rows));
+    Ok(())
+}
+
+/// `chat seen`: the operator has read the thread (up to `--upto`).
+pub(super) fn seen(
+    ctx: &Ctx,
+    thread: String,
+    repo: Option<String>,
+    upto: Option<i64>,
+) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let (t, left) = threads::mark_seen(&mut store, &thread, repo.as_deref(), upto)?;
+    match left {
+        0 => println!("{}: all read", t.title),
+        n => println!(
+            "{}: {n} unread after #{}",
+            t.title,
+            upto.unwrap_or_default()
+        ),
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ use crate::Invalid;
 mod links;
 mod mentions;
 mod messages;
+mod seen;
 mod threads;
 mod unread;
 
@@ -28,6 +29,8 @@ pub use messages::{
     mentioned_agents, message_by_seq, messages, next_seq, recent_promotion_exists, result_posted,
     set_promoted_job, system_body_exists,
 };
+pub(in crate::store) use seen::SCHEMA as SEEN_SCHEMA;
+pub use seen::{count_unseen, mark_seen, unseen_by_thread};
 pub use threads::{
     Thread, insert_thread, list_threads, meta_get, meta_set, thread, threads_by_slug, update_thread,
 };

@@ -6,7 +6,7 @@ use super::{refuse_readonly, textarea};
 use crate::action::Action;
 use crate::rows;
 use crate::sanitize;
-use crate::state::{Overlay, State, ToastLevel};
+use crate::state::{Overlay, Pane, State, ToastLevel};
 use crate::view::Snapshot;
 
 fn known_agents(snap: &Snapshot) -> Vec<String> {
@@ -124,4 +124,36 @@ pub(super) fn complete_mention(text: &mut TextArea<'static>, agents: &[String]) 
     {
         text.insert_str(format!("{} ", &agent[partial.len()..]));
     }
+}
+
+/// The operator reads a thread by looking at it: while its transcript is on screen with
+/// unread messages, its newest seq is reported read, once per position. A read-only
+/// control room writes nothing, read positions included.
+pub(super) fn seen(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
+    if state.readonly || state.right_pane() != Pane::Threads {
+        return;
+    }
+    let Some(t) = snap.transcript.as_ref() else {
+        return;
+    };
+    let unread = snap
+        .threads
+        .iter()
+        .find(|v| v.id == t.thread_id)
+        .map_or(0, |v| v.unread);
+    let (Some(newest), true) = (t.messages.last(), unread > 0) else {
+        return;
+    };
+    if state.sel.thread.as_deref() != Some(t.thread_id.as_str()) {
+        return;
+    }
+    let pos = (t.thread_id.clone(), newest.seq);
+    if state.seen_sent.as_ref() == Some(&pos) {
+        return;
+    }
+    state.seen_sent = Some(pos.clone());
+    out.push(Action::MarkSeen {
+        thread_id: pos.0,
+        seq: pos.1,
+    });
 }

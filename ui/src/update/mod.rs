@@ -60,6 +60,7 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
         }
         Event::SnapshotArrived => arrived(state, snap, &mut out),
     }
+    chat::seen(state, snap, &mut out);
     // Waiting to quit: done once nothing is left running or queued.
     if matches!(state.overlay, Some(Overlay::Stopping { kill: false }))
         && snap.counts.running + snap.counts.queued == 0

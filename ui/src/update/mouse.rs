@@ -50,7 +50,7 @@ pub(super) fn mouse(state: &mut State, snap: &Snapshot, m: MouseEvent, out: &mut
                 if let Some(item) = items.get(inner_row / per) {
                     state.sel.attention = Some(item.key());
                 }
-                follow_attention(state, snap);
+                follow_attention(state, snap, out);
             }
         }
         MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {

@@ -2,7 +2,9 @@
 
 use ratatui::layout::Rect;
 
-use super::select::{dag_ids, follow_attention, reconcile, record_hints, selected_job};
+use super::select::{
+    dag_ids, detail_target, follow_attention, reconcile, record_hints, selected_job,
+};
 use crate::action::Action;
 use crate::layout;
 use crate::live::DetailTab;
@@ -15,7 +17,7 @@ pub(super) fn focus(state: &mut State, snap: &Snapshot, p: Pane, out: &mut Vec<A
     if p == Pane::Detail && state.focus != Pane::Detail {
         state.return_to = state.focus;
         if state.detail_job.is_none()
-            && let Some(id) = selected_job(state, snap)
+            && let Some(id) = detail_target(state, snap)
         {
             open_detail(state, id, out);
             return;
@@ -25,7 +27,7 @@ pub(super) fn focus(state: &mut State, snap: &Snapshot, p: Pane, out: &mut Vec<A
         state.right = p;
     }
     state.focus = p;
-    follow_attention(state, snap);
+    follow_attention(state, snap, out);
 }
 
 pub(super) fn back(state: &mut State, snap: &Snapshot) {
@@ -67,7 +69,7 @@ pub(super) fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut V
                 .map(|a| a.key())
                 .collect();
             state.sel.attention = moved(&ids, state.sel.attention.as_deref(), delta);
-            follow_attention(state, snap);
+            follow_attention(state, snap, out);
         }
         Pane::Tree => {
             let ids: Vec<String> = rows::tree_rows(snap, state)

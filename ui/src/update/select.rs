@@ -20,7 +20,7 @@ pub(super) fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>)
         };
     }
     reconcile(state, snap);
-    follow_attention(state, snap);
+    follow_attention(state, snap, out);
     if let Some(t) = state.sel.thread.clone()
         && snap.transcript.as_ref().map(|x| &x.thread_id) != Some(&t)
     {
@@ -88,18 +88,22 @@ pub(super) fn reconcile(state: &mut State, snap: &Snapshot) {
 
 /// The DAG (and the drawer, if open) follow the selected attention item: its root, and
 /// the node the item is about (the failed leg, or the job that asked).
-pub(super) fn follow_attention(state: &mut State, snap: &Snapshot) {
+pub(super) fn follow_attention(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     if state.focus != Pane::Attention {
         return;
     }
     let Some(item) = selected_gate(state, snap) else {
         return;
     };
-    let node = match &item.kind {
-        AttentionKind::Failure { failed_leg, .. } => failed_leg.clone(),
-        AttentionKind::Ask { .. } | AttentionKind::Preflight { .. } => item.job_id.clone(),
-    };
+    let node = subject(item);
     state.dag_root = Some(item.root_id.clone());
+    if state.right == Pane::Detail && state.detail_job.as_ref() != Some(&node) {
+        state.detail_job = Some(node.clone());
+        state.detail_scroll = 0;
+        state.activity_sel = None;
+        state.activity_open = false;
+        out.push(Action::LoadDetail(node.clone()));
+    }
     state.sel.dag = Some(node);
 }
 
@@ -175,6 +179,24 @@ pub(super) fn selected_job(state: &State, snap: &Snapshot) -> Option<String> {
                 .find(|m| Some(m.seq) == state.sel.message)?;
             m.promoted_job_id.clone()
         }
+    }
+}
+
+/// The job an attention item is about: the failed leg, or the job that asked or waits.
+fn subject(item: &crate::view::AttentionItem) -> String {
+    match &item.kind {
+        AttentionKind::Failure { failed_leg, .. } => failed_leg.clone(),
+        AttentionKind::Ask { .. } | AttentionKind::Preflight { .. } => item.job_id.clone(),
+    }
+}
+
+/// The job the drawer opens on when focused (`5`): what the selected attention item is
+/// about, as the drawer then follows that selection; else the focused pane's selected job.
+/// (`d` opens the selected item's own job, the gate's coordinator.)
+pub(super) fn detail_target(state: &State, snap: &Snapshot) -> Option<String> {
+    match state.focus {
+        Pane::Attention => selected_gate(state, snap).map(subject),
+        _ => selected_job(state, snap),
     }
 }
 

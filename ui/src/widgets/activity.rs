@@ -14,7 +14,7 @@ use crate::live::{DetailTab, Step};
 use crate::sanitize::{clean, clean_line};
 use crate::state::State;
 use crate::theme::{Slot, Theme};
-use crate::view::JobDetail;
+use crate::view::{JobDetail, utc_clock};
 
 /// The tab header: the active tab highlighted.
 pub fn tabs(tab: DetailTab, theme: &Theme) -> Line<'static> {
@@ -74,7 +74,7 @@ pub fn content(
             sel_line = out.len();
         }
         let mark = if is_sel { "▌" } else { " " };
-        let head = format!("{mark}{} {} ", clock(step.ts_ms), step.glyph());
+        let head = format!("{mark}{} {} ", utc_clock(step.ts_ms), step.glyph());
         let room = width.saturating_sub(super::str_width(&head));
         out.push(Line::from(vec![
             Span::styled(head, row_style(theme.style(Slot::Muted), is_sel, theme)),
@@ -108,9 +108,4 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, d: &JobDetail, theme
             .min(lines.len().saturating_sub(h))
     };
     frame.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)), area);
-}
-
-fn clock(ms: i64) -> String {
-    let s = ms.div_euclid(1000).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
 }

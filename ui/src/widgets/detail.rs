@@ -13,7 +13,7 @@ use crate::live::DetailTab;
 use crate::sanitize::{clean, clean_line};
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{JobDetail, Snapshot};
+use crate::view::{JobDetail, Snapshot, utc_clock};
 
 /// Every line of the drawer for `width` columns (also used by `update` to bound scrolling).
 pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>> {
@@ -107,10 +107,13 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
         }
     }
     out.push(Line::raw(""));
-    out.push(head("events"));
+    out.push(head("events (UTC)"));
     for e in &d.events {
         out.push(Line::from(vec![
-            Span::styled(format!("  {} ", clock(e.ts_ms)), theme.style(Slot::Muted)),
+            Span::styled(
+                format!("  {} ", utc_clock(e.ts_ms)),
+                theme.style(Slot::Muted),
+            ),
             Span::styled(
                 format!("{:<20} ", super::truncate(&e.kind, 20)),
                 theme.style(Slot::Accent),
@@ -129,12 +132,6 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
         text(raw, Slot::Muted, &mut out);
     }
     out
-}
-
-/// `HH:MM:SS` UTC of an epoch-ms time.
-fn clock(ms: i64) -> String {
-    let s = ms.div_euclid(1000).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
 }
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {

@@ -1,4 +1,5 @@
-//! The status bar: daemon mode, fleet counts, data age, read-only and filter badges.
+//! The status bar: daemon mode, fleet counts, unread chat, data age, read-only and filter
+//! badges.
 //!
 //! Owns the top line only.
 
@@ -44,6 +45,13 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         format!("{} awaiting", c.awaiting),
         if c.awaiting > 0 { warn } else { bar },
     ));
+    // Chat the human has not read, wherever the Threads pane is: new replies must not
+    // wait for the operator to go looking.
+    let unread: u32 = snap.threads.iter().map(|t| t.unread).sum();
+    if unread > 0 {
+        spans.push(sep.clone());
+        spans.push(Span::styled(format!("✉ {unread} unread"), warn));
+    }
     if snap.live.today_usd > 0.0 {
         spans.push(sep.clone());
         spans.push(Span::styled(

@@ -30,6 +30,7 @@ fn node(id: &str, kind: JobKind, agent: &str, action: &str, state: JobState) -> 
         started_ms: None,
         finished_ms: None,
         tokens: 0,
+        attempt: 1,
         children: Vec::new(),
     }
 }
