@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use gitmoot::domain::{Action, Delegation, JobKind, JobState, RunState};
+use gitmoot::store::activity::{self, LiveSpend, NewActivity};
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::delegations::{self, Leg, LegState};
 use gitmoot::store::events::{self, NewEvent};
@@ -14,7 +15,8 @@ use gitmoot::store::jobs::{self, Job, JobFilter};
 use gitmoot::store::runs::{self, Run};
 use gitmoot::store::tx::params;
 use gitmoot::store::{
-    Backend, Location, PG_SCHEMA_VERSION, SCHEMA_VERSION, Store, StoreError, Tx, meta, payloads,
+    Backend, Location, PG_SCHEMA_VERSION, SCHEMA_VERSION, Store, StoreError, Tx, chat, meta,
+    payloads,
 };
 use serde_json::json;
 use support::pg::Cluster;
@@ -469,6 +471,24 @@ fn the_aggregates_round_trip_on_both_backends() {
                 delegations::put(tx, &leg)?;
                 payloads::set_checks(tx, "job-r/a", &json!([{"id": "c"}]), 14)?;
                 payloads::set_resolution(tx, "job-r/a", "approved_with_notes", 15)?;
+                for (tokens, kind) in [(5, Some("tool")), (3, None)] {
+                    let step = kind.map(|kind| NewActivity {
+                        kind,
+                        summary: "ran",
+                        detail: None,
+                    });
+                    activity::append(
+                        tx,
+                        "job-r/a",
+                        "job-r",
+                        16,
+                        step.as_slice(),
+                        Some(LiveSpend {
+                            tokens,
+                            cost_usd: 0.5,
+                        }),
+                    )?;
+                }
                 Ok::<_, StoreError>(())
             })
             .unwrap();
@@ -519,8 +539,158 @@ fn the_aggregates_round_trip_on_both_backends() {
         assert_eq!(legs.len(), 1, "{b:?}");
         assert_eq!(legs[0].state, LegState::Dispatched, "{b:?}");
         assert_eq!(delegations::count_waiting(tx, "job-r").unwrap(), 0);
+        let act = activity::of_job(tx, "job-r/a").unwrap().unwrap();
+        assert_eq!(
+            (act.records, act.last_kind.as_deref(), act.live.tokens),
+            (1, Some("tool"), 5),
+            "{b:?}: a batch without steps keeps the last one and the larger live spend"
+        );
         let p = payloads::get(tx, "job-r/a").unwrap();
         assert_eq!(p.result_checks, Some(json!([{"id": "c"}])), "{b:?}");
         assert_eq!(p.resolution.as_deref(), Some("approved_with_notes"));
+    }
+}
+
+/// The chat rows on both backends: threads read with their newest activity, messages and
+/// their envelope mentions, inbox pages with and without a limit, read marks feeding the
+/// badge counters, auto-respond candidates (enrolled by config), the human's read
+/// position, job links and thread metadata.
+#[test]
+fn chat_rows_behave_alike_on_both_backends() {
+    for (mut store, _keep) in stores() {
+        let b = store.backend();
+        store
+            .write_tx(|tx| {
+                agents::insert(tx, &Agent::shell("ana", "true"))?;
+                agents::insert(tx, &Agent::shell("bob", "true"))?;
+                let thread = chat::Thread {
+                    id: "t1".into(),
+                    slug: "plan".into(),
+                    title: "Plan".into(),
+                    repo: "o/r".into(),
+                    origin: "home".into(),
+                    state: chat::ThreadState::Open,
+                    created_by: "human".into(),
+                    created_ms: 1,
+                    updated_ms: 1,
+                };
+                chat::insert_thread(tx, &thread)?;
+                for seq in 1..=3i64 {
+                    let seq_next = chat::next_seq(tx, "t1")?;
+                    assert_eq!(seq_next, seq);
+                    chat::insert_message(
+                        tx,
+                        &chat::Message {
+                            id: format!("m{seq}"),
+                            thread_id: "t1".into(),
+                            seq,
+                            ts_ms: 10 + seq,
+                            author_kind: chat::AuthorKind::Agent,
+                            author_name: "carl".into(),
+                            author_origin: "home".into(),
+                            kind: chat::MessageKind::Chat,
+                            body: "@ana @bob".into(),
+                            mentions: vec!["ana".into(), "bob".into()],
+                            refs: vec![],
+                            reply_to: None,
+                            promoted_job_id: None,
+                            job_id: None,
+                            origin: "home".into(),
+                            envelope_json: r#"{"mentions": ["ana", "bob"]}"#.into(),
+                        },
+                    )?;
+                    chat::count_unseen(tx, "t1")?;
+                    for agent in ["ana", "bob"] {
+                        chat::insert_mention(
+                            tx,
+                            &chat::Mention {
+                                id: 0,
+                                message_id: format!("m{seq}"),
+                                thread_id: "t1".into(),
+                                seq,
+                                kind: chat::MessageKind::Chat,
+                                agent: agent.into(),
+                                agent_origin: "home".into(),
+                                resolved: true,
+                                unread: true,
+                                created_ms: 10 + seq,
+                            },
+                        )?;
+                    }
+                }
+                chat::mark_read(tx, "ana", "home", Some("t1"), Some(&[1, 2]), None)?;
+                chat::meta_set(tx, "t1", "k", "v1", 20)?;
+                chat::meta_set(tx, "t1", "k", "v2", 21)?;
+                let link = chat::JobLink {
+                    root_id: "job-x".into(),
+                    thread_id: "t1".into(),
+                    reply_to: 1,
+                    purpose: chat::LinkPurpose::AutoRespond,
+                    agent: "bob".into(),
+                    created_ms: 30,
+                };
+                assert!(chat::insert_link(tx, &link)?);
+                assert!(!chat::insert_link(tx, &link)?, "the first link wins");
+                assert_eq!(chat::mark_seen(tx, "t1", 2)?, 1);
+                assert_eq!(chat::mark_seen(tx, "t1", 1)?, 2);
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        let tx = store.tx();
+        let threads = chat::list_threads(tx, None, false).unwrap();
+        assert_eq!(
+            threads[0].updated_ms, 13,
+            "{b:?}: activity is the newest message"
+        );
+        assert_eq!(
+            chat::threads_by_slug(tx, "plan", Some("o/r"))
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(chat::messages(tx, "t1", 0, None).unwrap().len(), 3, "{b:?}");
+        assert_eq!(
+            chat::messages(tx, "t1", 0, Some(1)).unwrap()[0].seq,
+            3,
+            "{b:?}"
+        );
+        assert_eq!(
+            chat::mentioned_agents(tx, "t1").unwrap(),
+            ["ana", "bob"],
+            "{b:?}"
+        );
+        assert_eq!(
+            chat::inbox(tx, "ana", "home", true, None).unwrap().len(),
+            1,
+            "{b:?}"
+        );
+        assert_eq!(
+            chat::inbox(tx, "ana", "home", false, Some(2))
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            chat::unread_counts(tx, "home").unwrap(),
+            [("ana".to_string(), 1), ("bob".to_string(), 3)],
+            "{b:?}"
+        );
+        assert_eq!(chat::unread_total(tx).unwrap(), 4, "{b:?}");
+        let enrolled = chat::autorespond_candidates(tx, "home", &["bob".to_string()]).unwrap();
+        assert_eq!(enrolled.len(), 1, "{b:?}");
+        assert_eq!((enrolled[0].agent.as_str(), enrolled[0].seq), ("bob", 3));
+        assert_eq!(
+            chat::unseen_by_thread(tx).unwrap(),
+            [("t1".to_string(), 1)],
+            "{b:?}"
+        );
+        assert_eq!(
+            chat::meta_get(tx, "t1", "k").unwrap().as_deref(),
+            Some("v2")
+        );
+        assert_eq!(
+            chat::last_link_ms(tx, "t1", "bob", chat::LinkPurpose::AutoRespond).unwrap(),
+            Some(30)
+        );
     }
 }

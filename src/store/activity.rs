@@ -147,14 +147,18 @@ pub fn append<'a>(
         last = Some(*a);
     }
     let live = live.unwrap_or_default();
+    // The existing row's columns are named by table: PostgreSQL reads a bare name in an
+    // upsert's SET as ambiguous with `excluded`.
     conn.execute(
         "INSERT INTO job_activity(job_id, root_id, records, bytes, truncated, last_kind, last_summary, \
          last_at_ms, running, live_tokens, live_cost_usd, updated_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?8)
          ON CONFLICT(job_id) DO UPDATE SET records = ?3, bytes = ?4, truncated = ?5,
-             last_kind = coalesce(?6, last_kind), last_summary = coalesce(?7, last_summary),
-             last_at_ms = CASE WHEN ?6 IS NULL THEN last_at_ms ELSE ?8 END, running = 1,
-             live_tokens = max(live_tokens, ?9), live_cost_usd = max(live_cost_usd, ?10),
+             last_kind = coalesce(?6, job_activity.last_kind),
+             last_summary = coalesce(?7, job_activity.last_summary),
+             last_at_ms = CASE WHEN ?6 IS NULL THEN job_activity.last_at_ms ELSE ?8 END, running = 1,
+             live_tokens = max(job_activity.live_tokens, ?9),
+             live_cost_usd = max(job_activity.live_cost_usd, ?10),
              updated_ms = ?8",
         params![
             job_id,

@@ -2,7 +2,8 @@
 //! translation of the store's SQLite-spelled SQL, and values crossing the wire.
 //!
 //! `translate` is the only place a dialect difference is spelled out: `?N` placeholders,
-//! SQLite's planner hints, its two-argument `MAX`/`MIN` and its JSON functions. A statement
+//! SQLite's planner hints and index pins, its two-argument `MAX`/`MIN` and its JSON
+//! functions (`json_valid`, `json_extract`, `json_each`). A statement
 //! is translated and prepared once per connection, as `prepare_cached` does on SQLite.
 
 use std::cell::RefCell;
@@ -127,6 +128,20 @@ pub fn translate(sql: &str) -> String {
                 end += 1;
             }
             let word = &sql[i..end];
+            if word.eq_ignore_ascii_case("INDEXED")
+                && let Some(after) = indexed_by(sql, end)
+            {
+                // SQLite's index pin; PostgreSQL's planner picks its own.
+                i = after;
+                continue;
+            }
+            if word.eq_ignore_ascii_case("json_each")
+                && let Some((text, after)) = json_each(sql, end)
+            {
+                out.push_str(&text);
+                i = after;
+                continue;
+            }
             match function_call(sql, end) {
                 Some((args, after)) => match rewrite(word, &args) {
                     Some(text) => {
@@ -169,6 +184,59 @@ fn rewrite(name: &str, args: &[String]) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `json_each(doc[, '$.key']) [AS] alias` (a table in FROM whose `value` column is read)
+/// as the set of the array's elements, named `alias(value)` so `alias.value` still reads.
+fn json_each(sql: &str, from: usize) -> Option<(String, usize)> {
+    let (args, after) = function_call(sql, from)?;
+    let args: Vec<String> = args.iter().map(|a| translate(a.trim())).collect();
+    let array = match args.as_slice() {
+        [doc] => format!("CAST({doc} AS jsonb)"),
+        [doc, path] => {
+            let key = path.strip_prefix("'$.")?.strip_suffix('\'')?;
+            format!("({doc} -> '{key}')")
+        }
+        _ => return None,
+    };
+    let (alias, after) = alias_after(sql, after)?;
+    Some((
+        format!("jsonb_array_elements_text({array}) AS {alias}(value)"),
+        after,
+    ))
+}
+
+/// The alias after a FROM item (`AS x` or `x`) and the index past it.
+fn alias_after(sql: &str, from: usize) -> Option<(&str, usize)> {
+    let word = |at: usize| -> Option<(usize, usize)> {
+        let b = sql.as_bytes();
+        let mut start = at;
+        while start < b.len() && b[start].is_ascii_whitespace() {
+            start += 1;
+        }
+        let mut end = start;
+        while end < b.len() && is_ident(b[end]) {
+            end += 1;
+        }
+        (end > start).then_some((start, end))
+    };
+    let (start, end) = word(from)?;
+    if sql[start..end].eq_ignore_ascii_case("AS") {
+        let (start, end) = word(end)?;
+        return Some((&sql[start..end], end));
+    }
+    Some((&sql[start..end], end))
+}
+
+/// The index past `BY name` after an `INDEXED` that ends at `from`.
+fn indexed_by(sql: &str, from: usize) -> Option<usize> {
+    let rest = sql[from..].trim_start();
+    let rest = rest
+        .strip_prefix("BY ")
+        .or_else(|| rest.strip_prefix("by "))?
+        .trim_start();
+    let name = rest.bytes().take_while(|c| is_ident(*c)).count();
+    (name > 0).then(|| sql.len() - rest.len() + name)
 }
 
 /// When `sql[from..]` opens a call (`(`, spaces allowed), its top-level arguments and the
@@ -351,6 +419,18 @@ mod tests {
         assert_eq!(
             translate("CASE WHEN json_valid(result) THEN result END, 'it''s ?'"),
             "CASE WHEN (result IS NOT NULL) THEN result END, 'it''s ?'"
+        );
+        assert_eq!(
+            translate("FROM chat_mentions m INDEXED BY chat_mentions_inbox JOIN t"),
+            "FROM chat_mentions m  JOIN t"
+        );
+        assert_eq!(
+            translate("x IN (SELECT e.value FROM json_each(?2) AS e)"),
+            "x IN (SELECT e.value FROM jsonb_array_elements_text(CAST($2 AS jsonb)) AS e(value))"
+        );
+        assert_eq!(
+            translate("FROM c, json_each(c.doc, '$.mentions') j JOIN a ON a.n = j.value"),
+            "FROM c, jsonb_array_elements_text((c.doc -> 'mentions')) AS j(value) JOIN a ON a.n = j.value"
         );
     }
 }
