@@ -66,6 +66,12 @@ pub struct DaemonConfig {
     pub shutdown_grace: Duration,
     /// The kill deadline of a job that sets no timeout of its own.
     pub job_timeout: Duration,
+    /// Host labels this host's daemons carry (`daemon run --labels` overrides): jobs pinned
+    /// with `job run --on LABEL` run only on a daemon that carries the label.
+    pub labels: Vec<String>,
+    /// How long a daemon's heartbeat in the store's registry stays good. It beats three
+    /// times per lease; once a lease runs out, another daemon recovers its running jobs.
+    pub lease: Duration,
 }
 
 impl Default for DaemonConfig {
@@ -75,6 +81,8 @@ impl Default for DaemonConfig {
             tick: Duration(1_000),
             shutdown_grace: Duration(10_000),
             job_timeout: Duration(4 * 3_600_000),
+            labels: Vec::new(),
+            lease: Duration(15_000),
         }
     }
 }
@@ -400,6 +408,10 @@ impl Config {
         positive("[daemon].parallel", self.daemon.parallel as u64)?;
         positive("[daemon].tick", self.daemon.tick.0 as u64)?;
         positive("[daemon].job_timeout", self.daemon.job_timeout.0 as u64)?;
+        positive("[daemon].lease", self.daemon.lease.0 as u64)?;
+        for label in &self.daemon.labels {
+            check_label(label).map_err(|e| ("[daemon].labels".to_string(), e.0))?;
+        }
         let o = &self.orchestrate;
         positive(
             "[orchestrate].max_delegation_depth",
@@ -480,6 +492,23 @@ impl Config {
             .get(kind.as_str())
             .cloned()
             .unwrap_or_default()
+    }
+}
+
+/// A host label (`job run --on`, `daemon run --labels`) is a short name: letters, digits,
+/// `-`, `_` and `.`.
+pub fn check_label(label: &str) -> Result<(), crate::Invalid> {
+    let ok = !label.is_empty()
+        && label.len() <= 64
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::Invalid(format!(
+            "host label {label:?} must be 1-64 letters, digits, '-', '_' or '.'"
+        )))
     }
 }
 

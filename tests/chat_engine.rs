@@ -119,6 +119,7 @@ impl Fixture {
                         model: None,
                         timeout_ms: None,
                         dispatched_by: "cli".into(),
+                        on_label: None,
                     },
                 )
             })

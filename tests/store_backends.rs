@@ -15,8 +15,8 @@ use gitmoot::store::jobs::{self, Job, JobFilter};
 use gitmoot::store::runs::{self, Run};
 use gitmoot::store::tx::params;
 use gitmoot::store::{
-    Backend, Location, PG_SCHEMA_VERSION, SCHEMA_VERSION, Store, StoreError, Tx, chat, meta,
-    payloads,
+    Backend, Location, PG_SCHEMA_VERSION, SCHEMA_VERSION, Store, StoreError, Tx, chat, daemons,
+    meta, payloads,
 };
 use serde_json::json;
 use support::pg::Cluster;
@@ -518,11 +518,15 @@ fn the_aggregates_round_trip_on_both_backends() {
             "{b:?}"
         );
         assert_eq!(
-            jobs::queued_ids(tx, Some("job-r"), 1, 5).unwrap(),
-            ["job-r/b"],
+            daemons::queued_page(tx, Some("job-r"), 1, 5).unwrap(),
+            [("job-r/b".to_string(), None)],
             "{b:?}"
         );
-        assert_eq!(jobs::queued_ids(tx, None, 0, 5).unwrap().len(), 2, "{b:?}");
+        assert_eq!(
+            daemons::queued_page(tx, None, 0, 5).unwrap().len(),
+            2,
+            "{b:?}"
+        );
         assert_eq!(jobs::count_state(tx, JobState::Succeeded).unwrap(), 1);
         let ambiguous = jobs::resolve_id(tx, "job-r/").unwrap_err().to_string();
         assert!(ambiguous.contains("ambiguous"), "{b:?}: {ambiguous}");
@@ -691,6 +695,47 @@ fn chat_rows_behave_alike_on_both_backends() {
         assert_eq!(
             chat::last_link_ms(tx, "t1", "bob", chat::LinkPurpose::AutoRespond).unwrap(),
             Some(30)
+        );
+    }
+}
+
+/// The daemon registry on both backends: a lease is renewed until another daemon takes
+/// it over, exactly once, and a stopped daemon can beat no more.
+#[test]
+fn the_daemon_registry_takes_over_a_lapsed_lease_once_on_both_backends() {
+    for (mut store, _keep) in stores() {
+        let b = store.backend();
+        let row = daemons::DaemonRow {
+            id: "d1".into(),
+            host: "h".into(),
+            pid: 7,
+            parallel: 4,
+            labels: vec!["gpu".into(), "x".into()],
+            started_ms: 1,
+            heartbeat_ms: 1,
+            stopped_ms: None,
+        };
+        store.write_tx(|tx| daemons::register(tx, &row)).unwrap();
+        let tx = store.tx();
+        assert!(daemons::beat(tx, "d1", 50).unwrap(), "{b:?}");
+        assert!(
+            !daemons::take_over(tx, "d1", 40, 60).unwrap(),
+            "{b:?}: lease still held"
+        );
+        assert_eq!(
+            daemons::unstopped(tx, None).unwrap()[0].labels,
+            ["gpu", "x"]
+        );
+        assert_eq!(daemons::expired(tx, 51).unwrap().len(), 1, "{b:?}");
+        assert!(daemons::take_over(tx, "d1", 51, 60).unwrap(), "{b:?}");
+        assert!(
+            !daemons::take_over(tx, "d1", 51, 61).unwrap(),
+            "{b:?}: only once"
+        );
+        assert!(!daemons::beat(tx, "d1", 70).unwrap(), "{b:?}");
+        assert_eq!(
+            daemons::get(tx, "d1").unwrap().unwrap().stopped_ms,
+            Some(60)
         );
     }
 }

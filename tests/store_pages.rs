@@ -272,6 +272,7 @@ fn submit(store: &mut Store, n: usize) -> Vec<String> {
                             model: None,
                             timeout_ms: None,
                             dispatched_by: "test".into(),
+                            on_label: None,
                         },
                     )
                 })

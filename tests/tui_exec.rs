@@ -110,6 +110,7 @@ fn cancel_and_kill_reach_the_engine_and_refusals_come_back_as_errors() {
                     model: None,
                     timeout_ms: None,
                     dispatched_by: "test".into(),
+                    on_label: None,
                 },
             )
         })

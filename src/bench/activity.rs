@@ -65,6 +65,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
                     model: None,
                     timeout_ms: None,
                     dispatched_by: "bench".into(),
+                    on_label: None,
                 },
             )
         })

@@ -149,6 +149,7 @@ fn submit(store: &mut Store, n: usize) -> Result<(), String> {
                         model: None,
                         timeout_ms: None,
                         dispatched_by: "bench".into(),
+                        on_label: None,
                     },
                 )?;
             }

@@ -67,6 +67,7 @@ fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
                 model: None,
                 timeout_ms: None,
                 dispatched_by: "bench".into(),
+                on_label: None,
             },
         )
     })?;

@@ -79,6 +79,7 @@ fn thread_job(thread: &Thread, agent: &str, action: Action, prompt: String) -> S
         model: None,
         timeout_ms: None,
         dispatched_by: format!("chat:{}", thread.id),
+        on_label: None,
     }
 }
 

@@ -25,6 +25,10 @@ pub enum DaemonCmd {
         /// Exit 0 once nothing is queued or running.
         #[arg(long)]
         until_idle: bool,
+        /// Host labels this daemon carries, comma-separated (default [daemon].labels): it
+        /// also runs the jobs pinned to them with `job run --on`.
+        #[arg(long, value_delimiter = ',', value_name = "LABEL,...")]
+        labels: Option<Vec<String>>,
     },
     /// Show whether a daemon runs and what it is doing.
     Status {
@@ -39,9 +43,13 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
         DaemonCmd::Run {
             parallel,
             until_idle,
+            labels,
         } => {
             if parallel == Some(0) {
                 return Err(crate::Invalid("--parallel must be at least 1".into()).into());
+            }
+            for label in labels.iter().flatten() {
+                crate::config::check_label(label)?;
             }
             let config = ctx.config()?;
             let store = ctx.store()?;
@@ -55,6 +63,7 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
                 .config_file(ctx.home.config_path())
                 .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
                 .parallel(parallel)
+                .labels(labels)
                 .until_idle(until_idle)
                 .handle_signals(true);
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -85,7 +94,8 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
         DaemonCmd::Status { json } => {
             let store = ctx.store()?;
             let now = now_ms();
-            let s = crate::daemon::status_report(&ctx.home, store.conn(), now)?;
+            let lease = ctx.config()?.daemon.lease.0;
+            let s = crate::daemon::status_report(&ctx.home, store.conn(), now, lease)?;
             if json {
                 return print_json(&s);
             }
@@ -113,6 +123,39 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
                     j.id,
                     j.agent,
                     age(now, now - j.age_ms)
+                );
+            }
+            if !s.daemons.is_empty() {
+                let rows: Vec<Vec<String>> = s
+                    .daemons
+                    .iter()
+                    .map(|d| {
+                        vec![
+                            d.id.clone(),
+                            d.host.clone(),
+                            d.pid.to_string(),
+                            d.parallel.to_string(),
+                            d.running_jobs.to_string(),
+                            format!("{} ago", age(now, d.heartbeat_ms)),
+                            d.labels.join(","),
+                        ]
+                    })
+                    .collect();
+                println!("daemons attached to this store: {}", s.daemons.len());
+                print!(
+                    "{}",
+                    super::output::table(
+                        &[
+                            "DAEMON",
+                            "HOST",
+                            "PID",
+                            "PARALLEL",
+                            "RUNNING",
+                            "HEARTBEAT",
+                            "LABELS"
+                        ],
+                        &rows
+                    )
                 );
             }
             Ok(())

@@ -261,6 +261,10 @@ pub struct RunArgs {
     /// tree (its running jobs are terminated); a second one kills them at once.
     #[arg(long)]
     pub wait: bool,
+    /// Run only on a daemon that carries this host label (`daemon run --labels`); the
+    /// tree's legs follow it.
+    #[arg(long, value_name = "LABEL")]
+    pub on: Option<String>,
     /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
     #[arg(long, requires = "wait")]
     pub detach_on_interrupt: bool,
@@ -593,6 +597,7 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
                 model: a.model,
                 timeout_ms: a.timeout,
                 dispatched_by: "cli".into(),
+                on_label: a.on.clone(),
             },
         )
     })?;
@@ -601,14 +606,25 @@ fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         return super::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
     let no_daemon = crate::daemon::lock::holder(&ctx.home.daemon_lock_path()).is_none();
+    let beat_since = crate::clock::now_ms() - ctx.config()?.daemon.lease.0;
+    let unserved = match &a.on {
+        Some(label) => !crate::store::daemons::unstopped(store.conn(), Some(beat_since))?
+            .iter()
+            .any(|d| d.labels.contains(label)),
+        None => false,
+    };
     if a.json {
         return print_json(&json!({ "id": root }));
     }
     println!("{root}");
-    // The id stays alone on stdout for scripts; the hint goes to stderr.
+    // The id stays alone on stdout for scripts; the hints go to stderr.
     if no_daemon {
         eprintln!(
             "hint: {root} is queued but no daemon is running; start one with `gitmoot daemon run` (or `gitmoot tui`)"
+        );
+    } else if let (true, Some(label)) = (unserved, &a.on) {
+        eprintln!(
+            "hint: {root} waits for a daemon labelled {label}; none is running (`gitmoot daemon run --labels {label}`)"
         );
     }
     Ok(())

@@ -55,19 +55,27 @@ pub struct ClaimContext<'a> {
     pub scratch_dir: &'a Path,
     /// Claim only jobs of this tree.
     pub only_root: Option<&'a str>,
+    /// This daemon's registry id, written on each job it claims (its lease covers them).
+    pub daemon_id: Option<&'a str>,
+    /// The host labels this daemon carries: a job pinned to another label is left for a
+    /// daemon that carries it.
+    pub labels: &'a [String],
 }
 
 /// How many queued jobs one claim pass looks at, at most, to find ones whose locks are free.
 const SCAN: usize = 256;
 
 /// The queued jobs after the first `offset`, oldest first.
+/// A page of the queue, oldest first, with each job's host label.
 fn queued_page(
     tx: &Transaction<'_>,
     only_root: Option<&str>,
     offset: usize,
     n: usize,
-) -> Result<Vec<String>, EngineError> {
-    Ok(jobs::queued_ids(tx, only_root, offset, n)?)
+) -> Result<Vec<(String, Option<String>)>, EngineError> {
+    Ok(crate::store::daemons::queued_page(
+        tx, only_root, offset, n,
+    )?)
 }
 
 /// Read-only legs of a repo with a git checkout run in their own worktree; everything
@@ -127,7 +135,7 @@ pub fn claim(
     let now = clock.now_ms();
     // Page through the queue so a short claim reads a few rows, not the whole scan window.
     let page = (limit * 2).max(16);
-    let mut ids: Vec<String> = Vec::new();
+    let mut ids: Vec<(String, Option<String>)> = Vec::new();
     let mut next = 0;
     let mut scanned = 0;
     loop {
@@ -146,8 +154,11 @@ pub fn claim(
                 break;
             }
         }
-        let id = ids[next].clone();
+        let (id, label) = ids[next].clone();
         next += 1;
+        if label.is_some_and(|l| !ctx.labels.contains(&l)) {
+            continue;
+        }
         match engine::may_start(tx, &id) {
             Ok(true) => {}
             Ok(false) => continue,
@@ -179,6 +190,7 @@ pub fn claim(
             held.insert(k.clone());
         }
         job.state = JobState::Running;
+        job.daemon_id = ctx.daemon_id.map(String::from);
         job.started_ms = Some(now);
         job.updated_ms = now;
         job.worktree = match &placement {
@@ -265,6 +277,7 @@ mod tests {
                         model: None,
                         timeout_ms: None,
                         dispatched_by: "test".into(),
+                        on_label: None,
                     },
                 )
             })
@@ -287,6 +300,8 @@ mod tests {
             worktrees_dir: &dir,
             scratch_dir: &dir,
             only_root: None,
+            daemon_id: None,
+            labels: &[],
         };
         let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
         assert_eq!(got.len(), ids.len(), "siblings of one repo run at once");
@@ -326,6 +341,8 @@ mod tests {
             worktrees_dir: &dir,
             scratch_dir: &dir,
             only_root: None,
+            daemon_id: None,
+            labels: &[],
         };
         let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
         let ids: Vec<&str> = got.iter().map(|c| c.job.id.as_str()).collect();

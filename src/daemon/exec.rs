@@ -246,7 +246,7 @@ impl Finished {
     /// record has served its purpose.
     pub fn cleanup(self) {
         if let Some(record) = self.record {
-            let _ = std::fs::remove_file(record);
+            runtime::spare::discard(&record);
         }
     }
 }

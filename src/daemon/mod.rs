@@ -13,8 +13,10 @@ pub mod live;
 pub mod lock;
 mod pool;
 pub mod recovery;
+pub mod registry;
 pub mod shutdown;
 pub mod status;
+mod store_watch;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -127,6 +129,10 @@ pub enum DaemonError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Invalid(#[from] crate::Invalid),
+    #[error(
+        "daemon {0}: its lease ran out and another daemon took its jobs over; stopping so none runs twice"
+    )]
+    LeaseLost(String),
 }
 
 /// Why a daemon returned.
@@ -148,6 +154,8 @@ pub struct Daemon {
     parallel: Option<usize>,
     until_idle: bool,
     only_root: Option<String>,
+    /// Host labels; `None` keeps `[daemon].labels`.
+    labels: Option<Vec<String>>,
     hooks: Arc<dyn Hooks + Send + Sync>,
     clock: Arc<dyn Clock>,
     signals: bool,
@@ -166,6 +174,7 @@ impl Daemon {
             parallel: None,
             until_idle: false,
             only_root: None,
+            labels: None,
             hooks: Arc::new(NoHooks),
             clock: Arc::new(SystemClock),
             signals: false,
@@ -205,6 +214,13 @@ impl Daemon {
     /// Claim only jobs of this tree (`job run --wait` runs its own tree and nothing else).
     pub fn only_root(mut self, root: Option<String>) -> Self {
         self.only_root = root;
+        self
+    }
+
+    /// The host labels this daemon claims pinned jobs for (`daemon run --labels`); `None`
+    /// keeps `[daemon].labels`.
+    pub fn labels(mut self, labels: Option<Vec<String>>) -> Self {
+        self.labels = labels;
         self
     }
 

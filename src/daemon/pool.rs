@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use notify::Watcher;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
@@ -21,7 +20,10 @@ use super::Shared;
 use super::claim::{self, ClaimContext, Claimed};
 use super::exec::{self, Finished, Plan};
 use super::lock::DaemonLock;
+use super::registry::{self, Registration};
+use super::shutdown::on_hangup;
 use super::status::{self, RunningJob, StatusFile};
+use super::store_watch::StoreWatch;
 use super::{Daemon, DaemonError, DaemonExit, human_notify, recovery, shutdown, worktree};
 use crate::clock::Millis;
 use crate::config::Config;
@@ -88,27 +90,6 @@ fn private_dir(p: &Path) -> std::io::Result<()> {
         .create(p)
 }
 
-/// Wakes the loop whenever the database files change (another process committed).
-fn watch_store(db: &Path, wake: Arc<Notify>) -> Option<notify::RecommendedWatcher> {
-    let dir = db.parent()?.to_path_buf();
-    let name = db.file_name()?.to_string_lossy().into_owned();
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if let Ok(ev) = res
-            && ev.paths.iter().any(|p| {
-                p.file_name()
-                    .is_some_and(|f| f.to_string_lossy().starts_with(&name))
-            })
-        {
-            wake.notify_one();
-        }
-    })
-    .ok()?;
-    watcher
-        .watch(&dir, notify::RecursiveMode::NonRecursive)
-        .ok()?;
-    Some(watcher)
-}
-
 /// What identifies one version of config.toml on disk.
 type FileStamp = Option<(SystemTime, u64)>;
 
@@ -140,19 +121,6 @@ fn git_checkouts(config: &Config) -> HashSet<String> {
         .collect()
 }
 
-/// Sets `flag` and wakes the loop on each SIGHUP; the default action would end the daemon.
-fn on_hangup(flag: Arc<AtomicBool>, wake: Arc<Notify>) -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut hup = signal(SignalKind::hangup())?;
-    tokio::spawn(async move {
-        while hup.recv().await.is_some() {
-            flag.store(true, Ordering::SeqCst);
-            wake.notify_one();
-        }
-    });
-    Ok(())
-}
-
 struct Pool {
     shared: Arc<Shared>,
     parallel: usize,
@@ -179,6 +147,8 @@ struct Pool {
     data_version: Option<i64>,
     /// Running `[notify] command`s, awaited before the daemon returns.
     notifying: JoinSet<()>,
+    registration: Arc<Registration>,
+    last_beat_ms: Millis,
 }
 
 impl Pool {
@@ -264,12 +234,21 @@ impl Pool {
         if sweep_due {
             self.last_sweep_ms = now;
         }
+        let beat_due = now - self.last_beat_ms >= self.registration.beat_every();
+        if beat_due {
+            self.last_beat_ms = now;
+        }
+        let reg = self.registration.clone();
         let report = self
             .shared
             .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
                 let version = store.data_version()?;
-                if woke_only && !sweep_due && done.is_empty() && last_version == Some(version) {
+                let idle = woke_only && !sweep_due && !beat_due && done.is_empty();
+                if idle && last_version == Some(version) {
                     return Ok(TickReport::empty(version));
+                }
+                if beat_due {
+                    registry::beat(store, sh, &reg, now)?;
                 }
                 let config = sh.config();
                 if sweep_due {
@@ -295,6 +274,8 @@ impl Pool {
                         worktrees_dir: &worktrees_dir,
                         scratch_dir: &sh.scratch_dir,
                         only_root: only_root.as_deref(),
+                        daemon_id: Some(&reg.id),
+                        labels: &reg.labels,
                     };
                     let claimed = store.write(|tx| -> Result<_, DaemonError> {
                         settle_all(tx, sh, &config, &mut done)?;
@@ -492,13 +473,18 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     ] {
         private_dir(dir)?;
     }
-    // Prompt files live only while their run does; this daemon holds the home's lock, so
-    // any left in the folder belong to runs of a daemon that died.
+    // Prompt files and run folders live only while their run does (spares while their
+    // daemon does); this daemon holds the home's lock, so any left in the folder belong
+    // to a daemon that died. So do spare records; a record itself waits for recovery.
     if let Ok(entries) = std::fs::read_dir(&prompt_dir) {
         for entry in entries.flatten() {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = match entry.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
+                _ => std::fs::remove_file(entry.path()),
+            };
         }
     }
+    crate::runtime::spare::remove_all(&root.join("runs"));
     let store = Store::open(&d.store_path)?;
     store.tune_for_batches()?;
     let git_checkouts = git_checkouts(&d.config);
@@ -512,15 +498,27 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         prompt_dir,
         relay: start_relay(&d),
     });
+    let registration = Arc::new(Registration {
+        id: format!("d-{}", crate::ids::random_hex(6)),
+        host: registry::hostname(),
+        labels: d
+            .labels
+            .clone()
+            .unwrap_or_else(|| d.config.daemon.labels.clone()),
+        lease_ms: d.config.daemon.lease.0.max(1),
+    });
+    let reg = registration.clone();
     let recovered = shared
-        .with_store(|store, sh| {
-            recovery::recover(
+        .with_store(move |store, sh| {
+            // This daemon holds the home's lock: every other registered one is dead.
+            registry::register(store, &reg, parallel, sh.clock.now_ms(), true)?;
+            Ok::<_, DaemonError>(recovery::recover(
                 store,
                 sh.home.root(),
                 sh.clock.as_ref(),
                 &sh.config(),
                 &*sh.hooks,
-            )
+            )?)
         })
         .await?;
     if !recovered.is_empty() {
@@ -533,7 +531,13 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         shutdown::on_signals(d.shutdown.clone())?;
     }
     let wake = Arc::new(Notify::new());
-    let _watcher = watch_store(&d.store_path, wake.clone());
+    let store_watch = match StoreWatch::new(&d.store_path) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("daemon: not watching the store ({e}); new work waits for the tick");
+            None
+        }
+    };
     let reload = match &d.config_file {
         Some(path) => {
             let hangup = Arc::new(AtomicBool::new(false));
@@ -551,6 +555,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         None => None,
     };
     let stop = d.shutdown.clone();
+    let shared_now = shared.clock.now_ms();
     let mut pool = Pool {
         started_ms: shared.clock.now_ms(),
         shared,
@@ -571,6 +576,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         done: Vec::new(),
         data_version: None,
         notifying: JoinSet::new(),
+        last_beat_ms: shared_now,
+        registration,
     };
     tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
     let mut store_woke = false;
@@ -626,6 +633,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         tokio::select! {
             Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),
             _ = wake.notified() => store_woke = true,
+            _ = async { store_watch.as_ref().expect("guarded").changed().await }, if store_watch.is_some() => store_woke = true,
             _ = tokio::time::sleep(tick) => {},
             _ = stop.requested() => {},
         }
@@ -662,6 +670,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     // Each command is bounded by its own command_timeout.
     while pool.notifying.join_next().await.is_some() {}
     status::remove(&pool.status_path);
+    crate::runtime::spare::remove_all(&pool.shared.prompt_dir);
+    crate::runtime::spare::remove_all(&root.join("runs"));
+    let reg = pool.registration.clone();
+    pool.shared
+        .with_store(move |store, sh| registry::deregister(store, &reg, sh.clock.now_ms()))
+        .await?;
     tracing::info!(?exit, "daemon: stopped");
     drop(lock);
     Ok(exit)

@@ -95,18 +95,45 @@ pub fn recover(
             orphans.push(jobs::require(store.conn(), &id)?);
         }
     }
+    recover_jobs(store, home, clock, config, hooks, orphans, Local::Yes)
+}
+
+/// Whether the daemon whose jobs are recovered ran on this host: only then are its
+/// leftover processes ours to kill and its stdout records ours to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Local {
+    Yes,
+    No,
+}
+
+/// Settles `orphans`, running jobs whose daemon is gone, as a restart does: from the
+/// agent's recorded output when it finished, else failed with `RECOVERED_REASON` (the
+/// engine retries it when it has retries left). Returns their ids.
+pub fn recover_jobs(
+    store: &mut Store,
+    home: &Path,
+    clock: &dyn Clock,
+    config: &Config,
+    hooks: &dyn Hooks,
+    orphans: Vec<jobs::Job>,
+    local: Local,
+) -> Result<Vec<String>, EngineError> {
     // Whatever the dead daemon's agents left behind (grandchildren outside the group
     // survive the leader's death signal) dies now, found by the job marker.
-    let ids: Vec<&str> = orphans.iter().map(|j| j.id.as_str()).collect();
-    process::kill_marked(&ids);
+    if local == Local::Yes {
+        let ids: Vec<&str> = orphans.iter().map(|j| j.id.as_str()).collect();
+        process::kill_marked(&ids);
+    }
     let mut recovered = Vec::new();
     for job in orphans {
         let pid = job.runtime_pid.unwrap_or(0) as i32;
-        let killed = pid > 1 && process::is_alive(pid) && belongs_to(pid, &job.id);
+        let killed =
+            local == Local::Yes && pid > 1 && process::is_alive(pid) && belongs_to(pid, &job.id);
         if killed {
             process::signal_group(pid, libc::SIGKILL);
         }
-        if let (Some(wt), Some(checkout)) = (
+        if let (true, Some(wt), Some(checkout)) = (
+            local == Local::Yes,
             &job.worktree,
             job.repo
                 .as_ref()
@@ -118,7 +145,9 @@ pub fn recover(
         let was_running = job.state == JobState::Running;
         // Its agent may have finished before the daemon died: then its record holds the
         // result and the job is settled with it, not failed and done twice.
-        let finished = finished_output(home, &job.id);
+        let finished = (local == Local::Yes)
+            .then(|| finished_output(home, &job.id))
+            .flatten();
         let parsed = finished
             .as_ref()
             .filter(|_| was_running)

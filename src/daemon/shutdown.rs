@@ -1,7 +1,8 @@
 //! Stopping the daemon: a cloneable handle anyone (a signal, the control room, `job run
-//! --wait`) can trigger, and the SIGINT/SIGTERM listener of the foreground daemon.
+//! --wait`) can trigger, and the SIGINT/SIGTERM listener of the foreground daemon; also
+//! its SIGHUP listener, which asks for a config reload instead.
 //!
-//! Owns only the trigger; the pool decides what stopping means (stop claiming, grace,
+//! Owns only the triggers; the pool decides what stopping means (stop claiming, grace,
 //! terminate and record why).
 
 use std::sync::Arc;
@@ -50,6 +51,19 @@ pub fn on_signals(handle: ShutdownHandle) -> std::io::Result<()> {
         }
         tracing::info!("daemon: stop signal received");
         handle.request();
+    });
+    Ok(())
+}
+
+/// Sets `flag` and wakes the loop on each SIGHUP; the default action would end the daemon.
+pub fn on_hangup(flag: Arc<AtomicBool>, wake: Arc<Notify>) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            flag.store(true, Ordering::SeqCst);
+            wake.notify_one();
+        }
     });
     Ok(())
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Millis;
 use crate::domain::JobState;
 use crate::home::Home;
-use crate::store::{StoreError, events, jobs};
+use crate::store::{StoreError, daemons, events, jobs};
 
 /// What the running daemon says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,20 @@ pub struct DaemonStatus {
     /// Coordinator rounds whose delegation set was refused whole by the preflight.
     pub delegation_preflight_failures: u64,
     pub jobs: Vec<StatusJob>,
+    /// Every daemon whose lease in the store's registry is current, newest first.
+    pub daemons: Vec<LiveDaemon>,
+}
+
+/// One live daemon of the registry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveDaemon {
+    pub id: String,
+    pub host: String,
+    pub pid: i64,
+    pub parallel: i64,
+    pub labels: Vec<String>,
+    pub running_jobs: usize,
+    pub heartbeat_ms: Millis,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,7 +95,20 @@ pub fn report(
     home: &Home,
     conn: &rusqlite::Connection,
     now: Millis,
+    lease_ms: Millis,
 ) -> Result<DaemonStatus, StoreError> {
+    let mut live = Vec::new();
+    for d in daemons::unstopped(conn, Some(now - lease_ms))? {
+        live.push(LiveDaemon {
+            running_jobs: daemons::running_jobs(conn, &d.id)?.len(),
+            id: d.id,
+            host: d.host,
+            pid: d.pid,
+            parallel: d.parallel,
+            labels: d.labels,
+            heartbeat_ms: d.heartbeat_ms,
+        });
+    }
     let holder = super::lock::holder(&home.daemon_lock_path());
     let file = holder.as_ref().and_then(|_| read(&path(home)));
     Ok(DaemonStatus {
@@ -103,5 +130,6 @@ pub fn report(
                 agent: j.agent,
             })
             .collect(),
+        daemons: live,
     })
 }

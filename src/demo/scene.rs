@@ -124,6 +124,7 @@ fn submit(store: &mut Store, prompt: &str) -> anyhow::Result<String> {
                 model: None,
                 timeout_ms: None,
                 dispatched_by: "demo".into(),
+                on_label: None,
             },
         )
     })?)

@@ -398,6 +398,7 @@ impl Ctx<'_, '_> {
         );
         c.parent_id = Some(p.id.clone());
         c.repo = p.repo.clone();
+        c.on_label = p.on_label.clone();
         c.depth = p.depth + 1;
         c.model = p.model.clone();
         c.effort = p.effort.clone();

@@ -109,6 +109,8 @@ impl Ctx<'_, '_> {
         job.parent_id = Some(parent.id.clone());
         job.delegation_id = Some(d.id.clone());
         job.repo = parent.repo.clone();
+        // A pinned tree runs where its checkout or hardware is, legs included.
+        job.on_label = parent.on_label.clone();
         job.attempt = attempt;
         job.depth = parent.depth + 1;
         job.model = d.model.clone().or(agent_model);

@@ -216,6 +216,7 @@ pub fn start(tx: &Transaction<'_>, env: Env<'_>, r: RecipeRun) -> Result<Started
             model: None,
             timeout_ms: None,
             dispatched_by: format!("orchestrate:{}", r.recipe.as_str()),
+            on_label: None,
         },
     )?;
     let ids: Vec<String> = legs.iter().map(|d| d.id.clone()).collect();

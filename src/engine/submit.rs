@@ -24,6 +24,8 @@ pub struct SubmitRoot {
     pub timeout_ms: Option<i64>,
     /// Who asked for the job (`cli`, `chat:<thread>`, `tui`…).
     pub dispatched_by: String,
+    /// Only a daemon carrying this host label runs the tree (`job run --on`).
+    pub on_label: Option<String>,
 }
 
 /// Records a queued root job and its run; returns the root id.
@@ -36,6 +38,9 @@ pub fn submit_root(
         return Err(Invalid("the prompt is empty".into()).into());
     }
     check_repo_name(s.repo.as_deref())?;
+    if let Some(label) = &s.on_label {
+        crate::config::check_label(label)?;
+    }
     let agent = agents::require(tx, &s.agent)?;
     registry::check_dispatch(&agent, s.action, s.repo.as_deref())?;
     let now = clock.now_ms();
@@ -45,6 +50,7 @@ pub fn submit_root(
     job.effort = agent.effort;
     job.timeout_ms = s.timeout_ms;
     job.dispatched_by = s.dispatched_by;
+    job.on_label = s.on_label;
     jobs::put(tx, &job)?;
     events::append(
         tx,

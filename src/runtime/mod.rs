@@ -12,6 +12,7 @@ pub mod kimi;
 pub mod process;
 pub mod sandbox;
 pub mod shell;
+pub mod spare;
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -139,25 +140,24 @@ pub struct Prepared {
     pub temp: Vec<TempPath>,
 }
 
-/// A file deleted when dropped.
+/// A file or folder that goes when dropped: set aside as a spare or removed (see
+/// `spare.rs`).
 #[derive(Debug)]
 pub struct TempPath(pub PathBuf);
 
 impl Drop for TempPath {
     fn drop(&mut self) {
-        if self.0.is_dir() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        } else {
-            let _ = std::fs::remove_file(&self.0);
-        }
+        spare::discard(&self.0);
     }
 }
 
-/// Writes `text` to a fresh private file under `dir`.
 /// A new folder only this user can enter, removed with the returned path.
 pub(crate) fn private_dir(dir: &Path, stem: &str) -> std::io::Result<TempPath> {
     use std::os::unix::fs::DirBuilderExt;
     let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
+    if spare::reuse(&path, true) {
+        return Ok(TempPath(path));
+    }
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -165,12 +165,15 @@ pub(crate) fn private_dir(dir: &Path, stem: &str) -> std::io::Result<TempPath> {
     Ok(TempPath(path))
 }
 
+/// Writes `text` to a fresh private file under `dir`.
 pub(crate) fn write_private(dir: &Path, stem: &str, text: &str) -> std::io::Result<TempPath> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
+    // A spare is an emptied file of ours, 0600 since it was made.
+    let reused = spare::reuse(&path, false);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create_new(true)
+        .create_new(!reused)
         .mode(0o600)
         .open(&path)?;
     f.write_all(text.as_bytes())?;

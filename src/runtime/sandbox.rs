@@ -2,8 +2,9 @@
 //! a Landlock ruleset that denies every filesystem write except beneath a few folders the
 //! run needs (`/dev`, the run's private temp folder). Reading and executing stay allowed.
 //!
-//! The ruleset is applied in the child between fork and exec, so `apply` makes only raw
-//! syscalls on memory prepared before the fork. Where the kernel has no Landlock, nothing
+//! The ruleset is applied in the child between its start and its exec, while it still
+//! shares the daemon's memory (`process/spawn.rs`), so `apply` makes only raw syscalls on
+//! memory prepared before the start. Where the kernel has no Landlock, nothing
 //! is enforced and `enforceable` says so, for `agent add` to warn and listings to mark the
 //! policy advisory. Owns no process handling (that is `process.rs`).
 
@@ -93,7 +94,7 @@ impl ReadOnly {
     /// Restricts the calling process (and everything it starts) for good.
     ///
     /// # Safety
-    /// Meant for `pre_exec`: it allocates nothing and calls only async-signal-safe
+    /// Meant for a child before its exec: it allocates nothing and calls only async-signal-safe
     /// syscalls (open, close, prctl, the Landlock calls).
     pub unsafe fn apply(&self) -> std::io::Result<()> {
         let attr = RulesetAttr {
@@ -113,7 +114,7 @@ impl ReadOnly {
         }
         let ruleset = ruleset as i32;
         for dir in &self.writable {
-            // SAFETY: a NUL-terminated path made before the fork; a missing folder
+            // SAFETY: a NUL-terminated path made before the child started; a missing folder
             // simply gets no rule.
             let fd = unsafe { libc::open(dir.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
             if fd < 0 {

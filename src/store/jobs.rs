@@ -137,6 +137,10 @@ pub struct Job {
     pub started_ms: Option<Millis>,
     pub finished_ms: Option<Millis>,
     pub updated_ms: Millis,
+    /// The daemon (`daemons.id`) whose lease covers it while it runs.
+    pub daemon_id: Option<String>,
+    /// The host label its daemon must carry (`job run --on`), inherited down the tree.
+    pub on_label: Option<String>,
 }
 
 impl Job {
@@ -188,6 +192,8 @@ impl Job {
             started_ms: None,
             finished_ms: None,
             updated_ms: now,
+            daemon_id: None,
+            on_label: None,
         }
     }
 
@@ -199,7 +205,7 @@ impl Job {
 pub(crate) const COLS: &str = "id, root_id, parent_id, delegation_id, kind, agent, action, prompt, repo, state, \
     attempt, depth, model, effort, phase, timeout_ms, fingerprint, retries_left, ephemeral, result, raw_output, \
     output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, runtime_pid, worktree, followup, \
-    followup_reason, continuation_id, carry, created_ms, started_ms, finished_ms, updated_ms";
+    followup_reason, continuation_id, carry, created_ms, started_ms, finished_ms, updated_ms, daemon_id, on_label";
 
 /// A job row that cannot be decoded (a corrupt column), named so one bad row fails or is
 /// skipped alone instead of stopping every read.
@@ -327,6 +333,8 @@ fn decode_row(r: &Row<'_>) -> Result<Job> {
         started_ms: r.get(34)?,
         finished_ms: r.get(35)?,
         updated_ms: r.get(36)?,
+        daemon_id: r.get(37)?,
+        on_label: r.get(38)?,
     })
 }
 
@@ -340,7 +348,7 @@ pub fn put<'a>(tx: impl Into<Tx<'a>>, j: &Job) -> Result<()> {
     let (tokens_in, tokens_out) = (j.tokens_in as i64, j.tokens_out as i64);
     let followup = j.followup.as_str();
     // In the order of `COLS`.
-    let values: [&dyn Param; 37] = [
+    let values: [&dyn Param; 39] = [
         &j.id,
         &j.root_id,
         &j.parent_id,
@@ -378,6 +386,8 @@ pub fn put<'a>(tx: impl Into<Tx<'a>>, j: &Job) -> Result<()> {
         &j.started_ms,
         &j.finished_ms,
         &j.updated_ms,
+        &j.daemon_id,
+        &j.on_label,
     ];
     super::write_changed(tx, "jobs", COLS, &values)
 }
@@ -488,7 +498,8 @@ fn list_cols(which: ListColumns) -> String {
         "id, root_id, parent_id, delegation_id, kind, agent, action, {prompt}, repo, state, \
          attempt, depth, model, effort, phase, timeout_ms, NULL, retries_left, NULL, {result}, NULL, \
          output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, NULL, NULL, followup, \
-         followup_reason, continuation_id, NULL, created_ms, started_ms, finished_ms, updated_ms"
+         followup_reason, continuation_id, NULL, created_ms, started_ms, finished_ms, updated_ms, \
+         daemon_id, on_label"
     )
 }
 
@@ -639,22 +650,6 @@ pub fn to_terminate<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<String>> {
             OR (j.state = 'cancelled' AND j.started_ms IS NOT NULL AND j.runtime_pid IS NOT NULL) \
          ORDER BY j.created_ms",
         params![],
-        |r| r.get(0),
-    )
-}
-
-/// Up to `n` queued job ids after the first `offset`, oldest first, of one tree or all.
-pub fn queued_ids<'a>(
-    tx: impl Into<Tx<'a>>,
-    only_root: Option<&str>,
-    offset: usize,
-    n: usize,
-) -> Result<Vec<String>> {
-    // `col = ?3` before `?3 IS NULL`: PostgreSQL types a parameter at its first use.
-    tx.into().query_map(
-        "SELECT id FROM jobs WHERE state = 'queued' AND (root_id = ?3 OR ?3 IS NULL) \
-         ORDER BY created_ms, rowid LIMIT ?1 OFFSET ?2",
-        params![n, offset, only_root],
         |r| r.get(0),
     )
 }

@@ -9,6 +9,7 @@
 pub mod activity;
 pub mod agents;
 pub mod chat;
+pub mod daemons;
 pub mod delegations;
 pub mod escalations;
 pub mod events;

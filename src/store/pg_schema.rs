@@ -120,7 +120,9 @@ CREATE TABLE jobs (
     created_ms       bigint NOT NULL,
     started_ms       bigint,
     finished_ms      bigint,
-    updated_ms       bigint NOT NULL
+    updated_ms       bigint NOT NULL,
+    daemon_id        text,
+    on_label         text
 );
 CREATE INDEX jobs_root ON jobs(root_id, created_ms, rowid);
 CREATE INDEX jobs_parent ON jobs(parent_id, created_ms, rowid);
@@ -330,6 +332,17 @@ CREATE TABLE job_activity (
 );
 CREATE INDEX job_activity_running ON job_activity(root_id) WHERE running = 1;
 CREATE INDEX job_activity_updated ON job_activity(updated_ms);
+CREATE TABLE daemons (
+    id           text PRIMARY KEY,
+    host         text NOT NULL,
+    pid          bigint NOT NULL,
+    parallel     bigint NOT NULL,
+    labels       text NOT NULL DEFAULT '',
+    started_ms   bigint NOT NULL,
+    heartbeat_ms bigint NOT NULL,
+    stopped_ms   bigint
+);
+CREATE INDEX daemons_live ON daemons(heartbeat_ms) WHERE stopped_ms IS NULL;
 CREATE TABLE job_payloads (
     job_id             text PRIMARY KEY REFERENCES jobs(id),
     result_checks      text,

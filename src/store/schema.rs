@@ -42,6 +42,8 @@ const MIGRATIONS: &[&[&str]] = &[
     ],
     // The human's read position and unread counter per thread.
     &[super::chat::SEEN_SCHEMA],
+    // Many daemons: the registry, each job's daemon and its host label.
+    &[super::daemons::SCHEMA],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -61,6 +61,8 @@ pub struct Loader {
     pub thread: Option<String>,
     /// Live activity and spend, read incrementally.
     pub live: super::live::LiveCache,
+    /// `[daemon].lease`: a registered daemon that beat within it counts as attached.
+    pub lease_ms: i64,
 }
 
 impl Loader {
@@ -76,6 +78,7 @@ impl Loader {
             detail_job: None,
             thread: None,
             live: super::live::LiveCache::default(),
+            lease_ms: crate::config::DaemonConfig::default().lease.0,
         }
     }
 
@@ -174,7 +177,7 @@ impl Loader {
             now_ms: now,
             as_of_ms: now,
             daemon: self.daemon,
-            counts: counts(conn)?,
+            counts: counts(conn, now - self.lease_ms)?,
             roots: Vec::new(),
             attention: self
                 .attention
@@ -359,11 +362,12 @@ fn placeholder() -> JobNode {
     }
 }
 
-fn counts(conn: &Connection) -> Result<Counts> {
+fn counts(conn: &Connection, beat_since: i64) -> Result<Counts> {
     Ok(Counts {
         running: jobs::count_state(conn, JobState::Running)? as u32,
         queued: jobs::count_state(conn, JobState::Queued)? as u32,
         awaiting: views::awaiting_runs(conn)?,
+        daemons: crate::store::daemons::unstopped(conn, Some(beat_since))?.len() as u32,
     })
 }
 

@@ -73,6 +73,7 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     let status = watch.probe(crate::clock::now_ms());
     let watch = Arc::new(Mutex::new(watch));
     let mut loader = load::Loader::new(store, status);
+    loader.lease_ms = config.daemon.lease.0;
     loader.live.budget_usd =
         Some(config.orchestrate.max_delegation_cost_usd).filter(|usd| *usd > 0.0);
     let mut state = State::new(keymap, opts.readonly, crate::clock::now_ms());

@@ -87,6 +87,7 @@ impl H {
                         model: None,
                         timeout_ms: None,
                         dispatched_by: "test".into(),
+                        on_label: None,
                     },
                 )
             })

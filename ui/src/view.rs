@@ -399,6 +399,9 @@ pub struct Counts {
     pub running: u32,
     pub queued: u32,
     pub awaiting: u32,
+    /// Daemons whose lease in the store's registry is current (one on a SQLite home; any
+    /// number sharing a PostgreSQL store).
+    pub daemons: u32,
 }
 
 /// One load of the store: everything `render` draws.

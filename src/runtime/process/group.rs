@@ -4,7 +4,6 @@
 //! Knows nothing of output or of what a job is beyond its marker.
 
 use super::{JOB_MARKER, TERM_GRACE};
-use crate::runtime::sandbox::ReadOnly;
 
 /// The guard: reads `+ PGID` (a job's group started) and `- PGID` (it ended) until end of
 /// input, which comes only once this process is gone (it holds the only write end), and
@@ -87,25 +86,6 @@ impl Guard {
     }
 }
 
-/// Set-up in a freshly forked child, before exec: the leader dies with the daemon thread
-/// that spawned it, and the agent is sandboxed.
-///
-/// # Safety
-/// Only between fork and exec: it makes only async-signal-safe calls (prctl and the
-/// sandbox's syscalls), touching only this child.
-pub(super) unsafe fn arm_child(sandbox: Option<&ReadOnly>) -> std::io::Result<()> {
-    // SAFETY: see the function's contract.
-    unsafe {
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        match sandbox {
-            Some(ro) => ro.apply(),
-            None => Ok(()),
-        }
-    }
-}
-
 /// Sends `signal` to every process of the group led by `pgid`; a gone group is fine.
 pub fn signal_group(pgid: i32, signal: i32) {
     if pgid > 1 {
@@ -132,7 +112,7 @@ pub fn is_alive(pid: i32) -> bool {
 }
 
 /// SIGTERM to the group, a short grace for the leader, then SIGKILL to the group.
-pub(super) async fn terminate_group(pgid: i32, child: &mut tokio::process::Child) {
+pub(super) async fn terminate_group(pgid: i32, child: &mut super::spawn::Child) {
     signal_group(pgid, libc::SIGTERM);
     if tokio::time::timeout(TERM_GRACE, child.wait())
         .await

@@ -8,21 +8,23 @@
 mod capture;
 mod group;
 mod record;
+mod spawn;
 
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
+use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, watch};
 
 use capture::{Capture, LineFeed, read_capped};
-use group::{arm_child, guard, terminate_group};
+use group::{guard, terminate_group};
 pub use group::{is_alive, kill_marked, signal_group};
 pub use record::read_record;
 use record::tail_capped;
+use spawn::Spec;
 
 /// Stdout kept for parsing: its first `CAPTURE_HEAD` bytes and its last
 /// `CAPTURE_LIMIT - CAPTURE_HEAD` (the result is usually at the end); the middle of a
@@ -160,7 +162,7 @@ pub enum SpawnError {
 
 /// Runs the invocation to its end, the deadline or a kill request, whichever comes first.
 ///
-/// The child leads a new process group, so termination reaches every grandchild; the
+/// The child (started by `spawn.rs`) leads a new process group, so termination reaches every grandchild; the
 /// group is also swept after a normal exit so nothing a job started outlives it.
 /// `on_spawn` receives the child's pid (= its process group id) once it is running.
 pub async fn run(
@@ -185,7 +187,7 @@ pub async fn run_streaming(
 }
 
 /// [`run_streaming`] with the child's stdout going straight into the file `record`
-/// (created 0600), which this side tails for the capture and the line feed. The child
+/// (created 0600, or a spare of `spare.rs` taking its name), which this side tails for the capture and the line feed. The child
 /// writes the file itself, so what it printed survives a daemon that dies before reading
 /// it: recovery settles finished work from the file ([`read_record`]). The file stays
 /// bounded on disk: what has been read beyond its first `CAPTURE_HEAD` bytes and its last
@@ -200,58 +202,85 @@ pub async fn run_recorded(
 ) -> Result<ProcessOutput, SpawnError> {
     let started = Instant::now();
     let program = inv.program.display().to_string();
-    let mut cmd = Command::new(&inv.program);
+    let spawn_error = |source| SpawnError::Spawn {
+        program: program.clone(),
+        source,
+    };
     // The invocation's environment is the child's whole environment: nothing of the
     // daemon's leaks through (secrets, the home) unless the allow-list put it there.
-    cmd.args(&inv.args)
-        .env_clear()
-        .envs(inv.env.iter().map(|(k, v)| (k, v)))
-        .stdin(match inv.stdin {
-            Stdin::Null => Stdio::null(),
-            Stdin::Bytes(_) => Stdio::piped(),
-        })
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let sandbox = inv.sandbox.clone();
-    // SAFETY: the hook runs between fork and exec and makes only async-signal-safe calls.
-    unsafe {
-        cmd.pre_exec(move || arm_child(sandbox.as_ref()));
-    }
-    if let Some(dir) = &inv.cwd {
-        cmd.current_dir(dir);
-    }
+    let spec = Spec::new(
+        &inv.program,
+        &inv.args,
+        &inv.env,
+        inv.cwd.as_deref(),
+        inv.sandbox.as_ref(),
+    )
+    .map_err(spawn_error)?;
     // The reading side opens for writing too: punching holes (fallocate) needs it.
     let record_open = |path: &Path, create: bool| {
-        std::fs::OpenOptions::new()
+        let err = |source| SpawnError::Record {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
             .read(!create)
             .write(true)
             .create(create)
-            .truncate(create)
             .mode(0o600)
             .open(path)
-            .map_err(|source| SpawnError::Record {
-                path: path.to_path_buf(),
-                source,
-            })
+            .map_err(err)?;
+        // Emptied only when not empty already (an earlier run of the same job): on ext4 a
+        // truncation forces the output out to disk when the child closes it.
+        if create && file.metadata().map_err(err)?.len() > 0 {
+            file.set_len(0).map_err(err)?;
+        }
+        Ok(file)
     };
-    let recorded = match record {
+    let (stdin_child, stdin_feed): (OwnedFd, _) = match inv.stdin {
+        Stdin::Null => (
+            std::fs::File::open("/dev/null")
+                .map_err(spawn_error)?
+                .into(),
+            None,
+        ),
+        Stdin::Bytes(_) => {
+            let (r, w) = std::io::pipe().map_err(spawn_error)?;
+            (r.into(), Some(w))
+        }
+    };
+    let (stdout_child, stdout_pipe, recorded): (OwnedFd, _, _) = match record {
         Some(path) => {
+            // A spare record of an ended run, empty, takes the name: no new inode.
+            super::spare::reuse(path, false);
             let writer = record_open(path, true)?;
             let reader = record_open(path, false)?;
-            cmd.stdout(Stdio::from(writer));
-            Some(reader)
+            (writer.into(), None, Some(reader))
         }
         None => {
-            cmd.stdout(Stdio::piped());
-            None
+            let (r, w) = std::io::pipe().map_err(spawn_error)?;
+            (w.into(), Some(r), None)
         }
     };
-    let mut child = cmd.spawn().map_err(|source| SpawnError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
-    let pgid = child.id().unwrap_or(0) as i32;
+    let (stderr_pipe, stderr_child) = std::io::pipe().map_err(spawn_error)?;
+    let stderr_child: OwnedFd = stderr_child.into();
+    let mut child = spec
+        .spawn([&stdin_child, &stdout_child, &stderr_child])
+        .map_err(spawn_error)?;
+    // Only the child holds its ends now: end of input and end of output are the child's.
+    drop((stdin_child, stdout_child, stderr_child));
+    let receiver = |r: std::io::PipeReader| pipe::Receiver::from_owned_fd(r.into());
+    let stderr = receiver(stderr_pipe);
+    let stdout = stdout_pipe.map(receiver).transpose();
+    let stdin = stdin_feed
+        .map(|w| pipe::Sender::from_owned_fd(w.into()))
+        .transpose();
+    let (stderr, stdout, stdin) = match (stderr, stdout, stdin) {
+        (Ok(e), Ok(o), Ok(i)) => (e, o, i),
+        (Err(source), ..) | (_, Err(source), _) | (.., Err(source)) => {
+            return Err(spawn_error(source));
+        }
+    };
+    let pgid = child.id();
     if let Err(source) = guard().watch(pgid) {
         signal_group(pgid, libc::SIGKILL);
         let _ = child.wait().await;
@@ -259,7 +288,7 @@ pub async fn run_recorded(
     }
     on_spawn(pgid as u32);
 
-    if let (Stdin::Bytes(bytes), Some(mut pipe)) = (&inv.stdin, child.stdin.take()) {
+    if let (Stdin::Bytes(bytes), Some(mut pipe)) = (&inv.stdin, stdin) {
         let bytes = bytes.clone();
         // A child that never reads its stdin must not block us: write on the side and
         // ignore a closed pipe.
@@ -268,7 +297,6 @@ pub async fn run_recorded(
             let _ = pipe.shutdown().await;
         });
     }
-    let stderr = child.stderr.take().expect("stderr is piped");
     let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
     let (stop_tx, stop_rx) = watch::channel(false);
     // Flips once the child has exited and its group is swept: the record's writers are done.
@@ -281,7 +309,7 @@ pub async fn run_recorded(
     let out_task = match recorded {
         Some(file) => tokio::spawn(tail_capped(file, out_capture, exited_rx)),
         None => {
-            let stdout = child.stdout.take().expect("stdout is piped");
+            let stdout = stdout.expect("stdout is piped when not recorded");
             tokio::spawn(read_capped(stdout, out_capture, stop_rx.clone()))
         }
     };

@@ -191,3 +191,26 @@ async fn a_missing_program_is_a_spawn_error_naming_it() {
     let err = run(&inv, None, no_kill(), |_| {}).await.unwrap_err();
     assert!(err.to_string().contains("/nonexistent/claude"), "{err}");
 }
+
+#[tokio::test]
+async fn a_child_leads_its_own_group_with_sigpipe_restored_and_no_signal_blocked() {
+    // The test harness ignores SIGPIPE, as every Rust program does; a child must not
+    // inherit that, nor the signal mask of the thread that started it. The shell execs
+    // grep at once: a shell that forks blocks signals of its own while it waits.
+    let inv = sh("exec grep -E '^(Pid|NSpgid|SigBlk|SigIgn):' /proc/self/status");
+    let out = run(&inv, None, no_kill(), |_| {}).await.unwrap();
+    let text = out.stdout_text();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(":\t"))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    assert_eq!(field("Pid"), field("NSpgid"), "the child leads its group");
+    assert_eq!(field("SigBlk"), "0000000000000000");
+    let ignored = u64::from_str_radix(field("SigIgn"), 16).unwrap();
+    assert_eq!(
+        ignored & (1 << (libc::SIGPIPE - 1)),
+        0,
+        "SIGPIPE ignored: {text}"
+    );
+}

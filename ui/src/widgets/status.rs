@@ -35,8 +35,12 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         ),
         sep.clone(),
         daemon,
-        sep.clone(),
     ];
+    // A shared store's fleet: how many daemons on how many hosts serve it.
+    if c.daemons > 1 {
+        spans.push(Span::styled(format!(" · {} daemons", c.daemons), bar));
+    }
+    spans.push(sep.clone());
     spans.push(Span::styled(
         format!("{} running · {} queued · ", c.running, c.queued),
         bar,

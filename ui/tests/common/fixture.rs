@@ -558,6 +558,7 @@ pub fn snapshot() -> Snapshot {
             running: 2,
             queued: 1,
             awaiting: 2,
+            daemons: 1,
         },
         roots: vec![release_root(), payments_root(), killed_root(), audit_root()],
         attention: attention(),

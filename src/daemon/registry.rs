@@ -1,0 +1,137 @@
+//! This daemon in the store's registry (`store::daemons`): it registers when it starts,
+//! renews its lease by heartbeat three times per `[daemon].lease`, takes over the running
+//! jobs of daemons whose lease ran out, and marks itself stopped on a clean exit.
+//!
+//! A daemon that finds its own lease taken over must not run its jobs on (another daemon
+//! already settled them): it stops with `DaemonError::LeaseLost`, and its agents die with
+//! it. On a home whose daemon lock this one holds, every other unstopped row belongs to a
+//! daemon that died without deregistering: start-up marks them stopped at once and the
+//! restart recovery settles their jobs. Owns those passes only; what a recovered job means
+//! for its tree is the engine's (through `recovery`).
+
+use crate::clock::Millis;
+use crate::store::daemons::{self, DaemonRow};
+use crate::store::{Store, jobs};
+
+use super::recovery::{self, Local};
+use super::{DaemonError, Shared};
+
+/// This daemon's registration, fixed for its life.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    pub id: String,
+    pub host: String,
+    pub labels: Vec<String>,
+    pub lease_ms: Millis,
+}
+
+impl Registration {
+    /// How often the heartbeat is written: three beats per lease, so one late or lost beat
+    /// never lets the lease run out.
+    pub fn beat_every(&self) -> Millis {
+        (self.lease_ms / 3).max(1)
+    }
+}
+
+/// This host's name, as the registry shows it.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `len` bytes into our buffer.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(name) if ok && !name.is_empty() => name.to_string(),
+        _ => "localhost".to_string(),
+    }
+}
+
+/// Registers this daemon. `exclusive`: it holds the home's lock, so every other unstopped
+/// daemon is dead and is marked stopped now (its jobs are the restart recovery's).
+pub fn register(
+    store: &mut Store,
+    reg: &Registration,
+    parallel: usize,
+    now: Millis,
+    exclusive: bool,
+) -> Result<(), DaemonError> {
+    store.write(|tx| -> Result<(), DaemonError> {
+        if exclusive {
+            for d in daemons::unstopped(tx, None)? {
+                daemons::stop(tx, &d.id, now)?;
+            }
+        }
+        daemons::register(
+            tx,
+            &DaemonRow {
+                id: reg.id.clone(),
+                host: reg.host.clone(),
+                pid: std::process::id() as i64,
+                parallel: parallel as i64,
+                labels: reg.labels.clone(),
+                started_ms: now,
+                heartbeat_ms: now,
+                stopped_ms: None,
+            },
+        )?;
+        Ok(())
+    })
+}
+
+/// One heartbeat: renews this daemon's lease, then recovers the running jobs of every
+/// daemon whose lease ran out (each taken over by exactly one daemon). Returns the ids of
+/// the jobs it recovered.
+pub fn beat(
+    store: &mut Store,
+    sh: &Shared,
+    reg: &Registration,
+    now: Millis,
+) -> Result<Vec<String>, DaemonError> {
+    if !store.write(|tx| daemons::beat(tx, &reg.id, now))? {
+        return Err(DaemonError::LeaseLost(reg.id.clone()));
+    }
+    let expired_before = now - reg.lease_ms;
+    let mut recovered = Vec::new();
+    for dead in daemons::expired(store.conn(), expired_before)? {
+        let orphans = store.write(|tx| -> Result<Vec<jobs::Job>, DaemonError> {
+            if !daemons::take_over(tx, &dead.id, expired_before, now)? {
+                return Ok(Vec::new());
+            }
+            let mut orphans = Vec::new();
+            for id in daemons::running_jobs(tx, &dead.id)? {
+                orphans.push(jobs::require(tx, &id)?);
+            }
+            Ok(orphans)
+        })?;
+        if orphans.is_empty() {
+            continue;
+        }
+        tracing::warn!(
+            daemon = %dead.id,
+            host = %dead.host,
+            jobs = orphans.len(),
+            "daemon: a daemon's lease ran out; recovering its running jobs"
+        );
+        let local = if dead.host == reg.host {
+            Local::Yes
+        } else {
+            Local::No
+        };
+        let config = sh.config();
+        recovered.extend(recovery::recover_jobs(
+            store,
+            sh.home.root(),
+            sh.clock.as_ref(),
+            &config,
+            &*sh.hooks,
+            orphans,
+            local,
+        )?);
+    }
+    Ok(recovered)
+}
+
+/// Marks this daemon stopped on a clean exit, so nobody waits out its lease.
+pub fn deregister(store: &mut Store, reg: &Registration, now: Millis) -> Result<(), DaemonError> {
+    store.write(|tx| daemons::stop(tx, &reg.id, now))?;
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! Noticing that another connection committed to the store: an inotify watch on the
+//! store's folder whose events are read only while the pool waits.
+//!
+//! Every page a commit writes to the WAL is an inotify event, the daemon's own commits
+//! included (dozens per job). A watcher thread that reads each one as it comes is woken,
+//! and wakes the pool, once per write. Read lazily, the kernel folds a run of identical
+//! events into the one still queued and wakes no one for it, so a busy daemon pays about
+//! one wake-up per pass instead.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+
+/// What a commit (or a new store file) does to the folder's entries.
+const MASK: u32 = libc::IN_MODIFY | libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
+
+pub struct StoreWatch {
+    fd: AsyncFd<OwnedFd>,
+    /// The store file's name: its `-wal` and `-shm` share it as a prefix.
+    name: Vec<u8>,
+}
+
+impl StoreWatch {
+    /// Watches the folder of the store file `db`; must be called inside the runtime.
+    pub fn new(db: &Path) -> std::io::Result<Self> {
+        let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+        let dir = db.parent().ok_or_else(invalid)?;
+        let name = db.file_name().ok_or_else(invalid)?.as_bytes().to_vec();
+        let dir = CString::new(dir.as_os_str().as_bytes()).map_err(|_| invalid())?;
+        // SAFETY: a new inotify descriptor, owned from here on.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: as above; nothing else holds it.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: a NUL-terminated path and our own descriptor.
+        if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), dir.as_ptr(), MASK) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: the descriptor stays open, and the same, for the AsyncFd's whole life.
+        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }?;
+        Ok(Self { fd, name })
+    }
+
+    /// Resolves once a store file changed since the last call returned (at once when one
+    /// did meanwhile).
+    pub async fn changed(&self) {
+        loop {
+            let Ok(mut ready) = self.fd.readable().await else {
+                return std::future::pending().await;
+            };
+            match self.drain() {
+                Ok(true) => return,
+                Ok(false) => ready.clear_ready(),
+                Err(_) => return std::future::pending().await,
+            }
+        }
+    }
+
+    /// Reads every queued event; whether one was about a store file (or events were lost).
+    fn drain(&self) -> std::io::Result<bool> {
+        let mut buf = [0u8; 4096];
+        let mut store = false;
+        loop {
+            // SAFETY: reads into a buffer we own, at most its length.
+            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                return match e.kind() {
+                    std::io::ErrorKind::WouldBlock => Ok(store),
+                    std::io::ErrorKind::Interrupted => continue,
+                    _ => Err(e),
+                };
+            }
+            store |= names_the_store(&buf[..n as usize], &self.name);
+        }
+    }
+}
+
+/// Whether a buffer of inotify events holds one about a file whose name starts with
+/// `name`, or a queue overflow (which may have dropped one).
+fn names_the_store(mut events: &[u8], name: &[u8]) -> bool {
+    const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
+    let mut hit = false;
+    while events.len() >= HEADER {
+        // SAFETY: the kernel wrote a whole header here; read unaligned from the buffer.
+        let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(events.as_ptr().cast()) };
+        let end = (HEADER + ev.len as usize).min(events.len());
+        let file = &events[HEADER..end];
+        hit |= ev.mask & libc::IN_Q_OVERFLOW != 0 || file.starts_with(name);
+        events = &events[end..];
+    }
+    hit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_write_to_a_store_file_wakes_and_other_files_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = StoreWatch::new(&dir.path().join("gitmoot.db")).unwrap();
+        let write = |name: &str| std::fs::write(dir.path().join(name), "x").unwrap();
+        // The kernel queues an event before the write returns.
+        write("daemon.status");
+        assert!(!watch.drain().unwrap(), "a non-store file is no change");
+        write("gitmoot.db-wal");
+        write("gitmoot.db-wal");
+        assert!(watch.drain().unwrap());
+        assert!(!watch.drain().unwrap(), "read once");
+        write("gitmoot.db");
+        watch.changed().await;
+    }
+}
