@@ -72,7 +72,7 @@ fn values_cross_the_neutral_transaction_unchanged_on_both_backends() {
     for (mut store, _keep) in stores() {
         let backend = store.backend();
         store
-            .write_tx(|tx| {
+            .write(|tx| {
                 tx.execute(
                     RUN,
                     params![
@@ -89,7 +89,7 @@ fn values_cross_the_neutral_transaction_unchanged_on_both_backends() {
             })
             .unwrap();
         let row = store
-            .tx()
+            .conn()
             .query_row(
                 "SELECT state, title, repo, killed, paused_ms, paused_since_ms, cost_usd, \
                  created_ms = updated_ms, jobs FROM runs WHERE root_id = ?1",
@@ -125,7 +125,7 @@ fn values_cross_the_neutral_transaction_unchanged_on_both_backends() {
             "{backend:?}"
         );
         let err = store
-            .tx()
+            .conn()
             .query_row("SELECT title FROM runs", params![], |r| r.get::<i64>(0))
             .unwrap_err();
         assert!(err.to_string().contains("column 0"), "{backend:?}: {err}");
@@ -138,7 +138,7 @@ fn values_cross_the_neutral_transaction_unchanged_on_both_backends() {
 fn transactions_savepoints_and_dialect_rewrites_behave_alike() {
     for (mut store, _keep) in stores() {
         let backend = store.backend();
-        let failed: Result<(), StoreError> = store.write_tx(|tx| {
+        let failed: Result<(), StoreError> = store.write(|tx| {
             tx.execute(
                 RUN,
                 params![
@@ -156,7 +156,7 @@ fn transactions_savepoints_and_dialect_rewrites_behave_alike() {
         });
         assert!(failed.is_err());
         store
-            .write_tx(|tx| {
+            .write(|tx| {
                 tx.execute(RUN, params!["kept", "running", "t", None::<String>, false, 7i64, None::<i64>, 0.0])?;
                 let inner = tx.savepoint(|| {
                     tx.execute(RUN, params!["undone", "running", "t", None::<String>, false, 1i64, None::<i64>, 0.0])?;
@@ -170,7 +170,7 @@ fn transactions_savepoints_and_dialect_rewrites_behave_alike() {
                 )
             })
             .unwrap();
-        let tx = store.tx();
+        let tx = store.conn();
         assert_eq!(
             names(&tx, "SELECT root_id FROM runs"),
             BTreeSet::from(["kept".to_string()]),
@@ -205,7 +205,7 @@ fn transactions_savepoints_and_dialect_rewrites_behave_alike() {
 fn both_backends_migrate_to_the_same_tables_columns_and_indexes() {
     let mut shapes = Vec::new();
     for (store, _keep) in stores() {
-        let tx = store.tx();
+        let tx = store.conn();
         let (tables, indexes, version) = match tx.backend() {
             Backend::Sqlite => (
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
@@ -251,7 +251,7 @@ fn the_postgres_schema_has_real_types_and_refuses_a_newer_version() {
     let db = support::pg::database();
     let location = Location::Postgres(db.url());
     let store = Store::open_location(&location).unwrap();
-    let home = meta::home_id(&store.tx()).unwrap();
+    let home = meta::home_id(&store.conn()).unwrap();
     let types: Vec<String> = [
         "jobs.result",
         "jobs.created_ms",
@@ -264,7 +264,7 @@ fn the_postgres_schema_has_real_types_and_refuses_a_newer_version() {
     .map(|c| {
         let (t, col) = c.split_once('.').unwrap();
         store
-            .tx()
+            .conn()
             .one(
                 "SELECT data_type::text FROM information_schema.columns
                  WHERE table_name = ?1 AND column_name = ?2",
@@ -287,12 +287,12 @@ fn the_postgres_schema_has_real_types_and_refuses_a_newer_version() {
     drop(store);
     let mut again = Store::open_location(&location).unwrap();
     assert_eq!(
-        meta::home_id(&again.tx()).unwrap(),
+        meta::home_id(&again.conn()).unwrap(),
         home,
         "reopening keeps the home id"
     );
     again
-        .write_tx(|tx| tx.execute("UPDATE schema_version SET version = 99", params![]))
+        .write(|tx| tx.execute("UPDATE schema_version SET version = 99", params![]))
         .unwrap();
     drop(again);
     let err = Store::open_location(&location).err().unwrap();
@@ -309,7 +309,7 @@ fn unread_counters_follow_mentions_on_both_backends() {
     for (mut store, _keep) in stores() {
         let backend = store.backend();
         store
-            .write_tx(|tx| {
+            .write(|tx| {
                 tx.batch(
                     "INSERT INTO chat_threads(id, slug, title, repo, origin, created_ms, updated_ms)
                          VALUES ('t1', 'plan', 'Plan', 'o/r', 'home', 1, 1);
@@ -341,7 +341,7 @@ fn unread_counters_follow_mentions_on_both_backends() {
             })
             .unwrap();
         let n: i64 = store
-            .tx()
+            .conn()
             .one("SELECT n FROM chat_unread WHERE agent = 'a'", params![])
             .unwrap();
         assert_eq!(n, 1, "{backend:?}");
@@ -412,7 +412,7 @@ fn the_aggregates_round_trip_on_both_backends() {
     for (mut store, _keep) in stores() {
         let b = store.backend();
         store
-            .write_tx(|tx| {
+            .write(|tx| {
                 agents::insert(tx, &Agent::shell("ana", "true"))?;
                 let mut run = Run::new("job-r".into(), "title".into(), None, 10);
                 runs::put(tx, &run)?;
@@ -492,7 +492,7 @@ fn the_aggregates_round_trip_on_both_backends() {
                 Ok::<_, StoreError>(())
             })
             .unwrap();
-        let tx = store.tx();
+        let tx = store.conn();
         assert_eq!(agents::list(tx).unwrap()[0].name, "ana", "{b:?}");
         let run = runs::get(tx, "job-r").unwrap().unwrap();
         assert_eq!((run.tokens, run.killed), (42, true), "{b:?}");
@@ -564,7 +564,7 @@ fn chat_rows_behave_alike_on_both_backends() {
     for (mut store, _keep) in stores() {
         let b = store.backend();
         store
-            .write_tx(|tx| {
+            .write(|tx| {
                 agents::insert(tx, &Agent::shell("ana", "true"))?;
                 agents::insert(tx, &Agent::shell("bob", "true"))?;
                 let thread = chat::Thread {
@@ -640,7 +640,7 @@ fn chat_rows_behave_alike_on_both_backends() {
                 Ok::<_, StoreError>(())
             })
             .unwrap();
-        let tx = store.tx();
+        let tx = store.conn();
         let threads = chat::list_threads(tx, None, false).unwrap();
         assert_eq!(
             threads[0].updated_ms, 13,
@@ -715,8 +715,8 @@ fn the_daemon_registry_takes_over_a_lapsed_lease_once_on_both_backends() {
             heartbeat_ms: 1,
             stopped_ms: None,
         };
-        store.write_tx(|tx| daemons::register(tx, &row)).unwrap();
-        let tx = store.tx();
+        store.write(|tx| daemons::register(tx, &row)).unwrap();
+        let tx = store.conn();
         assert!(daemons::beat(tx, "d1", 50).unwrap(), "{b:?}");
         assert!(
             !daemons::take_over(tx, "d1", 40, 60).unwrap(),

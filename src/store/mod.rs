@@ -29,7 +29,7 @@ pub mod views;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::Invalid;
 use crate::home::Home;
@@ -74,8 +74,6 @@ pub enum StoreError {
         url: String,
         source: postgres::Error,
     },
-    #[error("store {0}: the PostgreSQL backend does not run gitmoot's verbs yet (issue 18)")]
-    NotPorted(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("stored JSON is corrupt: {0}")]
@@ -85,6 +83,22 @@ pub enum StoreError {
 impl StoreError {
     pub fn not_found(what: impl Into<String>) -> Self {
         Self::NotFound(what.into())
+    }
+
+    /// A transaction lost to a concurrent one and may simply be run again: SQLite busy or
+    /// locked past the busy timeout, a PostgreSQL serialization failure or deadlock.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Self::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            Self::Postgres(e) => e.code().is_some_and(|c| {
+                *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+                    || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+            }),
+            _ => false,
+        }
     }
 }
 
@@ -120,8 +134,10 @@ impl Store {
     /// Opens (creating with private permissions) and migrates the home's database.
     pub fn open_home(home: &Home) -> Result<Self> {
         match home.store_url().map(Location::parse).transpose()? {
-            Some(Location::Postgres(url)) => {
-                Err(StoreError::NotPorted(Location::Postgres(url).display()))
+            Some(location @ Location::Postgres(_)) => {
+                // The home still holds this host's config, logs and artifacts.
+                home.ensure()?;
+                Self::open_location(&location)
             }
             Some(Location::Sqlite(path)) => {
                 home.ensure()?;
@@ -153,7 +169,7 @@ impl Store {
                     path: PathBuf::from(&shown),
                 };
                 store
-                    .write_tx(|tx| pg_schema::migrate(tx, &shown))
+                    .write(|tx| pg_schema::migrate(tx, &shown))
                     .map_err(|e| match e {
                         StoreError::Postgres(source) => named(source),
                         other => other,
@@ -208,80 +224,28 @@ impl Store {
         }
     }
 
-    /// The SQLite connection of a store the verbs run on (`open_home` opens no other kind
-    /// until they run on `Tx`).
-    fn sqlite(&self) -> &Connection {
-        match &self.conn {
-            Conn::Sqlite(c) => c,
-            Conn::Pg(_) => unreachable!(
-                "a PostgreSQL store offers only tx, write_tx and read_tx until the verbs run on Tx"
-            ),
-        }
-    }
-
-    fn sqlite_mut(&mut self) -> &mut Connection {
-        match &mut self.conn {
-            Conn::Sqlite(c) => c,
-            Conn::Pg(_) => unreachable!(
-                "a PostgreSQL store offers only tx, write_tx and read_tx until the verbs run on Tx"
-            ),
-        }
-    }
-
-    /// Read access; each statement sees a consistent snapshot.
-    pub fn conn(&self) -> &Connection {
-        self.sqlite()
-    }
-
-    /// Neutral access outside a transaction: each statement commits (or reads) alone.
-    pub fn tx(&self) -> Tx<'_> {
+    /// Access outside a transaction: each statement commits (or reads) alone.
+    pub fn conn(&self) -> Tx<'_> {
         match &self.conn {
             Conn::Sqlite(c) => Tx::from(c),
             Conn::Pg(c) => Tx::pg(c),
         }
     }
 
-    /// Runs `f` in one IMMEDIATE transaction: it holds the write lock from the start, so
-    /// concurrent writers queue on `busy_timeout` instead of failing mid-way.
-    pub fn write<T, E>(&mut self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
-    where
-        E: From<StoreError>,
-    {
-        let tx = self
-            .sqlite_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(StoreError::from)?;
-        Ok(out)
-    }
-
-    /// Read-only transaction for multi-statement reads that must agree with each other.
-    pub fn read<T, E>(&mut self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
-    where
-        E: From<StoreError>,
-    {
-        let tx = self
-            .sqlite_mut()
-            .transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(StoreError::from)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(StoreError::from)?;
-        Ok(out)
-    }
-
-    /// `write` on either backend: one transaction that holds the writers' lock from its
-    /// start (SQLite's IMMEDIATE, PostgreSQL's advisory lock), committed when `f` succeeds
-    /// and rolled back when it fails.
-    pub fn write_tx<T, E>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T, E>) -> Result<T, E>
+    /// Runs `f` in one transaction that holds the writers' lock from its start (SQLite's
+    /// IMMEDIATE, so concurrent writers queue on `busy_timeout` instead of failing mid-way;
+    /// PostgreSQL's advisory lock), committed when `f` succeeds and rolled back when it
+    /// fails.
+    pub fn write<T, E>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
         self.in_tx(TransactionBehavior::Immediate, pg::PgConn::begin_write, f)
     }
 
-    /// `read` on either backend: every statement of `f` sees one snapshot.
-    pub fn read_tx<T, E>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T, E>) -> Result<T, E>
+    /// A read-only transaction for multi-statement reads that must agree with each other:
+    /// every statement of `f` sees one snapshot.
+    pub fn read<T, E>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
@@ -315,7 +279,10 @@ impl Store {
 
     /// For a connection that settles and claims many jobs a transaction (the daemon's).
     pub fn tune_for_batches(&self) -> Result<()> {
-        let conn = self.sqlite();
+        // PostgreSQL keeps a savepoint in memory and plans on its own.
+        let Conn::Sqlite(conn) = &self.conn else {
+            return Ok(());
+        };
         // Each settlement of a batch runs under its own savepoint, whose statement journal
         // would otherwise be a temp file written page by page on every pass.
         conn.pragma_update(None, "temp_store", "MEMORY")?;
@@ -332,10 +299,16 @@ impl Store {
     }
 
     /// Changes whenever another connection commits; cheap, exact cross-process change check.
+    /// On PostgreSQL, the server's write-ahead log position: it moves with every commit
+    /// (this connection's and other databases' too, which only costs a needless reload).
     pub fn data_version(&self) -> Result<i64> {
-        Ok(self
-            .sqlite()
-            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+        match &self.conn {
+            Conn::Sqlite(c) => Ok(c.query_row("PRAGMA data_version", [], |r| r.get(0))?),
+            Conn::Pg(_) => self.conn().one(
+                "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint",
+                &[],
+            ),
+        }
     }
 }
 

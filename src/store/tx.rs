@@ -139,6 +139,17 @@ impl<'a> Tx<'a> {
         }
     }
 
+    /// The SQLite connection under this transaction, for the bench's own SQL on its
+    /// scratch stores (`PRAGMA`s, bulk copies); any other store is refused.
+    pub fn sqlite(&self) -> Result<&'a rusqlite::Connection> {
+        match self.inner {
+            Inner::Sqlite(c) => Ok(c),
+            Inner::Pg(_) => Err(StoreError::Invalid(crate::Invalid(
+                "this measurement needs a SQLite store".into(),
+            ))),
+        }
+    }
+
     /// Runs one statement; returns the rows it changed.
     pub fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<usize> {
         match self.inner {
