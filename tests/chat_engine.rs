@@ -4,6 +4,9 @@
 //! continuation's result lands in the same thread; the auto-respond sweep's switches,
 //! cap, cooldown and moot exclusion.
 
+#[path = "support/pg.rs"]
+mod pg;
+
 use gitmoot::chat::answer::{Answered, answer_message, resolve_target};
 use gitmoot::chat::messages::{SendOptions, send_message};
 use gitmoot::chat::moot::{Convened, MootRequest, convene};
@@ -27,6 +30,8 @@ const REPO: &str = "owner/repo";
 struct Fixture {
     _dir: tempfile::TempDir,
     store: Store,
+    /// The PostgreSQL database under `store`, when the suite runs on one.
+    _db: Option<pg::Database>,
     clock: ManualClock,
     cfg: Config,
 }
@@ -48,7 +53,7 @@ fn agent(name: &str, autorespond: bool) -> Agent {
 
 fn fixture(agents_: &[(&str, bool)]) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("gitmoot.db")).unwrap();
+    let (mut store, db) = pg::test_store(dir.path());
     store
         .write(|tx| {
             for (a, auto) in agents_ {
@@ -60,6 +65,7 @@ fn fixture(agents_: &[(&str, bool)]) -> Fixture {
     Fixture {
         _dir: dir,
         store,
+        _db: db,
         clock: ManualClock::new(1_800_000_000_000),
         cfg: Config::default(),
     }

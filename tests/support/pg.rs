@@ -6,6 +6,9 @@
 //! PostgreSQL runs are part of the suite, never skipped. As root (CI), `initdb` refuses to
 //! run, so the cluster belongs to the `postgres` user and every server command runs as it.
 
+// Loaded by several test binaries (through `support` and by path), each using a part.
+#![allow(dead_code)]
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -236,10 +239,6 @@ impl Database {
     pub fn name(&self) -> &str {
         &self.name
     }
-
-    pub fn cluster(&self) -> &Arc<Cluster> {
-        &self.cluster
-    }
 }
 
 impl Drop for Database {
@@ -313,4 +312,31 @@ fn free_port() -> u16 {
 fn path_str(p: &Path) -> &str {
     p.to_str()
         .unwrap_or_else(|| panic!("PostgreSQL test cluster: non-UTF-8 path {}", p.display()))
+}
+
+/// The store a suite runs on, by `GITMOOT_TEST_STORE`: unset or `sqlite`, the SQLite file
+/// `dir/gitmoot.db`; `postgres`, a fresh database on this binary's throwaway cluster, which
+/// the returned handle keeps (drop it after the store). Anything else fails the test. A
+/// test binary named `*_on_postgres` (which includes another suite's files) defaults to
+/// `postgres`, so the one `cargo test` runs that suite on both backends.
+pub fn test_store(dir: &Path) -> (gitmoot::store::Store, Option<Database>) {
+    use gitmoot::store::{Location, Store};
+    let on_postgres = std::env::current_exe()
+        .ok()
+        .and_then(|p| Some(p.file_stem()?.to_str()?.contains("_on_postgres")))
+        .unwrap_or(false);
+    let choice = std::env::var("GITMOOT_TEST_STORE")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .or_else(|| on_postgres.then(|| "postgres".to_string()));
+    match choice.as_deref() {
+        None | Some("sqlite") => (Store::open(&dir.join("gitmoot.db")).unwrap(), None),
+        Some("postgres") => {
+            let db = database();
+            let store = Store::open_location(&Location::Postgres(db.url()))
+                .unwrap_or_else(|e| panic!("PostgreSQL test store: {e}"));
+            (store, Some(db))
+        }
+        Some(other) => panic!("GITMOOT_TEST_STORE={other:?}: expected sqlite or postgres"),
+    }
 }
