@@ -270,6 +270,21 @@ impl Default for NotifyConfig {
     }
 }
 
+/// `[store]`: where the store lives when it is not the home's SQLite file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// `postgres://…` (or `sqlite:PATH`); `--store` and `$GITMOOT_STORE` come first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl StoreConfig {
+    fn is_default(&self) -> bool {
+        self.url.is_none()
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -282,6 +297,8 @@ pub struct Config {
     pub tui: TuiConfig,
     pub notify: NotifyConfig,
     pub agents: BTreeMap<String, AgentConfig>,
+    #[serde(skip_serializing_if = "StoreConfig::is_default")]
+    pub store: StoreConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -316,6 +333,41 @@ impl Config {
                 path: path.to_path_buf(),
                 source,
             }),
+        }
+    }
+
+    /// The `[store] url` of the file at `path`, read on its own: commands that never read
+    /// the rest of the config keep working while another key is broken. A file too broken
+    /// to read that has a `[store]` table is an error, since guessing the store is worse.
+    pub fn store_url(path: &Path) -> Result<Option<String>, ConfigError> {
+        let text = match std::fs::read(path).map(String::from_utf8) {
+            Ok(Ok(t)) => t,
+            // Not text at all: the full load names the file and the offset.
+            Ok(Err(_)) => return Self::load(path).map(|c| c.store.url),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let Ok(table) = toml::from_str::<toml::Table>(&text) else {
+            if text.lines().any(|l| l.trim_start().starts_with("[store]")) {
+                return Self::parse(&text, path)
+                    .map(|c| c.store.url)
+                    .map_err(Into::into);
+            }
+            return Ok(None);
+        };
+        match table.get("store").and_then(|s| s.get("url")) {
+            None => Ok(None),
+            Some(toml::Value::String(url)) => Ok(Some(url.clone())),
+            Some(_) => Err(crate::Invalid(format!(
+                "config {}: [store].url: expected a URL string",
+                path.display()
+            ))
+            .into()),
         }
     }
 

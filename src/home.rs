@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct Home {
     root: PathBuf,
+    /// The store's URL when it is not the home's own SQLite file (`--store`,
+    /// `$GITMOOT_STORE`, `[store] url`); the store parses it.
+    store: Option<String>,
 }
 
 impl Home {
@@ -32,10 +35,20 @@ impl Home {
         } else {
             std::env::current_dir()?.join(root)
         };
-        Ok(Self { root })
+        Ok(Self { root, store: None })
     }
 
-    /// Creates the folders (0700) and an empty private database file (0600) if missing.
+    /// The same home with its store at `url` (None: the home's SQLite file).
+    pub fn with_store(self, url: Option<String>) -> Self {
+        Self { store: url, ..self }
+    }
+
+    pub fn store_url(&self) -> Option<&str> {
+        self.store.as_deref()
+    }
+
+    /// Creates the folders (0700) and, when the store is the home's own file, an empty
+    /// private database file (0600) if missing.
     pub fn ensure(&self) -> io::Result<()> {
         for dir in [self.root.clone(), self.logs_dir(), self.artifacts_dir()] {
             if !dir.exists() {
@@ -45,6 +58,9 @@ impl Home {
                     .create(&dir)?;
             }
             fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))?;
+        }
+        if self.store.is_some() {
+            return Ok(());
         }
         let db = self.db_path();
         if !db.exists() {

@@ -2,6 +2,7 @@
 //! run's tree (`job show/tree --json`, `job run --wait`, the demo's recap). It only reads;
 //! it never decides or writes anything.
 
+use crate::store::Tx;
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
@@ -45,7 +46,7 @@ pub fn job_json(j: &Job) -> Value {
 }
 
 /// The `job tree --json` document: the run and the root with nested children.
-pub fn tree_json(conn: &rusqlite::Connection, root: &str) -> Result<Value, StoreError> {
+pub fn tree_json(conn: &Tx<'_>, root: &str) -> Result<Value, StoreError> {
     let run = runs::require(conn, root)?;
     let all = jobs::by_root(conn, root)?;
     let mut children: HashMap<&str, Vec<&Job>> = HashMap::new();

@@ -4,6 +4,9 @@
 //! continuation's result lands in the same thread; the auto-respond sweep's switches,
 //! cap, cooldown and moot exclusion.
 
+#[path = "support/pg.rs"]
+mod pg;
+
 use gitmoot::chat::answer::{Answered, answer_message, resolve_target};
 use gitmoot::chat::messages::{SendOptions, send_message};
 use gitmoot::chat::moot::{Convened, MootRequest, convene};
@@ -27,6 +30,8 @@ const REPO: &str = "owner/repo";
 struct Fixture {
     _dir: tempfile::TempDir,
     store: Store,
+    /// The PostgreSQL database under `store`, when the suite runs on one.
+    _db: Option<pg::Database>,
     clock: ManualClock,
     cfg: Config,
 }
@@ -48,7 +53,7 @@ fn agent(name: &str, autorespond: bool) -> Agent {
 
 fn fixture(agents_: &[(&str, bool)]) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("gitmoot.db")).unwrap();
+    let (mut store, db) = pg::test_store(dir.path());
     store
         .write(|tx| {
             for (a, auto) in agents_ {
@@ -60,6 +65,7 @@ fn fixture(agents_: &[(&str, bool)]) -> Fixture {
     Fixture {
         _dir: dir,
         store,
+        _db: db,
         clock: ManualClock::new(1_800_000_000_000),
         cfg: Config::default(),
     }
@@ -217,7 +223,7 @@ fn promotion_records_a_queued_job_and_its_result_posts_back_once() {
     assert_eq!(msgs[1].promoted_job_id.as_deref(), Some(p.job_id.as_str()));
     // A promotion request delivers nothing to an inbox.
     assert_eq!(
-        inbox::inbox(f.store.conn(), "codex-b", true, None)
+        inbox::inbox(&f.store.conn(), "codex-b", true, None)
             .unwrap()
             .len(),
         1
@@ -282,11 +288,10 @@ fn a_refused_dispatch_writes_nothing_and_does_not_poison_the_dedupe() {
 fn escalation_row(f: &mut Fixture, job_id: &str, root_id: &str) -> i64 {
     f.store
         .write(|tx| {
-            tx.execute(
-                "INSERT INTO escalations(root_id, job_id, kind, questions, reason, opened_ms) VALUES (?1, ?2, 'ask', ?3, '', 1)",
-                rusqlite::params![root_id, job_id, json!([{"id": "q1", "prompt": "Which port?", "choices": ["8080", "9090"]}, {"id": "q2", "prompt": "Why?"}]).to_string()],
-            )?;
-            Ok::<_, gitmoot::store::StoreError>(tx.last_insert_rowid())
+            tx.one(
+                "INSERT INTO escalations(root_id, job_id, kind, questions, reason, opened_ms) VALUES (?1, ?2, 'ask', ?3, '', 1) RETURNING id",
+                gitmoot::store::tx::params![root_id, job_id, json!([{"id": "q1", "prompt": "Which port?", "choices": ["8080", "9090"]}, {"id": "q2", "prompt": "Why?"}]).to_string()],
+            )
         })
         .unwrap()
 }
@@ -299,7 +304,7 @@ fn the_ask_gate_hook_creates_the_job_thread_with_the_questions() {
     let job = jobs::require(f.store.conn(), &root).unwrap();
     f.ask_round_opened(&job, esc);
     let slug = job_thread_slug(&root);
-    let t = threads::resolve(f.store.conn(), &slug, Some(REPO)).unwrap();
+    let t = threads::resolve(&f.store.conn(), &slug, Some(REPO)).unwrap();
     assert_eq!(t.repo, REPO);
     assert!(t.title.ends_with("— awaiting answer"), "{}", t.title);
     let msgs = f.messages(&t);
@@ -313,15 +318,14 @@ fn the_ask_gate_hook_creates_the_job_thread_with_the_questions() {
     let stamped: String = f
         .store
         .conn()
-        .query_row(
+        .one(
             "SELECT thread_id FROM escalations WHERE id = ?1",
-            [esc],
-            |r| r.get(0),
+            gitmoot::store::tx::params![esc],
         )
         .unwrap();
     assert_eq!(stamped, t.id);
-    assert_eq!(resolve_target(f.store.conn(), &t).unwrap(), root);
-    let inbox = inbox::inbox(f.store.conn(), "coord", true, None).unwrap();
+    assert_eq!(resolve_target(&f.store.conn(), &t).unwrap(), root);
+    let inbox = inbox::inbox(&f.store.conn(), "coord", true, None).unwrap();
     assert_eq!(
         inbox.len(),
         1,
@@ -330,7 +334,7 @@ fn the_ask_gate_hook_creates_the_job_thread_with_the_questions() {
     // A second round on the same job reuses the thread.
     let esc2 = escalation_row(&mut f, &root, &root);
     f.ask_round_opened(&job, esc2);
-    assert_eq!(threads::list(f.store.conn(), None, true).unwrap().len(), 1);
+    assert_eq!(threads::list(&f.store.conn(), None, true).unwrap().len(), 1);
     assert_eq!(f.messages(&t).len(), 2);
 }
 
@@ -343,7 +347,7 @@ fn an_ask_pause_is_answered_in_chat_and_the_continuation_posts_back() {
         json!({"decision": "approved", "summary": "need input", "human_questions": [{"id": "q1", "prompt": "Which port?"}]}),
     );
     let slug = job_thread_slug(&root);
-    let t = threads::resolve(f.store.conn(), &slug, None).unwrap();
+    let t = threads::resolve(&f.store.conn(), &slug, None).unwrap();
     let msgs = f.messages(&t);
     assert_eq!(msgs.len(), 1, "a pause is not an ending: no job_result yet");
     assert_eq!(msgs[0].body, "- q1: Which port?");
@@ -404,12 +408,12 @@ fn the_sweep_is_off_unless_both_switches_are_set() {
     assert_eq!(job.action, Action::Ask);
     assert!(job.prompt.contains("Reply conversationally"));
     assert!(
-        inbox::inbox(f.store.conn(), "responder", true, None)
+        inbox::inbox(&f.store.conn(), "responder", true, None)
             .unwrap()
             .is_empty()
     );
     assert_eq!(
-        inbox::inbox(f.store.conn(), "quiet", true, None)
+        inbox::inbox(&f.store.conn(), "quiet", true, None)
             .unwrap()
             .len(),
         1
@@ -438,7 +442,7 @@ fn the_sweep_defers_in_flight_and_cooldown_and_parks_at_the_cap() {
             // Inside the cooldown the trigger waits (left unread), then fires.
             assert!(f.sweep().is_empty());
             assert_eq!(
-                inbox::inbox(f.store.conn(), "responder", true, None)
+                inbox::inbox(&f.store.conn(), "responder", true, None)
                     .unwrap()
                     .len(),
                 1
@@ -460,7 +464,7 @@ fn the_sweep_defers_in_flight_and_cooldown_and_parks_at_the_cap() {
     let notices = f.messages(&t).iter().filter(|m| m.body == notice).count();
     assert_eq!(notices, 1);
     assert!(
-        inbox::inbox(f.store.conn(), "responder", true, None)
+        inbox::inbox(&f.store.conn(), "responder", true, None)
             .unwrap()
             .is_empty(),
         "parked"
@@ -486,7 +490,7 @@ fn moot_threads_and_non_chat_kinds_never_trigger_the_sweep() {
     // The announcement's system mentions are in the inbox but never trigger.
     f.thread("room");
     let clock = &f.clock;
-    let t = threads::resolve(f.store.conn(), "room", None).unwrap();
+    let t = threads::resolve(&f.store.conn(), "room", None).unwrap();
     write_retry(&mut f.store, |tx| {
         let mut post = gitmoot::chat::messages::Post::system("@alice note");
         post.deliver = vec![("alice".into(), true)];
@@ -509,7 +513,7 @@ fn a_moot_hard_stops_at_its_cap_and_posts_the_overrun_once() {
         let job = jobs::require(f.store.conn(), &s.job_id).unwrap();
         assert_eq!(job.action, Action::Ask);
         assert!(job.prompt.contains("--as ") && job.prompt.contains("--home /tmp/h"));
-        let seat = gitmoot::chat::moot::seat_for_job(f.store.conn(), &job)
+        let seat = gitmoot::chat::moot::seat_for_job(&f.store.conn(), &job)
             .unwrap()
             .unwrap();
         assert_eq!(seat.agent, s.agent);
@@ -582,7 +586,7 @@ fn a_promoted_message_is_tagged_not_copied_and_only_chat_messages_are_promotable
     assert_eq!(result.reply_to, Some(1), "the result answers the original");
     let err = promote(&mut f, result.seq).unwrap_err().to_string();
     assert!(err.contains("only chat messages can be promoted"), "{err}");
-    let s = &threads::summaries(f.store.conn(), None, false).unwrap()[0];
+    let s = &threads::summaries(&f.store.conn(), None, false).unwrap()[0];
     assert_eq!(s.messages, 2);
     assert_eq!(s.last_kind.as_deref(), Some("job_result"));
     assert_eq!(s.last_author.as_deref(), Some("codex-b"));
@@ -598,7 +602,7 @@ fn a_switched_off_sweep_runs_no_chat_query() {
     // With the chat tables out of reach, only a sweep that queries them can fail.
     f.store
         .conn()
-        .execute_batch("ALTER TABLE chat_mentions RENAME TO hidden_mentions")
+        .batch("ALTER TABLE chat_mentions RENAME TO hidden_mentions")
         .unwrap();
     assert!(f.sweep().is_empty());
     f.cfg.chat.auto_respond = true;
@@ -612,7 +616,7 @@ fn the_humans_unread_count_rises_with_others_posts_and_clears_when_the_thread_is
     let mut f = fixture(&[("codex-b", false)]);
     let t = f.thread("room");
     let unseen = |f: &Fixture| {
-        threads::unseen(f.store.conn())
+        threads::unseen(&f.store.conn())
             .unwrap()
             .get(&t.id)
             .copied()
@@ -650,11 +654,10 @@ fn the_humans_unread_count_rises_with_others_posts_and_clears_when_the_thread_is
     let counted: i64 = f
         .store
         .conn()
-        .query_row(
+        .one(
             "SELECT COUNT(*) FROM chat_messages m JOIN chat_seen s ON s.thread_id = m.thread_id
              WHERE m.seq > s.seq AND m.author_kind != 'human'",
-            [],
-            |r| r.get(0),
+            gitmoot::store::tx::params![],
         )
         .unwrap();
     assert_eq!(counted, 1, "the counter agrees with a full count");

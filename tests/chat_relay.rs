@@ -109,7 +109,7 @@ fn a_seat_posts_as_its_agent_and_waits_through_the_socket() {
     // bob's inbox got the mention through the relay's write.
     let store = Store::open(&s.home.db_path()).unwrap();
     assert_eq!(
-        gitmoot::chat::inbox::inbox(store.conn(), "bob", true, None)
+        gitmoot::chat::inbox::inbox(&store.conn(), "bob", true, None)
             .unwrap()
             .len(),
         1
@@ -138,7 +138,7 @@ fn wrong_released_and_empty_tokens_are_refused() {
     .unwrap_err();
     assert!(e.to_string().contains("token"), "{e}");
     let store = Store::open(&s.home.db_path()).unwrap();
-    let t = gitmoot::chat::threads::resolve(store.conn(), "room", None).unwrap();
+    let t = gitmoot::chat::threads::resolve(&store.conn(), "room", None).unwrap();
     assert_eq!(
         gitmoot::store::chat::last_seq(store.conn(), &t.id).unwrap(),
         1,
@@ -182,7 +182,7 @@ fn a_seat_cannot_post_as_another_agent_or_into_another_thread() {
     let e = relay::call(relay.socket_path(), &bad_op).unwrap_err();
     assert_eq!(e.to_string(), "chat relay: unknown op \"delete\"");
     let store = Store::open(&s.home.db_path()).unwrap();
-    let t = gitmoot::chat::threads::resolve(store.conn(), "room", None).unwrap();
+    let t = gitmoot::chat::threads::resolve(&store.conn(), "room", None).unwrap();
     assert_eq!(
         gitmoot::store::chat::last_seq(store.conn(), &t.id).unwrap(),
         0
@@ -278,7 +278,7 @@ fn the_moot_cap_holds_through_the_relay() {
         ],
     );
     let store = Store::open(&s.home.db_path()).unwrap();
-    let t = gitmoot::chat::threads::resolve(store.conn(), "duo", None).unwrap();
+    let t = gitmoot::chat::threads::resolve(&store.conn(), "duo", None).unwrap();
     let relay = Relay::start(&s.home, &s.home.db_path()).unwrap();
     let token = relay.issue_token("bob", &t.id);
     relay::call(

@@ -23,7 +23,7 @@ struct Counting(AtomicUsize);
 impl Hooks for Counting {
     fn job_finished(
         &self,
-        _tx: &rusqlite::Transaction<'_>,
+        _tx: &gitmoot::store::Tx<'_>,
         _clock: &dyn Clock,
         _job: &Job,
     ) -> Result<(), EngineError> {

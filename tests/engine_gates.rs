@@ -15,7 +15,7 @@ fn questions_open_a_gate(decision: Decision) {
     let mut h = H::new();
     h.ok("", asking(res(decision), &[("q1", "Which database?")]));
     assert_eq!(h.run().state, RunState::AwaitingHuman, "{decision:?}");
-    let pending = gitmoot::engine::pending(h.store.conn()).unwrap();
+    let pending = gitmoot::engine::pending(&h.store.conn()).unwrap();
     assert_eq!(pending.len(), 1, "{decision:?}");
     assert_eq!(pending[0].questions[0].prompt, "Which database?");
     let ev = h.events("delegation_escalation_requested");

@@ -10,9 +10,9 @@ use gitmoot::clock::Clock;
 use gitmoot::contract::{Decision, FailurePolicy};
 use gitmoot::domain::{JobKind, JobState, RunState};
 use gitmoot::engine::{EngineError, Hooks, ResumeVerb};
+use gitmoot::store::Tx;
 use gitmoot::store::escalations;
 use gitmoot::store::jobs::Job;
-use rusqlite::Transaction;
 
 #[test]
 fn invariant_1_open_ask_round_holds_the_continuation() {
@@ -254,19 +254,14 @@ struct Recorder {
 }
 
 impl Hooks for Recorder {
-    fn job_finished(
-        &self,
-        _tx: &Transaction<'_>,
-        _c: &dyn Clock,
-        job: &Job,
-    ) -> Result<(), EngineError> {
+    fn job_finished(&self, _tx: &Tx<'_>, _c: &dyn Clock, job: &Job) -> Result<(), EngineError> {
         assert!(job.state.is_terminal());
         self.finished.lock().unwrap().push(job.id.clone());
         Ok(())
     }
     fn ask_round_opened(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Tx<'_>,
         _c: &dyn Clock,
         job: &Job,
         id: i64,

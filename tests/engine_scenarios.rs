@@ -760,7 +760,7 @@ fn ask_gate_answer_multi_line_and_unmatched_ids() {
         ),
     );
     assert_eq!(h.run().state, RunState::AwaitingHuman);
-    let pending = gitmoot::engine::pending(h.store.conn()).unwrap();
+    let pending = gitmoot::engine::pending(&h.store.conn()).unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].questions[1].prompt, "Ship today?");
     h.clock.advance(5_000);
@@ -804,7 +804,11 @@ fn ttl_auto_finalizes_unanswered_rounds() {
         f.prompt
     );
     assert_eq!(h.run().state, RunState::Running);
-    assert!(gitmoot::engine::pending(h.store.conn()).unwrap().is_empty());
+    assert!(
+        gitmoot::engine::pending(&h.store.conn())
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -819,12 +823,12 @@ fn kill_cancels_queued_legs_lets_running_finish_then_one_finalize() {
     assert_eq!(rep.cancelled, [h.id("b")]);
     assert_eq!(rep.running, [h.id("a")]);
     assert!(
-        gitmoot::engine::jobs_to_terminate(h.store.conn())
+        gitmoot::engine::jobs_to_terminate(&h.store.conn())
             .unwrap()
             .is_empty(),
         "graceful kill terminates nothing"
     );
-    assert!(!gitmoot::engine::may_start(h.store.conn(), &h.id("b")).unwrap());
+    assert!(!gitmoot::engine::may_start(&h.store.conn(), &h.id("b")).unwrap());
     h.ok("a", approved());
     assert!(h.try_job("c").is_none());
     let f = finalize_of(&h, "continuation");
@@ -840,12 +844,12 @@ fn kill_force_lists_running_jobs_for_termination() {
     h.start("a");
     h.kill(true);
     assert_eq!(
-        gitmoot::engine::jobs_to_terminate(h.store.conn()).unwrap(),
+        gitmoot::engine::jobs_to_terminate(&h.store.conn()).unwrap(),
         [h.id("a")]
     );
     h.fail("a", "terminated by operator");
     assert!(
-        gitmoot::engine::jobs_to_terminate(h.store.conn())
+        gitmoot::engine::jobs_to_terminate(&h.store.conn())
             .unwrap()
             .is_empty()
     );

@@ -355,7 +355,7 @@ fn last_event_ms(home: &Home) -> i64 {
     Store::open_home(home)
         .unwrap()
         .conn()
-        .query_row("SELECT MAX(ts_ms) FROM events", [], |r| r.get(0))
+        .one("SELECT MAX(ts_ms) FROM events", &[])
         .unwrap()
 }
 

@@ -17,11 +17,11 @@ fn a_fresh_database_gets_every_table_and_a_home_id() {
     assert_eq!(user_version(&path), SCHEMA_VERSION);
     let tables: Vec<String> = store
         .conn()
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
+        .query_map(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+            &[],
+            |r| r.get(0),
+        )
         .unwrap();
     for t in [
         "agents",
@@ -41,13 +41,10 @@ fn a_fresh_database_gets_every_table_and_a_home_id() {
             "missing table {t} in {tables:?}"
         );
     }
-    let id = meta::home_id(store.conn()).unwrap();
+    let id = meta::home_id(&store.conn()).unwrap();
     assert_eq!(id.len(), 32);
     assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
-    let mode: String = store
-        .conn()
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .unwrap();
+    let mode: String = store.conn().one("PRAGMA journal_mode", &[]).unwrap();
     assert_eq!(mode, "wal");
 }
 
@@ -55,10 +52,10 @@ fn a_fresh_database_gets_every_table_and_a_home_id() {
 fn migrating_twice_is_a_no_op_that_keeps_the_home_id() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gitmoot.db");
-    let first = meta::home_id(Store::open(&path).unwrap().conn()).unwrap();
+    let first = meta::home_id(&Store::open(&path).unwrap().conn()).unwrap();
     let store = Store::open(&path).unwrap();
     assert_eq!(user_version(&path), SCHEMA_VERSION);
-    assert_eq!(meta::home_id(store.conn()).unwrap(), first);
+    assert_eq!(meta::home_id(&store.conn()).unwrap(), first);
 }
 
 #[test]

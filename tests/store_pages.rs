@@ -52,7 +52,7 @@ type Counts = Vec<(String, i64)>;
 
 /// Full counts straight from the mentions, the way the counters must agree.
 fn full_counts(store: &Store) -> (Counts, Counts) {
-    let conn = store.conn();
+    let conn = store.conn().sqlite().unwrap();
     let origin = rows::origin(conn).unwrap();
     let by_agent = conn
         .prepare(
@@ -150,7 +150,7 @@ fn unread_counters_equal_a_full_count_after_concurrent_writers() {
         by_agent.iter().map(|(_, n)| n).sum::<i64>() > 0,
         "some stay unread"
     );
-    assert_eq!(inbox::unread_counts(store.conn()).unwrap(), by_agent);
+    assert_eq!(inbox::unread_counts(&store.conn()).unwrap(), by_agent);
     let mut counted = rows::unread_by_thread(store.conn()).unwrap();
     counted.sort();
     assert_eq!(counted, by_thread);
@@ -164,6 +164,8 @@ fn unread_counters_equal_a_full_count_after_concurrent_writers() {
 fn plan(store: &Store, sql: &str, args: &[rusqlite::types::Value]) -> String {
     store
         .conn()
+        .sqlite()
+        .unwrap()
         .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
         .unwrap()
         .query_map(rusqlite::params_from_iter(args.iter()), |r| {
@@ -222,6 +224,7 @@ fn listing_queries_walk_their_indexes_without_a_sort() {
         filter.limit = Some(50);
         for cols in [ListColumns::Table, ListColumns::Json] {
             let (sql, args) = jobs::list_query(&filter, cols);
+            let args: Vec<_> = args.into_iter().map(rusqlite::types::Value::Text).collect();
             let p = plan(&store, &sql, &args);
             assert!(
                 p.contains(&format!("USING INDEX {index}")),

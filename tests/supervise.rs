@@ -282,6 +282,8 @@ fn a_corrupt_row_fails_only_its_job_and_reads_skip_it_by_name() {
         .collect();
     h.store()
         .conn()
+        .sqlite()
+        .unwrap()
         .execute(
             "UPDATE jobs SET ephemeral = '{not json' WHERE id = ?1",
             [&poisoned],
@@ -304,6 +306,8 @@ fn a_corrupt_row_fails_only_its_job_and_reads_skip_it_by_name() {
     // A row whose state is garbage: `job list` still lists the rest and names the bad one.
     h.store()
         .conn()
+        .sqlite()
+        .unwrap()
         .execute(
             "UPDATE jobs SET state = 'bogus' WHERE id = ?1",
             [&others[0]],
@@ -412,6 +416,8 @@ fn running_jobs(h: &TestHome) -> Vec<String> {
     let store = h.store();
     let mut st = store
         .conn()
+        .sqlite()
+        .unwrap()
         .prepare("SELECT id FROM jobs WHERE state = 'running'")
         .unwrap();
     st.query_map([], |r| r.get(0))

@@ -52,9 +52,9 @@ fn send_then_promote_then_mark_read_go_through_chat() {
         })
         .unwrap();
     assert!(out.ok, "{out:?}");
-    let thread = gitmoot::chat::threads::resolve(store.conn(), "room", None).unwrap();
+    let thread = gitmoot::chat::threads::resolve(&store.conn(), "room", None).unwrap();
     assert_eq!(
-        gitmoot::chat::inbox::inbox(store.conn(), "scout", true, None)
+        gitmoot::chat::inbox::inbox(&store.conn(), "scout", true, None)
             .unwrap()
             .len(),
         1
@@ -88,7 +88,7 @@ fn send_then_promote_then_mark_read_go_through_chat() {
         .unwrap();
     assert!(out.ok, "{out:?}");
     assert!(
-        gitmoot::chat::inbox::inbox(store.conn(), "scout", true, None)
+        gitmoot::chat::inbox::inbox(&store.conn(), "scout", true, None)
             .unwrap()
             .is_empty()
     );
@@ -181,13 +181,13 @@ fn marking_a_thread_seen_clears_the_humans_count_without_a_message() {
         .assert()
         .success();
     let unseen = || {
-        gitmoot::chat::threads::unseen(store.conn())
+        gitmoot::chat::threads::unseen(&store.conn())
             .unwrap()
             .values()
             .sum::<i64>()
     };
     assert_eq!(unseen(), 1);
-    let thread = gitmoot::chat::threads::resolve(store.conn(), "room", None).unwrap();
+    let thread = gitmoot::chat::threads::resolve(&store.conn(), "room", None).unwrap();
     let out = exec
         .run(&Action::MarkSeen {
             thread_id: thread.id,

@@ -11,8 +11,8 @@ use crate::chat::messages::{SendOptions, send_message};
 use crate::chat::threads::{self, NewThread};
 use crate::chat::{self, inbox, write_retry};
 use crate::clock::{Clock, SystemClock};
-use crate::store::Store;
 use crate::store::agents;
+use crate::store::{Store, StoreError};
 
 const SENDS: usize = 100_000;
 const AGENTS: [&str; 4] = ["alice", "bob", "carol", "dave"];
@@ -67,21 +67,23 @@ fn run(dir: &std::path::Path) -> chat::Result<Vec<(String, String)>> {
     // a store tuned with `PRAGMA wal_autocheckpoint = 10000` would reach.
     store
         .conn()
-        .pragma_update(None, "wal_autocheckpoint", 10_000)?;
+        .sqlite()?
+        .pragma_update(None, "wal_autocheckpoint", 10_000)
+        .map_err(StoreError::from)?;
     let tuned_rate = send_batch(&mut store, SENDS)?;
     let mut unread = Vec::new();
     let mut page = Vec::new();
     for _ in 0..25 {
         let t = Instant::now();
-        let rows = inbox::inbox(store.conn(), "alice", true, Some(50))?;
+        let rows = inbox::inbox(&store.conn(), "alice", true, Some(50))?;
         page.push(t.elapsed().as_secs_f64() * 1e6);
         assert!(!rows.is_empty());
         let t = Instant::now();
-        inbox::unread_counts(store.conn())?;
+        inbox::unread_counts(&store.conn())?;
         unread.push(t.elapsed().as_secs_f64() * 1e6);
     }
     let t = Instant::now();
-    let all = inbox::inbox(store.conn(), "alice", false, None)?;
+    let all = inbox::inbox(&store.conn(), "alice", false, None)?;
     let full_ms = t.elapsed().as_secs_f64() * 1e3;
     Ok(vec![
         ("chat.send.messages".into(), SENDS.to_string()),
@@ -145,7 +147,7 @@ fn raw_insert_rate(path: &std::path::Path) -> chat::Result<f64> {
             None,
         );
         store.write(|tx| {
-            tx.prepare_cached(
+            tx.sqlite()?.prepare_cached(
                 "INSERT INTO chat_messages(id, thread_id, seq, ts_ms, author_kind, author_name, author_origin,
                  kind, body, envelope_json, refs_json, origin)
                  VALUES (?1, ?2, ?3, ?4, 'human', 'human', ?5, 'chat', ?6, ?7, '[]', ?5)",

@@ -86,6 +86,8 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
             .map_err(|x| e(&x))?;
         store
             .conn()
+            .sqlite()
+            .map_err(|x| e(&x))?
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
             .map_err(|x| e(&x))?;
         (seeded, wide.roots[0].clone())
@@ -162,6 +164,7 @@ fn replicate(
 ) -> Result<(), crate::store::StoreError> {
     let span = (base.roots as i64 + base.messages as i64 + 1) * 10 + 1_000;
     store.write(|tx| {
+        let tx = tx.sqlite()?;
         let max_seq: i64 = tx.query_row(
             "SELECT COALESCE(MAX(seq), 0) FROM chat_messages",
             [],
@@ -244,6 +247,7 @@ fn replicate(
     })?;
     store
         .conn()
+        .sqlite()?
         .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! `chat answer` first resolves a thread to the job paused on it (through the escalation
 //! row that records the thread).
 
-use rusqlite::{Connection, Transaction};
+use crate::store::Tx;
 
 use super::messages::{self, Post, job_ref};
 use super::{ChatError, Result, askgate, threads, write_retry};
@@ -16,7 +16,7 @@ use crate::store::chat::{self as rows, AuthorKind, Message, MessageKind, Thread}
 use crate::store::escalations::{self, RoundKind};
 
 /// The job whose open ask round is linked to `thread`.
-pub fn resolve_target(conn: &Connection, thread: &Thread) -> Result<String> {
+pub fn resolve_target(conn: &Tx<'_>, thread: &Thread) -> Result<String> {
     if let Some((job_id, kind)) = escalations::open_on_thread(conn, &thread.id)? {
         if kind != "ask" {
             return Err(ChatError::Refused(format!(
@@ -58,7 +58,7 @@ pub struct JobAnswered {
 
 /// The thread the newest open ask round of `job_id` is linked to, if any (a coordinator
 /// may hold an open failure round beside it).
-fn ask_thread(conn: &Connection, job_id: &str) -> Result<Option<Thread>> {
+fn ask_thread(conn: &Tx<'_>, job_id: &str) -> Result<Option<Thread>> {
     let open_ask = escalations::for_job(conn, job_id)?
         .into_iter()
         .rev()
@@ -73,12 +73,7 @@ fn ask_thread(conn: &Connection, job_id: &str) -> Result<Option<Thread>> {
 /// text is posted to the round's ask-gate thread (replying to the question), the engine's
 /// answer path resumes the tree, and the thread is retitled answered. All in the caller's
 /// transaction, so a refused answer records nothing.
-pub fn answer_job(
-    tx: &Transaction<'_>,
-    env: Env<'_>,
-    job_id: &str,
-    text: &str,
-) -> Result<JobAnswered> {
+pub fn answer_job(tx: &Tx<'_>, env: Env<'_>, job_id: &str, text: &str) -> Result<JobAnswered> {
     // The engine refuses an empty answer, rolling the posted message back with it.
     let posted = match ask_thread(tx, job_id)? {
         Some(thread) => {
@@ -103,7 +98,7 @@ pub fn answer_job(
 }
 
 fn post_answer(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,
     job_id: &str,
@@ -132,7 +127,7 @@ fn post_answer(
 }
 
 /// Answers the job paused on `thread` (see `answer_job`).
-pub fn answer(tx: &Transaction<'_>, env: Env<'_>, thread: &Thread, text: &str) -> Result<Answered> {
+pub fn answer(tx: &Tx<'_>, env: Env<'_>, thread: &Thread, text: &str) -> Result<Answered> {
     if text.trim().is_empty() {
         return Err(Invalid("chat answer requires a non-empty answer".into()).into());
     }

@@ -3,7 +3,7 @@
 //! as a system message with a `{kind:job}` ref, the asking agent gets an inbox row, and
 //! the escalation row records the thread. Called from `ChatHooks::ask_round_opened`.
 
-use rusqlite::Connection;
+use crate::store::Tx;
 
 use super::messages::{self, Post, job_ref};
 use super::slug::job_thread_slug;
@@ -60,7 +60,7 @@ pub fn answered_title(job_id: &str) -> String {
 
 /// Retitles the job's thread answered, unless a human gave it a title of their own.
 pub fn mark_answered(
-    conn: &Connection,
+    conn: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,
     job_id: &str,
@@ -73,7 +73,7 @@ pub fn mark_answered(
 
 /// Links an opened round to its thread; returns the thread and the system message.
 pub fn link(
-    conn: &Connection,
+    conn: &Tx<'_>,
     clock: &dyn Clock,
     job: &Job,
     escalation_id: i64,

@@ -7,7 +7,7 @@
 //! and one in-flight ask at a time. Replies come back as `job_result`, which never
 //! triggers anything. Switched off, it runs no chat query at all.
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 
 use super::Result;
 use super::messages::{self, Post};
@@ -27,11 +27,7 @@ pub fn cap_notice(agent: &str) -> String {
 }
 
 /// One sweep; returns the ids of the asks it submitted.
-pub fn autorespond_sweep(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    cfg: &Config,
-) -> Result<Vec<String>> {
+pub fn autorespond_sweep(tx: &Tx<'_>, clock: &dyn Clock, cfg: &Config) -> Result<Vec<String>> {
     if !cfg.chat.auto_respond {
         return Ok(Vec::new());
     }

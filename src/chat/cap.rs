@@ -1,7 +1,7 @@
 //! A moot's hard message cap: the markers on its thread, the cap, the agent turns it counts
 //! and the notice text. Reads and names only; posting the notice is an append (`messages`).
 
-use rusqlite::Connection;
+use crate::store::Tx;
 
 use super::Result;
 use crate::store::chat as rows;
@@ -10,7 +10,7 @@ pub(super) const MOOT_KEY: &str = "moot";
 pub(super) const CAP_KEY: &str = "moot_message_cap";
 
 /// The hard cap of a moot thread; `None` for ordinary threads.
-pub fn cap(conn: &Connection, thread_id: &str) -> Result<Option<i64>> {
+pub fn cap(conn: &Tx<'_>, thread_id: &str) -> Result<Option<i64>> {
     if rows::meta_get(conn, thread_id, MOOT_KEY)?.as_deref() != Some("1") {
         return Ok(None);
     }
@@ -20,7 +20,7 @@ pub fn cap(conn: &Connection, thread_id: &str) -> Result<Option<i64>> {
 }
 
 /// Agent-authored chat turns: what the cap counts (human, system and results are free).
-pub fn agent_turns(conn: &Connection, thread_id: &str) -> Result<i64> {
+pub fn agent_turns(conn: &Tx<'_>, thread_id: &str) -> Result<i64> {
     Ok(rows::count_agent_turns(conn, thread_id)?)
 }
 

@@ -11,7 +11,7 @@
 //! A failure inside a hook is rolled back to a savepoint and recorded as an event: chat
 //! never blocks a job from settling.
 
-use rusqlite::{Connection, Transaction};
+use crate::store::Tx;
 
 use super::messages::{self, Post, job_ref};
 use super::{ChatError, askgate};
@@ -98,7 +98,7 @@ pub fn render_result(job: &Job) -> String {
 }
 
 /// Whether `job` is its tree's own line of work (no leg among itself and its ancestors).
-fn on_main_line(conn: &Connection, job: &Job) -> Result<bool, ChatError> {
+fn on_main_line(conn: &Tx<'_>, job: &Job) -> Result<bool, ChatError> {
     let mut current = Some(job.clone());
     while let Some(j) = current {
         if j.kind == JobKind::Leg {
@@ -127,7 +127,7 @@ fn carries_on(job: &Job) -> bool {
 /// Posts the job's result into its tree's thread when the rule above says so; returns
 /// the posted seq.
 pub fn post_job_result(
-    conn: &Connection,
+    conn: &Tx<'_>,
     clock: &dyn Clock,
     job: &Job,
 ) -> Result<Option<i64>, ChatError> {
@@ -180,7 +180,7 @@ pub fn post_job_result(
 
 /// Runs `f` under a savepoint; a failure is rolled back and recorded, never propagated.
 fn contained(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     job: &Job,
     failure_kind: &str,
@@ -199,7 +199,7 @@ fn contained(
 impl Hooks for ChatHooks {
     fn ask_round_opened(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Tx<'_>,
         clock: &dyn Clock,
         job: &Job,
         escalation_id: i64,
@@ -209,12 +209,7 @@ impl Hooks for ChatHooks {
         })
     }
 
-    fn job_finished(
-        &self,
-        tx: &Transaction<'_>,
-        clock: &dyn Clock,
-        job: &Job,
-    ) -> Result<(), EngineError> {
+    fn job_finished(&self, tx: &Tx<'_>, clock: &dyn Clock, job: &Job) -> Result<(), EngineError> {
         contained(tx, clock, job, "chat_result_post_failed", || {
             post_job_result(tx, clock, job).map(|_| ())
         })

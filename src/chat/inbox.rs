@@ -1,7 +1,7 @@
 //! Per-agent inboxes: the resolved mentions of an agent, newest first, and marking them
 //! read (`chat read`, the control room's inbox pane and the auto-respond sweep).
 
-use rusqlite::Connection;
+use crate::store::Tx;
 
 use super::Result;
 use crate::Invalid;
@@ -10,7 +10,7 @@ use crate::store::chat::{self as rows, InboxRow, Thread};
 
 /// The agent's inbox; an unknown agent simply has an empty one.
 pub fn inbox(
-    conn: &Connection,
+    conn: &Tx<'_>,
     agent: &str,
     unread_only: bool,
     limit: Option<usize>,
@@ -22,7 +22,7 @@ pub fn inbox(
 /// Streams one inbox page (mentions older than the `before` mention id, newest first, at
 /// most `limit`) to `each`; what `chat inbox` prints, one row at a time.
 pub fn inbox_each<E: From<StoreError>>(
-    conn: &Connection,
+    conn: &Tx<'_>,
     agent: &str,
     unread_only: bool,
     limit: Option<usize>,
@@ -34,7 +34,7 @@ pub fn inbox_each<E: From<StoreError>>(
 }
 
 /// Unread counts per agent, for badges.
-pub fn unread_counts(conn: &Connection) -> Result<Vec<(String, i64)>> {
+pub fn unread_counts(conn: &Tx<'_>) -> Result<Vec<(String, i64)>> {
     Ok(rows::unread_counts(conn, &rows::origin(conn)?)?)
 }
 
@@ -49,7 +49,7 @@ pub enum ReadSelection {
 
 /// Marks an agent's mentions read; returns how many changed. Seqs need a thread.
 pub fn mark_read(
-    conn: &Connection,
+    conn: &Tx<'_>,
     agent: &str,
     thread: Option<&Thread>,
     which: &ReadSelection,

@@ -6,7 +6,7 @@
 //! send writes no `events` row (readers notice messages through `PRAGMA data_version` and
 //! the thread's `seq`); thread, link and memory changes do append events.
 
-use rusqlite::{Connection, Transaction};
+use crate::store::Tx;
 
 use super::threads::{self, require_open};
 use super::{ChatError, Result, cap, envelope, mentions, write_retry};
@@ -48,7 +48,7 @@ impl<'a> Post<'a> {
 }
 
 /// A `{kind:"job"}` ref stamped with this home's origin.
-pub fn job_ref(conn: &Connection, repo: &str, job_id: &str) -> Result<Ref> {
+pub fn job_ref(conn: &Tx<'_>, repo: &str, job_id: &str) -> Result<Ref> {
     Ok(Ref {
         kind: "job".into(),
         origin: rows::origin(conn)?,
@@ -70,12 +70,7 @@ fn message_id(now: i64) -> String {
 
 /// Appends one message in the caller's transaction (which must hold the write lock, as
 /// `Store::write` does) and returns it. Does not check the thread's state.
-pub fn append(
-    conn: &Connection,
-    clock: &dyn Clock,
-    thread: &Thread,
-    p: Post<'_>,
-) -> Result<Message> {
+pub fn append(conn: &Tx<'_>, clock: &dyn Clock, thread: &Thread, p: Post<'_>) -> Result<Message> {
     let origin = rows::origin(conn)?;
     let now = clock.now_ms();
     let seq = rows::next_seq(conn, &thread.id)?;
@@ -159,7 +154,7 @@ pub enum SendOutcome {
 
 /// The chat send transaction shared by the CLI, the control room and the relay.
 pub fn send(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,
     body: &str,
@@ -254,7 +249,7 @@ pub fn send_message_with(
     repo: Option<&str>,
     body: &str,
     opts: &SendOptions,
-    guard: &dyn Fn(&Connection, &Thread) -> Result<()>,
+    guard: &dyn Fn(&Tx<'_>, &Thread) -> Result<()>,
 ) -> Result<Sent> {
     let outcome = write_retry(store, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
@@ -285,16 +280,12 @@ pub fn unknown_mention_warning(name: &str) -> String {
 }
 
 /// The `chat show` read model: a thread and its messages (all, or the newest `limit`).
-pub fn transcript(
-    conn: &Connection,
-    thread: &Thread,
-    limit: Option<usize>,
-) -> Result<Vec<Message>> {
+pub fn transcript(conn: &Tx<'_>, thread: &Thread, limit: Option<usize>) -> Result<Vec<Message>> {
     Ok(rows::messages(conn, &thread.id, 0, limit)?)
 }
 
 /// Posts the overrun notice once per thread.
-fn post_overrun(conn: &Connection, clock: &dyn Clock, thread: &Thread, cap: i64) -> Result<()> {
+fn post_overrun(conn: &Tx<'_>, clock: &dyn Clock, thread: &Thread, cap: i64) -> Result<()> {
     let body = cap::overrun_text(cap);
     if !rows::system_body_exists(conn, &thread.id, &body)? {
         append(conn, clock, thread, Post::system(&body))?;

@@ -27,7 +27,7 @@ pub mod wait;
 
 use std::time::Duration;
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 
 use crate::Invalid;
 use crate::domain::Action;
@@ -54,12 +54,6 @@ pub enum ChatError {
     Relay(String),
 }
 
-impl From<rusqlite::Error> for ChatError {
-    fn from(e: rusqlite::Error) -> Self {
-        Self::Store(e.into())
-    }
-}
-
 impl From<serde_json::Error> for ChatError {
     fn from(e: serde_json::Error) -> Self {
         Self::Store(e.into())
@@ -84,23 +78,15 @@ fn thread_job(thread: &Thread, agent: &str, action: Action, prompt: String) -> S
 }
 
 fn is_busy(e: &ChatError) -> bool {
-    let sqlite = match e {
-        ChatError::Store(StoreError::Sqlite(s)) => s,
-        ChatError::Engine(EngineError::Store(StoreError::Sqlite(s))) => s,
-        _ => return false,
-    };
-    matches!(
-        sqlite.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
+    match e {
+        ChatError::Store(s) | ChatError::Engine(EngineError::Store(s)) => s.is_busy(),
+        _ => false,
+    }
 }
 
 /// Runs `f` in one IMMEDIATE transaction, retrying the whole transaction when SQLite
 /// reports busy/locked past the busy timeout (a WAL snapshot race can surface that way).
-pub fn write_retry<T>(
-    store: &mut Store,
-    mut f: impl FnMut(&Transaction<'_>) -> Result<T>,
-) -> Result<T> {
+pub fn write_retry<T>(store: &mut Store, mut f: impl FnMut(&Tx<'_>) -> Result<T>) -> Result<T> {
     const ATTEMPTS: u32 = 16;
     let mut attempt = 0;
     loop {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, Transaction};
+use crate::store::Tx;
 use serde::Serialize;
 
 use super::Result;
@@ -63,7 +63,7 @@ pub fn parse_roster(list: &str) -> Vec<String> {
 /// Validates every seat up front, then creates or reuses the thread, marks it a moot,
 /// posts the announcement and submits one read-only ask root job per seat.
 pub fn convene(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     cfg: &Config,
     r: MootRequest<'_>,
@@ -212,7 +212,7 @@ pub struct SeatBinding {
     pub thread_id: String,
 }
 
-pub fn seat_for_job(conn: &Connection, job: &Job) -> Result<Option<SeatBinding>> {
+pub fn seat_for_job(conn: &Tx<'_>, job: &Job) -> Result<Option<SeatBinding>> {
     if job.kind != JobKind::Root {
         return Ok(None);
     }

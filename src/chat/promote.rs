@@ -5,7 +5,7 @@
 //! job. Promoting a message already in the thread tags that message instead of posting a
 //! copy of it.
 
-use rusqlite::{Connection, Transaction};
+use crate::store::Tx;
 
 use super::messages::{self, Post};
 use super::threads::{self, require_open};
@@ -35,7 +35,7 @@ pub struct Promoted {
 }
 
 /// The one agent a task body names, or the error saying why not.
-pub fn target_agent(conn: &Connection, body: &str) -> Result<String> {
+pub fn target_agent(conn: &Tx<'_>, body: &str) -> Result<String> {
     let mut registered = Vec::new();
     for name in mentions::parse(body) {
         if rows::agent_exists(conn, &name)? {
@@ -57,7 +57,7 @@ pub fn target_agent(conn: &Connection, body: &str) -> Result<String> {
 }
 
 /// The thread's newest 20 messages as prompt context; promotion and auto-respond share it.
-pub fn recent_context(conn: &Connection, thread: &Thread) -> Result<String> {
+pub fn recent_context(conn: &Tx<'_>, thread: &Thread) -> Result<String> {
     let recent = rows::messages(conn, &thread.id, 0, Some(20))?;
     let mut out = format!(
         "Chat thread \"{}\" ({}) — recent messages:\n",
@@ -76,7 +76,7 @@ pub fn recent_context(conn: &Connection, thread: &Thread) -> Result<String> {
 
 /// The prompt of a promoted job: the task first (it also titles the run), then the
 /// thread's recent messages as context.
-pub fn prompt(conn: &Connection, thread: &Thread, body: &str) -> Result<String> {
+pub fn prompt(conn: &Tx<'_>, thread: &Thread, body: &str) -> Result<String> {
     Ok(format!(
         "{}\n\nTask promoted from the chat thread below; do it and report in your gitmoot_result.\n\n{}",
         body.trim(),
@@ -92,7 +92,7 @@ pub enum TaskOutcome {
 }
 
 pub fn task(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,
     body: &str,
@@ -132,7 +132,7 @@ pub fn task(
 /// Submits the job a promoting message asks for and back-links that message to it; its
 /// result will be posted as a reply to the message.
 fn dispatch(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,
     mut message: Message,

@@ -7,6 +7,7 @@
 //! Wire: one request and one response per connection, each a 4-byte big-endian length
 //! and that many bytes of JSON. Tokens live in memory only and are never written down.
 
+use crate::store::Tx;
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
@@ -369,7 +370,7 @@ fn answer(req: Request, store: &Mutex<Store>, tokens: &Tokens) -> Response {
         ));
     }
     let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
-    let guard = |conn: &rusqlite::Connection, thread: &crate::store::chat::Thread| -> Result<()> {
+    let guard = |conn: &Tx<'_>, thread: &crate::store::chat::Thread| -> Result<()> {
         if thread.id != b.thread_id {
             return Err(ChatError::Relay(
                 "chat relay: token not valid for this thread".into(),
@@ -425,9 +426,9 @@ fn answer(req: Request, store: &Mutex<Store>, tokens: &Tokens) -> Response {
             }
         }
         "wait" => {
-            let snap = threads::resolve(store.conn(), &req.thread, req.repo.as_deref())
-                .and_then(|t| guard(store.conn(), &t).map(|_| t))
-                .and_then(|t| wait::snapshot(store.conn(), &t, req.since_seq));
+            let snap = threads::resolve(&store.conn(), &req.thread, req.repo.as_deref())
+                .and_then(|t| guard(&store.conn(), &t).map(|_| t))
+                .and_then(|t| wait::snapshot(&store.conn(), &t, req.since_seq));
             match snap {
                 Ok(s) => Response {
                     ok: true,

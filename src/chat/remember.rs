@@ -4,7 +4,7 @@
 //! into the owner's private pool only. Sharing is always explicit (`confirm --to-shared`,
 //! `promote --to-shared`). Never scans for phrases, never mines a thread.
 
-use rusqlite::Connection;
+use crate::store::Tx;
 use serde::Serialize;
 
 use super::slug::slugify;
@@ -237,7 +237,7 @@ pub struct Remembered {
 
 /// Remembers message `seq` of `thread` for `agent` in `tier`.
 pub fn remember(
-    conn: &Connection,
+    conn: &Tx<'_>,
     clock: &dyn Clock,
     cfg: &Config,
     thread: &Thread,
@@ -321,7 +321,7 @@ pub fn remember(
     Ok(out)
 }
 
-fn memory_event(conn: &Connection, now: i64, kind: &str, o: &Observation) -> Result<()> {
+fn memory_event(conn: &Tx<'_>, now: i64, kind: &str, o: &Observation) -> Result<()> {
     events::append(
         conn,
         NewEvent::unrooted(now, kind)
@@ -334,18 +334,13 @@ fn memory_event(conn: &Connection, now: i64, kind: &str, o: &Observation) -> Res
     Ok(())
 }
 
-fn require(conn: &Connection, id: i64) -> Result<Observation> {
+fn require(conn: &Tx<'_>, id: i64) -> Result<Observation> {
     memory::get(conn, id)?
         .ok_or_else(|| Invalid(format!("memory observation {id} not found")).into())
 }
 
 /// Confirms a pending observation into its owner's pool, or the shared pool.
-pub fn confirm(
-    conn: &Connection,
-    clock: &dyn Clock,
-    id: i64,
-    to_shared: bool,
-) -> Result<Observation> {
+pub fn confirm(conn: &Tx<'_>, clock: &dyn Clock, id: i64, to_shared: bool) -> Result<Observation> {
     let mut o = require(conn, id)?;
     if o.state == ObservationState::Confirmed && (o.shared || !to_shared) {
         return Ok(o);
@@ -359,7 +354,7 @@ pub fn confirm(
 }
 
 /// Shares a confirmed private memory; a pending one must be confirmed first.
-pub fn promote(conn: &Connection, clock: &dyn Clock, id: i64) -> Result<Observation> {
+pub fn promote(conn: &Tx<'_>, clock: &dyn Clock, id: i64) -> Result<Observation> {
     let mut o = require(conn, id)?;
     if o.state == ObservationState::Pending {
         return Err(ChatError::Refused(format!(
@@ -375,7 +370,7 @@ pub fn promote(conn: &Connection, clock: &dyn Clock, id: i64) -> Result<Observat
     Ok(o)
 }
 
-pub fn list(conn: &Connection, agent: Option<&str>) -> Result<Vec<Observation>> {
+pub fn list(conn: &Tx<'_>, agent: Option<&str>) -> Result<Vec<Observation>> {
     Ok(memory::list(conn, agent)?)
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
+use crate::store::Tx;
 use serde::Serialize;
 
 use super::slug::slugify;
@@ -44,7 +44,7 @@ pub fn slug_for(name: &str, what: &str) -> Result<String> {
 }
 
 /// Creates an open thread; a duplicate (repo, slug) is refused.
-pub fn create(conn: &Connection, clock: &dyn Clock, n: NewThread<'_>) -> Result<Thread> {
+pub fn create(conn: &Tx<'_>, clock: &dyn Clock, n: NewThread<'_>) -> Result<Thread> {
     let slug = slug_for(n.name, "chat")?;
     valid_repo(n.repo)?;
     if !rows::threads_by_slug(conn, &slug, Some(n.repo))?.is_empty() {
@@ -57,7 +57,7 @@ pub fn create(conn: &Connection, clock: &dyn Clock, n: NewThread<'_>) -> Result<
 }
 
 fn insert(
-    conn: &Connection,
+    conn: &Tx<'_>,
     clock: &dyn Clock,
     slug: String,
     repo: &str,
@@ -91,7 +91,7 @@ fn insert(
 /// The thread with this slug in `repo`, created (open) when missing. Used by the ask-gate
 /// link and moots, which name their threads themselves.
 pub fn get_or_create(
-    conn: &Connection,
+    conn: &Tx<'_>,
     clock: &dyn Clock,
     slug: &str,
     repo: &str,
@@ -107,7 +107,7 @@ pub fn get_or_create(
     insert(conn, clock, slug.to_string(), repo, Some(title), created_by)
 }
 
-fn event(conn: &Connection, now: i64, t: &Thread, kind: &str, message: String) -> Result<()> {
+fn event(conn: &Tx<'_>, now: i64, t: &Thread, kind: &str, message: String) -> Result<()> {
     events::append(
         conn,
         NewEvent::unrooted(now, kind)
@@ -119,7 +119,7 @@ fn event(conn: &Connection, now: i64, t: &Thread, kind: &str, message: String) -
 
 /// Resolves a thread argument: an exact id wins; then the slug, in `repo` when given, else
 /// across every repo (several matches is an error listing them).
-pub fn resolve(conn: &Connection, arg: &str, repo: Option<&str>) -> Result<Thread> {
+pub fn resolve(conn: &Tx<'_>, arg: &str, repo: Option<&str>) -> Result<Thread> {
     let arg = arg.trim();
     if arg.is_empty() {
         return Err(Invalid("a thread id or slug is required".into()).into());
@@ -148,17 +148,12 @@ pub fn resolve(conn: &Connection, arg: &str, repo: Option<&str>) -> Result<Threa
 }
 
 /// Open threads (or all with `include_archived`), most recent activity first.
-pub fn list(conn: &Connection, repo: Option<&str>, include_archived: bool) -> Result<Vec<Thread>> {
+pub fn list(conn: &Tx<'_>, repo: Option<&str>, include_archived: bool) -> Result<Vec<Thread>> {
     Ok(rows::list_threads(conn, repo, include_archived)?)
 }
 
 /// Changes only the display title; the slug never changes.
-pub fn rename(
-    conn: &Connection,
-    clock: &dyn Clock,
-    thread: &Thread,
-    title: &str,
-) -> Result<Thread> {
+pub fn rename(conn: &Tx<'_>, clock: &dyn Clock, thread: &Thread, title: &str) -> Result<Thread> {
     let title = title.trim();
     if title.is_empty() {
         return Err(Invalid("chat rename requires a non-empty new name".into()).into());
@@ -179,7 +174,7 @@ pub fn rename(
 
 /// Archives (`Archived`) or restores (`Open`) a thread; idempotent, deletes nothing.
 pub fn set_state(
-    conn: &Connection,
+    conn: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,
     state: ThreadState,
@@ -214,7 +209,7 @@ pub fn require_open(t: &Thread, verb: &str) -> Result<()> {
 }
 
 /// The human's unread count per thread id; threads with nothing unread are left out.
-pub fn unseen(conn: &Connection) -> Result<HashMap<String, i64>> {
+pub fn unseen(conn: &Tx<'_>) -> Result<HashMap<String, i64>> {
     Ok(rows::unseen_by_thread(conn)?.into_iter().collect())
 }
 
@@ -248,7 +243,7 @@ pub struct Participant {
 }
 
 /// Authors (system excluded) and resolved mentions, sorted by name.
-pub fn participants(conn: &Connection, thread_id: &str) -> Result<Vec<Participant>> {
+pub fn participants(conn: &Tx<'_>, thread_id: &str) -> Result<Vec<Participant>> {
     let mut names = rows::authors(conn, thread_id)?;
     names.extend(rows::mentioned_agents(conn, thread_id)?);
     names.sort();
@@ -285,7 +280,7 @@ pub struct ThreadSummary {
 
 /// `list` plus the per-thread rollups the control room shows.
 pub fn summaries(
-    conn: &Connection,
+    conn: &Tx<'_>,
     repo: Option<&str>,
     include_archived: bool,
 ) -> Result<Vec<ThreadSummary>> {

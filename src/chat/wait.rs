@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use crate::store::Tx;
 use serde::Serialize;
 
 use super::{Result, cap};
@@ -27,7 +27,7 @@ impl Snapshot {
     }
 }
 
-pub fn snapshot(conn: &Connection, thread: &Thread, since: i64) -> Result<Snapshot> {
+pub fn snapshot(conn: &Tx<'_>, thread: &Thread, since: i64) -> Result<Snapshot> {
     let messages = rows::messages(conn, &thread.id, since, None)?;
     let last_seq = rows::last_seq(conn, &thread.id)?;
     let cap_reached = match cap::cap(conn, &thread.id)? {
@@ -48,7 +48,7 @@ pub fn wait(store: &Store, thread: &Thread, since: i64, timeout: Duration) -> Re
     let deadline = Instant::now() + timeout;
     let mut version = store.data_version()?;
     loop {
-        let snap = snapshot(store.conn(), thread, since)?;
+        let snap = snapshot(&store.conn(), thread, since)?;
         if snap.is_ready() || Instant::now() >= deadline {
             return Ok(snap);
         }

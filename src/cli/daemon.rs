@@ -2,6 +2,7 @@
 //!
 //! Thin glue over `crate::daemon`: flags in, the daemon's report out.
 
+use crate::store::Tx;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -95,7 +96,7 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
             let store = ctx.store()?;
             let now = now_ms();
             let lease = ctx.config()?.daemon.lease.0;
-            let s = crate::daemon::status_report(&ctx.home, store.conn(), now, lease)?;
+            let s = crate::daemon::status_report(&ctx.home, &store.conn(), now, lease)?;
             if json {
                 return print_json(&s);
             }
@@ -244,9 +245,9 @@ pub fn wait_for_root(
         std::process::exit(super::interrupt::exit_status());
     }
     if as_json {
-        print_json(&crate::report::tree_json(store.conn(), root)?)?;
+        print_json(&crate::report::tree_json(&store.conn(), root)?)?;
     } else {
-        let last = final_job(store.conn(), root)?;
+        let last = final_job(&store.conn(), root)?;
         println!("{root} {state}");
         if let Some(r) = &last.result {
             println!("decision: {}", r["decision"].as_str().unwrap_or("?"));
@@ -269,7 +270,7 @@ pub fn wait_for_root(
 }
 
 /// The job whose result is the tree's: the root, or the last of its continuation chain.
-fn final_job(conn: &rusqlite::Connection, root: &str) -> anyhow::Result<Job> {
+fn final_job(conn: &Tx<'_>, root: &str) -> anyhow::Result<Job> {
     let mut current = jobs::require(conn, root)?;
     loop {
         let next = jobs::children(conn, &current.id)?

@@ -368,7 +368,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             let id = jobs::resolve_id(store.conn(), &id)?;
             let job = jobs::require(store.conn(), &id)?;
             let run_state = runs::require(store.conn(), &job.root_id)?.state;
-            let marks = engine::checks::marks(store.conn(), &job)?;
+            let marks = engine::checks::marks(&store.conn(), &job)?;
             if json {
                 let p = crate::store::payloads::get(store.conn(), &job.id)?;
                 let mut v = job_json(&job);
@@ -377,12 +377,12 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
                 v["resolution"] = json!(p.resolution);
                 v["marks"] = json!(marks);
-                super::logs::extend_show(store.conn(), &mut v)?;
+                super::logs::extend_show(&store.conn(), &mut v)?;
                 return print_json(&v);
             }
             print_job(&job, &marks);
             println!("run:       {run_state}");
-            for line in super::logs::show_lines(store.conn(), &job.id)? {
+            for line in super::logs::show_lines(&store.conn(), &job.id)? {
                 println!("{line}");
             }
             Ok(())
@@ -390,7 +390,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Tree { root, json } => {
             let store = ctx.store()?;
             let root = jobs::resolve_id(store.conn(), &root)?;
-            let tree = tree_json(store.conn(), &root)?;
+            let tree = tree_json(&store.conn(), &root)?;
             if json {
                 return print_json(&tree);
             }
@@ -509,7 +509,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Pending { json } => {
             let store = ctx.store()?;
-            let items = engine::pending(store.conn())?;
+            let items = engine::pending(&store.conn())?;
             if json {
                 return print_json(&items);
             }

@@ -4,6 +4,7 @@
 //! Owns only printing; the records are written by the daemon (`daemon::live`) and read
 //! through `store::activity`.
 
+use crate::store::Tx;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -69,7 +70,7 @@ fn print_record(r: &Record, as_json: bool) -> anyhow::Result<()> {
 
 /// Adds `activity_count`, `last_activity`, the cache-token figures and, while the job
 /// runs, its live spend to a `job show --json` document.
-pub fn extend_show(conn: &rusqlite::Connection, doc: &mut Value) -> anyhow::Result<()> {
+pub fn extend_show(conn: &Tx<'_>, doc: &mut Value) -> anyhow::Result<()> {
     let id = doc["id"].as_str().unwrap_or_default().to_string();
     let info = activity::of_job(conn, &id)?.unwrap_or_default();
     let last = activity::last(conn, &id)?;
@@ -86,7 +87,7 @@ pub fn extend_show(conn: &rusqlite::Connection, doc: &mut Value) -> anyhow::Resu
 }
 
 /// The human `job show` lines for the same figures.
-pub fn show_lines(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<String>> {
+pub fn show_lines(conn: &Tx<'_>, id: &str) -> anyhow::Result<Vec<String>> {
     let mut lines = Vec::new();
     let Some(info) = activity::of_job(conn, id)? else {
         return Ok(lines);

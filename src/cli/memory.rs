@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, cmd: MemoryCmd) -> anyhow::Result<()> {
     match cmd {
         MemoryCmd::List { agent, json } => {
             let store = ctx.store()?;
-            let all = remember::list(store.conn(), agent.as_deref())?;
+            let all = remember::list(&store.conn(), agent.as_deref())?;
             if json {
                 return print_json(&all);
             }

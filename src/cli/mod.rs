@@ -38,6 +38,10 @@ pub struct Cli {
     /// The gitmoot home (default: $GITMOOT_HOME, else ~/.gitmoot).
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// The store: postgres://… or sqlite:PATH (default: $GITMOOT_STORE, else config.toml's
+    /// [store] url, else the home's gitmoot.db).
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -109,9 +113,22 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub fn new(home_flag: Option<PathBuf>) -> anyhow::Result<Self> {
+    pub fn new(home_flag: Option<PathBuf>, store_flag: Option<String>) -> anyhow::Result<Self> {
+        let home = Home::resolve(home_flag.as_deref())?;
+        let url = match store_flag.or_else(|| {
+            std::env::var("GITMOOT_STORE")
+                .ok()
+                .filter(|v| !v.is_empty())
+        }) {
+            Some(url) => Some(url),
+            None => Config::store_url(&home.config_path())?,
+        };
+        // Checked before anything is opened or created, so a bad URL leaves no trace.
+        if let Some(url) = &url {
+            crate::store::Location::parse(url)?;
+        }
         Ok(Self {
-            home: Home::resolve(home_flag.as_deref())?,
+            home: home.with_store(url),
             home_flag,
         })
     }
@@ -130,7 +147,7 @@ impl Ctx {
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    let ctx = Ctx::new(cli.home)?;
+    let ctx = Ctx::new(cli.home, cli.store)?;
     match cli.command {
         Command::Agent(cmd) => agent::run(&ctx, cmd),
         Command::Job(cmd) => job::run(&ctx, cmd),

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 use serde_json::json;
 
 use crate::clock::Clock;
@@ -68,7 +68,7 @@ const SCAN: usize = 256;
 /// The queued jobs after the first `offset`, oldest first.
 /// A page of the queue, oldest first, with each job's host label.
 fn queued_page(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     only_root: Option<&str>,
     offset: usize,
     n: usize,
@@ -121,7 +121,7 @@ pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
 /// whose repo is at its `max_parallel`. Each claim is a compare-and-swap `queued →
 /// running` with its `running` event, all in `tx`.
 pub fn claim(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     limit: usize,
     ctx: &ClaimContext<'_>,
@@ -223,7 +223,7 @@ pub fn claim(
 /// Fails one undecodable queued job with its decode error and lets the rest of the queue
 /// run. Settlement hooks are not run for it: nothing of its row can be trusted.
 pub fn quarantine(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     clock: &dyn Clock,
     ctx: &ClaimContext<'_>,
     u: &jobs::Unreadable,

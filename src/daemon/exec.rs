@@ -5,6 +5,7 @@
 //!
 //! Owns the per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
 
+use crate::store::Tx;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -106,7 +107,7 @@ pub struct Plan {
 /// Resolves the runtime, binary, model and effort for `job`.
 ///
 /// Model: job → agent (or spec) → `[runtimes.<n>].default_model` → none; effort likewise.
-pub fn plan(conn: &rusqlite::Connection, job: &Job, cfg: &Config) -> Result<Plan, String> {
+pub fn plan(conn: &Tx<'_>, job: &Job, cfg: &Config) -> Result<Plan, String> {
     let (kind, command, model, effort, policy) = match &job.ephemeral {
         Some(spec) => {
             let spec: EphemeralSpec = serde_json::from_value(spec.clone())
@@ -224,11 +225,7 @@ impl Finished {
 
     /// Writes the last activity, settles the job through the engine and records what its
     /// checkout touched, all in `tx`; returns the state it settled in.
-    pub fn settle(
-        &mut self,
-        tx: &rusqlite::Transaction<'_>,
-        env: engine::Env<'_>,
-    ) -> Result<JobState, EngineError> {
+    pub fn settle(&mut self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<JobState, EngineError> {
         let now = env.clock.now_ms();
         live::write_final(tx, &self.job, now, &self.activity, self.cache)?;
         let settlement = self

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
@@ -34,14 +34,14 @@ pub struct Pending {
     pub payload: Value,
 }
 
-fn already_notified(tx: &Transaction<'_>, r: &Round) -> Result<bool, StoreError> {
+fn already_notified(tx: &Tx<'_>, r: &Round) -> Result<bool, StoreError> {
     Ok(events::for_job(tx, &r.job_id)?.iter().any(|e| {
         e.kind == NOTIFY_EVENT && e.data.as_ref().is_some_and(|d| d["escalation_id"] == r.id)
     }))
 }
 
 /// The gate as the command reads it on stdin.
-fn payload(tx: &Transaction<'_>, r: &Round) -> Result<Value, StoreError> {
+fn payload(tx: &Tx<'_>, r: &Round) -> Result<Value, StoreError> {
     let job = jobs::get(tx, &r.job_id)?;
     let thread = match &r.thread_id {
         Some(id) => chat::thread(tx, id)?.map(|t| t.slug),
@@ -72,7 +72,7 @@ fn payload(tx: &Transaction<'_>, r: &Round) -> Result<Value, StoreError> {
 }
 
 /// Open rounds nobody was told about yet, each marked notified in `tx`.
-pub fn claim_pending(tx: &Transaction<'_>, clock: &dyn Clock) -> Result<Vec<Pending>, StoreError> {
+pub fn claim_pending(tx: &Tx<'_>, clock: &dyn Clock) -> Result<Vec<Pending>, StoreError> {
     let mut out = Vec::new();
     for r in escalations::open(tx)? {
         if already_notified(tx, &r)? {

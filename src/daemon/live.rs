@@ -8,6 +8,7 @@
 //! `store::activity`. The last batch is not written here: it rides on the settlement's
 //! transaction (`write_final`), so a short job costs no extra write.
 
+use crate::store::Tx;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,7 +199,7 @@ async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
 /// Why the root must stop now: its settled spend plus every running leg's live spend
 /// reached the token or USD budget.
 fn over_budget(
-    conn: &rusqlite::Connection,
+    conn: &Tx<'_>,
     cfg: &crate::config::OrchestrateConfig,
     root_id: &str,
     job_id: &str,
@@ -248,7 +249,7 @@ fn new_activity(a: &Activity) -> NewActivity<'_> {
 /// Writes the last batch and closes the job's live figures, inside the settlement's
 /// transaction. Jobs that streamed nothing and report no cache tokens write nothing.
 pub fn write_final(
-    conn: &rusqlite::Connection,
+    conn: &Tx<'_>,
     job: &Job,
     now: crate::clock::Millis,
     left: &Leftover,

@@ -6,6 +6,7 @@
 //! warm config reload (SIGHUP, or config.toml changing, checked once per tick); each job's
 //! own work is `exec::execute`.
 
+use crate::store::Tx;
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -68,7 +69,7 @@ impl TickReport {
 /// Settles each finished job in `tx`, each under its own savepoint: one whose settlement
 /// fails is logged and left `running` (recovery fails it) without undoing the others.
 fn settle_all(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Tx<'_>,
     sh: &Shared,
     config: &Config,
     done: &mut [Finished],
@@ -300,14 +301,14 @@ impl Pool {
                     Vec::new()
                 };
                 let force = if any_inflight {
-                    engine::jobs_to_terminate(store.conn())?
+                    engine::jobs_to_terminate(&store.conn())?
                 } else {
                     Vec::new()
                 };
                 let claimed: Vec<_> = claimed
                     .into_iter()
                     .map(|c| {
-                        let plan = exec::plan(store.conn(), &c.job, &config);
+                        let plan = exec::plan(&store.conn(), &c.job, &config);
                         (c, plan)
                     })
                     .collect();

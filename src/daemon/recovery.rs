@@ -90,7 +90,7 @@ pub fn recover(
     orphans.retain(|j| j.dispatched_by != engine::session::SESSION);
     // Jobs cancelled while they ran keep their runtime pid until settled; a crash
     // between the cancel and the settlement leaves them here.
-    for id in engine::jobs_to_terminate(store.conn())? {
+    for id in engine::jobs_to_terminate(&store.conn())? {
         if !orphans.iter().any(|j| j.id == id) {
             orphans.push(jobs::require(store.conn(), &id)?);
         }
@@ -165,7 +165,7 @@ pub fn recover_jobs(
         let (event, settlement) = match parsed {
             Some((result, out)) => {
                 // Stored exactly as a run read live would be: redacted, capped, priced.
-                let model = super::exec::plan(store.conn(), &job, config)
+                let model = super::exec::plan(&store.conn(), &job, config)
                     .ok()
                     .and_then(|p| p.model);
                 (

@@ -3,6 +3,7 @@
 //!
 //! Owns the file's shape and the report; the pool only calls `write` and `remove`.
 
+use crate::store::Tx;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -93,7 +94,7 @@ pub struct StatusJob {
 /// the store the live counts.
 pub fn report(
     home: &Home,
-    conn: &rusqlite::Connection,
+    conn: &Tx<'_>,
     now: Millis,
     lease_ms: Millis,
 ) -> Result<DaemonStatus, StoreError> {

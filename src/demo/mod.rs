@@ -117,7 +117,7 @@ fn headless(scene: &Scene, config: &Config, answer: bool) -> anyhow::Result<()> 
 fn answer_everything(store: &mut Store, config: &Config) -> anyhow::Result<()> {
     let deadline = Instant::now() + GATE_TIMEOUT;
     loop {
-        let pending = engine::pending(store.conn())?;
+        let pending = engine::pending(&store.conn())?;
         let Some(item) = pending.into_iter().next() else {
             return Ok(());
         };
@@ -184,7 +184,7 @@ fn wait_until(
 
 /// The main tree waits for a human with nothing left to run, and the history trees ended.
 fn at_first_gate(store: &Store, scene: &Scene) -> anyhow::Result<bool> {
-    let conn = store.conn();
+    let conn = &store.conn();
     let main = runs::require(conn, &scene.main_root)?;
     let idle = jobs::by_root(conn, &scene.main_root)?
         .iter()
@@ -200,7 +200,7 @@ fn at_first_gate(store: &Store, scene: &Scene) -> anyhow::Result<bool> {
 
 /// Trees, pending gates and the planning thread as plain text.
 pub fn state_text(store: &Store, scene: &Scene) -> anyhow::Result<String> {
-    let conn = store.conn();
+    let conn = &store.conn();
     let mut out = String::new();
     for root in [&scene.main_root, &scene.quick_root, &scene.soak_root] {
         let tree = crate::report::tree_json(conn, root)?;

@@ -6,7 +6,7 @@
 //! Pure over the caller's transaction; the checks themselves live in `contract::checks`,
 //! the rows in `store::payloads`. Never spawns anything.
 
-use rusqlite::Connection;
+use crate::store::Tx;
 use serde_json::{Value, json};
 
 use super::EngineError;
@@ -95,7 +95,7 @@ impl Ctx<'_, '_> {
 
 /// The lines every viewer (`job show`, the control room's detail drawer) shows under a
 /// job's result: learnings, failed checks, the resolution and the observation grades.
-pub fn marks(conn: &Connection, job: &Job) -> Result<Vec<String>, EngineError> {
+pub fn marks(conn: &Tx<'_>, job: &Job) -> Result<Vec<String>, EngineError> {
     let mut out = Vec::new();
     let result: Option<GitmootResult> = super::ctx::parse_result(job.result.as_ref());
     for l in result.iter().flat_map(|r| &r.learnings) {

@@ -3,7 +3,7 @@
 //!
 //! Each is one call inside the caller's transaction; the daemon owns the processes.
 
-use rusqlite::{Connection, Transaction};
+use crate::store::Tx;
 use serde::Serialize;
 
 use super::bounds::{active_ms, stop_reason};
@@ -27,7 +27,7 @@ pub struct KillReport {
 
 /// `job kill ROOT [--force]`: stops the tree gracefully (any job id of the tree names it).
 pub fn kill_root(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     env: Env<'_>,
     id: &str,
     force: bool,
@@ -156,7 +156,7 @@ fn end_if_idle(ctx: &Ctx<'_, '_>, root: &str) -> Result<(), EngineError> {
 
 /// `job cancel ID`: a queued or running job ends cancelled and its parent moves on. A
 /// running one stays listed by `jobs_to_terminate` until the daemon reports it gone.
-pub fn cancel_job(tx: &Transaction<'_>, env: Env<'_>, id: &str) -> Result<(), EngineError> {
+pub fn cancel_job(tx: &Tx<'_>, env: Env<'_>, id: &str) -> Result<(), EngineError> {
     let mut job = jobs::require(tx, id)?;
     if job.state.is_terminal() {
         return Err(Invalid(format!(
@@ -177,12 +177,12 @@ pub fn cancel_job(tx: &Transaction<'_>, env: Env<'_>, id: &str) -> Result<(), En
 
 /// Running jobs the daemon must terminate now: those of a tree killed with `--force`, and
 /// running jobs cancelled by hand (they keep their `runtime_pid` until settled).
-pub fn jobs_to_terminate(conn: &Connection) -> Result<Vec<String>, EngineError> {
+pub fn jobs_to_terminate(conn: &Tx<'_>) -> Result<Vec<String>, EngineError> {
     Ok(jobs::to_terminate(conn)?)
 }
 
 /// Whether the daemon may start this queued job (a stopped tree starts no new legs).
-pub fn may_start(conn: &Connection, job_id: &str) -> Result<bool, EngineError> {
+pub fn may_start(conn: &Tx<'_>, job_id: &str) -> Result<bool, EngineError> {
     let job = jobs::require(conn, job_id)?;
     let run = runs::require(conn, &job.root_id)?;
     Ok(job.state == JobState::Queued
@@ -202,7 +202,7 @@ pub struct SweepReport {
 }
 
 /// The daemon's tick: TTL auto-finalize, the wall-clock bound, and stopped trees ending.
-pub fn sweep(tx: &Transaction<'_>, env: Env<'_>) -> Result<SweepReport, EngineError> {
+pub fn sweep(tx: &Tx<'_>, env: Env<'_>) -> Result<SweepReport, EngineError> {
     let ctx = Ctx::new(tx, env);
     let mut report = SweepReport::default();
     for mut r in escalations::open(tx)? {

@@ -2,7 +2,7 @@
 //! plumbing: events, fresh ids, inserting and finishing jobs. Every stage file adds an
 //! `impl Ctx` block; this one holds no stage logic and imports none of them.
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 use serde_json::{Value, json};
 
 use super::{EngineError, Env, Hooks};
@@ -18,7 +18,7 @@ pub(crate) type R<T> = Result<T, EngineError>;
 
 /// One engine step's environment: the transaction, the clock reading and the knobs.
 pub(crate) struct Ctx<'a, 't> {
-    pub tx: &'a Transaction<'t>,
+    pub tx: &'a Tx<'t>,
     pub clock: &'a dyn Clock,
     pub cfg: &'a OrchestrateConfig,
     pub hooks: &'a dyn Hooks,
@@ -46,7 +46,7 @@ pub(crate) fn parse_result(v: Option<&Value>) -> Option<GitmootResult> {
 
 impl<'a, 't> Ctx<'a, 't> {
     /// A step that reads the clock once, so every row it writes carries the same time.
-    pub fn new(tx: &'a Transaction<'t>, env: Env<'a>) -> Self {
+    pub fn new(tx: &'a Tx<'t>, env: Env<'a>) -> Self {
         Self {
             tx,
             clock: env.clock,

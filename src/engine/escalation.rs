@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, Transaction};
+use crate::store::Tx;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -75,15 +75,12 @@ pub struct PendingItem {
 }
 
 /// Every open round, oldest first.
-pub fn pending(conn: &Connection) -> Result<Vec<PendingItem>, EngineError> {
+pub fn pending(conn: &Tx<'_>) -> Result<Vec<PendingItem>, EngineError> {
     pending_first(conn, None)
 }
 
 /// The oldest `limit` open rounds (every one with `None`): what a screen of them shows.
-pub fn pending_first(
-    conn: &Connection,
-    limit: Option<usize>,
-) -> Result<Vec<PendingItem>, EngineError> {
+pub fn pending_first(conn: &Tx<'_>, limit: Option<usize>) -> Result<Vec<PendingItem>, EngineError> {
     Ok(escalations::open_first(conn, limit)?
         .into_iter()
         .map(|r| PendingItem {
@@ -168,7 +165,7 @@ pub fn parse_answers(text: &str, questions: &[HumanQuestion]) -> Answers {
 }
 
 /// The "Human answers" block over every answered ask round on `job_id`, or `None`.
-pub fn answers_block(conn: &Connection, job_id: &str) -> Result<Option<String>, EngineError> {
+pub fn answers_block(conn: &Tx<'_>, job_id: &str) -> Result<Option<String>, EngineError> {
     let mut s = String::new();
     let mut unmatched: BTreeMap<String, String> = BTreeMap::new();
     for r in escalations::for_job(conn, job_id)? {
@@ -200,7 +197,7 @@ pub fn answers_block(conn: &Connection, job_id: &str) -> Result<Option<String>, 
     Ok((!s.is_empty()).then_some(s))
 }
 
-fn open_rounds_for(conn: &Connection, job_id: &str) -> Result<Vec<Round>, EngineError> {
+fn open_rounds_for(conn: &Tx<'_>, job_id: &str) -> Result<Vec<Round>, EngineError> {
     let job = jobs::require(conn, job_id)?;
     Ok(escalations::open_for_root(conn, &job.root_id)?
         .into_iter()
@@ -211,7 +208,7 @@ fn open_rounds_for(conn: &Connection, job_id: &str) -> Result<Vec<Round>, Engine
 /// `job answer JOB "<qid>: text"`: closes the ask round and moves the tree on. Returns the
 /// answer continuation's id when one was enqueued now (legs still running defer it).
 pub fn answer(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     env: Env<'_>,
     job_id: &str,
     text: &str,
@@ -285,7 +282,7 @@ pub fn answer(
 
 /// `job resume JOB retry|continue|abort [INSTRUCTIONS]` on a failure round.
 pub fn resume(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     env: Env<'_>,
     job_id: &str,
     verb: ResumeVerb,

@@ -41,7 +41,7 @@ pub use submit::{SubmitRoot, submit_root};
 /// nothing was dispatched; `job list`, `daemon status` and the control room surface it.
 pub use crate::store::events::PREFLIGHT_FAILED;
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 
 use crate::Invalid;
 use crate::clock::Clock;
@@ -56,7 +56,7 @@ pub trait Hooks {
     /// An ask round opened on `job`; `escalation_id` is its row in `escalations`.
     fn ask_round_opened(
         &self,
-        _tx: &Transaction<'_>,
+        _tx: &Tx<'_>,
         _clock: &dyn Clock,
         _job: &Job,
         _escalation_id: i64,
@@ -66,7 +66,7 @@ pub trait Hooks {
     /// `job` reached a terminal state.
     fn job_finished(
         &self,
-        _tx: &Transaction<'_>,
+        _tx: &Tx<'_>,
         _clock: &dyn Clock,
         _job: &Job,
     ) -> Result<(), EngineError> {
@@ -94,10 +94,4 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Invalid(#[from] Invalid),
-}
-
-impl From<rusqlite::Error> for EngineError {
-    fn from(e: rusqlite::Error) -> Self {
-        Self::Store(e.into())
-    }
 }

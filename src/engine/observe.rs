@@ -8,7 +8,7 @@
 //! `reported`, as does everything when the capture is missing. Nothing is ever `verified`:
 //! a path in the diff does not prove what the prose says about it.
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -180,7 +180,7 @@ fn source_name(s: Source) -> &'static str {
 /// Grades the stored result of `job_id` and records the observation; a job without a
 /// parsed result records nothing.
 pub fn record(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     now: Millis,
     job_id: &str,
     capture: &Capture,

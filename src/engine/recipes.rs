@@ -8,7 +8,7 @@
 //! Owns only the recipes' shapes and prompts; dispatch, bounds and the continuation are
 //! the engine's ordinary path (`submit_root`, `settle`).
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 
 use super::{EngineError, Env, Outcome, Settlement, SubmitRoot, settle, submit_root};
 use crate::Invalid;
@@ -186,7 +186,7 @@ fn shape(r: &RecipeRun) -> Result<(Vec<Delegation>, String), Invalid> {
 /// Submits the coordinator root and settles its first round with the recipe's set, in
 /// the caller's transaction; the legs are queued (or refused by the usual bounds) by the
 /// engine's ordinary delegation path.
-pub fn start(tx: &Transaction<'_>, env: Env<'_>, r: RecipeRun) -> Result<Started, EngineError> {
+pub fn start(tx: &Tx<'_>, env: Env<'_>, r: RecipeRun) -> Result<Started, EngineError> {
     if r.goal.trim().is_empty() {
         return Err(Invalid(format!("orchestrate {} requires a goal", r.recipe.as_str())).into());
     }

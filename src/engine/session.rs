@@ -7,7 +7,7 @@
 //! is always graded `reported` and `non_authoritative`: the reviewer's identity is the
 //! caller's assertion. Pure over the caller's transaction.
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 use serde_json::json;
 
 use super::{EngineError, Env, Outcome, Settlement};
@@ -33,11 +33,7 @@ pub struct SessionOpen {
 }
 
 /// Starts a session review job (`running`, never claimed by the daemon); returns its id.
-pub fn open(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    s: SessionOpen,
-) -> Result<String, EngineError> {
+pub fn open(tx: &Tx<'_>, clock: &dyn Clock, s: SessionOpen) -> Result<String, EngineError> {
     let agent = s.agent.trim();
     if agent.is_empty() {
         return Err(Invalid("--agent cannot be empty".into()).into());
@@ -86,7 +82,7 @@ pub fn open(
 }
 
 /// The open session job `id`, or why it is not one.
-fn open_session(tx: &Transaction<'_>, id: &str) -> Result<jobs::Job, EngineError> {
+fn open_session(tx: &Tx<'_>, id: &str) -> Result<jobs::Job, EngineError> {
     let job = jobs::require(tx, id)?;
     if job.dispatched_by != SESSION {
         return Err(Invalid(format!(
@@ -101,12 +97,7 @@ fn open_session(tx: &Transaction<'_>, id: &str) -> Result<jobs::Job, EngineError
 }
 
 /// `job note`: a progress note on an open session job.
-pub fn note(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    id: &str,
-    text: &str,
-) -> Result<(), EngineError> {
+pub fn note(tx: &Tx<'_>, clock: &dyn Clock, id: &str, text: &str) -> Result<(), EngineError> {
     let job = open_session(tx, id)?;
     if text.trim().is_empty() {
         return Err(Invalid("the note is empty".into()).into());
@@ -121,7 +112,7 @@ pub fn note(
 
 /// `job close`: settles an open session job with `result` (already contract-valid).
 pub fn close(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     env: Env<'_>,
     id: &str,
     result: GitmootResult,

@@ -3,7 +3,7 @@
 //! The daemon calls `settle` once per finished job, inside one transaction, after it has
 //! run the runtime and parsed the output with the contract module.
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 use serde_json::json;
 
 use super::ctx::Ctx;
@@ -59,7 +59,7 @@ impl Settlement {
 /// Idempotent on a job that already ended: a cancelled job that was still running only
 /// gets its usage recorded and its runtime pid cleared.
 pub fn settle(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     env: Env<'_>,
     job_id: &str,
     s: Settlement,

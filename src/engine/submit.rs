@@ -2,7 +2,7 @@
 //! auto-respond, moot seats). Validates through the registry gate, then records the run,
 //! the queued root job and their events in the caller's transaction.
 
-use rusqlite::Transaction;
+use crate::store::Tx;
 use serde_json::json;
 
 use super::EngineError;
@@ -29,11 +29,7 @@ pub struct SubmitRoot {
 }
 
 /// Records a queued root job and its run; returns the root id.
-pub fn submit_root(
-    tx: &Transaction<'_>,
-    clock: &dyn Clock,
-    s: SubmitRoot,
-) -> Result<String, EngineError> {
+pub fn submit_root(tx: &Tx<'_>, clock: &dyn Clock, s: SubmitRoot) -> Result<String, EngineError> {
     if s.prompt.trim().is_empty() {
         return Err(Invalid("the prompt is empty".into()).into());
     }
@@ -80,7 +76,7 @@ pub(super) fn check_repo_name(repo: Option<&str>) -> Result<(), EngineError> {
 /// A new tree under a fresh root id: its run, already counting the root, is written; the
 /// root job is returned unwritten, for the entry point to finish.
 pub(super) fn new_root(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     agent: String,
     action: Action,
     prompt: String,

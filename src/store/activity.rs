@@ -6,7 +6,7 @@
 //! `job show` and the control room. Holds no parsing: records arrive already summarized.
 //! Kept apart from `jobs` so the job row's single write path stays untouched.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use super::tx::{Row, Tx, params};
 use serde::Serialize;
 
 use super::Result;
@@ -99,28 +99,28 @@ pub struct Appended {
 
 /// Appends `batch` for `job_id` within its caps and, when given, records its running
 /// spend. One call is one batch; the caller holds the transaction.
-pub fn append(
-    conn: &Connection,
+pub fn append<'a>(
+    tx: impl Into<Tx<'a>>,
     job_id: &str,
     root_id: &str,
     now: Millis,
     batch: &[NewActivity<'_>],
     live: Option<LiveSpend>,
 ) -> Result<Appended> {
+    let conn = tx.into();
     let (mut records, mut bytes, mut truncated): (u64, u64, bool) = conn
-        .prepare_cached("SELECT records, bytes, truncated FROM job_activity WHERE job_id = ?1")?
-        .query_row([job_id], |r| {
-            Ok((
-                r.get::<_, i64>(0)? as u64,
-                r.get::<_, i64>(1)? as u64,
-                r.get(2)?,
-            ))
-        })
-        .optional()?
+        .query_opt(
+            "SELECT records, bytes, truncated FROM job_activity WHERE job_id = ?1",
+            params![job_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?
         .unwrap_or((0, 0, false));
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
+    let insert = |seq: u64, a: &NewActivity<'_>| {
+        conn.execute(
+            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![job_id, seq, now, a.kind, a.summary, a.detail],
+        )
+    };
     let mut done = Appended::default();
     let mut last: Option<NewActivity<'_>> = None;
     for a in batch {
@@ -133,142 +133,135 @@ pub fn append(
                     summary: "activity cap reached; later steps are not stored",
                     detail: None,
                 };
-                insert.execute(params![
-                    job_id,
-                    records as i64,
-                    now,
-                    note.kind,
-                    note.summary,
-                    note.detail
-                ])?;
+                insert(records, &note)?;
                 records += 1;
                 last = Some(note);
             }
             done.dropped += 1;
             continue;
         }
-        insert.execute(params![
-            job_id,
-            records as i64,
-            now,
-            a.kind,
-            a.summary,
-            a.detail
-        ])?;
+        insert(records, a)?;
         records += 1;
         bytes += size;
         done.stored += 1;
         last = Some(*a);
     }
     let live = live.unwrap_or_default();
-    conn.prepare_cached(
+    // The existing row's columns are named by table: PostgreSQL reads a bare name in an
+    // upsert's SET as ambiguous with `excluded`.
+    conn.execute(
         "INSERT INTO job_activity(job_id, root_id, records, bytes, truncated, last_kind, last_summary, \
          last_at_ms, running, live_tokens, live_cost_usd, updated_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?8)
          ON CONFLICT(job_id) DO UPDATE SET records = ?3, bytes = ?4, truncated = ?5,
-             last_kind = coalesce(?6, last_kind), last_summary = coalesce(?7, last_summary),
-             last_at_ms = CASE WHEN ?6 IS NULL THEN last_at_ms ELSE ?8 END, running = 1,
-             live_tokens = max(live_tokens, ?9), live_cost_usd = max(live_cost_usd, ?10),
+             last_kind = coalesce(?6, job_activity.last_kind),
+             last_summary = coalesce(?7, job_activity.last_summary),
+             last_at_ms = CASE WHEN ?6 IS NULL THEN job_activity.last_at_ms ELSE ?8 END, running = 1,
+             live_tokens = max(job_activity.live_tokens, ?9),
+             live_cost_usd = max(job_activity.live_cost_usd, ?10),
              updated_ms = ?8",
-    )?
-    .execute(params![
-        job_id,
-        root_id,
-        records as i64,
-        bytes as i64,
-        truncated,
-        last.map(|l| l.kind),
-        last.map(|l| l.summary),
-        now,
-        live.tokens as i64,
-        live.cost_usd
-    ])?;
+        params![
+            job_id,
+            root_id,
+            records,
+            bytes,
+            truncated,
+            last.map(|l| l.kind),
+            last.map(|l| l.summary),
+            now,
+            live.tokens,
+            live.cost_usd
+        ],
+    )?;
     Ok(done)
 }
 
 /// The job stopped running: its live spend now lives in the settled job and run rows, and
 /// its cache-token figures are final.
-pub fn finish(
-    conn: &Connection,
+pub fn finish<'a>(
+    tx: impl Into<Tx<'a>>,
     job_id: &str,
     root_id: &str,
     now: Millis,
     cache_read_tokens: u64,
     cache_creation_tokens: u64,
 ) -> Result<()> {
-    conn.prepare_cached(
+    tx.into().execute(
         "INSERT INTO job_activity(job_id, root_id, cache_read_tokens, cache_creation_tokens, updated_ms)
          VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(job_id) DO UPDATE SET running = 0, live_tokens = 0, live_cost_usd = 0,
              cache_read_tokens = ?3, cache_creation_tokens = ?4, updated_ms = ?5",
-    )?
-    .execute(params![
-        job_id,
-        root_id,
-        cache_read_tokens as i64,
-        cache_creation_tokens as i64,
-        now
-    ])?;
+        params![
+            job_id,
+            root_id,
+            cache_read_tokens,
+            cache_creation_tokens,
+            now
+        ],
+    )?;
     Ok(())
 }
 
 /// The unsettled spend of a root's running jobs, `except` one of them.
-pub fn live_root_spend(conn: &Connection, root_id: &str, except: &str) -> Result<LiveSpend> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT coalesce(sum(live_tokens), 0), coalesce(sum(live_cost_usd), 0) FROM job_activity
-             WHERE root_id = ?1 AND running = 1 AND job_id != ?2",
-        )?
-        .query_row([root_id, except], |r| {
+pub fn live_root_spend<'a>(
+    tx: impl Into<Tx<'a>>,
+    root_id: &str,
+    except: &str,
+) -> Result<LiveSpend> {
+    tx.into().query_row(
+        "SELECT coalesce(sum(live_tokens), 0), coalesce(sum(live_cost_usd), 0) FROM job_activity
+         WHERE root_id = ?1 AND running = 1 AND job_id != ?2",
+        params![root_id, except],
+        |r| {
             Ok(LiveSpend {
-                tokens: r.get::<_, i64>(0)? as u64,
+                tokens: r.get(0)?,
                 cost_usd: r.get(1)?,
             })
-        })?)
+        },
+    )
 }
 
 /// Unsettled spend of every running job, per root.
-pub fn live_spend_by_root(conn: &Connection) -> Result<Vec<(String, LiveSpend)>> {
-    let mut stmt = conn.prepare_cached(
+pub fn live_spend_by_root<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<(String, LiveSpend)>> {
+    tx.into().query_map(
         "SELECT root_id, sum(live_tokens), sum(live_cost_usd) FROM job_activity
          WHERE running = 1 GROUP BY root_id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            LiveSpend {
-                tokens: r.get::<_, i64>(1)? as u64,
-                cost_usd: r.get(2)?,
-            },
-        ))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        params![],
+        |r| {
+            Ok((
+                r.get(0)?,
+                LiveSpend {
+                    tokens: r.get(1)?,
+                    cost_usd: r.get(2)?,
+                },
+            ))
+        },
+    )
 }
 
 /// A job's figures; `None` when it never streamed anything and has not settled.
-pub fn of_job(conn: &Connection, job_id: &str) -> Result<Option<JobActivity>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT records, truncated, last_kind, last_summary, running, live_tokens, live_cost_usd,
-                    cache_read_tokens, cache_creation_tokens
-             FROM job_activity WHERE job_id = ?1",
-        )?
-        .query_row([job_id], |r| {
+pub fn of_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<JobActivity>> {
+    tx.into().query_opt(
+        "SELECT records, truncated, last_kind, last_summary, running, live_tokens, live_cost_usd,
+                cache_read_tokens, cache_creation_tokens
+         FROM job_activity WHERE job_id = ?1",
+        params![job_id],
+        |r| {
             Ok(JobActivity {
-                records: r.get::<_, i64>(0)? as u64,
+                records: r.get(0)?,
                 truncated: r.get(1)?,
                 last_kind: r.get(2)?,
                 last_summary: r.get(3)?,
                 running: r.get(4)?,
                 live: LiveSpend {
-                    tokens: r.get::<_, i64>(5)? as u64,
+                    tokens: r.get(5)?,
                     cost_usd: r.get(6)?,
                 },
-                cache_read_tokens: r.get::<_, i64>(7)? as u64,
-                cache_creation_tokens: r.get::<_, i64>(8)? as u64,
+                cache_read_tokens: r.get(7)?,
+                cache_creation_tokens: r.get(8)?,
             })
-        })
-        .optional()?)
+        },
+    )
 }
 
 /// One job's newest step as the control room's incremental read sees it.
@@ -281,69 +274,75 @@ pub struct Latest {
 }
 
 /// The newest step of every job whose activity changed at or after `since_ms`.
-pub fn latest_changed_since(conn: &Connection, since_ms: Millis) -> Result<Vec<Latest>> {
-    let mut stmt = conn.prepare_cached(
+pub fn latest_changed_since<'a>(tx: impl Into<Tx<'a>>, since_ms: Millis) -> Result<Vec<Latest>> {
+    tx.into().query_map(
         "SELECT job_id, last_summary, running, updated_ms FROM job_activity WHERE updated_ms >= ?1",
-    )?;
-    let rows = stmt.query_map([since_ms], |r| {
-        Ok(Latest {
-            job_id: r.get(0)?,
-            summary: r.get(1)?,
-            running: r.get(2)?,
-            updated_ms: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        params![since_ms],
+        |r| {
+            Ok(Latest {
+                job_id: r.get(0)?,
+                summary: r.get(1)?,
+                running: r.get(2)?,
+                updated_ms: r.get(3)?,
+            })
+        },
+    )
 }
 
 /// The newest step of every running job, and the newest change time of any job (the
 /// cursor for `latest_changed_since`).
-pub fn latest_running(conn: &Connection) -> Result<(Vec<(String, String)>, Millis)> {
-    let mut stmt = conn.prepare_cached(
+pub fn latest_running<'a>(tx: impl Into<Tx<'a>>) -> Result<(Vec<(String, String)>, Millis)> {
+    let tx = tx.into();
+    let rows = tx.query_map(
         "SELECT job_id, last_summary FROM job_activity WHERE running = 1 AND last_summary IS NOT NULL",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let rows = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let newest: Millis = conn
-        .prepare_cached("SELECT coalesce(max(updated_ms), 0) FROM job_activity")?
-        .query_row([], |r| r.get(0))?;
+    let newest: Millis = tx.one(
+        "SELECT coalesce(max(updated_ms), 0) FROM job_activity",
+        params![],
+    )?;
     Ok((rows, newest))
 }
 
 /// USD of the runs created at or after `since_ms`, as settled so far.
-pub fn settled_usd_since(conn: &Connection, since_ms: Millis) -> Result<f64> {
-    Ok(conn
-        .prepare_cached("SELECT coalesce(sum(cost_usd), 0) FROM runs WHERE created_ms >= ?1")?
-        .query_row([since_ms], |r| r.get(0))?)
+pub fn settled_usd_since<'a>(tx: impl Into<Tx<'a>>, since_ms: Millis) -> Result<f64> {
+    tx.into().one(
+        "SELECT coalesce(sum(cost_usd), 0) FROM runs WHERE created_ms >= ?1",
+        params![since_ms],
+    )
 }
 
 /// Up to `limit` steps of `job_id` with `seq >= from`, oldest first.
-pub fn list(conn: &Connection, job_id: &str, from: u64, limit: usize) -> Result<Vec<Record>> {
-    let mut stmt = conn.prepare_cached(
+pub fn list<'a>(
+    tx: impl Into<Tx<'a>>,
+    job_id: &str,
+    from: u64,
+    limit: usize,
+) -> Result<Vec<Record>> {
+    tx.into().query_map(
         "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
          WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(params![job_id, from as i64, limit as i64], record)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        params![job_id, from, limit],
+        record,
+    )
 }
 
 /// The newest step of `job_id`.
-pub fn last(conn: &Connection, job_id: &str) -> Result<Option<Record>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
-             WHERE job_id = ?1 ORDER BY seq DESC LIMIT 1",
-        )?
-        .query_row([job_id], record)
-        .optional()?)
+pub fn last<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Record>> {
+    tx.into().query_opt(
+        "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
+         WHERE job_id = ?1 ORDER BY seq DESC LIMIT 1",
+        params![job_id],
+        record,
+    )
 }
 
 /// One `activity` row, selected as `job_id, seq, at_ms, kind, summary, detail`.
-fn record(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
+fn record(r: &Row<'_>) -> Result<Record> {
     Ok(Record {
         job_id: r.get(0)?,
-        seq: r.get::<_, i64>(1)? as u64,
+        seq: r.get(1)?,
         at_ms: r.get(2)?,
         kind: r.get(3)?,
         summary: r.get(4)?,
@@ -353,6 +352,8 @@ fn record(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
 
 #[cfg(test)]
 mod tests {
+    use rusqlite::Connection;
+
     use super::*;
 
     fn conn() -> Connection {

@@ -1,8 +1,8 @@
 //! The `agents` table: registered agents and their runtime, capabilities, policy and scope.
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
+use super::tx::{Row, Tx, params};
 use super::{Result, StoreError};
 use crate::Invalid;
 use crate::clock::Millis;
@@ -72,7 +72,7 @@ impl Agent {
 
 const COLS: &str = "name, runtime, command, model, effort, capabilities, policy, repos, chat_autorespond, created_ms";
 
-fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Agent, String, String)> {
+fn from_row(r: &Row<'_>) -> Result<(Agent, String, String)> {
     Ok((
         Agent {
             name: r.get(0)?,
@@ -97,15 +97,16 @@ fn finish((mut a, caps, repos): (Agent, String, String)) -> Result<Agent> {
     Ok(a)
 }
 
-pub fn insert(conn: &Connection, a: &Agent) -> Result<()> {
-    if get(conn, &a.name)?.is_some() {
+pub fn insert<'a>(tx: impl Into<Tx<'a>>, a: &Agent) -> Result<()> {
+    let tx = tx.into();
+    if get(tx, &a.name)?.is_some() {
         return Err(Invalid(format!(
             "agent {:?} already exists (remove it first with `gitmoot agent rm {}`)",
             a.name, a.name
         ))
         .into());
     }
-    conn.execute(
+    tx.execute(
         &format!("INSERT INTO agents({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
         params![
             a.name,
@@ -123,30 +124,38 @@ pub fn insert(conn: &Connection, a: &Agent) -> Result<()> {
     Ok(())
 }
 
-pub fn get(conn: &Connection, name: &str) -> Result<Option<Agent>> {
-    conn.prepare_cached(&format!("SELECT {COLS} FROM agents WHERE name = ?1"))?
-        .query_row([name], from_row)
-        .optional()?
+pub fn get<'a>(tx: impl Into<Tx<'a>>, name: &str) -> Result<Option<Agent>> {
+    tx.into()
+        .query_opt(
+            &format!("SELECT {COLS} FROM agents WHERE name = ?1"),
+            params![name],
+            from_row,
+        )?
         .map(finish)
         .transpose()
 }
 
 /// The agent, or a not-found error naming it.
-pub fn require(conn: &Connection, name: &str) -> Result<Agent> {
-    get(conn, name)?.ok_or_else(|| {
+pub fn require<'a>(tx: impl Into<Tx<'a>>, name: &str) -> Result<Agent> {
+    get(tx, name)?.ok_or_else(|| {
         StoreError::Invalid(Invalid(format!(
             "agent {name:?} is not registered (see `gitmoot agent list`)"
         )))
     })
 }
 
-pub fn list(conn: &Connection) -> Result<Vec<Agent>> {
-    let mut st = conn.prepare_cached(&format!("SELECT {COLS} FROM agents ORDER BY name"))?;
-    let rows = st.query_map([], from_row)?;
-    rows.map(|r| finish(r?)).collect()
+pub fn list<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Agent>> {
+    tx.into().query_map(
+        &format!("SELECT {COLS} FROM agents ORDER BY name"),
+        params![],
+        |r| finish(from_row(r)?),
+    )
 }
 
 /// Removes the agent; returns whether it existed.
-pub fn remove(conn: &Connection, name: &str) -> Result<bool> {
-    Ok(conn.execute("DELETE FROM agents WHERE name = ?1", [name])? > 0)
+pub fn remove<'a>(tx: impl Into<Tx<'a>>, name: &str) -> Result<bool> {
+    Ok(tx
+        .into()
+        .execute("DELETE FROM agents WHERE name = ?1", params![name])?
+        > 0)
 }

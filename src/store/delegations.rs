@@ -2,10 +2,10 @@
 //!
 //! Owns the rows only; which leg runs when is the engine's decision.
 
-use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 
-use super::Result;
+use super::tx::{Row, Tx, params};
+use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::Delegation;
 
@@ -53,18 +53,17 @@ impl LegState {
             LegState::Skipped => "skipped",
         }
     }
-    fn parse(s: &str) -> rusqlite::Result<Self> {
+    fn parse(s: &str) -> Result<Self> {
         Ok(match s {
             "waiting" => LegState::Waiting,
             "dispatched" => LegState::Dispatched,
             "deduped" => LegState::Deduped,
             "skipped" => LegState::Skipped,
             other => {
-                return Err(rusqlite::Error::FromSqlConversionFailure(
-                    5,
-                    rusqlite::types::Type::Text,
-                    format!("unknown leg state {other:?}").into(),
-                ));
+                return Err(StoreError::Column {
+                    index: 5,
+                    reason: format!("unknown leg state {other:?}"),
+                });
             }
         })
     }
@@ -91,16 +90,16 @@ pub struct Leg {
 const COLS: &str = "parent_id, delegation_id, root_id, position, spec, state, job_id, attempts, dedup_of, \
     accepted, note, created_ms, updated_ms";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Leg> {
-    let spec: String = r.get(4)?;
+fn from_row(r: &Row<'_>) -> Result<Leg> {
     let state: String = r.get(5)?;
     Ok(Leg {
         parent_id: r.get(0)?,
         delegation_id: r.get(1)?,
         root_id: r.get(2)?,
         position: r.get(3)?,
-        spec: serde_json::from_str(&spec).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, Box::new(e))
+        spec: r.json(4)?.ok_or_else(|| StoreError::Column {
+            index: 4,
+            reason: "a leg without a spec".into(),
         })?,
         state: LegState::parse(&state)?,
         job_id: r.get(6)?,
@@ -113,12 +112,18 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Leg> {
     })
 }
 
-/// Writes the whole row (insert or replace).
-pub fn put(conn: &Connection, l: &Leg) -> Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO delegations({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-    ))?
-    .execute(params![
+/// Writes the whole row, new or existing (in place: the key columns never change).
+pub fn put<'a>(tx: impl Into<Tx<'a>>, l: &Leg) -> Result<()> {
+    tx.into().execute(
+        &format!(
+            "INSERT INTO delegations({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             ON CONFLICT(parent_id, delegation_id) DO UPDATE SET root_id = excluded.root_id,
+                 position = excluded.position, spec = excluded.spec, state = excluded.state,
+                 job_id = excluded.job_id, attempts = excluded.attempts, dedup_of = excluded.dedup_of,
+                 accepted = excluded.accepted, note = excluded.note, created_ms = excluded.created_ms,
+                 updated_ms = excluded.updated_ms"
+        ),
+        params![
         l.parent_id,
         l.delegation_id,
         l.root_id,
@@ -132,25 +137,24 @@ pub fn put(conn: &Connection, l: &Leg) -> Result<()> {
         l.note,
         l.created_ms,
         l.updated_ms
-    ])?;
+    ],
+    )?;
     Ok(())
 }
 
 /// The legs of one coordinator's batch, in result order.
-pub fn for_parent(conn: &Connection, parent_id: &str) -> Result<Vec<Leg>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM delegations WHERE parent_id = ?1 ORDER BY position"
-    ))?;
-    Ok(st
-        .query_map([parent_id], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn for_parent<'a>(tx: impl Into<Tx<'a>>, parent_id: &str) -> Result<Vec<Leg>> {
+    tx.into().query_map(
+        &format!("SELECT {COLS} FROM delegations WHERE parent_id = ?1 ORDER BY position"),
+        params![parent_id],
+        from_row,
+    )
 }
 
 /// Legs of a tree admitted but not yet enqueued: budget they already hold.
-pub fn count_waiting(conn: &Connection, root_id: &str) -> Result<u32> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM delegations WHERE root_id = ?1 AND state = 'waiting'",
-        )?
-        .query_row([root_id], |r| r.get::<_, i64>(0))? as u32)
+pub fn count_waiting<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<u32> {
+    tx.into().one(
+        "SELECT COUNT(*) FROM delegations WHERE root_id = ?1 AND state = 'waiting'",
+        params![root_id],
+    )
 }

@@ -2,12 +2,11 @@
 //!
 //! Owns the rows only; opening, answering and resolving rounds is the engine's job.
 
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, Params, Row, params, params_from_iter};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::Result;
+use super::tx::{Param, Row, Tx, params};
 use crate::clock::Millis;
 
 pub(super) const SCHEMA: &str = "
@@ -74,17 +73,7 @@ pub struct Round {
 const COLS: &str = "id, root_id, job_id, kind, questions, reason, failed_job_id, delegation_id, opened_ms, \
     resolved_ms, verb, answers, instructions, thread_id";
 
-fn json_col(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<Value>> {
-    let t: Option<String> = r.get(i)?;
-    t.map(|t| {
-        serde_json::from_str(&t).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-        })
-    })
-    .transpose()
-}
-
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Round> {
+fn from_row(r: &Row<'_>) -> Result<Round> {
     let kind: String = r.get(3)?;
     Ok(Round {
         id: r.get(0)?,
@@ -95,14 +84,14 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Round> {
         } else {
             RoundKind::Failure
         },
-        questions: json_col(r, 4)?.unwrap_or(Value::Array(vec![])),
+        questions: r.json(4)?.unwrap_or(Value::Array(vec![])),
         reason: r.get(5)?,
         failed_job_id: r.get(6)?,
         delegation_id: r.get(7)?,
         opened_ms: r.get(8)?,
         resolved_ms: r.get(9)?,
         verb: r.get(10)?,
-        answers: json_col(r, 11)?,
+        answers: r.json(11)?,
         instructions: r.get(12)?,
         thread_id: r.get(13)?,
     })
@@ -119,139 +108,159 @@ const MUTABLE_COLS: [&str; 7] = [
     "thread_id",
 ];
 
-fn mutable_values(r: &Round) -> [SqlValue; 7] {
-    [
-        r.questions.to_string().into(),
-        r.reason.clone().into(),
-        r.resolved_ms.into(),
-        r.verb.clone().into(),
-        r.answers.as_ref().map(Value::to_string).into(),
-        r.instructions.clone().into(),
-        r.thread_id.clone().into(),
-    ]
+/// Hands `run` the parameters `head`, then the round's mutable values in `MUTABLE_COLS`
+/// order.
+fn with_mutable<T>(
+    r: &Round,
+    head: &[&dyn Param],
+    run: impl FnOnce(&[&dyn Param]) -> Result<T>,
+) -> Result<T> {
+    let (questions, answers) = (
+        r.questions.to_string(),
+        r.answers.as_ref().map(Value::to_string),
+    );
+    let mutable = params![
+        questions,
+        r.reason,
+        r.resolved_ms,
+        r.verb,
+        answers,
+        r.instructions,
+        r.thread_id
+    ];
+    let all: Vec<&dyn Param> = head.iter().chain(mutable).copied().collect();
+    run(&all)
 }
 
 /// Inserts a new round (its `id` is ignored) and returns its row id.
-pub fn insert(conn: &Connection, r: &Round) -> Result<i64> {
+pub fn insert<'a>(tx: impl Into<Tx<'a>>, r: &Round) -> Result<i64> {
+    let tx = tx.into();
     let sql = format!(
         "INSERT INTO escalations(root_id, job_id, kind, failed_job_id, delegation_id, opened_ms, {}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
         MUTABLE_COLS.join(", ")
     );
-    let fixed: [SqlValue; 6] = [
-        r.root_id.clone().into(),
-        r.job_id.clone().into(),
-        r.kind.as_str().to_string().into(),
-        r.failed_job_id.clone().into(),
-        r.delegation_id.clone().into(),
-        r.opened_ms.into(),
+    let head = params![
+        r.root_id,
+        r.job_id,
+        r.kind.as_str(),
+        r.failed_job_id,
+        r.delegation_id,
+        r.opened_ms
     ];
-    conn.prepare_cached(&sql)?
-        .execute(params_from_iter(fixed.into_iter().chain(mutable_values(r))))?;
-    Ok(conn.last_insert_rowid())
+    with_mutable(r, head, |all| tx.one(&sql, all))
 }
 
 /// Rewrites the mutable fields of a round.
-pub fn update(conn: &Connection, r: &Round) -> Result<()> {
+pub fn update<'a>(tx: impl Into<Tx<'a>>, r: &Round) -> Result<()> {
+    let tx = tx.into();
     let set: Vec<String> = MUTABLE_COLS
         .iter()
         .enumerate()
         .map(|(i, c)| format!("{c} = ?{}", i + 2))
         .collect();
     let sql = format!("UPDATE escalations SET {} WHERE id = ?1", set.join(", "));
-    conn.prepare_cached(&sql)?.execute(params_from_iter(
-        std::iter::once(SqlValue::from(r.id)).chain(mutable_values(r)),
-    ))?;
+    with_mutable(r, params![r.id], |all| tx.execute(&sql, all))?;
     Ok(())
 }
 
 /// Records the chat thread that carries a round (chat's ask-gate thread).
-pub fn set_thread(conn: &Connection, id: i64, thread_id: &str) -> Result<()> {
-    conn.prepare_cached("UPDATE escalations SET thread_id = ?2 WHERE id = ?1")?
-        .execute(params![id, thread_id])?;
+pub fn set_thread<'a>(tx: impl Into<Tx<'a>>, id: i64, thread_id: &str) -> Result<()> {
+    tx.into().execute(
+        "UPDATE escalations SET thread_id = ?2 WHERE id = ?1",
+        params![id, thread_id],
+    )?;
     Ok(())
 }
 
-pub fn get(conn: &Connection, id: i64) -> Result<Option<Round>> {
-    Ok(conn
-        .prepare_cached(&format!("SELECT {COLS} FROM escalations WHERE id = ?1"))?
-        .query_row([id], from_row)
-        .optional()?)
+pub fn get<'a>(tx: impl Into<Tx<'a>>, id: i64) -> Result<Option<Round>> {
+    tx.into().query_opt(
+        &format!("SELECT {COLS} FROM escalations WHERE id = ?1"),
+        params![id],
+        from_row,
+    )
 }
 
 /// The open round holding `job_id`, if any (at most one is open per job).
-pub fn open_for_job(conn: &Connection, job_id: &str) -> Result<Option<Round>> {
-    Ok(conn
-        .prepare_cached(&format!(
+pub fn open_for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Round>> {
+    tx.into().query_opt(
+        &format!(
             "SELECT {COLS} FROM escalations WHERE job_id = ?1 AND resolved_ms IS NULL ORDER BY id LIMIT 1"
-        ))?
-        .query_row([job_id], from_row)
-        .optional()?)
+        ),
+        params![job_id],
+        from_row,
+    )
 }
 
 /// Every round ever opened on `job_id`, oldest first.
-pub fn for_job(conn: &Connection, job_id: &str) -> Result<Vec<Round>> {
-    rounds(conn, "job_id = ?1 ORDER BY id", [job_id])
+pub fn for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Vec<Round>> {
+    rounds(tx.into(), "job_id = ?1 ORDER BY id", params![job_id])
 }
 
 /// Whether a human resolved any round of the tree with `abort`.
-pub fn aborted_in_root(conn: &Connection, root_id: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM escalations WHERE root_id = ?1 AND verb = 'abort' LIMIT 1")?
-        .query_row([root_id], |_| Ok(()))
-        .optional()?
+pub fn aborted_in_root<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<bool> {
+    Ok(tx
+        .into()
+        .query_opt(
+            "SELECT 1 FROM escalations WHERE root_id = ?1 AND verb = 'abort' LIMIT 1",
+            params![root_id],
+            |_| Ok(()),
+        )?
         .is_some())
 }
 
 /// Every open round, oldest first.
-pub fn open(conn: &Connection) -> Result<Vec<Round>> {
-    open_first(conn, None)
+pub fn open<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Round>> {
+    open_first(tx, None)
 }
 
 /// The oldest `limit` open rounds (all of them with `None`), walking the open-rounds index.
-pub fn open_first(conn: &Connection, limit: Option<usize>) -> Result<Vec<Round>> {
-    let limit = limit.map_or(-1, |n| n as i64);
+pub fn open_first<'a>(tx: impl Into<Tx<'a>>, limit: Option<usize>) -> Result<Vec<Round>> {
+    // No bound is the largest one: PostgreSQL refuses SQLite's negative "no limit".
+    let limit = limit.map_or(i64::MAX, |n| n as i64);
     rounds(
-        conn,
+        tx.into(),
         "resolved_ms IS NULL ORDER BY opened_ms, id LIMIT ?1",
-        [limit],
+        params![limit],
     )
 }
 
 /// Open rounds of one tree.
-pub fn open_for_root(conn: &Connection, root_id: &str) -> Result<Vec<Round>> {
+pub fn open_for_root<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<Round>> {
     rounds(
-        conn,
+        tx.into(),
         "root_id = ?1 AND resolved_ms IS NULL ORDER BY id",
-        [root_id],
+        params![root_id],
     )
 }
 
 /// The rounds matching `filter`, the SQL after `WHERE`.
-fn rounds(conn: &Connection, filter: &str, params: impl Params) -> Result<Vec<Round>> {
-    let mut st = conn.prepare_cached(&format!("SELECT {COLS} FROM escalations WHERE {filter}"))?;
-    Ok(st
-        .query_map(params, from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+fn rounds(tx: Tx<'_>, filter: &str, params: &[&dyn Param]) -> Result<Vec<Round>> {
+    tx.query_map(
+        &format!("SELECT {COLS} FROM escalations WHERE {filter}"),
+        params,
+        from_row,
+    )
 }
 
 /// The job and kind of the newest open round linked to `thread_id`.
-pub fn open_on_thread(conn: &Connection, thread_id: &str) -> Result<Option<(String, String)>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT job_id, kind FROM escalations WHERE thread_id = ?1 AND resolved_ms IS NULL \
-             ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row([thread_id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+pub fn open_on_thread<'a>(
+    tx: impl Into<Tx<'a>>,
+    thread_id: &str,
+) -> Result<Option<(String, String)>> {
+    tx.into().query_opt(
+        "SELECT job_id, kind FROM escalations WHERE thread_id = ?1 AND resolved_ms IS NULL \
+         ORDER BY id DESC LIMIT 1",
+        params![thread_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }
 
 /// The job of the newest round ever linked to `thread_id`, open or not.
-pub fn last_job_on_thread(conn: &Connection, thread_id: &str) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT job_id FROM escalations WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row([thread_id], |r| r.get(0))
-        .optional()?)
+pub fn last_job_on_thread<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<Option<String>> {
+    tx.into().query_opt(
+        "SELECT job_id FROM escalations WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
+        params![thread_id],
+        |r| r.get(0),
+    )
 }

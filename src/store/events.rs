@@ -5,11 +5,11 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::Result;
+use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
 
 pub(super) const SCHEMA: &str = "
@@ -108,29 +108,22 @@ pub struct Event {
     pub data: Option<Value>,
 }
 
-pub fn append(conn: &Connection, e: NewEvent<'_>) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO events(ts_ms, root_id, job_id, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        e.ts_ms,
-        e.root_id,
-        e.job_id,
-        e.kind,
-        e.message,
-        e.data.map(|d| d.to_string())
-    ])?;
-    Ok(conn.last_insert_rowid())
+pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
+    tx.into().one(
+        "INSERT INTO events(ts_ms, root_id, job_id, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+         RETURNING id",
+        params![
+            e.ts_ms,
+            e.root_id,
+            e.job_id,
+            e.kind,
+            e.message,
+            e.data.map(|d| d.to_string())
+        ],
+    )
 }
 
-fn map(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
-    let data: Option<String> = r.get(6)?;
-    let data = data
-        .map(|t| serde_json::from_str(&t))
-        .transpose()
-        .map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, Box::new(e))
-        })?;
+fn map(r: &Row<'_>) -> Result<Event> {
     Ok(Event {
         id: r.get(0)?,
         ts_ms: r.get(1)?,
@@ -138,68 +131,78 @@ fn map(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
         job_id: r.get(3)?,
         kind: r.get(4)?,
         message: r.get(5)?,
-        data,
+        data: r.json(6)?,
     })
-}
-
-fn collect(rows: impl Iterator<Item = rusqlite::Result<Event>>) -> Result<Vec<Event>> {
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 const COLS: &str = "id, ts_ms, root_id, job_id, kind, message, data";
 
 /// The newest event id, or 0 on an empty log.
-pub fn last_id(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("SELECT COALESCE(MAX(id), 0) FROM events", [], |r| r.get(0))?)
+pub fn last_id<'a>(tx: impl Into<Tx<'a>>) -> Result<i64> {
+    tx.into()
+        .one("SELECT COALESCE(MAX(id), 0) FROM events", params![])
 }
 
 /// Events after `cursor`, oldest first, at most `limit`.
-pub fn since(conn: &Connection, cursor: i64, limit: usize) -> Result<Vec<Event>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM events WHERE id > ?1 ORDER BY id LIMIT ?2"
-    ))?;
-    collect(st.query_map(params![cursor, limit as i64], map)?)
+pub fn since<'a>(tx: impl Into<Tx<'a>>, cursor: i64, limit: usize) -> Result<Vec<Event>> {
+    tx.into().query_map(
+        &format!("SELECT {COLS} FROM events WHERE id > ?1 ORDER BY id LIMIT ?2"),
+        params![cursor, limit],
+        map,
+    )
 }
 
 /// Events of one job, or of a whole tree when `id` is a root, oldest first, after `cursor`.
-pub fn for_job_or_root(conn: &Connection, id: &str, cursor: i64) -> Result<Vec<Event>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM events
-         WHERE root_id = (SELECT root_id FROM jobs WHERE id = ?1) AND (job_id = ?1 OR root_id = ?1)
-           AND id > ?2 ORDER BY id"
-    ))?;
-    collect(st.query_map(params![id, cursor], map)?)
+pub fn for_job_or_root<'a>(tx: impl Into<Tx<'a>>, id: &str, cursor: i64) -> Result<Vec<Event>> {
+    tx.into().query_map(
+        &format!(
+            "SELECT {COLS} FROM events
+             WHERE root_id = (SELECT root_id FROM jobs WHERE id = ?1) AND (job_id = ?1 OR root_id = ?1)
+               AND id > ?2 ORDER BY id"
+        ),
+        params![id, cursor],
+        map,
+    )
 }
 
 /// The newest preflight refusal of each coordinator, by job id.
-pub fn latest_preflight_by_job(conn: &Connection) -> Result<HashMap<String, String>> {
-    let mut st = conn.prepare_cached(concat!(
-        "SELECT job_id, message FROM events WHERE id IN
-               (SELECT MAX(id) FROM events WHERE kind = '",
-        preflight_kind!(),
-        "' AND job_id IS NOT NULL GROUP BY job_id)"
-    ))?;
-    Ok(st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn latest_preflight_by_job<'a>(tx: impl Into<Tx<'a>>) -> Result<HashMap<String, String>> {
+    Ok(tx
+        .into()
+        .query_map(
+            concat!(
+                "SELECT job_id, message FROM events WHERE id IN
+                   (SELECT MAX(id) FROM events WHERE kind = '",
+                preflight_kind!(),
+                "' AND job_id IS NOT NULL GROUP BY job_id)"
+            ),
+            params![],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .into_iter()
+        .collect())
 }
 
 /// How many preflight refusals the log holds.
-pub fn count_preflight(conn: &Connection) -> Result<u64> {
-    Ok(conn
-        .prepare_cached(concat!(
+pub fn count_preflight<'a>(tx: impl Into<Tx<'a>>) -> Result<u64> {
+    tx.into().one(
+        concat!(
             "SELECT COUNT(*) FROM events WHERE kind = '",
             preflight_kind!(),
             "'"
-        ))?
-        .query_row([], |r| r.get::<_, i64>(0))? as u64)
+        ),
+        params![],
+    )
 }
 
 /// Events of one job only, found through its tree's index.
-pub fn for_job(conn: &Connection, job_id: &str) -> Result<Vec<Event>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM events
-         WHERE root_id = (SELECT root_id FROM jobs WHERE id = ?1) AND job_id = ?1 ORDER BY id"
-    ))?;
-    collect(st.query_map(params![job_id], map)?)
+pub fn for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Vec<Event>> {
+    tx.into().query_map(
+        &format!(
+            "SELECT {COLS} FROM events
+             WHERE root_id = (SELECT root_id FROM jobs WHERE id = ?1) AND job_id = ?1 ORDER BY id"
+        ),
+        params![job_id],
+        map,
+    )
 }

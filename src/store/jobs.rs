@@ -1,12 +1,10 @@
 //! The `jobs` table: every root, leg, continuation and finalize job with its prompt,
 //! outcome, output, usage and timing.
 
-use rusqlite::{
-    Connection, OptionalExtension, Row, ToSql, params, params_from_iter, types::Value as SqlValue,
-};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::tx::{Param, Row, Tx, params};
 use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::{Action, JobKind, JobState};
@@ -222,49 +220,34 @@ pub struct Unreadable {
 /// The unreadable row behind `e`, when that is what it is.
 pub fn unreadable(e: &StoreError) -> Option<&Unreadable> {
     match e {
-        StoreError::Sqlite(rusqlite::Error::FromSqlConversionFailure(_, _, source)) => {
-            source.downcast_ref::<Unreadable>()
-        }
+        StoreError::Unreadable(u) => Some(u),
         _ => None,
     }
 }
 
 /// Decodes one row; a failure names the job and the column.
-pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
-    decode_row(r).map_err(|e| {
-        let (index, ty, reason) = match e {
-            rusqlite::Error::FromSqlConversionFailure(i, ty, source) => (i, ty, source.to_string()),
-            rusqlite::Error::InvalidColumnType(i, _, ty) => {
-                (i, ty, format!("unexpected {ty} value"))
-            }
-            rusqlite::Error::IntegralValueOutOfRange(i, v) => (
-                i,
-                rusqlite::types::Type::Integer,
-                format!("{v} is out of range"),
-            ),
-            other => return other,
-        };
-        let column = COLS.split(", ").nth(index).unwrap_or("?").to_string();
-        let id = r.get::<_, String>(0).unwrap_or_default();
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            ty,
-            Box::new(Unreadable { id, column, reason }),
-        )
+pub(crate) fn from_row(r: &Row<'_>) -> Result<Job> {
+    decode_row(r).map_err(|e| match e {
+        StoreError::Column { index, reason } => StoreError::Unreadable(Unreadable {
+            id: r.get::<String>(0).unwrap_or_default(),
+            column: COLS.split(", ").nth(index).unwrap_or("?").to_string(),
+            reason,
+        }),
+        other => other,
     })
 }
 
 /// Marks an undecodable job failed with the decode error, keeping the corrupt value in
 /// an event: the corrupt JSON column is cleared so the row reads again, and a root's run
 /// fails with it. Returns whether the row now decodes (so the engine can settle it).
-pub fn quarantine(conn: &Connection, u: &Unreadable, now: Millis) -> Result<bool> {
+pub fn quarantine<'a>(tx: impl Into<Tx<'a>>, u: &Unreadable, now: Millis) -> Result<bool> {
+    let conn = tx.into();
     let raw: Option<String> = conn
-        .query_row(
+        .query_opt(
             &format!("SELECT CAST({} AS TEXT) FROM jobs WHERE id = ?1", u.column),
-            [&u.id],
+            params![u.id],
             |r| r.get(0),
-        )
-        .optional()?
+        )?
         .flatten();
     let reason = format!("quarantined: {u}");
     conn.execute(
@@ -278,11 +261,11 @@ pub fn quarantine(conn: &Connection, u: &Unreadable, now: Millis) -> Result<bool
          WHERE id = ?1",
         params![u.id, reason, now],
     )?;
-    let root: Option<String> = conn
-        .query_row("SELECT root_id FROM jobs WHERE id = ?1", [&u.id], |r| {
-            r.get(0)
-        })
-        .optional()?;
+    let root: Option<String> = conn.query_opt(
+        "SELECT root_id FROM jobs WHERE id = ?1",
+        params![u.id],
+        |r| r.get(0),
+    )?;
     super::events::append(
         conn,
         super::events::NewEvent {
@@ -310,21 +293,8 @@ pub fn quarantine(conn: &Connection, u: &Unreadable, now: Millis) -> Result<bool
     Ok(false)
 }
 
-fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
-    let json = |i: usize| -> rusqlite::Result<Option<Value>> {
-        let text: Option<String> = r.get(i)?;
-        text.filter(|t| !t.is_empty())
-            .map(|t| {
-                serde_json::from_str(&t).map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        i,
-                        rusqlite::types::Type::Text,
-                        Box::new(e),
-                    )
-                })
-            })
-            .transpose()
-    };
+fn decode_row(r: &Row<'_>) -> Result<Job> {
+    let json = |i: usize| r.json::<Value>(i);
     Ok(Job {
         id: r.get(0)?,
         root_id: r.get(1)?,
@@ -349,13 +319,13 @@ fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
         raw_output: r.get(20)?,
         output_truncated: r.get(21)?,
         error: r.get(22)?,
-        tokens_in: r.get::<_, i64>(23)? as u64,
-        tokens_out: r.get::<_, i64>(24)? as u64,
+        tokens_in: r.get::<i64>(23)? as u64,
+        tokens_out: r.get::<i64>(24)? as u64,
         cost_usd: r.get(25)?,
         dispatched_by: r.get(26)?,
         runtime_pid: r.get(27)?,
         worktree: r.get(28)?,
-        followup: FollowUp::parse(&r.get::<_, String>(29)?),
+        followup: FollowUp::parse(&r.get::<String>(29)?),
         followup_reason: r.get(30)?,
         continuation_id: r.get(31)?,
         carry: json(32)?,
@@ -372,13 +342,13 @@ fn decode_row(r: &Row<'_>) -> rusqlite::Result<Job> {
 /// `write_changed`, a claim or a settlement touches only the indexes over `state` and
 /// `updated_ms` (naming `root_id` or `parent_id` would rewrite all ten, for the
 /// self-referencing foreign key).
-pub fn put(conn: &Connection, j: &Job) -> Result<()> {
+pub fn put<'a>(tx: impl Into<Tx<'a>>, j: &Job) -> Result<()> {
     let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
     let (ephemeral, result, carry) = (json(&j.ephemeral), json(&j.result), json(&j.carry));
     let (tokens_in, tokens_out) = (j.tokens_in as i64, j.tokens_out as i64);
     let followup = j.followup.as_str();
     // In the order of `COLS`.
-    let values: [&dyn ToSql; 39] = [
+    let values: [&dyn Param; 39] = [
         &j.id,
         &j.root_id,
         &j.parent_id,
@@ -419,20 +389,22 @@ pub fn put(conn: &Connection, j: &Job) -> Result<()> {
         &j.daemon_id,
         &j.on_label,
     ];
-    super::write_changed(conn, "jobs", COLS, &values)
+    super::write_changed(tx, "jobs", COLS, &values)
 }
 
-pub fn get(conn: &Connection, id: &str) -> Result<Option<Job>> {
-    Ok(conn
-        .prepare_cached(&format!("SELECT {COLS} FROM jobs WHERE id = ?1"))?
-        .query_row([id], from_row)
-        .optional()?)
+pub fn get<'a>(tx: impl Into<Tx<'a>>, id: &str) -> Result<Option<Job>> {
+    tx.into().query_opt(
+        &format!("SELECT {COLS} FROM jobs WHERE id = ?1"),
+        params![id],
+        from_row,
+    )
 }
 
 /// The full job id for `input`: itself when a job has that id, else the one job whose id
 /// starts with it (as git and kubectl accept unique prefixes). None matching, or several,
 /// is a validation error; an ambiguous prefix lists the candidates.
-pub fn resolve_id(conn: &Connection, input: &str) -> Result<String> {
+pub fn resolve_id<'a>(tx: impl Into<Tx<'a>>, input: &str) -> Result<String> {
+    let conn = tx.into();
     if input.is_empty() {
         return Err(StoreError::Invalid(crate::Invalid(
             "a job id is required".into(),
@@ -444,11 +416,11 @@ pub fn resolve_id(conn: &Connection, input: &str) -> Result<String> {
     // A range scan on the primary key: every id that starts with `input` sorts in
     // [input, input + U+10FFFF).
     let upper = format!("{input}{}", char::MAX);
-    let mut st =
-        conn.prepare_cached("SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 11")?;
-    let ids: Vec<String> = st
-        .query_map(rusqlite::params![input, upper], |r| r.get(0))?
-        .collect::<std::result::Result<_, _>>()?;
+    let ids: Vec<String> = conn.query_map(
+        "SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 11",
+        params![input, upper],
+        |r| r.get(0),
+    )?;
     match ids.as_slice() {
         [] => Err(StoreError::Invalid(crate::Invalid(format!(
             "job {input:?} not found"
@@ -466,29 +438,26 @@ pub fn resolve_id(conn: &Connection, input: &str) -> Result<String> {
 }
 
 /// The job, or a not-found error naming it.
-pub fn require(conn: &Connection, id: &str) -> Result<Job> {
-    get(conn, id)?
-        .ok_or_else(|| StoreError::Invalid(crate::Invalid(format!("job {id:?} not found"))))
+pub fn require<'a>(tx: impl Into<Tx<'a>>, id: &str) -> Result<Job> {
+    get(tx, id)?.ok_or_else(|| StoreError::Invalid(crate::Invalid(format!("job {id:?} not found"))))
 }
 
 /// Every job of one tree, oldest first.
-pub fn by_root(conn: &Connection, root_id: &str) -> Result<Vec<Job>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM jobs WHERE root_id = ?1 ORDER BY created_ms, rowid"
-    ))?;
-    Ok(st
-        .query_map([root_id], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn by_root<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<Job>> {
+    tx.into().query_map(
+        &format!("SELECT {COLS} FROM jobs WHERE root_id = ?1 ORDER BY created_ms, rowid"),
+        params![root_id],
+        from_row,
+    )
 }
 
 /// Direct children of a job, oldest first.
-pub fn children(conn: &Connection, parent_id: &str) -> Result<Vec<Job>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM jobs WHERE parent_id = ?1 ORDER BY created_ms, rowid"
-    ))?;
-    Ok(st
-        .query_map([parent_id], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn children<'a>(tx: impl Into<Tx<'a>>, parent_id: &str) -> Result<Vec<Job>> {
+    tx.into().query_map(
+        &format!("SELECT {COLS} FROM jobs WHERE parent_id = ?1 ORDER BY created_ms, rowid"),
+        params![parent_id],
+        from_row,
+    )
 }
 
 /// The index `job list` pages on when no filter narrows it: newest first by
@@ -544,11 +513,11 @@ fn list_cols(which: ListColumns) -> String {
 }
 
 /// The SQL and arguments of one `job list` page; `EXPLAIN QUERY PLAN` checks read it too.
-pub fn list_query(f: &JobFilter, which: ListColumns) -> (String, Vec<SqlValue>) {
+pub fn list_query(f: &JobFilter, which: ListColumns) -> (String, Vec<String>) {
     let mut sql = format!("SELECT {} FROM jobs WHERE 1=1", list_cols(which));
-    let mut args: Vec<SqlValue> = Vec::new();
+    let mut args: Vec<String> = Vec::new();
     let mut push = |clause: &str, v: String| {
-        args.push(SqlValue::Text(v));
+        args.push(v);
         sql.push_str(&format!(" AND {clause} = ?{}", args.len()));
     };
     if let Some(s) = f.state {
@@ -564,7 +533,7 @@ pub fn list_query(f: &JobFilter, which: ListColumns) -> (String, Vec<SqlValue>) 
         push("repo", r.clone());
     }
     if let Some(b) = &f.before {
-        args.push(SqlValue::Text(b.clone()));
+        args.push(b.clone());
         let n = args.len();
         sql.push_str(&format!(
             " AND (created_ms, rowid) < (SELECT created_ms, rowid FROM jobs WHERE id = ?{n})"
@@ -578,8 +547,8 @@ pub fn list_query(f: &JobFilter, which: ListColumns) -> (String, Vec<SqlValue>) 
 }
 
 /// Jobs matching the filter, newest first; unreadable rows are skipped with a warning.
-pub fn list(conn: &Connection, f: &JobFilter) -> Result<Vec<Job>> {
-    let (list, skipped) = list_readable(conn, f)?;
+pub fn list<'a>(tx: impl Into<Tx<'a>>, f: &JobFilter) -> Result<Vec<Job>> {
+    let (list, skipped) = list_readable(tx, f)?;
     for u in skipped {
         tracing::warn!(job = %u.id, "skipping an unreadable job row: {u}");
     }
@@ -588,9 +557,12 @@ pub fn list(conn: &Connection, f: &JobFilter) -> Result<Vec<Job>> {
 
 /// Jobs matching the filter, newest first, every column, and the rows that could not be
 /// decoded.
-pub fn list_readable(conn: &Connection, f: &JobFilter) -> Result<(Vec<Job>, Vec<Unreadable>)> {
+pub fn list_readable<'a>(
+    tx: impl Into<Tx<'a>>,
+    f: &JobFilter,
+) -> Result<(Vec<Job>, Vec<Unreadable>)> {
     let mut out = Vec::new();
-    let skipped = list_each(conn, f, ListColumns::All, |j| {
+    let skipped = list_each(tx, f, ListColumns::All, |j| {
         out.push(j);
         Ok::<_, StoreError>(())
     })?;
@@ -600,56 +572,52 @@ pub fn list_readable(conn: &Connection, f: &JobFilter) -> Result<(Vec<Job>, Vec<
 /// Streams one listing to `each`, newest first, holding one row at a time; the columns
 /// `which` leaves out come back empty. Rows that cannot be decoded are skipped and
 /// returned. A `before` cursor naming no job is bad input.
-pub fn list_each<E: From<StoreError>>(
-    conn: &Connection,
+pub fn list_each<'a, E: From<StoreError>>(
+    tx: impl Into<Tx<'a>>,
     f: &JobFilter,
     which: ListColumns,
     mut each: impl FnMut(Job) -> Result<(), E>,
 ) -> Result<Vec<Unreadable>, E> {
+    let tx = tx.into();
     if let Some(b) = &f.before
-        && !exists(conn, b)?
+        && !exists(tx, b)?
     {
         return Err(StoreError::Invalid(crate::Invalid(format!("job {b:?} not found"))).into());
     }
     let (sql, args) = list_query(f, which);
-    let mut st = conn.prepare_cached(&sql).map_err(StoreError::from)?;
-    let mut rows = st.query(params_from_iter(args)).map_err(StoreError::from)?;
+    let args: Vec<&dyn Param> = args.iter().map(|a| a as &dyn Param).collect();
     let mut skipped = Vec::new();
-    while let Some(r) = rows.next().map_err(StoreError::from)? {
-        match from_row(r).map_err(StoreError::from) {
-            Ok(j) => each(j)?,
-            Err(e) => match unreadable(&e) {
-                Some(u) => skipped.push(u.clone()),
-                None => return Err(e.into()),
-            },
+    tx.query_each(&sql, &args, |r| match from_row(r) {
+        Ok(j) => each(j),
+        Err(StoreError::Unreadable(u)) => {
+            skipped.push(u);
+            Ok(())
         }
-    }
+        Err(e) => Err(e.into()),
+    })?;
     Ok(skipped)
 }
 
 /// How many jobs are in each live state, for status bars and `daemon status`.
-pub fn count_state(conn: &Connection, state: JobState) -> Result<u64> {
-    Ok(conn
-        .prepare_cached("SELECT COUNT(*) FROM jobs WHERE state = ?1")?
-        .query_row([state], |r| r.get::<_, i64>(0))? as u64)
+pub fn count_state<'a>(tx: impl Into<Tx<'a>>, state: JobState) -> Result<u64> {
+    tx.into()
+        .one("SELECT COUNT(*) FROM jobs WHERE state = ?1", params![state])
 }
 
 /// Running jobs the daemon owns: session jobs (`dispatched_by = 'session'`, run by an
 /// operator by hand) are not the daemon's to wait for or recover.
-pub fn count_daemon_running(conn: &Connection) -> Result<u64> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM jobs WHERE state = 'running' AND dispatched_by != 'session'",
-        )?
-        .query_row([], |r| r.get::<_, i64>(0))? as u64)
+pub fn count_daemon_running<'a>(tx: impl Into<Tx<'a>>) -> Result<u64> {
+    tx.into().one(
+        "SELECT COUNT(*) FROM jobs WHERE state = 'running' AND dispatched_by != 'session'",
+        params![],
+    )
 }
 
 /// Whether a job id is taken (ids are never reused).
-pub fn exists(conn: &Connection, id: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM jobs WHERE id = ?1")?
-        .query_row([id], |_| Ok(()))
-        .optional()?
+pub fn exists<'a>(tx: impl Into<Tx<'a>>, id: &str) -> Result<bool> {
+    Ok(tx
+        .into()
+        .query_opt("SELECT 1 FROM jobs WHERE id = ?1", params![id], |_| Ok(()))?
         .is_some())
 }
 
@@ -660,34 +628,37 @@ pub fn exists(conn: &Connection, id: &str) -> Result<bool> {
 /// looks for its tree's queued stragglers, so the whole queue per job), and a bound
 /// state compared against the partial indexes' `state = '…'` makes SQLite re-prepare
 /// the statement on every call.
-pub fn by_root_in_state(conn: &Connection, root_id: &str, state: JobState) -> Result<Vec<Job>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM jobs WHERE root_id = ?1 AND +state = ?2 ORDER BY created_ms, rowid"
-    ))?;
-    Ok(st
-        .query_map(params![root_id, state], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn by_root_in_state<'a>(
+    tx: impl Into<Tx<'a>>,
+    root_id: &str,
+    state: JobState,
+) -> Result<Vec<Job>> {
+    tx.into().query_map(
+        &format!(
+            "SELECT {COLS} FROM jobs WHERE root_id = ?1 AND +state = ?2 ORDER BY created_ms, rowid"
+        ),
+        params![root_id, state],
+        from_row,
+    )
 }
 
 /// How many jobs of one tree are queued or running.
-pub fn live_in_root(conn: &Connection, root_id: &str) -> Result<u64> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM jobs WHERE root_id = ?1 AND state IN ('queued', 'running')",
-        )?
-        .query_row([root_id], |r| r.get::<_, i64>(0))? as u64)
+pub fn live_in_root<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<u64> {
+    tx.into().one(
+        "SELECT COUNT(*) FROM jobs WHERE root_id = ?1 AND state IN ('queued', 'running')",
+        params![root_id],
+    )
 }
 
 /// Running jobs of a tree killed with `--force`, and running jobs cancelled by hand (they
 /// keep their `runtime_pid` until settled), oldest first.
-pub fn to_terminate(conn: &Connection) -> Result<Vec<String>> {
-    let mut st = conn.prepare_cached(
+pub fn to_terminate<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<String>> {
+    tx.into().query_map(
         "SELECT j.id FROM jobs j JOIN runs r ON r.root_id = j.root_id \
          WHERE (j.state = 'running' AND r.killed = 1 AND r.kill_force = 1) \
             OR (j.state = 'cancelled' AND j.started_ms IS NOT NULL AND j.runtime_pid IS NOT NULL) \
          ORDER BY j.created_ms",
-    )?;
-    Ok(st
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<_>>()?)
+        params![],
+        |r| r.get(0),
+    )
 }

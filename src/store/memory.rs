@@ -3,8 +3,9 @@
 //!
 //! Rows only: the pre-filter, dedupe policy and auto-confirm live in `crate::chat::remember`.
 
+use super::tx::{Row, Tx, params};
+use super::value::named_values;
 use crate::domain::named_enum;
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::Result;
@@ -43,6 +44,7 @@ named_enum!(
     unknown(other) => Invalid(format!("invalid memory state {other:?}")),
     { Pending => "pending", Confirmed => "confirmed" }
 );
+named_values!(Tier, ObservationState);
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Observation {
@@ -64,7 +66,7 @@ pub struct Observation {
 
 const COLS: &str = "id, agent, tier, repo, key, body, content_hash, provenance, trust, state, shared, created_ms, updated_ms";
 
-fn row(r: &Row<'_>) -> rusqlite::Result<Observation> {
+fn row(r: &Row<'_>) -> Result<Observation> {
     Ok(Observation {
         id: r.get(0)?,
         agent: r.get(1)?,
@@ -83,12 +85,11 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Observation> {
 }
 
 /// Inserts and returns the new id.
-pub fn insert(conn: &Connection, o: &Observation) -> Result<i64> {
-    conn.prepare_cached(
+pub fn insert<'a>(tx: impl Into<Tx<'a>>, o: &Observation) -> Result<i64> {
+    tx.into().one(
         "INSERT INTO memory_observations(agent, tier, repo, key, body, content_hash, provenance, trust, state, shared, created_ms, updated_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?
-    .execute(params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
+        params![
         o.agent,
         o.tier,
         o.repo,
@@ -101,49 +102,51 @@ pub fn insert(conn: &Connection, o: &Observation) -> Result<i64> {
         o.shared,
         o.created_ms,
         o.updated_ms
-    ])?;
-    Ok(conn.last_insert_rowid())
+    ],
+    )
 }
 
 /// The observation with the same owner, tier, repo and content, if any.
-pub fn find_same(
-    conn: &Connection,
+pub fn find_same<'a>(
+    tx: impl Into<Tx<'a>>,
     agent: &str,
     tier: Tier,
     repo: &str,
     content_hash: &str,
 ) -> Result<Option<Observation>> {
-    Ok(conn
-        .prepare_cached(&format!(
+    tx.into().query_opt(
+        &format!(
             "SELECT {COLS} FROM memory_observations WHERE agent = ?1 AND tier = ?2 AND repo = ?3 AND content_hash = ?4"
-        ))?
-        .query_row(params![agent, tier, repo, content_hash], row)
-        .optional()?)
+        ),
+        params![agent, tier, repo, content_hash],
+        row,
+    )
 }
 
-pub fn get(conn: &Connection, id: i64) -> Result<Option<Observation>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLS} FROM memory_observations WHERE id = ?1"
-        ))?
-        .query_row([id], row)
-        .optional()?)
+pub fn get<'a>(tx: impl Into<Tx<'a>>, id: i64) -> Result<Option<Observation>> {
+    tx.into().query_opt(
+        &format!("SELECT {COLS} FROM memory_observations WHERE id = ?1"),
+        params![id],
+        row,
+    )
 }
 
 /// Observations, newest first, optionally of one owner.
-pub fn list(conn: &Connection, agent: Option<&str>) -> Result<Vec<Observation>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM memory_observations WHERE (?1 IS NULL OR agent = ?1) ORDER BY id DESC"
-    ))?;
-    Ok(st
-        .query_map(params![agent], row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn list<'a>(tx: impl Into<Tx<'a>>, agent: Option<&str>) -> Result<Vec<Observation>> {
+    // `agent = ?1` before `?1 IS NULL`: PostgreSQL types a parameter at its first use.
+    tx.into().query_map(
+        &format!(
+            "SELECT {COLS} FROM memory_observations WHERE (agent = ?1 OR ?1 IS NULL) ORDER BY id DESC"
+        ),
+        params![agent],
+        row,
+    )
 }
 
-pub fn update(conn: &Connection, o: &Observation) -> Result<()> {
-    conn.prepare_cached(
+pub fn update<'a>(tx: impl Into<Tx<'a>>, o: &Observation) -> Result<()> {
+    tx.into().execute(
         "UPDATE memory_observations SET state = ?2, shared = ?3, updated_ms = ?4 WHERE id = ?1",
-    )?
-    .execute(params![o.id, o.state, o.shared, o.updated_ms])?;
+        params![o.id, o.state, o.shared, o.updated_ms],
+    )?;
     Ok(())
 }

@@ -1,9 +1,10 @@
-//! The SQLite store: one file per home, WAL, every state change one transaction that also
-//! appends to `events`.
+//! The store: one SQLite file per home (WAL) or a PostgreSQL database, every state change
+//! one transaction that also appends to `events`.
 //!
-//! Owns connections, pragmas, migrations and one module per aggregate (jobs, runs, events,
-//! delegations, escalations, agents, chat, memory). Holds no policy: the engine and chat
-//! decide, the store records.
+//! Owns connections, pragmas, migrations, the backend-neutral transaction (`tx`, with the
+//! PostgreSQL side in `pg`) and one module per aggregate (jobs, runs, events, delegations,
+//! escalations, agents, chat, memory). Holds no policy: the engine and chat decide, the
+//! store records.
 
 pub mod activity;
 pub mod agents;
@@ -14,28 +15,42 @@ pub mod escalations;
 #[macro_use]
 pub mod events;
 pub mod jobs;
+pub mod location;
 pub mod memory;
 pub mod meta;
 pub mod payloads;
+mod pg;
+mod pg_schema;
 pub mod runs;
 mod schema;
+pub mod tx;
+pub mod value;
 pub mod views;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, ToSql, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::Invalid;
 use crate::home::Home;
 
+pub use location::Location;
+pub use pg_schema::PG_SCHEMA_VERSION;
 pub use schema::SCHEMA_VERSION;
+pub use tx::{Backend, Tx};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("database: {}", postgres_text(.0))]
+    Postgres(#[from] postgres::Error),
+    /// A column that does not hold what the row is read as.
+    #[error("column {index}: {reason}")]
+    Column { index: usize, reason: String },
+    #[error("{0}")]
+    Unreadable(jobs::Unreadable),
     #[error("{0}")]
     Invalid(#[from] Invalid),
     #[error("{0}")]
@@ -54,6 +69,12 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    /// Connecting to or migrating a PostgreSQL store failed.
+    #[error("store {url}: {}", postgres_text(.source))]
+    Server {
+        url: String,
+        source: postgres::Error,
+    },
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("stored JSON is corrupt: {0}")]
@@ -64,6 +85,33 @@ impl StoreError {
     pub fn not_found(what: impl Into<String>) -> Self {
         Self::NotFound(what.into())
     }
+
+    /// A transaction lost to a concurrent one and may simply be run again: SQLite busy or
+    /// locked past the busy timeout, a PostgreSQL serialization failure or deadlock.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Self::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            Self::Postgres(e) => e.code().is_some_and(|c| {
+                *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+                    || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+            }),
+            _ => false,
+        }
+    }
+}
+
+/// A PostgreSQL error with the server's own message and detail, which `Display` leaves out.
+fn postgres_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(detail) => format!("{}: {detail}", db.message()),
+            None => db.message().to_string(),
+        },
+        None => e.to_string(),
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -73,15 +121,63 @@ const STATEMENT_CACHE: usize = 128;
 
 /// One connection to a home's database.
 pub struct Store {
-    conn: Connection,
+    conn: Conn,
+    /// The SQLite file, or the PostgreSQL URL without its password, for messages.
     path: PathBuf,
+}
+
+enum Conn {
+    Sqlite(Connection),
+    Pg(Box<pg::PgConn>),
 }
 
 impl Store {
     /// Opens (creating with private permissions) and migrates the home's database.
     pub fn open_home(home: &Home) -> Result<Self> {
-        home.ensure()?;
-        Self::open(&home.db_path())
+        match home.store_url().map(Location::parse).transpose()? {
+            Some(location @ Location::Postgres(_)) => {
+                // The home still holds this host's config, logs and artifacts.
+                home.ensure()?;
+                Self::open_location(&location)
+            }
+            Some(Location::Sqlite(path)) => {
+                home.ensure()?;
+                Self::open(&path)
+            }
+            None => {
+                home.ensure()?;
+                Self::open(&home.db_path())
+            }
+        }
+    }
+
+    /// Opens and migrates the store at `location`.
+    pub fn open_location(location: &Location) -> Result<Self> {
+        match location {
+            Location::Sqlite(path) => Self::open(path),
+            Location::Postgres(url) => {
+                let shown = location.display();
+                let named = |source| StoreError::Server {
+                    url: shown.clone(),
+                    source,
+                };
+                let conn = pg::PgConn::connect(url).map_err(|e| match e {
+                    StoreError::Postgres(source) => named(source),
+                    other => other,
+                })?;
+                let mut store = Self {
+                    conn: Conn::Pg(Box::new(conn)),
+                    path: PathBuf::from(&shown),
+                };
+                store
+                    .write(|tx| pg_schema::migrate(tx, &shown))
+                    .map_err(|e| match e {
+                        StoreError::Postgres(source) => named(source),
+                        other => other,
+                    })?;
+                Ok(store)
+            }
+        }
     }
 
     /// Opens and migrates the database at `path`; a failure names the file.
@@ -110,63 +206,93 @@ impl Store {
         // Every statement goes through `prepare_cached`; one settlement alone uses more
         // than rusqlite's default 16, which then evicts and re-parses them on every job.
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        let mut store = Self {
-            conn,
+        let mut conn = conn;
+        schema::migrate(&mut conn, path)?;
+        Ok(Self {
+            conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
-        };
-        schema::migrate(&mut store.conn, path)?;
-        Ok(store)
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Read access; each statement sees a consistent snapshot.
-    pub fn conn(&self) -> &Connection {
-        &self.conn
+    pub fn backend(&self) -> Backend {
+        match self.conn {
+            Conn::Sqlite(_) => Backend::Sqlite,
+            Conn::Pg(_) => Backend::Postgres,
+        }
     }
 
-    /// Runs `f` in one IMMEDIATE transaction: it holds the write lock from the start, so
-    /// concurrent writers queue on `busy_timeout` instead of failing mid-way.
-    pub fn write<T, E>(&mut self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    /// Access outside a transaction: each statement commits (or reads) alone.
+    pub fn conn(&self) -> Tx<'_> {
+        match &self.conn {
+            Conn::Sqlite(c) => Tx::from(c),
+            Conn::Pg(c) => Tx::pg(c),
+        }
+    }
+
+    /// Runs `f` in one transaction that holds the writers' lock from its start (SQLite's
+    /// IMMEDIATE, so concurrent writers queue on `busy_timeout` instead of failing mid-way;
+    /// PostgreSQL's advisory lock), committed when `f` succeeds and rolled back when it
+    /// fails.
+    pub fn write<T, E>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(StoreError::from)?;
-        Ok(out)
+        self.in_tx(TransactionBehavior::Immediate, pg::PgConn::begin_write, f)
     }
 
-    /// Read-only transaction for multi-statement reads that must agree with each other.
-    pub fn read<T, E>(&mut self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    /// A read-only transaction for multi-statement reads that must agree with each other:
+    /// every statement of `f` sees one snapshot.
+    pub fn read<T, E>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(StoreError::from)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(StoreError::from)?;
-        Ok(out)
+        self.in_tx(TransactionBehavior::Deferred, pg::PgConn::begin_read, f)
+    }
+
+    fn in_tx<T, E>(
+        &mut self,
+        sqlite: TransactionBehavior,
+        begin_pg: fn(&pg::PgConn) -> Result<()>,
+        f: impl FnOnce(&Tx<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        match &mut self.conn {
+            Conn::Sqlite(c) => {
+                let tx = c
+                    .transaction_with_behavior(sqlite)
+                    .map_err(StoreError::from)?;
+                let out = f(&Tx::from(&*tx))?;
+                tx.commit().map_err(StoreError::from)?;
+                Ok(out)
+            }
+            Conn::Pg(c) => {
+                begin_pg(c)?;
+                finish_pg(c, f(&Tx::pg(c)))
+            }
+        }
     }
 
     /// For a connection that settles and claims many jobs a transaction (the daemon's).
     pub fn tune_for_batches(&self) -> Result<()> {
+        // PostgreSQL keeps a savepoint in memory and plans on its own.
+        let Conn::Sqlite(conn) = &self.conn else {
+            return Ok(());
+        };
         // Each settlement of a batch runs under its own savepoint, whose statement journal
         // would otherwise be a temp file written page by page on every pass.
-        self.conn.pragma_update(None, "temp_store", "MEMORY")?;
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         // Plans that do not depend on bound values: otherwise a statement with a `col = ?`
         // filter its index does not cover is marked to be re-planned on rebinding, and
         // rusqlite clears the bindings of every statement it returns to its cache, so such
         // a statement (a tree's queued jobs, a job's open escalation, the claim's queue
         // page) was parsed and planned again on every use, several times per job.
-        self.conn.set_db_config(
+        conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
             true,
         )?;
@@ -174,28 +300,44 @@ impl Store {
     }
 
     /// Changes whenever another connection commits; cheap, exact cross-process change check.
+    /// On PostgreSQL, the server's write-ahead log position: it moves with every commit
+    /// (this connection's and other databases' too, which only costs a needless reload).
     pub fn data_version(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+        match &self.conn {
+            Conn::Sqlite(c) => Ok(c.query_row("PRAGMA data_version", [], |r| r.get(0))?),
+            Conn::Pg(_) => self.conn().one(
+                "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint",
+                &[],
+            ),
+        }
     }
 }
 
-/// Runs `f` inside a savepoint of the caller's transaction: its writes stay when it
-/// succeeds and are undone when it fails, while the transaction itself goes on either way.
-/// The outer `Result` is the savepoint's own bookkeeping; the inner one is `f`'s.
-pub fn savepoint<T, E>(
-    conn: &Connection,
+/// Ends a PostgreSQL transaction by `f`'s outcome.
+fn finish_pg<T, E: From<StoreError>>(
+    c: &pg::PgConn,
+    out: std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    match out {
+        Ok(v) => {
+            c.commit()?;
+            Ok(v)
+        }
+        Err(e) => {
+            // The error `f` met is the one to report; a failed rollback (the connection
+            // gone) only repeats it.
+            let _ = c.rollback();
+            Err(e)
+        }
+    }
+}
+
+/// Runs `f` inside a savepoint of the caller's transaction (`Tx::savepoint`).
+pub fn savepoint<'a, T, E>(
+    tx: impl Into<Tx<'a>>,
     f: impl FnOnce() -> std::result::Result<T, E>,
 ) -> Result<std::result::Result<T, E>> {
-    conn.execute_batch("SAVEPOINT gitmoot_step")?;
-    let out = f();
-    conn.execute_batch(if out.is_ok() {
-        "RELEASE gitmoot_step"
-    } else {
-        "ROLLBACK TO gitmoot_step; RELEASE gitmoot_step"
-    })?;
-    Ok(out)
+    tx.into().savepoint(f)
 }
 
 /// Writes one row of `table`, new or existing, keyed by the first of `cols` (whose values
@@ -205,69 +347,67 @@ pub fn savepoint<T, E>(
 /// through), so a claim or a settlement writes the pages of the few indexes over the
 /// columns that moved. `INSERT OR REPLACE` would delete the row and insert it again under
 /// a new rowid, rewriting every index entry twice. An unchanged row writes nothing.
-pub(crate) fn write_changed(
-    conn: &Connection,
+pub(crate) fn write_changed<'a>(
+    tx: impl Into<Tx<'a>>,
     table: &str,
     cols: &str,
-    values: &[&dyn ToSql],
+    values: &[&dyn value::Param],
 ) -> Result<()> {
+    let tx = tx.into();
     let names: Vec<&str> = cols.split(", ").map(str::trim).collect();
     let key = names[0];
-    let changed = conn
-        .prepare_cached(&format!("SELECT {cols} FROM {table} WHERE {key} = ?1"))?
-        .query_row([values[0]], |r| {
+    let changed = tx.query_opt(
+        &format!("SELECT {cols} FROM {table} WHERE {key} = ?1"),
+        &values[..1],
+        |r| {
             let mut changed = Vec::new();
             for (i, v) in values.iter().enumerate() {
-                if !same(r.get_ref(i)?, &v.to_sql()?) {
+                if r.value(i)? != v.value() {
                     changed.push(i);
                 }
             }
             Ok(changed)
-        })
-        .optional()?;
+        },
+    )?;
     let Some(changed) = changed else {
         let marks: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
-        conn.prepare_cached(&format!(
-            "INSERT INTO {table}({cols}) VALUES ({})",
-            marks.join(", ")
-        ))?
-        .execute(values)?;
+        tx.execute(
+            &format!("INSERT INTO {table}({cols}) VALUES ({})", marks.join(", ")),
+            values,
+        )?;
         return Ok(());
     };
-    let Some(&last) = changed.last() else {
+    if changed.is_empty() {
         return Ok(());
-    };
+    }
+    // Only the key and the changed values are bound, numbered in a row: PostgreSQL cannot
+    // type a parameter the statement never names.
     let set: Vec<String> = changed
         .iter()
-        .map(|&i| format!("{} = ?{}", names[i], i + 1))
+        .enumerate()
+        .map(|(n, &i)| format!("{} = ?{}", names[i], n + 2))
         .collect();
-    conn.prepare_cached(&format!(
-        "UPDATE {table} SET {} WHERE {key} = ?1",
-        set.join(", ")
-    ))?
-    .execute(&values[..=last])?;
+    let bound: Vec<&dyn value::Param> = std::iter::once(values[0])
+        .chain(changed.iter().map(|&i| values[i]))
+        .collect();
+    tx.execute(
+        &format!("UPDATE {table} SET {} WHERE {key} = ?1", set.join(", ")),
+        &bound,
+    )?;
     Ok(())
-}
-
-/// Whether a stored value is the one about to be written.
-fn same(stored: ValueRef<'_>, new: &ToSqlOutput<'_>) -> bool {
-    match new {
-        ToSqlOutput::Borrowed(v) => *v == stored,
-        ToSqlOutput::Owned(v) => ValueRef::from(v) == stored,
-        _ => false,
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::{Connection, ToSql};
+    use rusqlite::Connection;
 
+    use super::value::Param;
     use super::write_changed;
 
     const COLS: &str = "id, state, note";
 
     fn put(conn: &Connection, id: &str, state: &str, note: Option<&str>) {
-        let values: [&dyn ToSql; 3] = [&id, &state, &note];
+        let values: [&dyn Param; 3] = [&id, &state, &note];
         write_changed(conn, "t", COLS, &values).unwrap();
     }
 

@@ -4,10 +4,10 @@
 //!
 //! Rows only: which checks run and how claims are graded live in `crate::engine`.
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::Result;
+use super::tx::{Tx, params};
 use crate::clock::Millis;
 
 pub(super) const SCHEMA: &str = "
@@ -31,19 +31,18 @@ pub struct Payload {
     pub resolution: Option<String>,
 }
 
-pub fn get(conn: &Connection, job_id: &str) -> Result<Payload> {
-    let row = conn
-        .prepare_cached(
-            "SELECT result_checks, result_observation, resolution FROM job_payloads WHERE job_id = ?1",
-        )?
-        .query_row([job_id], |r| {
+pub fn get<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Payload> {
+    let row = tx.into().query_opt(
+        "SELECT result_checks, result_observation, resolution FROM job_payloads WHERE job_id = ?1",
+        params![job_id],
+        |r| {
             Ok((
-                r.get::<_, Option<String>>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, Option<String>>(2)?,
+                r.get::<Option<String>>(0)?,
+                r.get::<Option<String>>(1)?,
+                r.get::<Option<String>>(2)?,
             ))
-        })
-        .optional()?;
+        },
+    )?;
     let parse = |t: Option<String>| t.and_then(|t| serde_json::from_str(&t).ok());
     Ok(row
         .map(|(c, o, resolution)| Payload {
@@ -54,34 +53,44 @@ pub fn get(conn: &Connection, job_id: &str) -> Result<Payload> {
         .unwrap_or_default())
 }
 
-pub fn set_checks(conn: &Connection, job_id: &str, checks: &Value, now: Millis) -> Result<()> {
-    conn.prepare_cached(
+pub fn set_checks<'a>(
+    tx: impl Into<Tx<'a>>,
+    job_id: &str,
+    checks: &Value,
+    now: Millis,
+) -> Result<()> {
+    tx.into().execute(
         "INSERT INTO job_payloads(job_id, result_checks, updated_ms) VALUES (?1, ?2, ?3) \
          ON CONFLICT(job_id) DO UPDATE SET result_checks = ?2, updated_ms = ?3",
-    )?
-    .execute(params![job_id, checks.to_string(), now])?;
+        params![job_id, checks.to_string(), now],
+    )?;
     Ok(())
 }
 
-pub fn set_observation(conn: &Connection, job_id: &str, obs: &Value, now: Millis) -> Result<()> {
-    conn.prepare_cached(
+pub fn set_observation<'a>(
+    tx: impl Into<Tx<'a>>,
+    job_id: &str,
+    obs: &Value,
+    now: Millis,
+) -> Result<()> {
+    tx.into().execute(
         "INSERT INTO job_payloads(job_id, result_observation, updated_ms) VALUES (?1, ?2, ?3) \
          ON CONFLICT(job_id) DO UPDATE SET result_observation = ?2, updated_ms = ?3",
-    )?
-    .execute(params![job_id, obs.to_string(), now])?;
+        params![job_id, obs.to_string(), now],
+    )?;
     Ok(())
 }
 
-pub fn set_resolution(
-    conn: &Connection,
+pub fn set_resolution<'a>(
+    tx: impl Into<Tx<'a>>,
     job_id: &str,
     resolution: &str,
     now: Millis,
 ) -> Result<()> {
-    conn.prepare_cached(
+    tx.into().execute(
         "INSERT INTO job_payloads(job_id, resolution, updated_ms) VALUES (?1, ?2, ?3) \
          ON CONFLICT(job_id) DO UPDATE SET resolution = ?2, updated_ms = ?3",
-    )?
-    .execute(params![job_id, resolution, now])?;
+        params![job_id, resolution, now],
+    )?;
     Ok(())
 }

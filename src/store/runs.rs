@@ -1,9 +1,9 @@
 //! The `runs` table: one row per root with the tree's state, title, kill flag, paused time
 //! and totals.
 
-use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 use serde::Serialize;
 
+use super::tx::{Param, Row, Tx, params};
 use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::RunState;
@@ -78,7 +78,7 @@ impl Run {
 const COLS: &str = "root_id, state, title, repo, killed, kill_force, paused_ms, paused_since_ms, jobs, tokens, \
     cost_usd, stop_reason, created_ms, finished_ms, updated_ms";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
+fn from_row(r: &Row<'_>) -> Result<Run> {
     Ok(Run {
         root_id: r.get(0)?,
         state: r.get(1)?,
@@ -89,7 +89,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
         paused_ms: r.get(6)?,
         paused_since_ms: r.get(7)?,
         jobs: r.get(8)?,
-        tokens: r.get::<_, i64>(9)? as u64,
+        tokens: r.get::<i64>(9)? as u64,
         cost_usd: r.get(10)?,
         stop_reason: r.get(11)?,
         created_ms: r.get(12)?,
@@ -98,13 +98,12 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
     })
 }
 
-/// Writes the whole row (insert or replace); the single write path for run rows.
 /// Writes the run, new or existing, in place and only in the columns that changed (see
 /// `write_changed`): a settlement moves its tokens, cost and `updated_ms`, not its row.
-pub fn put(conn: &Connection, run: &Run) -> Result<()> {
+pub fn put<'a>(tx: impl Into<Tx<'a>>, run: &Run) -> Result<()> {
     let tokens = run.tokens as i64;
     // In the order of `COLS`.
-    let values: [&dyn ToSql; 15] = [
+    let values: [&dyn Param; 15] = [
         &run.root_id,
         &run.state,
         &run.title,
@@ -121,37 +120,38 @@ pub fn put(conn: &Connection, run: &Run) -> Result<()> {
         &run.finished_ms,
         &run.updated_ms,
     ];
-    super::write_changed(conn, "runs", COLS, &values)
+    super::write_changed(tx, "runs", COLS, &values)
 }
 
-pub fn get(conn: &Connection, root_id: &str) -> Result<Option<Run>> {
-    Ok(conn
-        .prepare_cached(&format!("SELECT {COLS} FROM runs WHERE root_id = ?1"))?
-        .query_row([root_id], from_row)
-        .optional()?)
+pub fn get<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Option<Run>> {
+    tx.into().query_opt(
+        &format!("SELECT {COLS} FROM runs WHERE root_id = ?1"),
+        params![root_id],
+        from_row,
+    )
 }
 
-pub fn require(conn: &Connection, root_id: &str) -> Result<Run> {
-    get(conn, root_id)?
+pub fn require<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Run> {
+    get(tx, root_id)?
         .ok_or_else(|| StoreError::Invalid(crate::Invalid(format!("run {root_id:?} not found"))))
 }
 
 /// Runs newest first, at most `limit`.
-pub fn list(conn: &Connection, limit: usize) -> Result<Vec<Run>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM runs ORDER BY created_ms DESC, rowid DESC LIMIT ?1"
-    ))?;
-    Ok(st
-        .query_map([limit as i64], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn list<'a>(tx: impl Into<Tx<'a>>, limit: usize) -> Result<Vec<Run>> {
+    tx.into().query_map(
+        &format!("SELECT {COLS} FROM runs ORDER BY created_ms DESC, rowid DESC LIMIT ?1"),
+        params![limit],
+        from_row,
+    )
 }
 
 /// Runs not yet in a terminal state, for the daemon's sweep.
-pub fn live(conn: &Connection) -> Result<Vec<Run>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM runs WHERE state IN ('running', 'awaiting_human') ORDER BY created_ms"
-    ))?;
-    Ok(st
-        .query_map([], from_row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn live<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Run>> {
+    tx.into().query_map(
+        &format!(
+            "SELECT {COLS} FROM runs WHERE state IN ('running', 'awaiting_human') ORDER BY created_ms"
+        ),
+        params![],
+        from_row,
+    )
 }

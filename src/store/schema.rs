@@ -73,7 +73,7 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         }
         tx.pragma_update(None, "user_version", i as i64 + 1)?;
     }
-    super::meta::ensure_home_id(&tx)?;
+    super::meta::ensure_home_id(&(&*tx).into())?;
     tx.commit()?;
     Ok(())
 }

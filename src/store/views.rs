@@ -4,9 +4,8 @@
 //! Owns only the SQL and plain rows; turning them into view models is `tui::load`'s, and
 //! nothing here writes.
 
-use rusqlite::{Connection, OptionalExtension, params};
-
 use super::Result;
+use super::tx::{Tx, params};
 use crate::domain::{JobKind, JobState};
 
 /// One job of a tree with only the columns a tree row shows (no result body, no output).
@@ -33,8 +32,8 @@ pub struct TreeRow {
 }
 
 /// Every job of the tree rooted at `root_id`, oldest first.
-pub fn tree_rows(conn: &Connection, root_id: &str) -> Result<Vec<TreeRow>> {
-    let mut st = conn.prepare_cached(
+pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<TreeRow>> {
+    tx.into().query_map(
         "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
                 json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
                 j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps'),
@@ -42,8 +41,8 @@ pub fn tree_rows(conn: &Connection, root_id: &str) -> Result<Vec<TreeRow>> {
          FROM jobs j
          LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
          WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
-    )?;
-    let rows = st.query_map([root_id], |r| {
+        params![root_id],
+        |r| {
         let deps: Option<String> = r.get(13)?;
         Ok(TreeRow {
             id: r.get(0)?,
@@ -62,84 +61,93 @@ pub fn tree_rows(conn: &Connection, root_id: &str) -> Result<Vec<TreeRow>> {
             created_ms: r.get(14)?,
             started_ms: r.get(10)?,
             finished_ms: r.get(11)?,
-            tokens: r.get::<_, i64>(12)? as u64,
+            tokens: r.get::<i64>(12)? as u64,
             attempt: r.get(15)?,
         })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        },
+    )
 }
 
 /// The newest message, the newest mention, the agents' unread total and the human's: any
 /// send, mention or read changes one of them, and each is an index lookup or a sum over
 /// the maintained counters.
-pub fn badge_signature(conn: &Connection) -> Result<(i64, i64, i64, i64)> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
-                    (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
-                    (SELECT COALESCE(SUM(n), 0) FROM chat_unread),
-                    (SELECT COALESCE(SUM(unread), 0) FROM chat_seen)",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?)
+pub fn badge_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64, i64)> {
+    tx.into().query_row(
+        "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
+                (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
+                (SELECT COALESCE(SUM(n), 0) FROM chat_unread),
+                (SELECT COALESCE(SUM(unread), 0) FROM chat_seen)",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )
 }
 
 /// The open escalation rounds' count, id sum and newest id, from the open-rounds index
 /// alone: opening or resolving a round changes it.
-pub fn open_rounds_signature(conn: &Connection) -> Result<(i64, i64, i64)> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM escalations
+pub fn open_rounds_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64)> {
+    tx.into().query_row(
+        "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM escalations
              WHERE resolved_ms IS NULL",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
 }
 
 /// Whether an event without a root (a thread created, renamed, closed) arrived after
 /// `cursor`.
-pub fn unrooted_events_since(conn: &Connection, cursor: i64) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT EXISTS(SELECT 1 FROM events WHERE id > ?1 AND root_id IS NULL)")?
-        .query_row([cursor], |r| r.get(0))?)
+pub fn unrooted_events_since<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<bool> {
+    tx.into().one(
+        "SELECT EXISTS(SELECT 1 FROM events WHERE id > ?1 AND root_id IS NULL)",
+        params![cursor],
+    )
 }
 
 /// The roots of the events after `cursor`, each once, in the order they first changed.
-pub fn touched_roots(conn: &Connection, cursor: i64) -> Result<Vec<String>> {
+pub fn touched_roots<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<Vec<String>> {
     // Walk the new events by rowid and dedupe here: with DISTINCT in SQL the planner scans
     // the whole `events_root` index instead, which costs milliseconds at 500k events.
-    let mut st = conn.prepare_cached(
-        "SELECT root_id FROM events WHERE id > ?1 AND root_id IS NOT NULL ORDER BY id",
-    )?;
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for root in st.query_map([cursor], |r| r.get::<_, String>(0))? {
-        let root = root?;
-        if seen.insert(root.clone()) {
-            out.push(root);
-        }
-    }
+    tx.into().query_each(
+        "SELECT root_id FROM events WHERE id > ?1 AND root_id IS NOT NULL ORDER BY id",
+        params![cursor],
+        |r| {
+            let root: String = r.get(0)?;
+            if seen.insert(root.clone()) {
+                out.push(root);
+            }
+            Ok::<_, super::StoreError>(())
+        },
+    )?;
     Ok(out)
 }
 
 /// Trees waiting on a human.
-pub fn awaiting_runs(conn: &Connection) -> Result<u32> {
-    Ok(conn
-        .prepare_cached("SELECT COUNT(*) FROM runs WHERE state = 'awaiting_human'")?
-        .query_row([], |r| r.get(0))?)
+pub fn awaiting_runs<'a>(tx: impl Into<Tx<'a>>) -> Result<u32> {
+    tx.into().one(
+        "SELECT COUNT(*) FROM runs WHERE state = 'awaiting_human'",
+        params![],
+    )
 }
 
 /// A job's agent and its result's summary, without reading the result or output whole.
-pub fn agent_and_summary(
-    conn: &Connection,
+pub fn agent_and_summary<'a>(
+    tx: impl Into<Tx<'a>>,
     job_id: &str,
 ) -> Result<Option<(String, Option<String>)>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT agent, CASE WHEN json_valid(result) AND json_type(result, '$.summary') = 'text'
-                    THEN json_extract(result, '$.summary') END
-             FROM jobs WHERE id = ?1",
-        )?
-        .query_row([job_id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+    // The summary is picked in Rust: a result that is not JSON, or whose summary is not
+    // text, gives none, and the JSON functions that would say so differ by backend.
+    tx.into().query_opt(
+        "SELECT agent, result FROM jobs WHERE id = ?1",
+        params![job_id],
+        |r| {
+            let result: Option<String> = r.get(1)?;
+            let summary = result
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v.get("summary")?.as_str().map(str::to_string));
+            Ok((r.get(0)?, summary))
+        },
+    )
 }
 
 /// A coordinator whose newest delegation set the preflight refused.
@@ -154,35 +162,40 @@ pub struct PreflightRefusal {
 
 /// The newest preflight refusal per coordinator, for trees still live (a finished tree
 /// has nothing left to fix).
-pub fn preflight_refusals(conn: &Connection) -> Result<Vec<PreflightRefusal>> {
-    let mut st = conn.prepare_cached(concat!(
-        "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
+pub fn preflight_refusals<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<PreflightRefusal>> {
+    tx.into().query_map(
+        concat!(
+            "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
              FROM events e
              JOIN jobs j ON j.id = e.job_id
              JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
              WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = '",
-        preflight_kind!(),
-        "' AND job_id IS NOT NULL GROUP BY job_id)"
-    ))?;
-    let rows = st.query_map([], |r| {
-        Ok(PreflightRefusal {
-            job_id: r.get(0)?,
-            root_id: r.get(1)?,
-            reason: r.get(2)?,
-            ts_ms: r.get(3)?,
-            agent: r.get(4)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+            preflight_kind!(),
+            "' AND job_id IS NOT NULL GROUP BY job_id)"
+        ),
+        params![],
+        |r| {
+            Ok(PreflightRefusal {
+                job_id: r.get(0)?,
+                root_id: r.get(1)?,
+                reason: r.get(2)?,
+                ts_ms: r.get(3)?,
+                agent: r.get(4)?,
+            })
+        },
+    )
 }
 
 /// The state of the job a delegation dispatched, if it has one.
-pub fn leg_state(conn: &Connection, parent: &str, delegation: &str) -> Result<Option<JobState>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT j.state FROM delegations d JOIN jobs j ON j.id = d.job_id
-             WHERE d.parent_id = ?1 AND d.delegation_id = ?2",
-        )?
-        .query_row(params![parent, delegation], |r| r.get(0))
-        .optional()?)
+pub fn leg_state<'a>(
+    tx: impl Into<Tx<'a>>,
+    parent: &str,
+    delegation: &str,
+) -> Result<Option<JobState>> {
+    tx.into().query_opt(
+        "SELECT j.state FROM delegations d JOIN jobs j ON j.id = d.job_id
+         WHERE d.parent_id = ?1 AND d.delegation_id = ?2",
+        params![parent, delegation],
+        |r| r.get(0),
+    )
 }

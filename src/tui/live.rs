@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
+use crate::store::Tx;
 use gitmoot_ui::live::{Live, Step};
-use rusqlite::Connection;
 
 use crate::clock::Millis;
 use crate::store::{StoreError, activity};
@@ -34,7 +34,7 @@ impl LiveCache {
     /// The live figures at `now`; `events_moved` says whether settled spend may have changed.
     pub fn read(
         &mut self,
-        conn: &Connection,
+        conn: &Tx<'_>,
         now: Millis,
         events_moved: bool,
     ) -> Result<Live, StoreError> {
@@ -83,7 +83,7 @@ impl LiveCache {
     }
 
     /// The open job's steps, reading only those after the last one seen.
-    pub fn steps(&mut self, conn: &Connection, job_id: &str) -> Result<Vec<Step>, StoreError> {
+    pub fn steps(&mut self, conn: &Tx<'_>, job_id: &str) -> Result<Vec<Step>, StoreError> {
         if self.steps.as_ref().is_none_or(|(j, _)| j != job_id) {
             self.steps = Some((job_id.to_string(), Vec::new()));
         }

@@ -7,12 +7,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use crate::store::Tx;
 use gitmoot_ui::view::{
     self, AttentionItem, AttentionKind, Counts, DaemonStatus, DelegationRow, EventRow, Inbox,
     InboxItem, JobDetail, JobNode, Message, Question, ResultView, RootView, Snapshot, ThreadView,
     Transcript,
 };
-use rusqlite::Connection;
 
 use crate::chat::{inbox, messages, threads};
 use crate::clock::Millis;
@@ -105,7 +105,7 @@ impl Loader {
     /// (`roots_view`), which is copying, not SQLite.
     pub fn read_store(&mut self, now: Millis) -> Result<Snapshot> {
         self.data_version = Some(self.store.data_version()?);
-        let conn = self.store.conn();
+        let conn = &self.store.conn();
         let last = events::last_id(conn)?;
         // A tree linked to a thread (a promotion, an auto-respond) can change its messages.
         let mut linked = false;
@@ -126,7 +126,7 @@ impl Loader {
             }
         }
         self.trim();
-        let conn = self.store.conn();
+        let conn = &self.store.conn();
         let key = ChatKey {
             badges: views::badge_signature(conn)?,
             thread: self.thread.clone(),
@@ -267,7 +267,7 @@ fn job_kind(k: JobKind) -> view::JobKind {
 }
 
 /// The light columns of a tree's jobs, with each leg's deps from its delegation spec.
-fn root_view(conn: &Connection, run: &runs::Run) -> Result<RootView> {
+fn root_view(conn: &Tx<'_>, run: &runs::Run) -> Result<RootView> {
     let mut nodes: Vec<(Option<String>, JobNode)> = views::tree_rows(conn, &run.root_id)?
         .into_iter()
         .map(|r| {
@@ -362,7 +362,7 @@ fn placeholder() -> JobNode {
     }
 }
 
-fn counts(conn: &Connection, beat_since: i64) -> Result<Counts> {
+fn counts(conn: &Tx<'_>, beat_since: i64) -> Result<Counts> {
     Ok(Counts {
         running: jobs::count_state(conn, JobState::Running)? as u32,
         queued: jobs::count_state(conn, JobState::Queued)? as u32,
@@ -371,7 +371,7 @@ fn counts(conn: &Connection, beat_since: i64) -> Result<Counts> {
     })
 }
 
-fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
+fn attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
     let mut out = Vec::new();
     for p in engine::escalation::pending_first(conn, Some(ATTENTION_SHOWN))? {
         // Only the agent and the summary: the full row would drag the raw output along.
@@ -416,7 +416,7 @@ fn attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
 
 /// Coordinators whose newest delegation set was refused by the preflight, while their
 /// tree is still live (a finished tree has nothing left to fix).
-fn preflight_attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
+fn preflight_attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
     Ok(views::preflight_refusals(conn)?
         .into_iter()
         .map(|r| AttentionItem {
@@ -435,7 +435,7 @@ fn preflight_attention(conn: &Connection) -> Result<Vec<AttentionItem>> {
 
 /// The leg of the coordinator's open failure round. The oldest open round is not enough:
 /// a coordinator can wait on an ask round (opened by another leg) and a failure at once.
-fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {
+fn failed_leg(conn: &Tx<'_>, job_id: &str) -> Result<Option<String>> {
     Ok(crate::store::escalations::for_job(conn, job_id)?
         .into_iter()
         .rev()
@@ -443,7 +443,7 @@ fn failed_leg(conn: &Connection, job_id: &str) -> Result<Option<String>> {
         .and_then(|r| r.failed_job_id.or(r.delegation_id)))
 }
 
-fn thread_views(conn: &Connection) -> Result<Vec<ThreadView>> {
+fn thread_views(conn: &Tx<'_>) -> Result<Vec<ThreadView>> {
     let unread = crate::chat::threads::unseen(conn)?;
     Ok(threads::list(conn, None, true)?
         .into_iter()
@@ -471,7 +471,7 @@ fn message_kind(k: MessageKind) -> view::MessageKind {
     }
 }
 
-fn transcript(conn: &Connection, thread_id: &str) -> Result<Option<Transcript>> {
+fn transcript(conn: &Tx<'_>, thread_id: &str) -> Result<Option<Transcript>> {
     let Some(thread) = crate::store::chat::thread(conn, thread_id)? else {
         return Ok(None);
     };
@@ -494,7 +494,7 @@ fn transcript(conn: &Connection, thread_id: &str) -> Result<Option<Transcript>> 
     }))
 }
 
-fn inboxes(conn: &Connection) -> Result<Vec<Inbox>> {
+fn inboxes(conn: &Tx<'_>) -> Result<Vec<Inbox>> {
     let mut out = Vec::new();
     for (agent, unread) in inbox::unread_counts(conn)? {
         let items = inbox::inbox(conn, &agent, false, Some(INBOX_LIMIT))?
@@ -517,7 +517,7 @@ fn inboxes(conn: &Connection) -> Result<Vec<Inbox>> {
     Ok(out)
 }
 
-fn detail(conn: &Connection, job_id: &str) -> Result<Option<JobDetail>> {
+fn detail(conn: &Tx<'_>, job_id: &str) -> Result<Option<JobDetail>> {
     let Some(job) = jobs::get(conn, job_id)? else {
         return Ok(None);
     };
@@ -581,7 +581,7 @@ fn detail(conn: &Connection, job_id: &str) -> Result<Option<JobDetail>> {
     }))
 }
 
-fn leg_state(conn: &Connection, parent: &str, delegation: &str) -> Result<Option<view::JobState>> {
+fn leg_state(conn: &Tx<'_>, parent: &str, delegation: &str) -> Result<Option<view::JobState>> {
     // An unreadable row leaves the leg's state blank rather than failing the whole drawer.
     let state = views::leg_state(conn, parent, delegation).ok().flatten();
     Ok(state.map(job_state))

@@ -1,6 +1,10 @@
-//! Shared harness of the engine scenario tests: a real SQLite file in a temp dir, a manual
+//! Shared harness of the engine scenario tests: a real SQLite file in a temp dir (or, with
+//! `GITMOOT_TEST_STORE=postgres`, a database on a throwaway PostgreSQL cluster), a manual
 //! clock, registered agents, and builders for scripted results.
 #![allow(dead_code)]
+
+#[path = "../support/pg.rs"]
+pub mod pg;
 
 use gitmoot::clock::ManualClock;
 use gitmoot::config::OrchestrateConfig;
@@ -22,6 +26,8 @@ pub struct H {
     pub clock: ManualClock,
     pub cfg: OrchestrateConfig,
     pub root: String,
+    /// The PostgreSQL database under `store`, when the suite runs on one.
+    _db: Option<pg::Database>,
     _dir: tempfile::TempDir,
 }
 
@@ -61,7 +67,7 @@ impl H {
     /// and a root submitted to `coord` on acme/api.
     pub fn with_cfg(cfg: OrchestrateConfig) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("gitmoot.db")).unwrap();
+        let (mut store, db) = pg::test_store(dir.path());
         let clock = ManualClock::new(T0);
         store
             .write(|tx| -> Result<(), gitmoot::store::StoreError> {
@@ -97,6 +103,7 @@ impl H {
             clock,
             cfg,
             root,
+            _db: db,
             _dir: dir,
         }
     }

@@ -1,10 +1,11 @@
 //! Shared helpers of the integration tests: the real binary on a home, its checked stdout
 //! and JSON reads, scripted shell agents (registered through the binary or as store rows),
-//! and the rollout asker the operations tests share.
+//! the rollout asker the operations tests share, and a throwaway PostgreSQL cluster (`pg`).
 
 #![allow(dead_code)]
 
 pub mod agent_args;
+pub mod pg;
 pub mod tmux;
 
 use std::path::Path;
@@ -14,13 +15,14 @@ use gitmoot::chat::relay::{ENV_SOCKET, ENV_TOKEN};
 use gitmoot::store::agents::Agent;
 use serde_json::Value;
 
-/// The real binary on `home`, never the caller's `$GITMOOT_HOME` nor its relay seat (a test
+/// The real binary on `home`, never the caller's `$GITMOOT_HOME`, `$GITMOOT_STORE` nor its relay seat (a test
 /// run by an agent would otherwise post through that agent's socket).
 pub fn gitmoot(home: &Path) -> Command {
     let mut c = Command::cargo_bin("gitmoot").unwrap();
     c.arg("--home")
         .arg(home)
         .env_remove("GITMOOT_HOME")
+        .env_remove("GITMOOT_STORE")
         .env_remove(ENV_SOCKET)
         .env_remove(ENV_TOKEN)
         .timeout(std::time::Duration::from_secs(120));

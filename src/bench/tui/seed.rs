@@ -229,6 +229,7 @@ pub fn seed(store: &mut Store, size: SeedSize, now: Millis) -> Result<Seeded, Lo
             // home's WAL is: readers would otherwise search a WAL as large as the history.
             store
                 .conn()
+                .sqlite()?
                 .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
                 .map_err(StoreError::from)?;
             Ok(out)
@@ -238,7 +239,7 @@ pub fn seed(store: &mut Store, size: SeedSize, now: Millis) -> Result<Seeded, Lo
 /// One tree: root coordinator, its legs (each with its delegation row), a continuation,
 /// the run row, two or three events per job, and an open ask round when awaiting.
 pub(in crate::bench) fn seed_root(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::store::Tx<'_>,
     i: usize,
     size: SeedSize,
     t0: Millis,

@@ -33,7 +33,7 @@ pub(super) fn list(
     let limit = page.limit();
     if json || page.jsonl {
         let mut out = JsonStream::stdout(page.jsonl);
-        inbox::inbox_each(store.conn(), &agent, unread, limit, before, |r| {
+        inbox::inbox_each(&store.conn(), &agent, unread, limit, before, |r| {
             let mut v = inbox_json(&r);
             if page.jsonl {
                 v["id"] = json!(r.mention_id);
@@ -45,7 +45,7 @@ pub(super) fn list(
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut shown = 0;
-    inbox::inbox_each(store.conn(), &agent, unread, limit, before, |r| {
+    inbox::inbox_each(&store.conn(), &agent, unread, limit, before, |r| {
         let mark = if r.unread { '*' } else { ' ' };
         shown += 1;
         writeln!(

@@ -110,7 +110,7 @@ pub(super) fn wait_for(
         }
         None => {
             let store = ctx.store()?;
-            let t = threads::resolve(store.conn(), &thread, repo.as_deref())?;
+            let t = threads::resolve(&store.conn(), &thread, repo.as_deref())?;
             let s = wait::wait(&store, &t, since_seq, timeout)?;
             let msgs = s.messages.iter().map(WireMessage::from).collect();
             (msgs, s.last_seq, s.cap_reached)

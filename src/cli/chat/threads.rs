@@ -52,8 +52,8 @@ pub(super) fn create(
 /// `chat list`: open threads (all with `--all`), most recent activity first.
 pub(super) fn list(ctx: &Ctx, repo: Option<String>, all: bool, json: bool) -> anyhow::Result<()> {
     let store = ctx.store()?;
-    let list = threads::list(store.conn(), repo.as_deref(), all)?;
-    let unseen = threads::unseen(store.conn())?;
+    let list = threads::list(&store.conn(), repo.as_deref(), all)?;
+    let unseen = threads::unseen(&store.conn())?;
     let unread = |t: &Thread| unseen.get(&t.id).copied().unwrap_or(0);
     if json {
         let rows: Vec<_> = list
@@ -119,8 +119,8 @@ pub(super) fn show(
     json: bool,
 ) -> anyhow::Result<()> {
     let store = ctx.store()?;
-    let t = threads::resolve(store.conn(), &thread, repo.as_deref())?;
-    let msgs = messages::transcript(store.conn(), &t, limit.filter(|n| *n > 0))?;
+    let t = threads::resolve(&store.conn(), &thread, repo.as_deref())?;
+    let msgs = messages::transcript(&store.conn(), &t, limit.filter(|n| *n > 0))?;
     if json {
         let mut th = thread_json(&t);
         th["origin"] = json!(t.origin);
@@ -134,7 +134,7 @@ pub(super) fn show(
     println!("thread: {} ({})", t.slug, t.state);
     println!("title: {}", t.title);
     println!("repo: {}", t.repo);
-    let people = threads::participants(store.conn(), &t.id)?;
+    let people = threads::participants(&store.conn(), &t.id)?;
     if !people.is_empty() {
         let list: Vec<String> = people
             .iter()

@@ -1,7 +1,7 @@
 //! Job links (`chat_job_links`): which tree's result belongs in which thread; must not
 //! touch job rows (it only reads their state).
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use crate::store::tx::{Row, Tx, params};
 use serde::Serialize;
 
 use super::LinkPurpose;
@@ -21,24 +21,22 @@ pub struct JobLink {
 }
 
 /// Records the link unless the tree already has one (the first link wins).
-pub fn insert_link(conn: &Connection, l: &JobLink) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "INSERT INTO chat_job_links(root_id, thread_id, reply_to, purpose, agent, created_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(root_id) DO NOTHING",
-        )?
-        .execute(params![
+pub fn insert_link<'a>(tx: impl Into<Tx<'a>>, l: &JobLink) -> Result<bool> {
+    Ok(tx.into().execute(
+        "INSERT INTO chat_job_links(root_id, thread_id, reply_to, purpose, agent, created_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(root_id) DO NOTHING",
+        params![
             l.root_id,
             l.thread_id,
             l.reply_to,
             l.purpose,
             l.agent,
             l.created_ms
-        ])?
-        > 0)
+        ],
+    )? > 0)
 }
 
-fn link_row(r: &Row<'_>) -> rusqlite::Result<JobLink> {
+fn link_row(r: &Row<'_>) -> Result<JobLink> {
     Ok(JobLink {
         root_id: r.get(0)?,
         thread_id: r.get(1)?,
@@ -49,40 +47,37 @@ fn link_row(r: &Row<'_>) -> rusqlite::Result<JobLink> {
     })
 }
 
-pub fn link(conn: &Connection, root_id: &str) -> Result<Option<JobLink>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT root_id, thread_id, reply_to, purpose, agent, created_ms FROM chat_job_links WHERE root_id = ?1",
-        )?
-        .query_row([root_id], link_row)
-        .optional()?)
+pub fn link<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Option<JobLink>> {
+    tx.into().query_opt(
+        "SELECT root_id, thread_id, reply_to, purpose, agent, created_ms FROM chat_job_links WHERE root_id = ?1",
+        params![root_id],
+        link_row,
+    )
 }
 
 /// Links of one purpose for (thread, agent) whose root job is still queued or running.
-pub fn in_flight_links(
-    conn: &Connection,
+pub fn in_flight_links<'a>(
+    tx: impl Into<Tx<'a>>,
     thread_id: &str,
     agent: &str,
     purpose: LinkPurpose,
 ) -> Result<i64> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM chat_job_links l JOIN jobs j ON j.id = l.root_id
-             WHERE l.thread_id = ?1 AND l.agent = ?2 AND l.purpose = ?3 AND j.state IN ('queued', 'running')",
-        )?
-        .query_row(params![thread_id, agent, purpose], |r| r.get(0))?)
+    tx.into().one(
+        "SELECT COUNT(*) FROM chat_job_links l JOIN jobs j ON j.id = l.root_id
+         WHERE l.thread_id = ?1 AND l.agent = ?2 AND l.purpose = ?3 AND j.state IN ('queued', 'running')",
+        params![thread_id, agent, purpose],
+    )
 }
 
 /// When the newest link of one purpose for (thread, agent) was made.
-pub fn last_link_ms(
-    conn: &Connection,
+pub fn last_link_ms<'a>(
+    tx: impl Into<Tx<'a>>,
     thread_id: &str,
     agent: &str,
     purpose: LinkPurpose,
 ) -> Result<Option<Millis>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT MAX(created_ms) FROM chat_job_links WHERE thread_id = ?1 AND agent = ?2 AND purpose = ?3",
-        )?
-        .query_row(params![thread_id, agent, purpose], |r| r.get(0))?)
+    tx.into().one(
+        "SELECT MAX(created_ms) FROM chat_job_links WHERE thread_id = ?1 AND agent = ?2 AND purpose = ?3",
+        params![thread_id, agent, purpose],
+    )
 }

@@ -1,7 +1,7 @@
 //! Mention rows (`chat_mentions`): inbox pages, marking read and the auto-respond
 //! candidates; the badge counters those rows feed live in `unread.rs`.
 
-use rusqlite::{Connection, Row, params};
+use crate::store::tx::{Row, Tx, params};
 use serde::Serialize;
 
 use super::MessageKind;
@@ -23,12 +23,11 @@ pub struct Mention {
     pub created_ms: Millis,
 }
 
-pub fn insert_mention(conn: &Connection, m: &Mention) -> Result<()> {
-    conn.prepare_cached(
+pub fn insert_mention<'a>(tx: impl Into<Tx<'a>>, m: &Mention) -> Result<()> {
+    tx.into().execute(
         "INSERT INTO chat_mentions(message_id, thread_id, seq, kind, agent, agent_origin, resolved, unread, created_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?
-    .execute(params![
+        params![
         m.message_id,
         m.thread_id,
         m.seq,
@@ -38,7 +37,8 @@ pub fn insert_mention(conn: &Connection, m: &Mention) -> Result<()> {
         m.resolved,
         m.unread,
         m.created_ms
-    ])?;
+    ],
+    )?;
     Ok(())
 }
 
@@ -58,22 +58,22 @@ pub struct InboxRow {
 }
 
 /// Resolved mentions of `agent` from this home, newest first.
-pub fn inbox(
-    conn: &Connection,
+pub fn inbox<'a>(
+    tx: impl Into<Tx<'a>>,
     agent: &str,
     origin: &str,
     unread_only: bool,
     limit: Option<usize>,
 ) -> Result<Vec<InboxRow>> {
     let mut out = Vec::new();
-    inbox_each(conn, agent, origin, unread_only, limit, None, |r| {
+    inbox_each(tx, agent, origin, unread_only, limit, None, |r| {
         out.push(r);
         Ok::<_, StoreError>(())
     })?;
     Ok(out)
 }
 
-fn inbox_row(r: &Row<'_>) -> rusqlite::Result<InboxRow> {
+fn inbox_row(r: &Row<'_>) -> Result<InboxRow> {
     Ok(InboxRow {
         mention_id: r.get(0)?,
         thread_id: r.get(1)?,
@@ -109,8 +109,8 @@ pub fn inbox_query(unread_only: bool) -> String {
 
 /// Streams an inbox page to `each`, one row at a time: mentions older than `before` (a
 /// mention id), newest first, at most `limit`.
-pub fn inbox_each<E: From<StoreError>>(
-    conn: &Connection,
+pub fn inbox_each<'a, E: From<StoreError>>(
+    tx: impl Into<Tx<'a>>,
     agent: &str,
     origin: &str,
     unread_only: bool,
@@ -118,38 +118,38 @@ pub fn inbox_each<E: From<StoreError>>(
     before: Option<i64>,
     mut each: impl FnMut(InboxRow) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
-    let mut st = conn
-        .prepare_cached(&inbox_query(unread_only))
-        .map_err(StoreError::from)?;
-    let limit = limit.map(|n| n as i64).unwrap_or(-1);
-    let mut rows = st
-        .query(params![agent, origin, limit, before.unwrap_or(i64::MAX)])
-        .map_err(StoreError::from)?;
-    while let Some(r) = rows.next().map_err(StoreError::from)? {
-        each(inbox_row(r).map_err(StoreError::from)?)?;
-    }
-    Ok(())
+    // No bound is the largest one: PostgreSQL refuses SQLite's negative "no limit".
+    let limit = limit.map_or(i64::MAX, |n| n as i64);
+    tx.into().query_each(
+        &inbox_query(unread_only),
+        params![agent, origin, limit, before.unwrap_or(i64::MAX)],
+        |r| each(inbox_row(r)?),
+    )
 }
 
 /// Marks mentions read: one thread or all, some seqs or all, some kinds or all.
-pub fn mark_read(
-    conn: &Connection,
+pub fn mark_read<'a>(
+    tx: impl Into<Tx<'a>>,
     agent: &str,
     origin: &str,
     thread_id: Option<&str>,
     seqs: Option<&[i64]>,
     kind: Option<MessageKind>,
 ) -> Result<usize> {
-    let mut st = conn.prepare_cached(
-        "UPDATE chat_mentions SET unread = 0 WHERE agent = ?1 AND agent_origin = ?2 AND unread = 1
-         AND (?3 IS NULL OR thread_id = ?3) AND (?4 IS NULL OR seq = ?4) AND (?5 IS NULL OR kind = ?5)",
-    )?;
+    let tx = tx.into();
+    let mark = |seq: Option<i64>| {
+        tx.execute(
+            "UPDATE chat_mentions SET unread = 0 WHERE agent = ?1 AND agent_origin = ?2 AND unread = 1
+             AND (thread_id = ?3 OR ?3 IS NULL) AND (seq = ?4 OR ?4 IS NULL) AND (kind = ?5 OR ?5 IS NULL)",
+            params![agent, origin, thread_id, seq, kind],
+        )
+    };
     match seqs {
-        None => Ok(st.execute(params![agent, origin, thread_id, None::<i64>, kind])?),
+        None => mark(None),
         Some(list) => {
             let mut n = 0;
             for s in list {
-                n += st.execute(params![agent, origin, thread_id, s, kind])?;
+                n += mark(Some(*s))?;
             }
             Ok(n)
         }
@@ -166,29 +166,28 @@ pub struct AutoCandidate {
 }
 
 /// `also_enrolled` names agents enrolled by configuration rather than their registration.
-pub fn autorespond_candidates(
-    conn: &Connection,
+pub fn autorespond_candidates<'a>(
+    tx: impl Into<Tx<'a>>,
     origin: &str,
     also_enrolled: &[String],
 ) -> Result<Vec<AutoCandidate>> {
     let also = serde_json::to_string(also_enrolled).unwrap_or_else(|_| "[]".into());
-    let mut st = conn.prepare_cached(
+    tx.into().query_map(
         "SELECT m.thread_id, m.agent, MAX(m.seq)
          FROM chat_mentions m
          JOIN agents a ON a.name = m.agent
-           AND (a.chat_autorespond = 1 OR a.name IN (SELECT value FROM json_each(?2)))
+           AND (a.chat_autorespond = 1 OR a.name IN (SELECT e.value FROM json_each(?2) AS e))
          JOIN chat_threads t ON t.id = m.thread_id AND t.state = 'open'
          WHERE m.unread = 1 AND m.resolved = 1 AND m.kind = 'chat' AND m.agent_origin = ?1
            AND NOT EXISTS (SELECT 1 FROM chat_thread_meta x WHERE x.thread_id = t.id AND x.key = 'moot')
          GROUP BY m.thread_id, m.agent ORDER BY m.thread_id, m.agent",
-    )?;
-    Ok(st
-        .query_map(params![origin, also], |r| {
+        params![origin, also],
+        |r| {
             Ok(AutoCandidate {
                 thread_id: r.get(0)?,
                 agent: r.get(1)?,
                 seq: r.get(2)?,
             })
-        })?
-        .collect::<rusqlite::Result<_>>()?)
+        },
+    )
 }

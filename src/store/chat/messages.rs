@@ -1,13 +1,13 @@
 //! Message rows (`chat_messages`): the gap-free `seq`, transcripts and the per-thread
 //! queries over a thread's history; must not touch mentions or the unread counters.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use crate::store::tx::{Row, Tx, params};
 use serde::{Deserialize, Serialize};
 
 use super::{AuthorKind, MessageKind};
 use crate::Invalid;
 use crate::clock::Millis;
-use crate::store::Result;
+use crate::store::{Result, StoreError};
 
 /// An origin-qualified handle to something outside the thread (a job, a PR…).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,11 +42,12 @@ pub struct Message {
 const MSG_COLS: &str = "id, thread_id, seq, ts_ms, author_kind, author_name, author_origin, kind, body, \
     envelope_json, refs_json, reply_to, promoted_job_id, job_id, origin";
 
-fn message_row(r: &Row<'_>) -> rusqlite::Result<Message> {
+fn message_row(r: &Row<'_>) -> Result<Message> {
     let envelope: String = r.get(9)?;
     let refs: String = r.get(10)?;
-    let bad = |i, e: serde_json::Error| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    let bad = |index, e: serde_json::Error| StoreError::Column {
+        index,
+        reason: e.to_string(),
     };
     let mentions = serde_json::from_str::<serde_json::Value>(&envelope)
         .map_err(|e| bad(9, e))?
@@ -79,17 +80,19 @@ fn message_row(r: &Row<'_>) -> rusqlite::Result<Message> {
 }
 
 /// The next gap-free sequence number of a thread; callers hold the write lock.
-pub fn next_seq(conn: &Connection, thread_id: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE thread_id = ?1")?
-        .query_row([thread_id], |r| r.get(0))?)
+pub fn next_seq<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<i64> {
+    tx.into().one(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE thread_id = ?1",
+        params![thread_id],
+    )
 }
 
-pub fn insert_message(conn: &Connection, m: &Message) -> Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT INTO chat_messages({MSG_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
-    ))?
-    .execute(params![
+pub fn insert_message<'a>(tx: impl Into<Tx<'a>>, m: &Message) -> Result<()> {
+    tx.into().execute(
+        &format!(
+            "INSERT INTO chat_messages({MSG_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+        ),
+        params![
         m.id,
         m.thread_id,
         m.seq,
@@ -105,82 +108,93 @@ pub fn insert_message(conn: &Connection, m: &Message) -> Result<()> {
         m.promoted_job_id,
         m.job_id,
         m.origin
-    ])?;
+    ],
+    )?;
     Ok(())
 }
 
 /// Messages with `seq > since`, oldest first; `limit` keeps the newest N.
-pub fn messages(
-    conn: &Connection,
+pub fn messages<'a>(
+    tx: impl Into<Tx<'a>>,
     thread_id: &str,
     since: i64,
     limit: Option<usize>,
 ) -> Result<Vec<Message>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {MSG_COLS} FROM chat_messages WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT ?3"
-    ))?;
-    let limit = limit.map(|n| n as i64).unwrap_or(-1);
-    let mut out: Vec<Message> = st
-        .query_map(params![thread_id, since, limit], message_row)?
-        .collect::<rusqlite::Result<_>>()?;
+    // No bound is the largest one: PostgreSQL refuses SQLite's negative "no limit".
+    let limit = limit.map_or(i64::MAX, |n| n as i64);
+    let mut out = tx.into().query_map(
+        &format!(
+            "SELECT {MSG_COLS} FROM chat_messages WHERE thread_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT ?3"
+        ),
+        params![thread_id, since, limit],
+        message_row,
+    )?;
     out.reverse();
     Ok(out)
 }
 
-pub fn message_by_seq(conn: &Connection, thread_id: &str, seq: i64) -> Result<Option<Message>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {MSG_COLS} FROM chat_messages WHERE thread_id = ?1 AND seq = ?2"
-        ))?
-        .query_row(params![thread_id, seq], message_row)
-        .optional()?)
+pub fn message_by_seq<'a>(
+    tx: impl Into<Tx<'a>>,
+    thread_id: &str,
+    seq: i64,
+) -> Result<Option<Message>> {
+    tx.into().query_opt(
+        &format!("SELECT {MSG_COLS} FROM chat_messages WHERE thread_id = ?1 AND seq = ?2"),
+        params![thread_id, seq],
+        message_row,
+    )
 }
 
-pub fn last_seq(conn: &Connection, thread_id: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE thread_id = ?1")?
-        .query_row([thread_id], |r| r.get(0))?)
+pub fn last_seq<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<i64> {
+    tx.into().one(
+        "SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE thread_id = ?1",
+        params![thread_id],
+    )
 }
 
-pub fn set_promoted_job(conn: &Connection, message_id: &str, job_id: &str) -> Result<()> {
-    conn.prepare_cached("UPDATE chat_messages SET promoted_job_id = ?2 WHERE id = ?1")?
-        .execute(params![message_id, job_id])?;
+pub fn set_promoted_job<'a>(tx: impl Into<Tx<'a>>, message_id: &str, job_id: &str) -> Result<()> {
+    tx.into().execute(
+        "UPDATE chat_messages SET promoted_job_id = ?2 WHERE id = ?1",
+        params![message_id, job_id],
+    )?;
     Ok(())
 }
 
 /// A promotion_request in the thread with this exact body since `since_ms` that did
 /// dispatch a job.
-pub fn recent_promotion_exists(
-    conn: &Connection,
+pub fn recent_promotion_exists<'a>(
+    tx: impl Into<Tx<'a>>,
     thread_id: &str,
     body: &str,
     since_ms: Millis,
 ) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
+    Ok(tx
+        .into()
+        .query_opt(
             "SELECT 1 FROM chat_messages WHERE thread_id = ?1 AND kind = 'promotion_request' AND body = ?2
              AND ts_ms >= ?3 AND promoted_job_id IS NOT NULL AND promoted_job_id != '' LIMIT 1",
+            params![thread_id, body, since_ms],
+            |_| Ok(()),
         )?
-        .query_row(params![thread_id, body, since_ms], |_| Ok(()))
-        .optional()?
         .is_some())
 }
 
 /// Whether a job_result for this job was already posted anywhere.
-pub fn result_posted(conn: &Connection, job_id: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
+pub fn result_posted<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<bool> {
+    Ok(tx
+        .into()
+        .query_opt(
             "SELECT 1 FROM chat_messages WHERE job_id = ?1 AND kind = 'job_result' LIMIT 1",
+            params![job_id],
+            |_| Ok(()),
         )?
-        .query_row([job_id], |_| Ok(()))
-        .optional()?
         .is_some())
 }
 
 /// Non-chat messages of one kind in a thread, optionally by one author. Human chat
 /// messages (the bulk) stay out of this index, so a plain send writes one page less.
-pub fn count_kind(
-    conn: &Connection,
+pub fn count_kind<'a>(
+    tx: impl Into<Tx<'a>>,
     thread_id: &str,
     kind: MessageKind,
     author_name: Option<&str>,
@@ -190,62 +204,62 @@ pub fn count_kind(
             Invalid("count_kind counts non-chat kinds; use count_agent_turns".into()).into(),
         );
     }
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND kind = ?2 AND kind != 'chat'
-             AND (?3 IS NULL OR author_name = ?3)",
-        )?
-        .query_row(params![thread_id, kind, author_name], |r| r.get(0))?)
+    tx.into().one(
+        "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND kind = ?2 AND kind != 'chat'
+         AND (author_name = ?3 OR ?3 IS NULL)",
+        params![thread_id, kind, author_name],
+    )
 }
 
 /// Agent-authored chat turns in a thread (what a moot's cap counts).
-pub fn count_agent_turns(conn: &Connection, thread_id: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND kind = 'chat' AND author_kind = 'agent'",
-        )?
-        .query_row([thread_id], |r| r.get(0))?)
+pub fn count_agent_turns<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<i64> {
+    tx.into().one(
+        "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND kind = 'chat' AND author_kind = 'agent'",
+        params![thread_id],
+    )
 }
 
 /// Whether a system message with exactly this body exists in the thread.
-pub fn system_body_exists(conn: &Connection, thread_id: &str, body: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
+pub fn system_body_exists<'a>(tx: impl Into<Tx<'a>>, thread_id: &str, body: &str) -> Result<bool> {
+    Ok(tx
+        .into()
+        .query_opt(
             "SELECT 1 FROM chat_messages WHERE thread_id = ?1 AND kind = 'system' AND kind != 'chat' AND body = ?2 LIMIT 1",
+            params![thread_id, body],
+            |_| Ok(()),
         )?
-        .query_row(params![thread_id, body], |_| Ok(()))
-        .optional()?
         .is_some())
 }
 
 /// The newest job_result timestamp of one author in a thread.
-pub fn last_result_ms(conn: &Connection, thread_id: &str, author: &str) -> Result<Option<Millis>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT MAX(ts_ms) FROM chat_messages WHERE thread_id = ?1 AND kind = 'job_result' AND kind != 'chat' AND author_name = ?2",
-        )?
-        .query_row(params![thread_id, author], |r| r.get(0))?)
+pub fn last_result_ms<'a>(
+    tx: impl Into<Tx<'a>>,
+    thread_id: &str,
+    author: &str,
+) -> Result<Option<Millis>> {
+    tx.into().one(
+        "SELECT MAX(ts_ms) FROM chat_messages WHERE thread_id = ?1 AND kind = 'job_result' AND kind != 'chat' AND author_name = ?2",
+        params![thread_id, author],
+    )
 }
 
 /// Distinct registered agents mentioned in a thread (from the envelopes: the mentions table
 /// carries no thread index, to keep a send cheap).
-pub fn mentioned_agents(conn: &Connection, thread_id: &str) -> Result<Vec<String>> {
-    let mut st = conn.prepare_cached(
+pub fn mentioned_agents<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<Vec<String>> {
+    tx.into().query_map(
         "SELECT DISTINCT j.value FROM chat_messages c, json_each(c.envelope_json, '$.mentions') j
          JOIN agents a ON a.name = j.value WHERE c.thread_id = ?1 ORDER BY j.value",
-    )?;
-    Ok(st
-        .query_map([thread_id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
+        params![thread_id],
+        |r| r.get(0),
+    )
 }
 
 /// Distinct non-system authors of a thread.
-pub fn authors(conn: &Connection, thread_id: &str) -> Result<Vec<String>> {
-    let mut st = conn.prepare_cached(
+pub fn authors<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<Vec<String>> {
+    tx.into().query_map(
         "SELECT DISTINCT author_name FROM chat_messages WHERE thread_id = ?1 AND author_kind != 'system'
          ORDER BY author_name",
-    )?;
-    Ok(st
-        .query_map([thread_id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?)
+        params![thread_id],
+        |r| r.get(0),
+    )
 }

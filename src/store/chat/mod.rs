@@ -7,9 +7,10 @@
 //! result is posted are decided in `crate::chat`. Must not touch job or escalation rows.
 
 use crate::domain::named_enum;
-use rusqlite::{Connection, OptionalExtension};
 
 use super::Result;
+use super::tx::{Tx, params};
+use super::value::named_values;
 use crate::Invalid;
 
 mod links;
@@ -190,21 +191,28 @@ named_enum!(
         AskGate => "ask_gate",
     }
 );
+named_values!(ThreadState, MessageKind, AuthorKind, LinkPurpose);
 
 /// Whether an agent with this exact name is registered (no row decoding: the send path
 /// asks this once per mention).
-pub fn agent_exists(conn: &Connection, name: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM agents WHERE name = ?1")?
-        .query_row([name], |_| Ok(()))
-        .optional()?
+pub fn agent_exists<'a>(tx: impl Into<Tx<'a>>, name: &str) -> Result<bool> {
+    Ok(tx
+        .into()
+        .query_opt(
+            "SELECT 1 FROM agents WHERE name = ?1",
+            params![name],
+            |_| Ok(()),
+        )?
         .is_some())
 }
 
 /// This home's origin stamp (`meta.home_id`), through a cached statement.
-pub fn origin(conn: &Connection) -> Result<String> {
-    conn.prepare_cached("SELECT value FROM meta WHERE key = 'home_id'")?
-        .query_row([], |r| r.get(0))
-        .optional()?
+pub fn origin<'a>(tx: impl Into<Tx<'a>>) -> Result<String> {
+    tx.into()
+        .query_opt(
+            "SELECT value FROM meta WHERE key = 'home_id'",
+            params![],
+            |r| r.get(0),
+        )?
         .ok_or_else(|| super::StoreError::not_found("meta home_id is missing"))
 }

@@ -3,7 +3,7 @@
 //! control room's unread total read these rows, never the message history; must not touch
 //! messages or mentions.
 
-use rusqlite::{Connection, params};
+use crate::store::tx::{Tx, params};
 
 use crate::store::Result;
 
@@ -22,36 +22,39 @@ INSERT INTO chat_seen(thread_id, seq, unread)
 
 /// Counts one message someone other than the human posted to `thread_id` (the caller
 /// skips the human's own posts: writing in a thread is no news to its writer).
-pub fn count_unseen(conn: &Connection, thread_id: &str) -> Result<()> {
-    conn.prepare_cached(
+pub fn count_unseen<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<()> {
+    tx.into().execute(
         "INSERT INTO chat_seen(thread_id, seq, unread) VALUES (?1, 0, 1)
-         ON CONFLICT(thread_id) DO UPDATE SET unread = unread + 1",
-    )?
-    .execute([thread_id])?;
+         ON CONFLICT(thread_id) DO UPDATE SET unread = chat_seen.unread + 1",
+        params![thread_id],
+    )?;
     Ok(())
 }
 
 /// Records that the human has read `thread_id` up to `seq` (never backwards) and returns
 /// what is still unread after it: messages by others posted past `seq` meanwhile.
-pub fn mark_seen(conn: &Connection, thread_id: &str, seq: i64) -> Result<i64> {
-    let left: i64 = conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND seq > ?2 AND author_kind != 'human'",
-        )?
-        .query_row(params![thread_id, seq], |r| r.get(0))?;
-    conn.prepare_cached(
+pub fn mark_seen<'a>(tx: impl Into<Tx<'a>>, thread_id: &str, seq: i64) -> Result<i64> {
+    let tx = tx.into();
+    let left: i64 = tx.one(
+        "SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?1 AND seq > ?2 AND author_kind != 'human'",
+        params![thread_id, seq],
+    )?;
+    // The existing row's columns are named by table: PostgreSQL reads a bare name in an
+    // upsert's SET as ambiguous with `excluded`.
+    tx.execute(
         "INSERT INTO chat_seen(thread_id, seq, unread) VALUES (?1, ?2, ?3)
-         ON CONFLICT(thread_id) DO UPDATE SET seq = MAX(seq, excluded.seq),
-             unread = CASE WHEN excluded.seq >= seq THEN excluded.unread ELSE unread END",
-    )?
-    .execute(params![thread_id, seq, left])?;
+         ON CONFLICT(thread_id) DO UPDATE SET seq = MAX(chat_seen.seq, excluded.seq),
+             unread = CASE WHEN excluded.seq >= chat_seen.seq THEN excluded.unread ELSE chat_seen.unread END",
+        params![thread_id, seq, left],
+    )?;
     Ok(left)
 }
 
 /// The human's unread count per thread, threads with none left out.
-pub fn unseen_by_thread(conn: &Connection) -> Result<Vec<(String, i64)>> {
-    let mut st = conn.prepare_cached("SELECT thread_id, unread FROM chat_seen WHERE unread > 0")?;
-    Ok(st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn unseen_by_thread<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<(String, i64)>> {
+    tx.into().query_map(
+        "SELECT thread_id, unread FROM chat_seen WHERE unread > 0",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }

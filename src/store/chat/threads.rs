@@ -1,7 +1,7 @@
 //! Thread rows and their per-thread metadata (`chat_threads`, `chat_thread_meta`); must not
 //! touch messages or mentions.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use crate::store::tx::{Row, Tx, params};
 use serde::Serialize;
 
 use super::ThreadState;
@@ -29,7 +29,7 @@ const THREAD_COLS: &str =
 const THREAD_READ: &str = "t.id, t.slug, t.title, t.repo, t.origin, t.state, t.created_by, t.created_ms, \
     MAX(t.updated_ms, COALESCE((SELECT c.ts_ms FROM chat_messages c WHERE c.thread_id = t.id ORDER BY c.seq DESC LIMIT 1), 0))";
 
-fn thread_row(r: &Row<'_>) -> rusqlite::Result<Thread> {
+fn thread_row(r: &Row<'_>) -> Result<Thread> {
     Ok(Thread {
         id: r.get(0)?,
         slug: r.get(1)?,
@@ -43,84 +43,92 @@ fn thread_row(r: &Row<'_>) -> rusqlite::Result<Thread> {
     })
 }
 
-pub fn insert_thread(conn: &Connection, t: &Thread) -> Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT INTO chat_threads({THREAD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-    ))?
-    .execute(params![
-        t.id,
-        t.slug,
-        t.title,
-        t.repo,
-        t.origin,
-        t.state,
-        t.created_by,
-        t.created_ms,
-        t.updated_ms
-    ])?;
+pub fn insert_thread<'a>(tx: impl Into<Tx<'a>>, t: &Thread) -> Result<()> {
+    tx.into().execute(
+        &format!(
+            "INSERT INTO chat_threads({THREAD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        ),
+        params![
+            t.id,
+            t.slug,
+            t.title,
+            t.repo,
+            t.origin,
+            t.state,
+            t.created_by,
+            t.created_ms,
+            t.updated_ms
+        ],
+    )?;
     Ok(())
 }
 
-pub fn thread(conn: &Connection, id: &str) -> Result<Option<Thread>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {THREAD_READ} FROM chat_threads t WHERE t.id = ?1"
-        ))?
-        .query_row([id], thread_row)
-        .optional()?)
+pub fn thread<'a>(tx: impl Into<Tx<'a>>, id: &str) -> Result<Option<Thread>> {
+    tx.into().query_opt(
+        &format!("SELECT {THREAD_READ} FROM chat_threads t WHERE t.id = ?1"),
+        params![id],
+        thread_row,
+    )
 }
 
 /// Threads with this slug, in one repo or in all of them, archived included.
-pub fn threads_by_slug(conn: &Connection, slug: &str, repo: Option<&str>) -> Result<Vec<Thread>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {THREAD_READ} FROM chat_threads t WHERE t.slug = ?1 AND (?2 IS NULL OR t.repo = ?2) ORDER BY t.repo"
-    ))?;
-    Ok(st
-        .query_map(params![slug, repo], thread_row)?
-        .collect::<rusqlite::Result<_>>()?)
+pub fn threads_by_slug<'a>(
+    tx: impl Into<Tx<'a>>,
+    slug: &str,
+    repo: Option<&str>,
+) -> Result<Vec<Thread>> {
+    tx.into().query_map(
+        &format!(
+            "SELECT {THREAD_READ} FROM chat_threads t WHERE t.slug = ?1 AND (t.repo = ?2 OR ?2 IS NULL) ORDER BY t.repo"
+        ),
+        params![slug, repo],
+        thread_row,
+    )
 }
 
 /// Threads, most recent activity first.
-pub fn list_threads(
-    conn: &Connection,
+pub fn list_threads<'a>(
+    tx: impl Into<Tx<'a>>,
     repo: Option<&str>,
     include_archived: bool,
 ) -> Result<Vec<Thread>> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {THREAD_READ} AS activity FROM chat_threads t WHERE (?1 IS NULL OR t.repo = ?1) AND (?2 OR t.state = 'open')
-         ORDER BY activity DESC, t.id DESC"
-    ))?;
-    Ok(st
-        .query_map(params![repo, include_archived], thread_row)?
-        .collect::<rusqlite::Result<_>>()?)
+    tx.into().query_map(
+        &format!(
+            "SELECT {THREAD_READ} AS activity FROM chat_threads t WHERE (t.repo = ?1 OR ?1 IS NULL) AND (?2 OR t.state = 'open')
+             ORDER BY activity DESC, t.id DESC"
+        ),
+        params![repo, include_archived],
+        thread_row,
+    )
 }
 
-pub fn update_thread(conn: &Connection, t: &Thread) -> Result<()> {
-    conn.prepare_cached(
+pub fn update_thread<'a>(tx: impl Into<Tx<'a>>, t: &Thread) -> Result<()> {
+    tx.into().execute(
         "UPDATE chat_threads SET title = ?2, state = ?3, updated_ms = ?4 WHERE id = ?1",
-    )?
-    .execute(params![t.id, t.title, t.state, t.updated_ms])?;
+        params![t.id, t.title, t.state, t.updated_ms],
+    )?;
     Ok(())
 }
 
-pub fn meta_get(conn: &Connection, thread_id: &str, key: &str) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT value FROM chat_thread_meta WHERE thread_id = ?1 AND key = ?2")?
-        .query_row(params![thread_id, key], |r| r.get(0))
-        .optional()?)
+pub fn meta_get<'a>(tx: impl Into<Tx<'a>>, thread_id: &str, key: &str) -> Result<Option<String>> {
+    tx.into().query_opt(
+        "SELECT value FROM chat_thread_meta WHERE thread_id = ?1 AND key = ?2",
+        params![thread_id, key],
+        |r| r.get(0),
+    )
 }
 
-pub fn meta_set(
-    conn: &Connection,
+pub fn meta_set<'a>(
+    tx: impl Into<Tx<'a>>,
     thread_id: &str,
     key: &str,
     value: &str,
     now: Millis,
 ) -> Result<()> {
-    conn.prepare_cached(
+    tx.into().execute(
         "INSERT INTO chat_thread_meta(thread_id, key, value, updated_ms) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(thread_id, key) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms",
-    )?
-    .execute(params![thread_id, key, value, now])?;
+        params![thread_id, key, value, now],
+    )?;
     Ok(())
 }
