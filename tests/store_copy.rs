@@ -259,6 +259,21 @@ fn a_home_moves_to_postgres_and_back_row_for_row() {
     pg.write_tx(|tx| tx.execute("DELETE FROM events WHERE id = ?1", params![next]))
         .unwrap();
     drop(pg);
+    // A second copy into the now populated database is refused and writes nothing.
+    let err = copy_to(&home, &db.url())
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains("already holds data"), "{err}");
+    let pg = Store::open_location(&Location::Postgres(db.url())).unwrap();
+    assert_eq!(
+        snapshot(&pg, &names),
+        before,
+        "the refused copy wrote nothing"
+    );
+    drop(pg);
 
     let back = dir.path().join("back");
     std::fs::create_dir_all(&back).unwrap();

@@ -119,16 +119,16 @@ pub fn copy(from: &Location, to: &Location) -> Result<Copied, CopyError> {
     let shown = to.display();
     source.read_tx(|src| {
         target.write_tx(|dst| {
-            // The same database under two URLs: a fresh target would have its own id.
+            known_tables(src)?;
+            known_tables(dst)?;
+            refuse_data(dst, &shown)?;
+            // The same (empty) database under two URLs: a fresh target has its own id.
             if super::meta::home_id(src)? == super::meta::home_id(dst)? {
                 return Err(Invalid(format!(
                     "the source and the target are the same store: {shown}"
                 ))
                 .into());
             }
-            known_tables(src)?;
-            known_tables(dst)?;
-            refuse_data(dst, &shown)?;
             let mut tables = Vec::new();
             for &table in TABLES {
                 let rows = copy_table(src, dst, table).map_err(|e| match e {
@@ -214,8 +214,9 @@ fn known_tables(tx: &Tx<'_>) -> Result<(), CopyError> {
 
 /// Refuses a target with any row beyond its own fresh home id.
 fn refuse_data(dst: &Tx<'_>, shown: &str) -> Result<(), CopyError> {
-    for table in TABLES.iter().chain(DERIVED).filter(|t| **t != "meta") {
-        if *table == "schema_version" {
+    let bookkeeping = ["meta", "schema_version"];
+    for table in TABLES.iter().chain(DERIVED) {
+        if bookkeeping.contains(table) {
             continue;
         }
         let any = dst.query_opt(&format!("SELECT 1 FROM {table} LIMIT 1"), params![], |_| {
