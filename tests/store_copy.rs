@@ -57,7 +57,7 @@ fn busy_home(home: &Path) {
     ok(&["daemon", "run", "--until-idle", "--parallel", "2"]);
     let mut store = Store::open_location(&sqlite(home, "gitmoot.db")).unwrap();
     store
-        .write_tx(|tx| {
+        .write(|tx| {
             let (job, root): (String, String) =
                 tx.query_row("SELECT id, root_id FROM jobs LIMIT 1", params![], |r| {
                     Ok((r.get(0)?, r.get(1)?))
@@ -112,7 +112,7 @@ type Rows = Vec<Vec<String>>;
 /// Every copied table of a store, plus the unread counters that count something. Column
 /// names come from the SQLite schema both stores share; `rowid` joins where it orders.
 fn snapshot(store: &Store, names: &BTreeMap<String, Vec<String>>) -> BTreeMap<String, Rows> {
-    let tx = store.tx();
+    let tx = store.conn();
     let mut out = BTreeMap::new();
     for (table, cols) in names {
         let mut list = cols.clone();
@@ -170,7 +170,7 @@ fn canonical(v: &serde_json::Value) -> String {
 
 /// The columns of every table a snapshot reads, from a SQLite store.
 fn column_names(store: &Store) -> BTreeMap<String, Vec<String>> {
-    let tx = store.tx();
+    let tx = store.conn();
     TABLES
         .iter()
         .chain(&["chat_unread"])
@@ -213,7 +213,7 @@ fn a_home_moves_to_postgres_and_back_row_for_row() {
     for table in TABLES {
         assert!(!before[*table].is_empty(), "the home has no {table} rows");
     }
-    let home_id = meta::home_id(&original.tx()).unwrap();
+    let home_id = meta::home_id(&original.conn()).unwrap();
     let db = support::pg::database();
 
     let out = copy_to(&home, &db.url()).success().get_output().clone();
@@ -236,13 +236,13 @@ fn a_home_moves_to_postgres_and_back_row_for_row() {
         before,
         "PostgreSQL holds the same rows"
     );
-    assert_eq!(meta::home_id(&pg.tx()).unwrap(), home_id);
+    assert_eq!(meta::home_id(&pg.conn()).unwrap(), home_id);
     assert_eq!(
-        chat::unread_counts(pg.tx(), &home_id).unwrap(),
-        chat::unread_counts(original.tx(), &home_id).unwrap()
+        chat::unread_counts(pg.conn(), &home_id).unwrap(),
+        chat::unread_counts(original.conn(), &home_id).unwrap()
     );
     let pg_json: String = pg
-        .tx()
+        .conn()
         .one(
             "SELECT data_type::text FROM information_schema.columns
              WHERE table_name = 'delegations' AND column_name = 'spec'",
@@ -251,12 +251,12 @@ fn a_home_moves_to_postgres_and_back_row_for_row() {
         .unwrap();
     assert_eq!(pg_json, "jsonb");
     // New rows take ids past the copied ones instead of colliding with them.
-    let last = events::last_id(pg.tx()).unwrap();
+    let last = events::last_id(pg.conn()).unwrap();
     let next = pg
-        .write_tx(|tx| events::append(tx, NewEvent::unrooted(1, "moved").data(json!({"k": 1}))))
+        .write(|tx| events::append(tx, NewEvent::unrooted(1, "moved").data(json!({"k": 1}))))
         .unwrap();
     assert_eq!(next, last + 1);
-    pg.write_tx(|tx| tx.execute("DELETE FROM events WHERE id = ?1", params![next]))
+    pg.write(|tx| tx.execute("DELETE FROM events WHERE id = ?1", params![next]))
         .unwrap();
     drop(pg);
     // A second copy into the now populated database is refused and writes nothing.
@@ -329,7 +329,7 @@ fn a_target_with_data_the_same_store_and_a_bad_url_are_refused() {
     let target = dir.path().join("used.db");
     {
         let mut used = Store::open_location(&Location::Sqlite(target.clone())).unwrap();
-        used.write_tx(|tx| {
+        used.write(|tx| {
             tx.execute(
                 "INSERT INTO events(ts_ms, kind) VALUES (1, 'already here')",
                 params![],
@@ -369,7 +369,7 @@ fn a_target_with_data_the_same_store_and_a_bad_url_are_refused() {
     let fresh = Store::open_location(&sqlite(dir.path(), "fresh.db")).unwrap();
     assert_eq!(
         fresh
-            .tx()
+            .conn()
             .one::<i64>("SELECT COUNT(*) FROM agents", params![])
             .unwrap(),
         1
@@ -388,7 +388,7 @@ fn a_count_mismatch_names_the_table_and_leaves_the_target_empty() {
     let target = Location::Sqlite(dir.path().join("target.db"));
     Store::open_location(&target)
         .unwrap()
-        .write_tx(|tx| {
+        .write(|tx| {
             tx.batch(
                 "CREATE TRIGGER swallow AFTER INSERT ON agents
                  BEGIN DELETE FROM agents WHERE name = NEW.name; END",
@@ -407,7 +407,7 @@ fn a_count_mismatch_names_the_table_and_leaves_the_target_empty() {
     let store = Store::open_location(&target).unwrap();
     for table in TABLES.iter().filter(|t| **t != "meta") {
         let n: i64 = store
-            .tx()
+            .conn()
             .one(&format!("SELECT COUNT(*) FROM {table}"), params![])
             .unwrap();
         assert_eq!(n, 0, "{table} was written");
@@ -423,7 +423,7 @@ fn the_copy_lists_every_table_of_both_schemas() {
     let listed: BTreeSet<String> = TABLES.iter().map(|t| t.to_string()).collect();
     for location in [sqlite(dir.path(), "s.db"), Location::Postgres(db.url())] {
         let store = Store::open_location(&location).unwrap();
-        let tx: Tx<'_> = store.tx();
+        let tx: Tx<'_> = store.conn();
         let mut have = schema_tables(&tx).unwrap();
         for derived in DERIVED {
             have.remove(*derived);

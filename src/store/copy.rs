@@ -117,8 +117,8 @@ pub fn copy(from: &Location, to: &Location) -> Result<Copied, CopyError> {
     let mut source = Store::open_location(from)?;
     let mut target = Store::open_location(to)?;
     let shown = to.display();
-    source.read_tx(|src| {
-        target.write_tx(|dst| {
+    source.read(|src| {
+        target.write(|dst| {
             known_tables(src)?;
             known_tables(dst)?;
             refuse_data(dst, &shown)?;
