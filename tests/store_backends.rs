@@ -442,7 +442,7 @@ fn the_aggregates_round_trip_on_both_backends() {
                 events::append(tx, NewEvent::job(12, "job-r", "job-r/a", "job_settled"))?;
                 events::append(
                     tx,
-                    NewEvent::job(13, "job-r", "job-r/a", "job_settled")
+                    NewEvent::job(13, "job-r", "job-r/a", events::PREFLIGHT_FAILED)
                         .message("again".into())
                         .data(json!({"k": "v"})),
                 )?;
@@ -536,9 +536,10 @@ fn the_aggregates_round_trip_on_both_backends() {
         assert!(evs[1].id > evs[0].id);
         assert_eq!(evs[1].data, Some(json!({"k": "v"})), "{b:?}");
         assert_eq!(
-            events::latest_by_job(tx, "job_settled").unwrap()["job-r/a"],
+            events::latest_preflight_by_job(tx).unwrap()["job-r/a"],
             "again"
         );
+        assert_eq!(events::count_preflight(tx).unwrap(), 1, "{b:?}");
         let legs = delegations::for_parent(tx, "job-r").unwrap();
         assert_eq!(legs.len(), 1, "{b:?}");
         assert_eq!(legs[0].state, LegState::Dispatched, "{b:?}");

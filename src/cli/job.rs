@@ -302,7 +302,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 limit: page.limit(),
                 before,
             };
-            let preflight = events::latest_by_job(store.conn(), engine::PREFLIGHT_FAILED)?;
+            let preflight = events::latest_preflight_by_job(store.conn())?;
             if json || page.jsonl {
                 let mut out = JsonStream::stdout(page.jsonl);
                 let unreadable = jobs::list_each(store.conn(), &filter, ListColumns::Json, |j| {

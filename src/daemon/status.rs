@@ -120,7 +120,7 @@ pub fn report(
         last_tick_ms: file.as_ref().map(|f| f.last_tick_ms),
         running_jobs: jobs::count_state(conn, JobState::Running)?,
         queued_jobs: jobs::count_state(conn, JobState::Queued)?,
-        delegation_preflight_failures: events::count_kind(conn, crate::engine::PREFLIGHT_FAILED)?,
+        delegation_preflight_failures: events::count_preflight(conn)?,
         jobs: file
             .map(|f| f.running)
             .unwrap_or_default()

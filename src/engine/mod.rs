@@ -39,7 +39,7 @@ pub use submit::{SubmitRoot, submit_root};
 
 /// The event a coordinator gets when its delegation set named an unroutable agent and
 /// nothing was dispatched; `job list`, `daemon status` and the control room surface it.
-pub const PREFLIGHT_FAILED: &str = "delegation_preflight_failed";
+pub use crate::store::events::PREFLIGHT_FAILED;
 
 use crate::store::Tx;
 

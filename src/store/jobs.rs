@@ -462,6 +462,15 @@ pub fn children<'a>(tx: impl Into<Tx<'a>>, parent_id: &str) -> Result<Vec<Job>> 
 
 /// The index `job list` pages on when no filter narrows it: newest first by
 /// `(created_ms, rowid)`, so a page is an index walk of `limit` entries, never a sort.
+/// Indexes no query reads, each rewritten on every claim and settlement (`updated_ms`
+/// moves then, and a running job enters and leaves `jobs_running`): `jobs_state` serves
+/// every lookup of running jobs, and nothing orders jobs or runs by `updated_ms`.
+pub(super) const UNREAD_INDEXES: &str = "
+DROP INDEX jobs_updated;
+DROP INDEX jobs_running;
+DROP INDEX runs_updated;
+";
+
 pub(super) const LIST_INDEX: &str = "CREATE INDEX jobs_created ON jobs(created_ms);";
 
 /// Filters of `job list`; every field narrows.

@@ -12,6 +12,7 @@ pub mod chat;
 pub mod daemons;
 pub mod delegations;
 pub mod escalations;
+#[macro_use]
 pub mod events;
 pub mod jobs;
 pub mod location;

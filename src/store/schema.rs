@@ -44,6 +44,10 @@ const MIGRATIONS: &[&[&str]] = &[
     &[super::chat::SEEN_SCHEMA],
     // Many daemons: the registry, each job's daemon and its host label.
     &[super::daemons::SCHEMA],
+    // Cheaper events: a kind index of the one kind looked up, no per-job index.
+    &[super::events::LEANER_INDEXES],
+    // Cheaper claims and settlements: the job and run indexes nothing reads.
+    &[super::jobs::UNREAD_INDEXES],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

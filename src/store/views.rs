@@ -160,19 +160,20 @@ pub struct PreflightRefusal {
     pub agent: String,
 }
 
-/// The newest `event_kind` event per coordinator, for trees still live (a finished tree
+/// The newest preflight refusal per coordinator, for trees still live (a finished tree
 /// has nothing left to fix).
-pub fn preflight_refusals<'a>(
-    tx: impl Into<Tx<'a>>,
-    event_kind: &str,
-) -> Result<Vec<PreflightRefusal>> {
+pub fn preflight_refusals<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<PreflightRefusal>> {
     tx.into().query_map(
-        "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
-         FROM events e
-         JOIN jobs j ON j.id = e.job_id
-         JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
-         WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = ?1 AND job_id IS NOT NULL GROUP BY job_id)",
-        params![event_kind],
+        concat!(
+            "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
+                 FROM events e
+                 JOIN jobs j ON j.id = e.job_id
+                 JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
+                 WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = '",
+            preflight_kind!(),
+            "' AND job_id IS NOT NULL GROUP BY job_id)"
+        ),
+        params![],
         |r| {
             Ok(PreflightRefusal {
                 job_id: r.get(0)?,

@@ -417,7 +417,7 @@ fn attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
 /// Coordinators whose newest delegation set was refused by the preflight, while their
 /// tree is still live (a finished tree has nothing left to fix).
 fn preflight_attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
-    Ok(views::preflight_refusals(conn, engine::PREFLIGHT_FAILED)?
+    Ok(views::preflight_refusals(conn)?
         .into_iter()
         .map(|r| AttentionItem {
             job_id: r.job_id,
