@@ -73,7 +73,7 @@ fn send_req(token: &str, thread: &str, as_agent: Option<&str>, body: &str) -> Re
 #[test]
 fn a_seat_posts_as_its_agent_and_waits_through_the_socket() {
     let s = setup();
-    let relay = Relay::start(&s.home, &s.home.db_path()).unwrap();
+    let relay = Relay::start(&s.home).unwrap();
     let token = relay.issue_token("alice", &s.thread_id);
     let r = relay::call(
         relay.socket_path(),
@@ -119,7 +119,7 @@ fn a_seat_posts_as_its_agent_and_waits_through_the_socket() {
 #[test]
 fn wrong_released_and_empty_tokens_are_refused() {
     let s = setup();
-    let relay = Relay::start(&s.home, &s.home.db_path()).unwrap();
+    let relay = Relay::start(&s.home).unwrap();
     for bad in ["", "0123456789abcdef"] {
         let e = relay::call(relay.socket_path(), &send_req(bad, "room", None, "x")).unwrap_err();
         assert_eq!(e.to_string(), "chat relay: invalid or expired token");
@@ -149,7 +149,7 @@ fn wrong_released_and_empty_tokens_are_refused() {
 #[test]
 fn a_seat_cannot_post_as_another_agent_or_into_another_thread() {
     let s = setup();
-    let relay = Relay::start(&s.home, &s.home.db_path()).unwrap();
+    let relay = Relay::start(&s.home).unwrap();
     let token = relay.issue_token("alice", &s.thread_id);
     let e = relay::call(
         relay.socket_path(),
@@ -192,7 +192,7 @@ fn a_seat_cannot_post_as_another_agent_or_into_another_thread() {
 #[test]
 fn the_socket_is_private_and_removed_on_shutdown() {
     let s = setup();
-    let relay = Relay::start(&s.home, &s.home.db_path()).unwrap();
+    let relay = Relay::start(&s.home).unwrap();
     let path = relay.socket_path().to_path_buf();
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&path), 0o600);
@@ -205,7 +205,7 @@ fn the_socket_is_private_and_removed_on_shutdown() {
 #[test]
 fn the_cli_routes_send_and_wait_through_the_relay_without_the_store() {
     let s = setup();
-    let relay = Relay::start(&s.home, &s.home.db_path()).unwrap();
+    let relay = Relay::start(&s.home).unwrap();
     let token = relay.issue_token("alice", &s.thread_id);
     let socket = relay.socket_path().display().to_string();
     // A home that does not exist proves the seat never opens the store itself.
@@ -279,7 +279,7 @@ fn the_moot_cap_holds_through_the_relay() {
     );
     let store = Store::open(&s.home.db_path()).unwrap();
     let t = gitmoot::chat::threads::resolve(&store.conn(), "duo", None).unwrap();
-    let relay = Relay::start(&s.home, &s.home.db_path()).unwrap();
+    let relay = Relay::start(&s.home).unwrap();
     let token = relay.issue_token("bob", &t.id);
     relay::call(
         relay.socket_path(),

@@ -439,10 +439,7 @@ fn the_aggregates_round_trip_on_both_backends() {
                 j.state = JobState::Succeeded;
                 j.result = Some(json!({"decision": "approved", "summary": "ok", "n": [1, 2]}));
                 jobs::put(tx, &j)?;
-                events::append(
-                    tx,
-                    NewEvent::job(12, "job-r", "job-r/a", events::PREFLIGHT_FAILED),
-                )?;
+                events::append(tx, NewEvent::job(12, "job-r", "job-r/a", "job_settled"))?;
                 events::append(
                     tx,
                     NewEvent::job(13, "job-r", "job-r/a", events::PREFLIGHT_FAILED)
@@ -542,7 +539,7 @@ fn the_aggregates_round_trip_on_both_backends() {
             events::latest_preflight_by_job(tx).unwrap()["job-r/a"],
             "again"
         );
-        assert_eq!(events::count_preflight(tx).unwrap(), 2, "{b:?}");
+        assert_eq!(events::count_preflight(tx).unwrap(), 1, "{b:?}");
         let legs = delegations::for_parent(tx, "job-r").unwrap();
         assert_eq!(legs.len(), 1, "{b:?}");
         assert_eq!(legs[0].state, LegState::Dispatched, "{b:?}");
@@ -742,4 +739,55 @@ fn the_daemon_registry_takes_over_a_lapsed_lease_once_on_both_backends() {
             Some(60)
         );
     }
+}
+
+/// The real binary on a PostgreSQL store (`GITMOOT_STORE`): an agent registered there, a
+/// job run to its end by the in-process daemon, and the same listing as on SQLite, while
+/// the home keeps no database file.
+#[test]
+fn the_binary_runs_a_job_on_a_postgres_store() {
+    let db = support::pg::database();
+    let mut listings = Vec::new();
+    for url in [None, Some(db.url())] {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let run = |args: &[&str]| {
+            let mut c = support::gitmoot(&home);
+            if let Some(u) = &url {
+                c.env("GITMOOT_STORE", u);
+            }
+            let out = c.args(args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?} on {url:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        std::fs::create_dir_all(&home).unwrap();
+        let script = home.join("ok.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\ncat >/dev/null\necho '{\"gitmoot_result\": {\"decision\": \"approved\", \"summary\": \"fine\"}}'\n",
+        )
+        .unwrap();
+        let command = format!("sh {}", script.display());
+        run(&support::agent_args::shell_agent_args(
+            "ok",
+            &command,
+            &["--policy", "workspace-write"],
+        ));
+        run(&["job", "run", "--agent", "ok", "--wait", "check it"]);
+        let list: serde_json::Value =
+            serde_json::from_str(&run(&["job", "list", "--json"])).unwrap();
+        let job = &list.as_array().unwrap()[0];
+        assert_eq!(job["state"], "succeeded", "{url:?}: {job}");
+        listings.push((
+            job["agent"].clone(),
+            job["state"].clone(),
+            job["result"]["summary"].clone(),
+        ));
+        assert_eq!(home.join("gitmoot.db").exists(), url.is_none(), "{url:?}");
+    }
+    assert_eq!(listings[0], listings[1]);
 }

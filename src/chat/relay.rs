@@ -186,8 +186,8 @@ pub struct RelayHandle {
 
 impl Relay {
     /// Binds `<socket_dir>/relay-<pid>.sock` (dir 0700, socket 0600) and serves it on a thread
-    /// with its own store connection to `db_path`.
-    pub fn start(home: &Home, db_path: &Path) -> Result<RelayHandle> {
+    /// with its own connection to the home's store.
+    pub fn start(home: &Home) -> Result<RelayHandle> {
         let dir = socket_dir(home);
         let io = |e: io::Error| ChatError::Relay(format!("chat relay: {e}"));
         private_socket_dir(&dir).map_err(io)?;
@@ -196,7 +196,7 @@ impl Relay {
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).map_err(io)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
-        let store = Arc::new(Mutex::new(Store::open(db_path)?));
+        let store = Arc::new(Mutex::new(Store::open_home(home)?));
         let tokens: Tokens = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (t, s) = (tokens.clone(), stop.clone());

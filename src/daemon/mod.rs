@@ -147,7 +147,6 @@ pub enum DaemonExit {
 /// A configured daemon; `run` it on a tokio runtime or `spawn` it on its own thread.
 pub struct Daemon {
     home: Home,
-    store_path: PathBuf,
     config: Config,
     /// Where a running daemon re-reads its config from (SIGHUP, or the file changing).
     config_file: Option<PathBuf>,
@@ -167,7 +166,6 @@ impl Daemon {
     /// hooks attached.
     pub fn new(home: Home) -> Self {
         Self {
-            store_path: home.db_path(),
             home,
             config: Config::default(),
             config_file: None,
@@ -180,11 +178,6 @@ impl Daemon {
             signals: false,
             shutdown: ShutdownHandle::default(),
         }
-    }
-
-    pub fn store_path(mut self, path: impl Into<PathBuf>) -> Self {
-        self.store_path = path.into();
-        self
     }
 
     pub fn config(mut self, config: Config) -> Self {

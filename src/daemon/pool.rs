@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::domain::JobState;
 use crate::engine;
 use crate::runtime::KillRequest;
-use crate::store::{Store, jobs};
+use crate::store::{Location, Store, StoreError, jobs};
 
 /// One job this daemon is running.
 struct InFlight {
@@ -449,7 +449,7 @@ impl Pool {
 
 /// The chat relay for moot seats; a daemon without one still runs every other job.
 fn start_relay(d: &Daemon) -> Option<Arc<crate::chat::relay::RelayHandle>> {
-    match crate::chat::relay::Relay::start(&d.home, &d.store_path) {
+    match crate::chat::relay::Relay::start(&d.home) {
         Ok(r) => Some(Arc::new(r)),
         Err(e) => {
             tracing::warn!("chat relay not started: {e}");
@@ -486,7 +486,8 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         }
     }
     crate::runtime::spare::remove_all(&root.join("runs"));
-    let store = Store::open(&d.store_path)?;
+    let location = Location::of_home(&d.home).map_err(StoreError::from)?;
+    let store = Store::open_location(&location)?;
     store.tune_for_batches()?;
     let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
@@ -532,7 +533,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         shutdown::on_signals(d.shutdown.clone())?;
     }
     let wake = Arc::new(Notify::new());
-    let store_watch = match StoreWatch::new(&d.store_path) {
+    // A SQLite file is watched for writes; a PostgreSQL store's changes come by the tick.
+    let store_watch = match &location {
+        Location::Sqlite(path) => StoreWatch::new(path),
+        Location::Postgres(_) => Err(std::io::Error::other("a PostgreSQL store")),
+    };
+    let store_watch = match store_watch {
         Ok(w) => Some(w),
         Err(e) => {
             tracing::warn!("daemon: not watching the store ({e}); new work waits for the tick");

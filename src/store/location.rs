@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use crate::Invalid;
+use crate::home::Home;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
@@ -31,6 +32,14 @@ impl Location {
         Err(bad(
             "expected postgres://…, postgresql://… or sqlite:PATH".into()
         ))
+    }
+
+    /// Where `home`'s store lives: its store URL, else its own SQLite file.
+    pub fn of_home(home: &Home) -> Result<Self, Invalid> {
+        match home.store_url() {
+            Some(url) => Self::parse(url),
+            None => Ok(Self::Sqlite(home.db_path())),
+        }
     }
 
     /// The location as messages name it: a file's path, a URL without its password.

@@ -135,21 +135,10 @@ enum Conn {
 impl Store {
     /// Opens (creating with private permissions) and migrates the home's database.
     pub fn open_home(home: &Home) -> Result<Self> {
-        match home.store_url().map(Location::parse).transpose()? {
-            Some(location @ Location::Postgres(_)) => {
-                // The home still holds this host's config, logs and artifacts.
-                home.ensure()?;
-                Self::open_location(&location)
-            }
-            Some(Location::Sqlite(path)) => {
-                home.ensure()?;
-                Self::open(&path)
-            }
-            None => {
-                home.ensure()?;
-                Self::open(&home.db_path())
-            }
-        }
+        let location = Location::of_home(home)?;
+        // The home holds this host's config, logs and artifacts whatever the store.
+        home.ensure()?;
+        Self::open_location(&location)
     }
 
     /// Opens and migrates the store at `location`.

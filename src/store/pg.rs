@@ -28,14 +28,15 @@ const WRITE_LOCK: i64 = 0x0067_6974_6d6f_6f74;
 
 /// One connection to a PostgreSQL store.
 pub struct PgConn {
-    client: RefCell<Client>,
+    /// Always present; taken only by `drop`, which must close it off the tokio runtime.
+    client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<String, Statement>>,
 }
 
 impl PgConn {
     pub(super) fn connect(url: &str) -> Result<Self> {
         Ok(Self {
-            client: RefCell::new(Client::connect(url, NoTls)?),
+            client: RefCell::new(Some(off_runtime(|| Client::connect(url, NoTls))?)),
             statements: RefCell::new(HashMap::new()),
         })
     }
@@ -61,34 +62,64 @@ impl PgConn {
     }
 
     pub(super) fn batch(&self, sql: &str) -> Result<()> {
-        Ok(self.client.borrow_mut().batch_execute(sql)?)
+        let client: &mut Client = &mut self.client();
+        Ok(off_runtime(|| client.batch_execute(sql))?)
     }
 
     pub(super) fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<usize> {
-        let mut client = self.client.borrow_mut();
-        let st = self.statement(&mut client, sql)?;
+        let client: &mut Client = &mut self.client();
+        let st = self.statement(client, sql)?;
         let values = values(params);
-        Ok(client.execute(&st, &refs(&values))? as usize)
+        Ok(off_runtime(|| client.execute(&st, &refs(&values)))? as usize)
     }
 
     pub(super) fn query(&self, sql: &str, params: &[&dyn Param]) -> Result<Vec<postgres::Row>> {
-        let mut client = self.client.borrow_mut();
-        let st = self.statement(&mut client, sql)?;
+        let client: &mut Client = &mut self.client();
+        let st = self.statement(client, sql)?;
         let values = values(params);
-        Ok(client.query(&st, &refs(&values))?)
+        Ok(off_runtime(|| client.query(&st, &refs(&values)))?)
+    }
+
+    fn client(&self) -> std::cell::RefMut<'_, Client> {
+        std::cell::RefMut::map(self.client.borrow_mut(), |c| {
+            c.as_mut().expect("the client is only taken by drop")
+        })
     }
 
     fn statement(&self, client: &mut Client, sql: &str) -> Result<Statement> {
         if let Some(st) = self.statements.borrow().get(sql) {
             return Ok(st.clone());
         }
-        let st = client.prepare(&translate(sql))?;
+        let st = off_runtime(|| client.prepare(&translate(sql)))?;
         let mut cache = self.statements.borrow_mut();
         if cache.len() >= STATEMENT_CACHE {
             cache.clear();
         }
         cache.insert(sql.to_string(), st.clone());
         Ok(st)
+    }
+}
+
+/// Runs one call of the `postgres` client, which blocks on a runtime of its own: on a
+/// thread already driving tokio (the daemon's) that would panic, so there it runs on a
+/// scoped thread of its own.
+fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| {
+        s.spawn(f)
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        // Closing blocks on the client's own runtime too.
+        if let Some(client) = self.client.get_mut().take() {
+            off_runtime(move || drop(client));
+        }
     }
 }
 

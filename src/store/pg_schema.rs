@@ -45,7 +45,8 @@ pub(super) fn migrate(tx: &Tx<'_>, url: &str) -> Result<()> {
 }
 
 /// The first PostgreSQL schema: SQLite's at its version 10 (no PostgreSQL store predates it).
-const V1: &str = r#"
+const V1: &str = concat!(
+    r#"
 CREATE TABLE meta (
     key   text PRIMARY KEY,
     value text NOT NULL
@@ -178,7 +179,9 @@ CREATE TABLE events (
     data    jsonb
 );
 CREATE INDEX events_root ON events(root_id, id);
-CREATE INDEX events_kind ON events(kind, id) WHERE kind = 'delegation_preflight_failed';
+CREATE INDEX events_kind ON events(kind, id) WHERE kind = '"#,
+    preflight_kind!(),
+    r#"';
 CREATE TABLE chat_threads (
     id         text PRIMARY KEY,
     slug       text NOT NULL,
@@ -347,4 +350,5 @@ CREATE TABLE job_payloads (
     resolution         text,
     updated_ms         bigint NOT NULL
 );
-"#;
+"#
+);
