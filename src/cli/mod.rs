@@ -18,6 +18,7 @@ pub mod orchestrate;
 pub mod output;
 pub mod page;
 pub mod result;
+pub mod store;
 pub mod tui;
 
 use std::path::PathBuf;
@@ -74,6 +75,9 @@ pub enum Command {
     /// Inspect and confirm memory observations.
     #[command(subcommand)]
     Memory(memory::MemoryCmd),
+    /// Move a home's data between stores (SQLite ⇄ PostgreSQL).
+    #[command(subcommand)]
+    Store(store::StoreCmd),
     /// The control room: watch and steer every tree from the keyboard.
     Tui(tui::TuiArgs),
     /// A scripted scene in a fresh home, then the control room on it.
@@ -158,6 +162,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Moot(a) => moot::run(&ctx, a),
         Command::Orchestrate(cmd) => orchestrate::run(&ctx, cmd),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
+        Command::Store(cmd) => store::run(&ctx, cmd),
         Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {
             headless,

@@ -9,6 +9,7 @@
 pub mod activity;
 pub mod agents;
 pub mod chat;
+pub mod copy;
 pub mod daemons;
 pub mod delegations;
 pub mod escalations;

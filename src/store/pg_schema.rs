@@ -44,6 +44,7 @@ pub(super) fn migrate(tx: &Tx<'_>, url: &str) -> Result<()> {
     super::meta::ensure_home_id(tx)
 }
 
+/// The first PostgreSQL schema: SQLite's at its version 10 (no PostgreSQL store predates it).
 const V1: &str = concat!(
     r#"
 CREATE TABLE meta (
