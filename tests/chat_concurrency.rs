@@ -46,7 +46,9 @@ fn concurrent_sends(home: &Path, store: Option<&str>, writers: usize, each: usiz
     for mut p in procs {
         assert!(p.wait().unwrap().success(), "a writer failed");
     }
-    let out = gitmoot(&["chat", "show", "busy", "--json"]).output().unwrap();
+    let out = gitmoot(&["chat", "show", "busy", "--json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let msgs = v["messages"].as_array().unwrap();
     let total = (writers * each) as i64;
@@ -55,7 +57,11 @@ fn concurrent_sends(home: &Path, store: Option<&str>, writers: usize, each: usiz
     let mut bodies: Vec<&str> = msgs.iter().map(|m| m["body"].as_str().unwrap()).collect();
     bodies.sort();
     bodies.dedup();
-    assert_eq!(bodies.len() as i64, total, "every message landed exactly once");
+    assert_eq!(
+        bodies.len() as i64,
+        total,
+        "every message landed exactly once"
+    );
     for w in 0..writers {
         let mine: Vec<usize> = msgs
             .iter()

@@ -439,7 +439,10 @@ fn the_aggregates_round_trip_on_both_backends() {
                 j.state = JobState::Succeeded;
                 j.result = Some(json!({"decision": "approved", "summary": "ok", "n": [1, 2]}));
                 jobs::put(tx, &j)?;
-                events::append(tx, NewEvent::job(12, "job-r", "job-r/a", "job_settled"))?;
+                events::append(
+                    tx,
+                    NewEvent::job(12, "job-r", "job-r/a", events::PREFLIGHT_FAILED),
+                )?;
                 events::append(
                     tx,
                     NewEvent::job(13, "job-r", "job-r/a", events::PREFLIGHT_FAILED)
@@ -539,7 +542,7 @@ fn the_aggregates_round_trip_on_both_backends() {
             events::latest_preflight_by_job(tx).unwrap()["job-r/a"],
             "again"
         );
-        assert_eq!(events::count_preflight(tx).unwrap(), 1, "{b:?}");
+        assert_eq!(events::count_preflight(tx).unwrap(), 2, "{b:?}");
         let legs = delegations::for_parent(tx, "job-r").unwrap();
         assert_eq!(legs.len(), 1, "{b:?}");
         assert_eq!(legs[0].state, LegState::Dispatched, "{b:?}");

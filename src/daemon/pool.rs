@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::domain::JobState;
 use crate::engine;
 use crate::runtime::KillRequest;
-use crate::store::{Location, Store, StoreError, jobs};
+use crate::store::{Backend, Location, Store, StoreError, jobs};
 
 /// One job this daemon is running.
 struct InFlight {
@@ -512,8 +512,16 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     let reg = registration.clone();
     let recovered = shared
         .with_store(move |store, sh| {
-            // This daemon holds the home's lock: every other registered one is dead.
-            registry::register(store, &reg, parallel, sh.clock.now_ms(), true)?;
+            // On the home's own SQLite file this daemon holds the only lock: every other
+            // registered daemon is dead and every running job an orphan. A shared
+            // PostgreSQL store has live daemons elsewhere, whose jobs (and this host's
+            // from before a crash) are recovered only once their lease runs out.
+            let now = sh.clock.now_ms();
+            let exclusive = store.backend() == Backend::Sqlite;
+            registry::register(store, &reg, parallel, now, exclusive)?;
+            if !exclusive {
+                return registry::beat(store, sh, &reg, now);
+            }
             Ok::<_, DaemonError>(recovery::recover(
                 store,
                 sh.home.root(),

@@ -166,10 +166,10 @@ pub fn preflight_refusals<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<PreflightRefu
     tx.into().query_map(
         concat!(
             "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
-                 FROM events e
-                 JOIN jobs j ON j.id = e.job_id
-                 JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
-                 WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = '",
+             FROM events e
+             JOIN jobs j ON j.id = e.job_id
+             JOIN runs r ON r.root_id = e.root_id AND r.state IN ('running', 'awaiting_human')
+             WHERE e.id IN (SELECT MAX(id) FROM events WHERE kind = '",
             preflight_kind!(),
             "' AND job_id IS NOT NULL GROUP BY job_id)"
         ),

@@ -1,0 +1,231 @@
+//! Issue 18's fleet on one PostgreSQL store: three daemons (`--parallel 4` each, three
+//! homes as three hosts would have) share 600 jobs of fan-outs with dependencies; one is
+//! SIGKILLed mid-run. Every job reaches a final state, every agent's side effect (its job
+//! id appended to a log) happens once per attempt the store records and never twice at
+//! once, and the killed daemon's running jobs are finished by the others within the lease
+//! plus five seconds.
+
+mod support;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gitmoot::store::{Location, Store, daemons, jobs};
+
+const ROOTS: usize = 100;
+const LEASE_MS: u64 = 2_000;
+
+fn home(dir: &Path, name: &str, url: &str) -> PathBuf {
+    let home = dir.join(name);
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[daemon]\ntick = \"100ms\"\nlease = \"{LEASE_MS}ms\"\n\n[store]\nurl = \"{url}\"\n"
+        ),
+    )
+    .unwrap();
+    home
+}
+
+fn gitmoot(home: &Path) -> Command {
+    let mut c = Command::new(support::bin());
+    c.arg("--home").arg(home).env_remove("GITMOOT_STORE");
+    c
+}
+
+fn ok(home: &Path, args: &[&str]) -> String {
+    let out = gitmoot(home).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Appends `start ID` and `end ID` around a short piece of work, then answers.
+fn agent(home: &Path, name: &str, log: &Path, answer: &str) {
+    let script = format!(
+        "cat > /dev/null\necho \"start $GITMOOT_JOB_ID\" >> {log}\nsleep 0.05\necho \"end $GITMOOT_JOB_ID\" >> {log}\n{answer}\n",
+        log = log.display()
+    );
+    support::shell_agent(home, name, &script, &[]);
+}
+
+fn daemon(home: &Path) -> Child {
+    gitmoot(home)
+        .args(["daemon", "run", "--parallel", "4"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn three_daemons_share_600_jobs_and_finish_a_killed_ones_work_exactly_once() {
+    let db = support::pg::database();
+    let url = db.url();
+    let dir = tempfile::tempdir().unwrap();
+    let homes: Vec<PathBuf> = (0..3)
+        .map(|i| home(dir.path(), &format!("host{i}"), &url))
+        .collect();
+    let log = dir.path().join("effects.log");
+    agent(
+        &homes[0],
+        "coord",
+        &log,
+        r#"case "$GITMOOT_JOB_KIND" in
+root) echo '{"gitmoot_result":{"decision":"approved","summary":"plan","delegations":[
+ {"id":"a","agent":"worker","action":"ask","prompt":"a","retry":2},
+ {"id":"b","agent":"worker","action":"ask","prompt":"b","retry":2},
+ {"id":"c","agent":"worker","action":"ask","prompt":"c","retry":2,"deps":["a","b"]},
+ {"id":"d","agent":"worker","action":"ask","prompt":"d","retry":2,"deps":["c"]}]}}' ;;
+*) echo '{"gitmoot_result":{"decision":"approved","summary":"merged"}}' ;;
+esac"#,
+    );
+    agent(
+        &homes[0],
+        "worker",
+        &log,
+        r#"echo '{"gitmoot_result":{"decision":"approved","summary":"leg done"}}'"#,
+    );
+    for i in 0..ROOTS {
+        ok(
+            &homes[i % 3],
+            &["job", "run", "--agent", "coord", &format!("tree {i}")],
+        );
+    }
+    let mut store = Store::open_location(&Location::parse(&url).unwrap()).unwrap();
+    let mut fleet: Vec<Child> = homes.iter().map(|h| daemon(h)).collect();
+    // Kill the second daemon once it is busy with legs.
+    let victim_pid = fleet[1].id() as i64;
+    let mut victim_id = String::new();
+    let mut orphans: Vec<String> = Vec::new();
+    wait_until(
+        "the second daemon to run four jobs",
+        Duration::from_secs(120),
+        || {
+            let live = daemons::unstopped(store.conn(), None).unwrap();
+            let Some(d) = live.iter().find(|d| d.pid == victim_pid) else {
+                return false;
+            };
+            victim_id = d.id.clone();
+            orphans = daemons::running_jobs(store.conn(), &d.id).unwrap();
+            orphans.len() >= 4
+        },
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(fleet[1].id() as i32, libc::SIGKILL) };
+    fleet[1].wait().unwrap();
+    let killed = Instant::now();
+    let orphans_at_kill = daemons::running_jobs(store.conn(), &victim_id).unwrap();
+    wait_until(
+        "the killed daemon's jobs to be finished by the others",
+        Duration::from_millis(LEASE_MS + 5_000),
+        || {
+            daemons::running_jobs(store.conn(), &victim_id)
+                .unwrap()
+                .is_empty()
+        },
+    );
+    let took = killed.elapsed();
+    wait_until("every job to settle", Duration::from_secs(600), || {
+        let c = store.conn();
+        jobs::count_state(c, gitmoot::domain::JobState::Queued).unwrap()
+            + jobs::count_state(c, gitmoot::domain::JobState::Running).unwrap()
+            == 0
+    });
+    for mut d in fleet
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, d)| d)
+    {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
+        d.wait().unwrap();
+    }
+
+    let all = store
+        .read(|tx| jobs::list(tx, &jobs::JobFilter::default()))
+        .unwrap();
+    let mut by_state: HashMap<String, usize> = HashMap::new();
+    for j in &all {
+        *by_state
+            .entry(format!("{}:{}", j.kind, j.state))
+            .or_default() += 1;
+    }
+    let failed: Vec<_> = all
+        .iter()
+        .filter(|j| j.state != gitmoot::domain::JobState::Succeeded)
+        .map(|j| (j.id.clone(), j.error.clone()))
+        .take(8)
+        .collect();
+    assert!(
+        all.len() >= ROOTS * 6,
+        "{} jobs {by_state:?} {failed:?}",
+        all.len()
+    );
+    assert!(
+        all.iter().all(|j| j.state.is_terminal()),
+        "a job did not reach a final state"
+    );
+    let runs_done = all
+        .iter()
+        .filter(|j| j.id == j.root_id)
+        .all(|j| j.state == gitmoot::domain::JobState::Succeeded);
+    assert!(runs_done, "every tree finished");
+    // The agents' side effects against the attempts the store records.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut starts: HashMap<&str, usize> = HashMap::new();
+    let mut ends: HashMap<&str, usize> = HashMap::new();
+    for line in text.lines() {
+        match line.split_once(' ') {
+            Some(("start", id)) => *starts.entry(id).or_default() += 1,
+            Some(("end", id)) => *ends.entry(id).or_default() += 1,
+            _ => panic!("a torn log line: {line:?}"),
+        }
+    }
+    let known: HashMap<&str, &jobs::Job> = all.iter().map(|j| (j.id.as_str(), j)).collect();
+    for (id, n) in &starts {
+        assert!(
+            known.contains_key(id),
+            "{id} ran but the store has no such attempt"
+        );
+        assert_eq!(*n, 1, "{id} started {n} times");
+    }
+    for j in &all {
+        if j.state == gitmoot::domain::JobState::Succeeded {
+            assert_eq!(starts.get(j.id.as_str()), Some(&1), "{} never ran", j.id);
+            assert_eq!(ends.get(j.id.as_str()), Some(&1), "{} never finished", j.id);
+        }
+    }
+    // What the killed daemon held failed as recovered and was retried as new attempts.
+    for id in &orphans_at_kill {
+        let j = known[id.as_str()];
+        assert_eq!(j.state, gitmoot::domain::JobState::Failed, "{id}");
+        assert!(
+            all.iter().any(|r| r.delegation_id == j.delegation_id
+                && r.parent_id == j.parent_id
+                && r.attempt > j.attempt
+                && r.state == gitmoot::domain::JobState::Succeeded),
+            "{id} was not retried to success"
+        );
+    }
+    eprintln!(
+        "pg fleet: {} jobs, {} recovered from the killed daemon in {took:?}",
+        all.len(),
+        orphans_at_kill.len()
+    );
+}
