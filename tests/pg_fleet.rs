@@ -108,21 +108,25 @@ esac"#,
     }
     let mut store = Store::open_location(&Location::parse(&url).unwrap()).unwrap();
     let mut fleet: Vec<Child> = homes.iter().map(|h| daemon(h)).collect();
-    // Kill the second daemon once it is busy with legs.
+    // Once every coordinator has fanned out, kill the second daemon while it runs legs.
     let victim_pid = fleet[1].id() as i64;
     let mut victim_id = String::new();
-    let mut orphans: Vec<String> = Vec::new();
+    let succeeded = jobs::JobFilter {
+        state: Some(gitmoot::domain::JobState::Succeeded),
+        ..jobs::JobFilter::default()
+    };
     wait_until(
-        "the second daemon to run four jobs",
+        "the fan-outs and a busy second daemon",
         Duration::from_secs(120),
         || {
+            let done = store.read(|tx| jobs::list(tx, &succeeded)).unwrap();
+            let roots_done = done.iter().filter(|j| j.id == j.root_id).count();
             let live = daemons::unstopped(store.conn(), None).unwrap();
             let Some(d) = live.iter().find(|d| d.pid == victim_pid) else {
                 return false;
             };
             victim_id = d.id.clone();
-            orphans = daemons::running_jobs(store.conn(), &d.id).unwrap();
-            orphans.len() >= 4
+            roots_done == ROOTS && daemons::running_jobs(store.conn(), &d.id).unwrap().len() >= 2
         },
     );
     // SAFETY: signalling our own child.
@@ -211,17 +215,35 @@ esac"#,
             assert_eq!(ends.get(j.id.as_str()), Some(&1), "{} never finished", j.id);
         }
     }
-    // What the killed daemon held failed as recovered and was retried as new attempts.
+    // What the killed daemon held failed as recovered; a leg (it may retry) was retried
+    // to success as a new attempt. Every tree it did not touch finished.
     for id in &orphans_at_kill {
         let j = known[id.as_str()];
         assert_eq!(j.state, gitmoot::domain::JobState::Failed, "{id}");
-        assert!(
-            all.iter().any(|r| r.delegation_id == j.delegation_id
-                && r.parent_id == j.parent_id
-                && r.attempt > j.attempt
-                && r.state == gitmoot::domain::JobState::Succeeded),
-            "{id} was not retried to success"
+        assert_eq!(
+            j.error.as_deref(),
+            Some(gitmoot::daemon::recovery::RECOVERED_REASON)
         );
+        if j.kind == gitmoot::domain::JobKind::Leg {
+            assert!(
+                all.iter().any(|r| r.delegation_id == j.delegation_id
+                    && r.parent_id == j.parent_id
+                    && r.attempt > j.attempt
+                    && r.state == gitmoot::domain::JobState::Succeeded),
+                "{id} was not retried to success"
+            );
+        }
+    }
+    let touched: Vec<&str> = orphans_at_kill
+        .iter()
+        .map(|id| known[id.as_str()].root_id.as_str())
+        .collect();
+    for (id, j) in &known {
+        if j.kind == gitmoot::domain::JobKind::Continuation
+            && !touched.contains(&j.root_id.as_str())
+        {
+            assert_eq!(j.state, gitmoot::domain::JobState::Succeeded, "{id}");
+        }
     }
     eprintln!(
         "pg fleet: {} jobs, {} recovered from the killed daemon in {took:?}",
