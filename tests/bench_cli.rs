@@ -22,6 +22,7 @@ fn parse_figures_as_json() {
     assert!(!figures.is_empty(), "{v}");
     for f in figures {
         assert_eq!(f["group"], "parse");
+        assert_eq!(f["backend"], "-");
         assert!(f["figure"].as_str().unwrap().contains("1 MiB"), "{f}");
         assert!(f["value"].as_str().unwrap().contains(" ms"), "{f}");
         assert!(f["target"].is_string());
@@ -32,12 +33,13 @@ fn parse_figures_as_json() {
 fn parse_figures_as_a_markdown_table() {
     let text = bench(&["--only", "parse"]);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "| figure | value | target |");
-    assert_eq!(lines[1], "|---|---|---|");
+    assert_eq!(lines[0], "| figure | backend | value | target |");
+    assert_eq!(lines[1], "|---|---|---|---|");
     assert!(lines.len() > 2, "{text}");
     for row in &lines[2..] {
         assert!(row.starts_with("| result ") && row.ends_with('|'), "{row}");
-        assert_eq!(row.matches(" | ").count(), 2, "{row}");
+        assert_eq!(row.matches(" | ").count(), 3, "{row}");
+        assert!(row.contains(" | - | "), "the parser uses no store: {row}");
     }
 }
 

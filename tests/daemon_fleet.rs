@@ -191,3 +191,24 @@ fn a_daemon_that_lost_its_lease_stops_instead_of_running_on() {
     std::io::Read::read_to_string(&mut d.stderr.take().unwrap(), &mut err).unwrap();
     assert!(err.contains("another daemon took its jobs over"), "{err}");
 }
+
+#[test]
+fn a_daemon_with_a_long_tick_still_beats_within_its_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(dir.path());
+    std::fs::write(
+        home.join("config.toml"),
+        "[daemon]\ntick = \"60s\"\nlease = \"900ms\"\n",
+    )
+    .unwrap();
+    let d = daemon(&home, &[]);
+    let beat = || {
+        json(&home, &["daemon", "status", "--json"])["daemons"][0]["heartbeat_ms"]
+            .as_i64()
+            .unwrap_or(0)
+    };
+    wait_until("the first heartbeat", || beat() > 0);
+    let first = beat();
+    wait_until("a later heartbeat, long before the tick", || beat() > first);
+    stop(d);
+}

@@ -251,3 +251,47 @@ esac"#,
         orphans_at_kill.len()
     );
 }
+
+/// With a tick of a minute, only the change feed can tell an idle daemon on PostgreSQL
+/// that a job arrived: the job still runs at once.
+#[test]
+fn an_idle_daemon_on_postgres_is_woken_by_the_change_feed_not_its_tick() {
+    let db = support::pg::database();
+    let url = db.url();
+    let dir = tempfile::tempdir().unwrap();
+    let h = home(dir.path(), "host", &url);
+    std::fs::write(
+        h.join("config.toml"),
+        format!("[daemon]\ntick = \"60s\"\n\n[store]\nurl = \"{url}\"\n"),
+    )
+    .unwrap();
+    let log = dir.path().join("effects.log");
+    agent(
+        &h,
+        "worker",
+        &log,
+        r#"echo '{"gitmoot_result":{"decision":"approved","summary":"done"}}'"#,
+    );
+    let mut d = daemon(&h);
+    let mut store = Store::open_location(&Location::parse(&url).unwrap()).unwrap();
+    wait_until("the daemon to register", Duration::from_secs(30), || {
+        !daemons::unstopped(store.conn(), None).unwrap().is_empty()
+    });
+    // Past the daemon's first passes, so only a wake-up can start the job now.
+    std::thread::sleep(Duration::from_secs(2));
+    let id = ok(&h, &["job", "run", "--agent", "worker", "wake up"]);
+    let id = id.trim();
+    wait_until(
+        "the job to run well inside the tick",
+        Duration::from_secs(20),
+        || {
+            store
+                .read(|tx| jobs::get(tx, id))
+                .unwrap()
+                .is_some_and(|j| j.state == gitmoot::domain::JobState::Succeeded)
+        },
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
+    d.wait().unwrap();
+}

@@ -13,6 +13,7 @@ use serde::Serialize;
 pub mod activity;
 pub mod chat;
 pub mod daemon;
+pub mod fleet;
 pub mod parse;
 pub mod scale;
 pub mod settle;
@@ -101,10 +102,13 @@ pub enum Group {
     Tui,
     /// CPU of an idle `gitmoot tui` over 30 s, in a private tmux pane.
     Idle,
+    /// The backend column: jobs/s with 1 daemon on SQLite and 1, 2, 4 on PostgreSQL
+    /// (`--pg URL`), claim latency p50/p99, chat sends/s.
+    Fleet,
 }
 
 impl Group {
-    const ALL: [Group; 7] = [
+    const ALL: [Group; 8] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
@@ -112,10 +116,12 @@ impl Group {
         Group::Activity,
         Group::Tui,
         Group::Idle,
+        Group::Fleet,
     ];
 
     fn run(self) -> anyhow::Result<Vec<(String, String)>> {
         Ok(match self {
+            Group::Fleet => fleet::bench_fleet(pg_server()),
             Group::Parse => bench_parse(),
             Group::Settle => bench_settle(),
             Group::Chat => bench_chat(),
@@ -142,10 +148,21 @@ pub struct BenchArgs {
     /// The history sizes of `--scale`, in jobs (comma-separated).
     #[arg(long, value_delimiter = ',', requires = "scale", value_name = "JOBS")]
     pub scale_jobs: Vec<usize>,
+    /// A PostgreSQL server (`postgres://…`) the fleet group may create and drop scratch
+    /// databases on; sets `$GITMOOT_BENCH_PG`, which a full run passes to each group.
+    #[arg(long, value_name = "URL")]
+    pub pg: Option<String>,
     /// Internal: run `--only`'s group and print its raw (figure, value) pairs as JSON, for
     /// the parent run that gives every group a process of its own.
     #[arg(long, hide = true, requires = "only")]
     pub pairs: bool,
+}
+
+/// The PostgreSQL server the fleet group may create scratch databases on.
+fn pg_server() -> Option<String> {
+    std::env::var("GITMOOT_BENCH_PG")
+        .ok()
+        .filter(|u| !u.is_empty())
 }
 
 /// Runs `group` in a child `gitmoot bench` and returns its raw figures. A group measured
@@ -172,6 +189,9 @@ fn run_isolated(group: Group) -> anyhow::Result<Vec<(String, String)>> {
 #[derive(Debug, Serialize)]
 pub struct Figure {
     pub group: Group,
+    /// The store the figure was measured on: `sqlite`, `postgres`, or `-` where no store
+    /// takes part (the parser).
+    pub backend: &'static str,
     pub figure: String,
     pub value: String,
     pub target: &'static str,
@@ -206,7 +226,18 @@ fn target(figure: &str) -> &'static str {
         "chat.inbox.unread_counts_median_us" => "< 1,000 us",
         "activity.records_lost" => "0",
         "activity.overhead_percent" => "< 10 %",
+        "fleet.postgres.chat_sends_per_s" => "gap-free seq under concurrent hosts",
         _ => "",
+    }
+}
+
+/// Where a figure was measured: the fleet group names its backend, the parser uses no
+/// store, every other group measures on a SQLite home.
+fn backend(group: Group, figure: &str) -> &'static str {
+    match group {
+        Group::Parse => "-",
+        Group::Fleet if figure.starts_with("fleet.postgres") => "postgres",
+        _ => "sqlite",
     }
 }
 
@@ -275,6 +306,11 @@ fn attach_anchors(figures: &mut [Figure]) {
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+    if let Some(url) = &a.pg {
+        crate::store::Location::parse(url)?;
+        // SAFETY: set before any thread of the bench starts.
+        unsafe { std::env::set_var("GITMOOT_BENCH_PG", url) };
+    }
     if a.scale {
         return run_scale(&a);
     }
@@ -300,6 +336,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         for (figure, value) in pairs {
             figures.push(Figure {
                 group,
+                backend: backend(group, &figure),
                 target: target(&figure),
                 figure,
                 value,
@@ -319,10 +356,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    println!("| figure | value | target |");
-    println!("|---|---|---|");
+    println!("| figure | backend | value | target |");
+    println!("|---|---|---|---|");
     for f in &figures {
-        println!("| {} | {} | {} |", f.figure, f.value, f.target);
+        println!(
+            "| {} | {} | {} | {} |",
+            f.figure, f.backend, f.value, f.target
+        );
     }
     Ok(())
 }
@@ -363,6 +403,7 @@ mod tests {
     fn figure(name: &str, value: &str) -> Figure {
         Figure {
             group: Group::Daemon,
+            backend: backend(Group::Daemon, name),
             figure: name.into(),
             value: value.into(),
             target: target(name),

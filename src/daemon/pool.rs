@@ -201,8 +201,12 @@ impl Pool {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(new);
     }
 
+    /// How long the loop sleeps without a wake-up: the tick, or less when the next
+    /// heartbeat is due sooner (a lease must never lapse because the tick is long).
     fn tick_duration(&self) -> Duration {
-        Duration::from_millis(self.tick_ms.max(1) as u64)
+        let beat_in =
+            self.last_beat_ms + self.registration.beat_every() - self.shared.clock.now_ms();
+        Duration::from_millis(self.tick_ms.min(beat_in.max(0)).max(1) as u64)
     }
 
     /// One pass over the store. `woke_only`: nothing but the store watcher asked for it,
@@ -541,18 +545,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         shutdown::on_signals(d.shutdown.clone())?;
     }
     let wake = Arc::new(Notify::new());
-    // A SQLite file is watched for writes; a PostgreSQL store's changes come by the tick.
-    let store_watch = match &location {
-        Location::Sqlite(path) => StoreWatch::new(path),
-        Location::Postgres(_) => Err(std::io::Error::other("a PostgreSQL store")),
-    };
-    let store_watch = match store_watch {
-        Ok(w) => Some(w),
-        Err(e) => {
-            tracing::warn!("daemon: not watching the store ({e}); new work waits for the tick");
-            None
-        }
-    };
+    let store_watch = StoreWatch::for_location(&location, &wake);
     let reload = match &d.config_file {
         Some(path) => {
             let hangup = Arc::new(AtomicBool::new(false));

@@ -1,5 +1,6 @@
-//! Noticing that another connection committed to the store: an inotify watch on the
-//! store's folder whose events are read only while the pool waits.
+//! Noticing that another connection committed to the store: an inotify watch on a SQLite
+//! store's folder whose events are read only while the pool waits, or, on PostgreSQL, the
+//! store's change feed (LISTEN/NOTIFY) waking the pool.
 //!
 //! Every page a commit writes to the WAL is an inotify event, the daemon's own commits
 //! included (dozens per job). A watcher thread that reads each one as it comes is woken,
@@ -12,8 +13,13 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use std::sync::Arc;
+
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
+use tokio::sync::Notify;
+
+use crate::store::Location;
 
 /// What a commit (or a new store file) does to the folder's entries.
 const MASK: u32 = libc::IN_MODIFY | libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
@@ -25,6 +31,35 @@ pub struct StoreWatch {
 }
 
 impl StoreWatch {
+    /// What tells the pool another connection committed: the file watch on a SQLite store
+    /// (`None` when it cannot be set up: work then waits for the tick), and on PostgreSQL
+    /// the change feed, which wakes `wake` itself (so an idle fleet queries nothing but its
+    /// heartbeats) and stops once the pool drops `wake`.
+    pub fn for_location(location: &Location, wake: &Arc<Notify>) -> Option<Self> {
+        match location {
+            Location::Sqlite(path) => Self::new(path)
+                .map_err(|e| {
+                    tracing::warn!(
+                        "daemon: not watching the store ({e}); new work waits for the tick"
+                    )
+                })
+                .ok(),
+            Location::Postgres(url) => {
+                let wake = Arc::downgrade(wake);
+                crate::store::watch_changes(url.clone(), move |changed| match wake.upgrade() {
+                    Some(w) => {
+                        if changed {
+                            w.notify_one();
+                        }
+                        true
+                    }
+                    None => false,
+                });
+                None
+            }
+        }
+    }
+
     /// Watches the folder of the store file `db`; must be called inside the runtime.
     pub fn new(db: &Path) -> std::io::Result<Self> {
         let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);

@@ -37,6 +37,7 @@ use crate::Invalid;
 use crate::home::Home;
 
 pub use location::Location;
+pub use pg::{Listener, watch as watch_changes};
 pub use pg_schema::PG_SCHEMA_VERSION;
 pub use schema::SCHEMA_VERSION;
 pub use tx::{Backend, Tx};

@@ -86,7 +86,7 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
         });
         wtx
     };
-    let _watcher = watch::watch_home(home.root(), wake_tx).ok();
+    let _watcher = watch::watch_store(&home, wake_tx);
     let mut bell = super::notify::Bell::new(&home);
     let mut snap = Snapshot::empty(now_ms());
     if let Ok(size) = term.size() {
