@@ -17,7 +17,7 @@ use crate::store::{Store, jobs};
 
 use crate::daemon::Daemon;
 
-const AGENT_COMMAND: &str =
+pub(super) const AGENT_COMMAND: &str =
     r#"printf '%s\n' '{"gitmoot_result":{"decision":"approved","summary":"ok"}}'"#;
 
 /// 1,000 jobs at parallel 1 (the overhead figure) and at parallel 4 (throughput).
@@ -134,26 +134,28 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
 }
 
-fn submit(store: &mut Store, n: usize) -> Result<(), String> {
+/// Queues `n` trivial root jobs for the `bench` agent in one transaction; returns their ids.
+pub(super) fn submit(store: &mut Store, n: usize) -> Result<Vec<String>, String> {
     store
         .write(|tx| {
-            for i in 0..n {
-                submit_root(
-                    tx,
-                    &SystemClock,
-                    SubmitRoot {
-                        agent: "bench".into(),
-                        action: Action::Ask,
-                        prompt: format!("bench job {i}"),
-                        repo: None,
-                        model: None,
-                        timeout_ms: None,
-                        dispatched_by: "bench".into(),
-                        on_label: None,
-                    },
-                )?;
-            }
-            Ok::<_, crate::engine::EngineError>(())
+            (0..n)
+                .map(|i| {
+                    submit_root(
+                        tx,
+                        &SystemClock,
+                        SubmitRoot {
+                            agent: "bench".into(),
+                            action: Action::Ask,
+                            prompt: format!("bench job {i}"),
+                            repo: None,
+                            model: None,
+                            timeout_ms: None,
+                            dispatched_by: "bench".into(),
+                            on_label: None,
+                        },
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()
         })
         .map_err(|e| e.to_string())
 }

@@ -15,12 +15,11 @@ use std::time::{Duration, Instant};
 use crate::chat::messages::{SendOptions, send_message};
 use crate::chat::threads::{self, NewThread};
 use crate::clock::SystemClock;
-use crate::domain::{Action, JobState};
-use crate::engine::{SubmitRoot, submit_root};
+use crate::domain::JobState;
 use crate::store::{Location, Store, agents, jobs};
 
-const AGENT_COMMAND: &str =
-    r#"printf '%s\n' '{"gitmoot_result":{"decision":"approved","summary":"ok"}}'"#;
+use super::daemon::{AGENT_COMMAND, submit};
+
 /// Jobs per throughput pass.
 const JOBS: usize = 400;
 /// Jobs submitted one at a time for the claim latency, and the pause between them.
@@ -178,32 +177,6 @@ fn pass(dir: &Path, target: &Target, daemons: usize) -> Result<Vec<(String, Stri
     drop(store);
     drop(scratch);
     Ok(out)
-}
-
-/// Queues `n` trivial root jobs in one transaction; returns their ids.
-fn submit(store: &mut Store, n: usize) -> Result<Vec<String>, String> {
-    store
-        .write(|tx| {
-            (0..n)
-                .map(|i| {
-                    submit_root(
-                        tx,
-                        &SystemClock,
-                        SubmitRoot {
-                            agent: "bench".into(),
-                            action: Action::Ask,
-                            prompt: format!("job {i}"),
-                            repo: None,
-                            model: None,
-                            timeout_ms: None,
-                            dispatched_by: "bench".into(),
-                            on_label: None,
-                        },
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(|e| e.to_string())
 }
 
 /// `daemons` daemon processes, each with a home of its own, on the store at `url`.
