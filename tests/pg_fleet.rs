@@ -295,3 +295,68 @@ fn an_idle_daemon_on_postgres_is_woken_by_the_change_feed_not_its_tick() {
     unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
     d.wait().unwrap();
 }
+
+/// The server drops every connection of the daemon mid-job: it reconnects, keeps its
+/// lease and its running job, and goes on claiming.
+#[test]
+fn a_daemon_reconnects_when_postgres_drops_its_connections() {
+    let db = support::pg::database();
+    let url = db.url();
+    let dir = tempfile::tempdir().unwrap();
+    let h = home(dir.path(), "host", &url);
+    let log = dir.path().join("effects.log");
+    support::shell_agent(
+        &h,
+        "slow",
+        r#"cat > /dev/null
+sleep 2
+echo '{"gitmoot_result":{"decision":"approved","summary":"slow"}}'"#,
+        &[],
+    );
+    agent(
+        &h,
+        "worker",
+        &log,
+        r#"echo '{"gitmoot_result":{"decision":"approved","summary":"done"}}'"#,
+    );
+    let mut d = daemon(&h);
+    let mut store = Store::open_location(&Location::parse(&url).unwrap()).unwrap();
+    let first = ok(&h, &["job", "run", "--agent", "slow", "outlive the outage"]);
+    let first = first.trim().to_string();
+    let state =
+        |store: &mut Store, id: &str| store.read(|tx| jobs::get(tx, id)).unwrap().map(|j| j.state);
+    wait_until("the slow job to run", Duration::from_secs(30), || {
+        state(&mut store, &first) == Some(gitmoot::domain::JobState::Running)
+    });
+    let dropped: i64 = store
+        .conn()
+        .one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            gitmoot::params![],
+        )
+        .unwrap();
+    assert!(
+        dropped >= 2,
+        "the daemon's store and change feed connections"
+    );
+    wait_until(
+        "the slow job to finish after the outage",
+        Duration::from_secs(30),
+        || state(&mut store, &first) == Some(gitmoot::domain::JobState::Succeeded),
+    );
+    assert!(
+        d.try_wait().unwrap().is_none(),
+        "the daemon stopped instead of reconnecting"
+    );
+    let next = ok(&h, &["job", "run", "--agent", "worker", "after the outage"]);
+    let next = next.trim().to_string();
+    wait_until(
+        "a job submitted after the outage",
+        Duration::from_secs(30),
+        || state(&mut store, &next) == Some(gitmoot::domain::JobState::Succeeded),
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
+    d.wait().unwrap();
+}

@@ -135,6 +135,16 @@ pub enum DaemonError {
     LeaseLost(String),
 }
 
+impl DaemonError {
+    /// The store's server went away; the daemon reconnects rather than stops.
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            Self::Store(e) | Self::Engine(EngineError::Store(e)) => e.is_connection_lost(),
+            _ => false,
+        }
+    }
+}
+
 /// Why a daemon returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DaemonExit {

@@ -618,7 +618,16 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             }
             continue;
         }
-        let report = pool.tick(store_woke_before).await?;
+        let report = match pool.tick(store_woke_before).await {
+            Err(e) if e.is_connection_lost() => {
+                let (shared, reg) = (pool.shared.clone(), pool.registration.clone());
+                let ids: Vec<String> = pool.inflight.keys().cloned().collect();
+                let fence = || ids.iter().for_each(|id| pool.kill(id, registry::FENCED));
+                registry::reconnect(&shared, &location, &reg, fence).await?;
+                continue;
+            }
+            other => other?,
+        };
         for id in &report.force_killed {
             pool.kill(
                 id,

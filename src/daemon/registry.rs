@@ -11,7 +11,7 @@
 
 use crate::clock::Millis;
 use crate::store::daemons::{self, DaemonRow};
-use crate::store::{Store, jobs};
+use crate::store::{Location, Store, jobs};
 
 use super::recovery::{self, Local};
 use super::{DaemonError, Shared};
@@ -128,6 +128,53 @@ pub fn beat(
         )?);
     }
     Ok(recovered)
+}
+
+/// Why a daemon stopped its own jobs while it could not reach the store.
+pub const FENCED: &str = "terminated: the daemon lost its store for longer than its lease allows; another daemon takes the job over";
+
+/// Waits out a lost connection to a PostgreSQL store: reopens it with a growing pause
+/// (250 ms up to 30 s), saying so once, and swaps it in for the daemon. Should the outage
+/// last two thirds of the lease, `fence` stops every job this daemon runs first: another
+/// daemon may take them over once the lease lapses, and none may run in two places at once.
+pub async fn reconnect(
+    sh: &Shared,
+    location: &Location,
+    reg: &Registration,
+    mut fence: impl FnMut(),
+) -> Result<(), DaemonError> {
+    tracing::warn!("daemon: lost the store; reconnecting");
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(250);
+    let mut fenced = false;
+    loop {
+        tokio::time::sleep(pause).await;
+        let location = location.clone();
+        match tokio::task::spawn_blocking(move || Store::open_location(&location))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?
+        {
+            Ok(store) => {
+                store.tune_for_batches()?;
+                *sh.store.lock().unwrap_or_else(|p| p.into_inner()) = store;
+                tracing::warn!(
+                    after_ms = started.elapsed().as_millis() as u64,
+                    "daemon: store reconnected"
+                );
+                return Ok(());
+            }
+            Err(e) if e.is_connection_lost() => {}
+            Err(e) => return Err(e.into()),
+        }
+        if !fenced && started.elapsed().as_millis() as i64 >= reg.lease_ms * 2 / 3 {
+            tracing::warn!(
+                "daemon: still no store after two thirds of the lease; stopping its jobs"
+            );
+            fence();
+            fenced = true;
+        }
+        pause = (pause * 2).min(std::time::Duration::from_secs(30));
+    }
 }
 
 /// Marks this daemon stopped on a clean exit, so nobody waits out its lease.

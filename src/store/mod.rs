@@ -103,6 +103,22 @@ impl StoreError {
             _ => false,
         }
     }
+
+    /// The connection to a PostgreSQL server is gone (closed, reset, the server shutting
+    /// down or not accepting connections yet): reconnecting may help, nothing was half done.
+    pub fn is_connection_lost(&self) -> bool {
+        let lost = |e: &postgres::Error| {
+            e.is_closed()
+                || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+                || e.code().is_some_and(|c| {
+                    c.code().starts_with("08") || matches!(c.code(), "57P01" | "57P02" | "57P03")
+                })
+        };
+        match self {
+            Self::Postgres(e) | Self::Server { source: e, .. } => lost(e),
+            _ => false,
+        }
+    }
 }
 
 /// A PostgreSQL error with the server's own message and detail, which `Display` leaves out.
