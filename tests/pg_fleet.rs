@@ -64,6 +64,13 @@ fn daemon(home: &Path) -> Child {
         .unwrap()
 }
 
+/// A graceful stop (SIGTERM), waited for.
+fn stop(mut d: Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
+    d.wait().unwrap();
+}
+
 fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
@@ -150,15 +157,13 @@ esac"#,
             + jobs::count_state(c, gitmoot::domain::JobState::Running).unwrap()
             == 0
     });
-    for mut d in fleet
+    for d in fleet
         .into_iter()
         .enumerate()
         .filter(|(i, _)| *i != 1)
         .map(|(_, d)| d)
     {
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
-        d.wait().unwrap();
+        stop(d);
     }
 
     let all = store
@@ -272,7 +277,7 @@ fn an_idle_daemon_on_postgres_is_woken_by_the_change_feed_not_its_tick() {
         &log,
         r#"echo '{"gitmoot_result":{"decision":"approved","summary":"done"}}'"#,
     );
-    let mut d = daemon(&h);
+    let d = daemon(&h);
     let mut store = Store::open_location(&Location::parse(&url).unwrap()).unwrap();
     wait_until("the daemon to register", Duration::from_secs(30), || {
         !daemons::unstopped(store.conn(), None).unwrap().is_empty()
@@ -291,9 +296,7 @@ fn an_idle_daemon_on_postgres_is_woken_by_the_change_feed_not_its_tick() {
                 .is_some_and(|j| j.state == gitmoot::domain::JobState::Succeeded)
         },
     );
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
-    d.wait().unwrap();
+    stop(d);
 }
 
 /// The server drops every connection of the daemon mid-job: it reconnects, keeps its
@@ -356,7 +359,5 @@ echo '{"gitmoot_result":{"decision":"approved","summary":"slow"}}'"#,
         Duration::from_secs(30),
         || state(&mut store, &next) == Some(gitmoot::domain::JobState::Succeeded),
     );
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
-    d.wait().unwrap();
+    stop(d);
 }
