@@ -361,3 +361,37 @@ echo '{"gitmoot_result":{"decision":"approved","summary":"slow"}}'"#,
     );
     stop(d);
 }
+
+/// The control room on a PostgreSQL store, in a real terminal: it draws the shared store's
+/// trees and shows a job another host submits while it runs.
+#[test]
+fn the_control_room_runs_on_a_postgres_store_and_shows_others_work_live() {
+    let db = support::pg::database();
+    let url = db.url();
+    let dir = tempfile::tempdir().unwrap();
+    let h = home(dir.path(), "host", &url);
+    let other = home(dir.path(), "other-host", &url);
+    let log = dir.path().join("effects.log");
+    agent(
+        &h,
+        "worker",
+        &log,
+        r#"echo '{"gitmoot_result":{"decision":"approved","summary":"done"}}'"#,
+    );
+    ok(&h, &["job", "run", "--agent", "worker", "first tree on pg"]);
+    let cmd = format!(
+        "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
+        support::bin(),
+        h.display()
+    );
+    let t = support::tmux::Tmux::start("pgroom", &cmd, &[]);
+    let wait = Duration::from_secs(60);
+    t.wait_for("first tree on pg", wait);
+    let id = ok(
+        &other,
+        &["job", "run", "--agent", "worker", "second host's tree"],
+    );
+    t.wait_for(id.trim(), wait);
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", wait);
+}
