@@ -395,3 +395,30 @@ fn the_control_room_runs_on_a_postgres_store_and_shows_others_work_live() {
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", wait);
 }
+
+/// A store whose connection the server drops fails the one call that noticed, saying the
+/// connection was lost, and runs the next on a fresh connection (what the control room's
+/// loader and executor and every verb's next transaction rely on).
+#[test]
+fn a_store_reopens_a_connection_the_server_dropped() {
+    let db = support::pg::database();
+    let location = Location::parse(&db.url()).unwrap();
+    let mut store = Store::open_location(&location).unwrap();
+    let mut admin = Store::open_location(&location).unwrap();
+    let count =
+        |s: &mut Store| s.read(|tx| jobs::count_state(tx, gitmoot::domain::JobState::Queued));
+    assert_eq!(count(&mut store).unwrap(), 0);
+    let dropped: i64 = admin
+        .conn()
+        .one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            gitmoot::params![],
+        )
+        .unwrap();
+    assert_eq!(dropped, 1);
+    let lost = count(&mut store).unwrap_err();
+    assert!(lost.is_connection_lost(), "{lost}");
+    assert_eq!(count(&mut store).unwrap(), 0, "the next call reconnected");
+    assert!(count(&mut admin).is_ok());
+}

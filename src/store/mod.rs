@@ -146,7 +146,8 @@ pub struct Store {
 
 enum Conn {
     Sqlite(Connection),
-    Pg(Box<pg::PgConn>),
+    /// The connection and the URL it came from, to reopen it when the server drops it.
+    Pg(Box<pg::PgConn>, String),
 }
 
 impl Store {
@@ -173,7 +174,7 @@ impl Store {
                     other => other,
                 })?;
                 let mut store = Self {
-                    conn: Conn::Pg(Box::new(conn)),
+                    conn: Conn::Pg(Box::new(conn), url.clone()),
                     path: PathBuf::from(&shown),
                 };
                 store
@@ -228,7 +229,7 @@ impl Store {
     pub fn backend(&self) -> Backend {
         match self.conn {
             Conn::Sqlite(_) => Backend::Sqlite,
-            Conn::Pg(_) => Backend::Postgres,
+            Conn::Pg(..) => Backend::Postgres,
         }
     }
 
@@ -236,7 +237,7 @@ impl Store {
     pub fn conn(&self) -> Tx<'_> {
         match &self.conn {
             Conn::Sqlite(c) => Tx::from(c),
-            Conn::Pg(c) => Tx::pg(c),
+            Conn::Pg(c, _) => Tx::pg(c),
         }
     }
 
@@ -269,6 +270,7 @@ impl Store {
     where
         E: From<StoreError>,
     {
+        self.heal()?;
         match &mut self.conn {
             Conn::Sqlite(c) => {
                 let tx = c
@@ -278,11 +280,29 @@ impl Store {
                 tx.commit().map_err(StoreError::from)?;
                 Ok(out)
             }
-            Conn::Pg(c) => {
+            Conn::Pg(c, _) => {
                 begin_pg(c)?;
                 finish_pg(c, f(&Tx::pg(c)))
             }
         }
+    }
+
+    /// Reopens a PostgreSQL connection the server closed (a restart, a failover, an
+    /// administrator's terminate), so the failure that noticed it is the only one: the
+    /// next transaction (or `Loader::load`, or an executor action) runs on a fresh
+    /// connection. A server still unreachable is this call's error, and the caller's next
+    /// attempt tries again. SQLite files never need it.
+    pub fn heal(&mut self) -> Result<()> {
+        let Conn::Pg(c, url) = &self.conn else {
+            return Ok(());
+        };
+        if !c.is_closed() {
+            return Ok(());
+        }
+        let url = url.clone();
+        tracing::warn!(store = %self.path.display(), "store connection lost; reconnecting");
+        *self = Self::open_location(&Location::Postgres(url))?;
+        Ok(())
     }
 
     /// For a connection that settles and claims many jobs a transaction (the daemon's).
@@ -317,7 +337,7 @@ impl Store {
     pub fn data_version(&self) -> Result<i64> {
         match &self.conn {
             Conn::Sqlite(c) => Ok(c.query_row("PRAGMA data_version", [], |r| r.get(0))?),
-            Conn::Pg(_) => self.conn().one(
+            Conn::Pg(..) => self.conn().one(
                 "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint",
                 &[],
             ),

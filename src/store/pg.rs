@@ -162,6 +162,11 @@ impl PgConn {
         Ok(off_runtime(|| client.query(&st, &refs(&values)))?)
     }
 
+    /// Whether the server closed this connection (it reopens on the store's next use).
+    pub(super) fn is_closed(&self) -> bool {
+        self.client().is_closed()
+    }
+
     fn client(&self) -> std::cell::RefMut<'_, Client> {
         std::cell::RefMut::map(self.client.borrow_mut(), |c| {
             c.as_mut().expect("the client is only taken by drop")

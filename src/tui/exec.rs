@@ -101,6 +101,10 @@ impl Executor {
 
     /// Runs one write action; `None` for actions the UI thread handles itself.
     pub fn run(&mut self, action: &Action) -> Option<Outcome> {
+        // A PostgreSQL connection the server dropped is reopened before the write.
+        if let Err(e) = self.store.heal() {
+            return Some(Outcome::failed(format!("the store is unreachable: {e}")));
+        }
         let result = match action {
             Action::AnswerAsk { job_id, answers } => self.answer(job_id, answers),
             Action::Resume {

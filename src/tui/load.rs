@@ -90,6 +90,9 @@ impl Loader {
 
     /// Loads a full snapshot, reading only the roots touched since the last call.
     pub fn load(&mut self, now: Millis) -> Result<Snapshot> {
+        // A PostgreSQL connection the server dropped failed the last load; reopen it (the
+        // next wake-up or the safety poll retries while the server stays away).
+        self.store.heal()?;
         let mut snap = self.read_store(now)?;
         snap.roots = self.roots_view();
         Ok(snap)
