@@ -64,6 +64,18 @@ fn daemon(home: &Path) -> Child {
         .unwrap()
 }
 
+/// Has the server terminate every other connection to `store`'s database; returns how many.
+fn drop_other_connections(store: &Store) -> i64 {
+    store
+        .conn()
+        .one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            gitmoot::params![],
+        )
+        .unwrap()
+}
+
 /// A graceful stop (SIGTERM), waited for.
 fn stop(mut d: Child) {
     // SAFETY: signalling our own child.
@@ -331,14 +343,7 @@ echo '{"gitmoot_result":{"decision":"approved","summary":"slow"}}'"#,
     wait_until("the slow job to run", Duration::from_secs(30), || {
         state(&mut store, &first) == Some(gitmoot::domain::JobState::Running)
     });
-    let dropped: i64 = store
-        .conn()
-        .one(
-            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
-             WHERE datname = current_database() AND pid <> pg_backend_pid()",
-            gitmoot::params![],
-        )
-        .unwrap();
+    let dropped = drop_other_connections(&store);
     assert!(
         dropped >= 2,
         "the daemon's store and change feed connections"
@@ -408,14 +413,7 @@ fn a_store_reopens_a_connection_the_server_dropped() {
     let count =
         |s: &mut Store| s.read(|tx| jobs::count_state(tx, gitmoot::domain::JobState::Queued));
     assert_eq!(count(&mut store).unwrap(), 0);
-    let dropped: i64 = admin
-        .conn()
-        .one(
-            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
-             WHERE datname = current_database() AND pid <> pg_backend_pid()",
-            gitmoot::params![],
-        )
-        .unwrap();
+    let dropped = drop_other_connections(&admin);
     assert_eq!(dropped, 1);
     let lost = count(&mut store).unwrap_err();
     assert!(lost.is_connection_lost(), "{lost}");
