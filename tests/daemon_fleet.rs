@@ -6,11 +6,10 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{gitmoot, json, shell_agent};
+use support::{gitmoot, json, shell_agent, spawn_daemon, stop_daemon, wait_until};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -28,26 +27,6 @@ fn home(dir: &Path) -> std::path::PathBuf {
     .unwrap();
     shell_agent(&home, "worker", OK_AGENT, &[]);
     home
-}
-
-fn daemon(home: &Path, args: &[&str]) -> Child {
-    std::process::Command::new(support::bin())
-        .arg("--home")
-        .arg(home)
-        .args(["daemon", "run"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn submit(home: &Path, extra: &[&str]) -> String {
@@ -70,20 +49,16 @@ fn sql(home: &Path, statements: &str) {
     conn.execute_batch(statements).unwrap();
 }
 
-fn stop(mut d: Child) {
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
-    d.wait().unwrap();
-}
-
 #[test]
 fn a_pinned_job_waits_for_a_daemon_that_carries_its_label() {
     let dir = tempfile::tempdir().unwrap();
     let home = home(dir.path());
     let pinned = submit(&home, &["--on", "gpu"]);
     let free = submit(&home, &[]);
-    let plain = daemon(&home, &[]);
-    wait_until("the unpinned job", || state(&home, &free) == "succeeded");
+    let plain = spawn_daemon(&home, &[]);
+    wait_until("the unpinned job", WAIT, || {
+        state(&home, &free) == "succeeded"
+    });
     // Several ticks later the pinned one is still waiting for its label.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(state(&home, &pinned), "queued");
@@ -93,7 +68,7 @@ fn a_pinned_job_waits_for_a_daemon_that_carries_its_label() {
         .unwrap();
     let hint = String::from_utf8_lossy(&out.stderr);
     assert!(hint.contains("waits for a daemon labelled gpu"), "{hint}");
-    stop(plain);
+    stop_daemon(plain);
     let out = gitmoot(&home)
         .args(["daemon", "run", "--labels", "gpu,fast", "--until-idle"])
         .output()
@@ -121,8 +96,8 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
     let home = home(dir.path());
     // Pinned to a label the live daemon lacks, so only the takeover can settle it.
     let orphan = submit(&home, &["--on", "elsewhere"]);
-    let live = daemon(&home, &["--parallel", "3"]);
-    wait_until("the live daemon in the registry", || {
+    let live = spawn_daemon(&home, &["--parallel", "3"]);
+    wait_until("the live daemon in the registry", WAIT, || {
         json(&home, &["daemon", "status", "--json"])["daemons"]
             .as_array()
             .is_some_and(|d| d.len() == 1)
@@ -141,7 +116,7 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
                  WHERE id = '{orphan}';"
         ),
     );
-    wait_until("the takeover", || state(&home, &orphan) != "running");
+    wait_until("the takeover", WAIT, || state(&home, &orphan) != "running");
     assert_eq!(state(&home, &orphan), "failed");
     let shown = json(&home, &["job", "show", &orphan, "--json"]);
     let error = shown["error"].as_str().unwrap_or_default();
@@ -154,7 +129,7 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         .map(|d| d["id"].as_str().unwrap())
         .collect();
     assert!(!ids.contains(&"d-gone"), "{status}");
-    stop(live);
+    stop_daemon(live);
     let listed = json(&home, &["daemon", "status", "--json"]);
     assert_eq!(
         listed["daemons"],
@@ -167,8 +142,8 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
 fn a_daemon_that_lost_its_lease_stops_instead_of_running_on() {
     let dir = tempfile::tempdir().unwrap();
     let home = home(dir.path());
-    let mut d = daemon(&home, &[]);
-    wait_until("the daemon in the registry", || {
+    let mut d = spawn_daemon(&home, &[]);
+    wait_until("the daemon in the registry", WAIT, || {
         json(&home, &["daemon", "status", "--json"])["daemons"]
             .as_array()
             .is_some_and(|d| d.len() == 1)
@@ -201,14 +176,16 @@ fn a_daemon_with_a_long_tick_still_beats_within_its_lease() {
         "[daemon]\ntick = \"60s\"\nlease = \"900ms\"\n",
     )
     .unwrap();
-    let d = daemon(&home, &[]);
+    let d = spawn_daemon(&home, &[]);
     let beat = || {
         json(&home, &["daemon", "status", "--json"])["daemons"][0]["heartbeat_ms"]
             .as_i64()
             .unwrap_or(0)
     };
-    wait_until("the first heartbeat", || beat() > 0);
+    wait_until("the first heartbeat", WAIT, || beat() > 0);
     let first = beat();
-    wait_until("a later heartbeat, long before the tick", || beat() > first);
-    stop(d);
+    wait_until("a later heartbeat, long before the tick", WAIT, || {
+        beat() > first
+    });
+    stop_daemon(d);
 }

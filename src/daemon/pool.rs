@@ -623,7 +623,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
                 let (shared, reg) = (pool.shared.clone(), pool.registration.clone());
                 let ids: Vec<String> = pool.inflight.keys().cloned().collect();
                 let fence = || ids.iter().for_each(|id| pool.kill(id, registry::FENCED));
-                registry::reconnect(&shared, &location, &reg, fence).await?;
+                registry::reconnect(&shared, &reg, fence).await?;
                 continue;
             }
             other => other?,

@@ -11,7 +11,9 @@
 
 use crate::clock::Millis;
 use crate::store::daemons::{self, DaemonRow};
-use crate::store::{Location, Store, jobs};
+use std::sync::Arc;
+
+use crate::store::{Store, jobs};
 
 use super::recovery::{self, Local};
 use super::{DaemonError, Shared};
@@ -133,13 +135,13 @@ pub fn beat(
 /// Why a daemon stopped its own jobs while it could not reach the store.
 pub const FENCED: &str = "terminated: the daemon lost its store for longer than its lease allows; another daemon takes the job over";
 
-/// Waits out a lost connection to a PostgreSQL store: reopens it with a growing pause
-/// (250 ms up to 30 s), saying so once, and swaps it in for the daemon. Should the outage
-/// last two thirds of the lease, `fence` stops every job this daemon runs first: another
-/// daemon may take them over once the lease lapses, and none may run in two places at once.
+/// Waits out a lost connection to a PostgreSQL store: has the daemon's store reopen it
+/// (`Store::heal`) with a growing pause (250 ms up to 30 s), saying so once. Should the
+/// outage last two thirds of the lease, `fence` stops every job this daemon runs first:
+/// another daemon may take them over once the lease lapses, and none may run in two places
+/// at once.
 pub async fn reconnect(
-    sh: &Shared,
-    location: &Location,
+    sh: &Arc<Shared>,
     reg: &Registration,
     mut fence: impl FnMut(),
 ) -> Result<(), DaemonError> {
@@ -149,14 +151,8 @@ pub async fn reconnect(
     let mut fenced = false;
     loop {
         tokio::time::sleep(pause).await;
-        let location = location.clone();
-        match tokio::task::spawn_blocking(move || Store::open_location(&location))
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))?
-        {
-            Ok(store) => {
-                store.tune_for_batches()?;
-                *sh.store.lock().unwrap_or_else(|p| p.into_inner()) = store;
+        match sh.with_store(|store, _| store.heal()).await {
+            Ok(()) => {
                 tracing::warn!(
                     after_ms = started.elapsed().as_millis() as u64,
                     "daemon: store reconnected"

@@ -40,6 +40,40 @@ pub fn ask_agent(name: &str) -> Agent {
     Agent::shell(name, "true")
 }
 
+/// `gitmoot --home HOME daemon run ARGS` as a background process (the same environment
+/// scrubbing as `gitmoot`), its stderr kept for the test to read.
+pub fn spawn_daemon(home: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(bin())
+        .arg("--home")
+        .arg(home)
+        .args(["daemon", "run"])
+        .args(args)
+        .env_remove("GITMOOT_HOME")
+        .env_remove("GITMOOT_STORE")
+        .env_remove(ENV_SOCKET)
+        .env_remove(ENV_TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Stops a daemon gracefully (SIGTERM) and waits for it.
+pub fn stop_daemon(mut d: std::process::Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
+    d.wait().unwrap();
+}
+
+/// Polls `cond` every 50 ms; panics naming `what` once `limit` has passed.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Runs `args`, which must succeed; returns its stdout.
 pub fn stdout(home: &Path, args: &[&str]) -> String {
     let out = gitmoot(home).args(args).output().unwrap();
