@@ -148,6 +148,42 @@ esac
 }
 
 #[test]
+fn records_of_ended_jobs_a_killed_daemon_left_are_removed_as_the_next_one_starts() {
+    // An ended run's record waits under its job's name for the next run to take it over;
+    // a daemon SIGKILLed before that leaves it, and the next start removes it.
+    let h = TestHome::new();
+    h.shell_agent(
+        "quick",
+        &format!("cat > /dev/null\necho '{}'\n", result("approved", "done")),
+    );
+    let ids: Vec<String> = (0..3)
+        .map(|i| h.submit("quick", &format!("q{i}"), &[]))
+        .collect();
+    let records = || -> Vec<String> {
+        std::fs::read_dir(h.path().join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".out"))
+            .collect()
+    };
+    let mut d = spawn_daemon(&h, &["--parallel", "3"]);
+    assert!(
+        wait_until(Duration::from_secs(15), || ids
+            .iter()
+            .all(|id| h.job(id).state == JobState::Succeeded)),
+        "the jobs never succeeded"
+    );
+    assert!(
+        !records().is_empty(),
+        "no ended record waited for a next run"
+    );
+    signal(&d, libc::SIGKILL);
+    d.wait().unwrap();
+    h.daemon_until_idle(1);
+    assert_eq!(records(), Vec::<String>::new());
+}
+
+#[test]
 fn an_agents_own_children_die_with_a_sigkilled_daemon_before_any_restart() {
     // Issue 13.2: the leader's parent-death signal reaches only the leader; what it
     // started in the background must not run on unsupervised either.

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use gitmoot::domain::{Action, Delegation, JobKind, JobState, RunState};
-use gitmoot::store::activity::{self, LiveSpend, NewActivity};
+use gitmoot::store::activity::{self, LiveSpend, NewActivity, Then};
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::delegations::{self, Leg, LegState};
 use gitmoot::store::events::{self, NewEvent};
@@ -486,7 +486,7 @@ fn the_aggregates_round_trip_on_both_backends() {
                         "job-r",
                         16,
                         step.as_slice(),
-                        Some(LiveSpend {
+                        Then::Running(LiveSpend {
                             tokens,
                             cost_usd: 0.5,
                         }),

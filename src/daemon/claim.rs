@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::store::Tx;
 use serde_json::json;
@@ -60,6 +61,43 @@ pub struct ClaimContext<'a> {
     /// The host labels this daemon carries: a job pinned to another label is left for a
     /// daemon that carries it.
     pub labels: &'a [String],
+    /// Trees whose jobs are left queued this pass: a finished job of theirs has not
+    /// settled yet, and its settlement may stop or fail them.
+    pub settling: &'a HashSet<String>,
+}
+
+/// What a claim pass reads of the pool, owned so the pass can run on the store's thread.
+pub struct ClaimInputs {
+    pub held: HashSet<String>,
+    pub per_repo: HashMap<String, usize>,
+    pub checkouts: Arc<HashSet<String>>,
+    pub worktrees_dir: PathBuf,
+    pub only_root: Option<String>,
+    pub settling: HashSet<String>,
+}
+
+impl ClaimInputs {
+    /// The context for a pass of the daemon `daemon_id` carrying `labels`.
+    pub fn context<'a>(
+        &'a self,
+        config: &'a Config,
+        scratch_dir: &'a Path,
+        daemon_id: &'a str,
+        labels: &'a [String],
+    ) -> ClaimContext<'a> {
+        ClaimContext {
+            config,
+            git_checkouts: &self.checkouts,
+            held: &self.held,
+            running_per_repo: &self.per_repo,
+            worktrees_dir: &self.worktrees_dir,
+            scratch_dir,
+            only_root: self.only_root.as_deref(),
+            daemon_id: Some(daemon_id),
+            labels,
+            settling: &self.settling,
+        }
+    }
 }
 
 /// How many queued jobs one claim pass looks at, at most, to find ones whose locks are free.
@@ -159,17 +197,19 @@ pub fn claim(
         if label.is_some_and(|l| !ctx.labels.contains(&l)) {
             continue;
         }
-        match engine::may_start(tx, &id) {
-            Ok(true) => {}
-            Ok(false) => continue,
-            Err(EngineError::Store(e)) if jobs::unreadable(&e).is_some() => {
+        let mut job = match jobs::require(tx, &id) {
+            Ok(job) => job,
+            Err(e) if jobs::unreadable(&e).is_some() => {
                 let u = jobs::unreadable(&e).expect("guarded").clone();
                 quarantine(tx, clock, ctx, &u)?;
                 continue;
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
+        };
+        if ctx.settling.contains(&job.root_id) || !engine::may_start_job(tx, &job)? {
+            continue;
         }
-        let mut job = jobs::require(tx, &id)?;
+        let stored = job.clone();
         let (placement, key) = place(&job, ctx);
         if key.as_ref().is_some_and(|k| held.contains(k)) {
             continue;
@@ -197,7 +237,7 @@ pub fn claim(
             Placement::Worktree { path, .. } => Some(path.display().to_string()),
             Placement::Shared { .. } => None,
         };
-        jobs::put(tx, &job)?;
+        jobs::put_over(tx, &stored, &job)?;
         events::append(
             tx,
             NewEvent::job(now, &job.root_id, &job.id, "running")
@@ -262,6 +302,19 @@ mod tests {
         (store, dir)
     }
 
+    /// A pass holding `held` locks and leaving `settling` trees alone, nothing in flight.
+    fn inputs(dir: &Path, held: &[&str], settling: &[&str]) -> ClaimInputs {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        ClaimInputs {
+            held: set(held),
+            per_repo: HashMap::new(),
+            checkouts: Arc::new(HashSet::new()),
+            worktrees_dir: dir.to_path_buf(),
+            only_root: None,
+            settling: set(settling),
+        }
+    }
+
     fn submit(store: &mut Store, clock: &ManualClock, repo: Option<&str>) -> String {
         clock.advance(1);
         store
@@ -292,20 +345,26 @@ mod tests {
             .map(|_| submit(&mut store, &clock, Some("acme/api")))
             .collect();
         let config = Config::default();
-        let ctx = ClaimContext {
-            config: &config,
-            git_checkouts: &HashSet::new(),
-            held: &HashSet::new(),
-            running_per_repo: &HashMap::new(),
-            worktrees_dir: &dir,
-            scratch_dir: &dir,
-            only_root: None,
-            daemon_id: None,
-            labels: &[],
-        };
+        let inputs = inputs(&dir, &[], &[]);
+        let ctx = inputs.context(&config, &dir, "d-test", &[]);
         let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
         assert_eq!(got.len(), ids.len(), "siblings of one repo run at once");
         assert!(got.iter().all(|c| c.lock_key.is_none()));
+    }
+
+    #[test]
+    fn a_tree_whose_ended_job_has_not_settled_is_left_queued() {
+        let (mut store, dir) = store();
+        let clock = ManualClock::new(1_000);
+        let waiting = submit(&mut store, &clock, None);
+        let free = submit(&mut store, &clock, None);
+        let config = Config::default();
+        let inputs = inputs(&dir, &[], &[waiting.as_str()]);
+        let ctx = inputs.context(&config, &dir, "d-test", &[]);
+        let got = store.write(|tx| claim(tx, &clock, 2, &ctx)).unwrap();
+        let ids: Vec<&str> = got.iter().map(|c| c.job.id.as_str()).collect();
+        assert_eq!(ids, [free.as_str()]);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -332,18 +391,8 @@ mod tests {
                 max_parallel: 0,
             },
         );
-        let held: HashSet<String> = ["repo:acme/api".to_string()].into();
-        let ctx = ClaimContext {
-            config: &config,
-            git_checkouts: &HashSet::new(),
-            held: &held,
-            running_per_repo: &HashMap::new(),
-            worktrees_dir: &dir,
-            scratch_dir: &dir,
-            only_root: None,
-            daemon_id: None,
-            labels: &[],
-        };
+        let inputs = inputs(&dir, &["repo:acme/api"], &[]);
+        let ctx = inputs.context(&config, &dir, "d-test", &[]);
         let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
         let ids: Vec<&str> = got.iter().map(|c| c.job.id.as_str()).collect();
         // The api job waits for its lock; web's shared checkout takes one job at a time

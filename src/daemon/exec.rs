@@ -223,6 +223,10 @@ impl Finished {
         &self.job.id
     }
 
+    pub fn root_id(&self) -> &str {
+        &self.job.root_id
+    }
+
     /// Writes the last activity, settles the job through the engine and records what its
     /// checkout touched, all in `tx`; returns the state it settled in.
     pub fn settle(&mut self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<JobState, EngineError> {
@@ -243,7 +247,7 @@ impl Finished {
     /// record has served its purpose.
     pub fn cleanup(self) {
         if let Some(record) = self.record {
-            runtime::spare::discard(&record);
+            runtime::spare::discard_record(&record);
         }
     }
 }

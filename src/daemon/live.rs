@@ -23,7 +23,7 @@ use crate::redact::redact;
 use crate::runtime::KillRequest;
 use crate::runtime::activity::{Activity, LiveUsage, StreamParser};
 use crate::runtime::process::{LineSender, OutputLine};
-use crate::store::activity::{self as store_activity, LiveSpend, NewActivity};
+use crate::store::activity::{self as store_activity, LiveSpend, NewActivity, Then};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
 use crate::store::{StoreError, runs};
@@ -168,7 +168,7 @@ async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
             store.write(|tx| -> Result<Option<String>, StoreError> {
                 let now = sh.clock.now_ms();
                 let rows: Vec<NewActivity<'_>> = batch.iter().map(new_activity).collect();
-                store_activity::append(tx, &job_id, &root_id, now, &rows, Some(live))?;
+                store_activity::append(tx, &job_id, &root_id, now, &rows, Then::Running(live))?;
                 if !check {
                     return Ok(None);
                 }
@@ -257,9 +257,12 @@ pub fn write_final(
 ) -> Result<(), StoreError> {
     if !left.batch.is_empty() {
         let rows: Vec<NewActivity<'_>> = left.batch.iter().map(new_activity).collect();
-        store_activity::append(conn, &job.id, &job.root_id, now, &rows, None)?;
-    }
-    if left.wrote || !left.batch.is_empty() || cache != (0, 0) {
+        let then = Then::Finished {
+            cache_read_tokens: cache.0,
+            cache_creation_tokens: cache.1,
+        };
+        store_activity::append(conn, &job.id, &job.root_id, now, &rows, then)?;
+    } else if left.wrote || cache != (0, 0) {
         store_activity::finish(conn, &job.id, &job.root_id, now, cache.0, cache.1)?;
     }
     Ok(())

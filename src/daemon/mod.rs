@@ -14,6 +14,7 @@ pub mod lock;
 mod pool;
 pub mod recovery;
 pub mod registry;
+mod reload;
 pub mod shutdown;
 pub mod status;
 mod store_watch;
@@ -57,6 +58,13 @@ pub fn record_path(home: &Path, job_id: &str, kind: RuntimeKind) -> PathBuf {
     // Continuation ids hold a `/`; a file name must not.
     let name = job_id.replace('/', "~");
     home.join("runs").join(format!("{name}.{kind}.out"))
+}
+
+/// The job a file of `<home>/runs` is the record of (the inverse of `record_path`).
+pub fn record_job(file_name: &str) -> Option<String> {
+    let (name, kind) = file_name.strip_suffix(".out")?.rsplit_once('.')?;
+    kind.parse::<RuntimeKind>().ok()?;
+    Some(name.replace('~', "/"))
 }
 
 /// What a run that ended is stored as, however it was read (from the live pipe or, after a
@@ -315,6 +323,18 @@ impl DaemonHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_names_its_job() {
+        let home = Path::new("/h");
+        for id in ["job-abc", "job-abc/cont"] {
+            let path = record_path(home, id, RuntimeKind::Codex);
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert_eq!(record_job(name).as_deref(), Some(id));
+        }
+        assert_eq!(record_job("spare-0a1b2c3d4e5f"), None);
+        assert_eq!(record_job("job-abc.perl.out"), None);
+    }
 
     #[test]
     fn stored_output_is_cut_on_a_character_boundary_and_marked() {

@@ -11,17 +11,18 @@ use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 use super::Shared;
-use super::claim::{self, ClaimContext, Claimed};
+use super::claim::{self, ClaimInputs, Claimed};
 use super::exec::{self, Finished, Plan};
 use super::lock::DaemonLock;
 use super::registry::{self, Registration};
+use super::reload::Reload;
 use super::shutdown::on_hangup;
 use super::status::{self, RunningJob, StatusFile};
 use super::store_watch::StoreWatch;
@@ -66,6 +67,21 @@ impl TickReport {
     }
 }
 
+/// Each claimed job with the runtime plan it runs under (or why it has none).
+fn planned(
+    store: &Store,
+    claimed: Vec<Claimed>,
+    config: &Config,
+) -> Vec<(Claimed, Result<Plan, String>)> {
+    claimed
+        .into_iter()
+        .map(|c| {
+            let plan = exec::plan(&store.conn(), &c.job, config);
+            (c, plan)
+        })
+        .collect()
+}
+
 /// Settles each finished job in `tx`, each under its own savepoint: one whose settlement
 /// fails is logged and left `running` (recovery fails it) without undoing the others.
 fn settle_all(
@@ -89,27 +105,6 @@ fn private_dir(p: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(p)
-}
-
-/// What identifies one version of config.toml on disk.
-type FileStamp = Option<(SystemTime, u64)>;
-
-fn stamp(path: &Path) -> FileStamp {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
-}
-
-/// Where the pool re-reads its config from, and what it last saw there.
-struct Reload {
-    path: PathBuf,
-    stamp: FileStamp,
-    /// Set by SIGHUP.
-    hangup: Arc<AtomicBool>,
-    last_check_ms: Millis,
-    /// Why the file last failed to load: logged once, not per signal or tick. Kept as the
-    /// reason rather than the file's stamp, which a reload racing a write may take of the
-    /// half-written file.
-    failed: Option<String>,
 }
 
 /// Git checkouts among the configured repos (read-only legs get worktrees of them).
@@ -153,39 +148,17 @@ struct Pool {
 }
 
 impl Pool {
-    /// Re-reads config.toml on SIGHUP, or once per tick when the file changed. A file that
-    /// does not load leaves the config in force and logs one line saying why.
+    /// Applies config.toml when SIGHUP or a change of the file asks for it (see
+    /// `reload.rs`); true when it did.
     fn maybe_reload(&mut self) -> bool {
         let now = self.shared.clock.now_ms();
-        let Some(r) = self.reload.as_mut() else {
+        let Some(new) = self
+            .reload
+            .as_mut()
+            .and_then(|r| r.check(now, self.tick_ms))
+        else {
             return false;
         };
-        let hangup = r.hangup.swap(false, Ordering::SeqCst);
-        if !hangup && now - r.last_check_ms < self.tick_ms {
-            return false;
-        }
-        r.last_check_ms = now;
-        let seen = stamp(&r.path);
-        if !hangup && seen == r.stamp {
-            return false;
-        }
-        r.stamp = seen;
-        let why = if hangup { "SIGHUP" } else { "file changed" };
-        let new = match Config::load(&r.path) {
-            Ok(c) => c,
-            Err(e) => {
-                let reason = e.to_string();
-                if r.failed.as_deref() != Some(reason.as_str()) {
-                    tracing::warn!(
-                        "daemon: config reload ({why}) failed, keeping the previous config: {reason}"
-                    );
-                }
-                r.failed = Some(reason);
-                return false;
-            }
-        };
-        r.failed = None;
-        tracing::info!("daemon: config reloaded from {} ({why})", r.path.display());
         self.apply(new);
         true
     }
@@ -216,22 +189,9 @@ impl Pool {
         let mut done = std::mem::take(&mut self.done);
         let last_version = self.data_version;
         let free = self.parallel.saturating_sub(self.inflight.len());
-        let held: HashSet<String> = self
-            .inflight
-            .values()
-            .filter_map(|f| f.lock_key.clone())
-            .collect();
-        let mut per_repo: HashMap<String, usize> = HashMap::new();
-        for f in self.inflight.values() {
-            if let Some(r) = &f.repo {
-                *per_repo.entry(r.clone()).or_default() += 1;
-            }
-        }
+        let inputs = self.claim_inputs(HashSet::new());
         let any_inflight = !self.inflight.is_empty();
         let until_idle = self.until_idle;
-        let only_root = self.only_root.clone();
-        let checkouts = self.git_checkouts.clone();
-        let worktrees_dir = self.worktrees_dir.clone();
         let now = self.shared.clock.now_ms();
         // The engine's sweep (TTL, wall clock, stopped trees) scans every live run: once
         // per `[daemon].tick`, not on each of the many wake-ups a busy store causes.
@@ -271,17 +231,7 @@ impl Pool {
                 // transaction: one commit per pass however many jobs it handles. A failed
                 // claim is undone alone; the settlements still commit before it is reported.
                 let claimed = if free > 0 || !done.is_empty() {
-                    let ctx = ClaimContext {
-                        config: &config,
-                        git_checkouts: &checkouts,
-                        held: &held,
-                        running_per_repo: &per_repo,
-                        worktrees_dir: &worktrees_dir,
-                        scratch_dir: &sh.scratch_dir,
-                        only_root: only_root.as_deref(),
-                        daemon_id: Some(&reg.id),
-                        labels: &reg.labels,
-                    };
+                    let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
                     let claimed = store.write(|tx| -> Result<_, DaemonError> {
                         settle_all(tx, sh, &config, &mut done)?;
                         if free == 0 {
@@ -309,13 +259,7 @@ impl Pool {
                 } else {
                     Vec::new()
                 };
-                let claimed: Vec<_> = claimed
-                    .into_iter()
-                    .map(|c| {
-                        let plan = exec::plan(&store.conn(), &c.job, &config);
-                        (c, plan)
-                    })
-                    .collect();
+                let claimed = planned(store, claimed, &config);
                 let live = if until_idle && claimed.is_empty() && !any_inflight {
                     Some(
                         jobs::count_state(store.conn(), JobState::Queued)?
@@ -335,6 +279,56 @@ impl Pool {
             .await?;
         self.data_version = Some(report.data_version);
         Ok(report)
+    }
+
+    /// What a claim pass needs to know of the jobs in flight; `settling` names the trees
+    /// it must leave alone.
+    fn claim_inputs(&self, settling: HashSet<String>) -> ClaimInputs {
+        let mut per_repo: HashMap<String, usize> = HashMap::new();
+        for f in self.inflight.values() {
+            if let Some(r) = &f.repo {
+                *per_repo.entry(r.clone()).or_default() += 1;
+            }
+        }
+        ClaimInputs {
+            held: self
+                .inflight
+                .values()
+                .filter_map(|f| f.lock_key.clone())
+                .collect(),
+            per_repo,
+            checkouts: self.git_checkouts.clone(),
+            worktrees_dir: self.worktrees_dir.clone(),
+            only_root: self.only_root.clone(),
+            settling,
+        }
+    }
+
+    /// Before the jobs that ended settle, claims for the slots they freed among the other
+    /// trees, in a transaction of its own, and starts what it got: those slots refill
+    /// while the settlements are written. The ended jobs' own trees wait for the pass that
+    /// settles them.
+    async fn claim_ahead(&mut self) -> Result<(), DaemonError> {
+        let free = self.parallel.saturating_sub(self.inflight.len());
+        if free == 0 || self.done.is_empty() {
+            return Ok(());
+        }
+        let settling = self.done.iter().map(|f| f.root_id().to_string()).collect();
+        let inputs = self.claim_inputs(settling);
+        let reg = self.registration.clone();
+        let claimed = self
+            .shared
+            .with_store(move |store, sh| -> Result<_, DaemonError> {
+                let config = sh.config();
+                let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
+                let claimed = store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?;
+                Ok(planned(store, claimed, &config))
+            })
+            .await?;
+        for (c, plan) in claimed {
+            self.start(c, plan);
+        }
+        Ok(())
     }
 
     /// Settles the jobs that ended since the last tick, with no claim (the daemon stops).
@@ -491,7 +485,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     }
     crate::runtime::spare::remove_all(&root.join("runs"));
     let location = Location::of_home(&d.home).map_err(StoreError::from)?;
-    let store = Store::open_location(&location)?;
+    let mut store = Store::open_location(&location)?;
     store.tune_for_batches()?;
     let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
@@ -524,15 +518,18 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             let exclusive = store.backend() == Backend::Sqlite;
             registry::register(store, &reg, parallel, now, exclusive)?;
             if !exclusive {
+                recovery::sweep_records(store, sh.home.root());
                 return registry::beat(store, sh, &reg, now);
             }
-            Ok::<_, DaemonError>(recovery::recover(
+            let recovered = recovery::recover(
                 store,
                 sh.home.root(),
                 sh.clock.as_ref(),
                 &sh.config(),
                 &*sh.hooks,
-            )?)
+            )?;
+            recovery::sweep_records(store, sh.home.root());
+            Ok::<_, DaemonError>(recovered)
         })
         .await?;
     if !recovered.is_empty() {
@@ -552,13 +549,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             if d.signals {
                 on_hangup(hangup.clone(), wake.clone())?;
             }
-            Some(Reload {
-                stamp: stamp(path),
-                path: path.clone(),
-                hangup,
-                last_check_ms: shared.clock.now_ms(),
-                failed: None,
-            })
+            Some(Reload::new(path.clone(), hangup, shared.clock.now_ms()))
         }
         None => None,
     };
@@ -618,7 +609,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             }
             continue;
         }
-        let report = match pool.tick(store_woke_before).await {
+        let report = match async {
+            pool.claim_ahead().await?;
+            pool.tick(store_woke_before).await
+        }
+        .await
+        {
             Err(e) if e.is_connection_lost() => {
                 let (shared, reg) = (pool.shared.clone(), pool.registration.clone());
                 let ids: Vec<String> = pool.inflight.keys().cloned().collect();

@@ -98,6 +98,27 @@ pub fn recover(
     recover_jobs(store, home, clock, config, hooks, orphans, Local::Yes)
 }
 
+/// Removes the stdout records of jobs that are not running. A daemon lists an ended
+/// run's record for the next run to take over (see `runtime::spare`), so one that died
+/// leaves those behind under their jobs' names; a record of a running job waits for its
+/// recovery. A job whose row cannot be read keeps its record.
+pub fn sweep_records(store: &Store, home: &Path) {
+    let Ok(entries) = std::fs::read_dir(home.join("runs")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(id) = name.to_str().and_then(super::record_job) else {
+            continue;
+        };
+        let ended = jobs::get(store.conn(), &id)
+            .is_ok_and(|j| j.is_none_or(|j| j.state != JobState::Running));
+        if ended {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Whether the daemon whose jobs are recovered ran on this host: only then are its
 /// leftover processes ours to kill and its stdout records ours to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

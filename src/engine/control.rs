@@ -144,12 +144,13 @@ fn end_if_idle(ctx: &Ctx<'_, '_>, root: &str) -> Result<(), EngineError> {
     ctx.propagate(&root_job)?;
     run = runs::require(ctx.tx, root)?;
     if !run.state.is_terminal() && jobs::live_in_root(ctx.tx, root)? == 0 {
+        let before = run.clone();
         run.state = if run.killed {
             RunState::Killed
         } else {
             RunState::Blocked
         };
-        ctx.close_run(&mut run)?;
+        ctx.close_run(&before, &mut run)?;
     }
     Ok(())
 }
@@ -183,7 +184,11 @@ pub fn jobs_to_terminate(conn: &Tx<'_>) -> Result<Vec<String>, EngineError> {
 
 /// Whether the daemon may start this queued job (a stopped tree starts no new legs).
 pub fn may_start(conn: &Tx<'_>, job_id: &str) -> Result<bool, EngineError> {
-    let job = jobs::require(conn, job_id)?;
+    may_start_job(conn, &jobs::require(conn, job_id)?)
+}
+
+/// `may_start` for a job row the caller read.
+pub fn may_start_job(conn: &Tx<'_>, job: &jobs::Job) -> Result<bool, EngineError> {
     let run = runs::require(conn, &job.root_id)?;
     Ok(job.state == JobState::Queued
         && !run.state.is_terminal()

@@ -71,6 +71,7 @@ impl Ctx<'_, '_> {
         let Resolution::Done { job_id, state, .. } = res else {
             return Ok(());
         };
+        let before = run.clone();
         run.state = if run.killed {
             RunState::Killed
         } else if escalations::aborted_in_root(self.tx, &root.root_id)? {
@@ -85,7 +86,7 @@ impl Ctx<'_, '_> {
                 _ => RunState::Blocked,
             }
         };
-        self.close_run(&mut run)?;
+        self.close_run(&before, &mut run)?;
         // Stragglers (siblings of an escalated or blocked leg) can no longer change the
         // outcome; they must not start after the run ended.
         for mut j in jobs::by_root_in_state(self.tx, &root.root_id, JobState::Queued)? {
@@ -101,13 +102,13 @@ impl Ctx<'_, '_> {
         Ok(())
     }
 
-    pub fn close_run(&self, run: &mut Run) -> R<()> {
+    pub fn close_run(&self, before: &Run, run: &mut Run) -> R<()> {
         if let Some(since) = run.paused_since_ms.take() {
             run.paused_ms += self.now - since;
         }
         run.finished_ms = Some(self.now);
         run.updated_ms = self.now;
-        runs::put(self.tx, run)?;
+        runs::put_over(self.tx, before, run)?;
         self.event(
             &run.root_id,
             None,

@@ -66,23 +66,25 @@ pub fn settle(
 ) -> Result<JobState, EngineError> {
     let now = env.clock.now_ms();
     let mut job = jobs::require(tx, job_id)?;
+    let stored = job.clone();
     let cost = if s.usage.cost_usd > 0.0 {
         s.usage.cost_usd
     } else {
         price_usd(job.model.as_deref(), s.usage.tokens_in, s.usage.tokens_out)
     };
     let mut run = runs::require(tx, &job.root_id)?;
+    let stored_run = run.clone();
     run.tokens += s.usage.tokens_in + s.usage.tokens_out;
     run.cost_usd += cost;
     run.updated_ms = now;
-    runs::put(tx, &run)?;
+    runs::put_over(tx, &stored_run, &run)?;
     job.tokens_in += s.usage.tokens_in;
     job.tokens_out += s.usage.tokens_out;
     job.cost_usd += cost;
     if job.state.is_terminal() {
         job.runtime_pid = None;
         job.updated_ms = now;
-        jobs::put(tx, &job)?;
+        jobs::put_over(tx, &stored, &job)?;
         return Ok(job.state);
     }
     let mut failed_checks = Vec::new();
@@ -114,7 +116,7 @@ pub fn settle(
     job.runtime_pid = None;
     job.finished_ms = Some(now);
     job.updated_ms = now;
-    jobs::put(tx, &job)?;
+    jobs::put_over(tx, &stored, &job)?;
     events::append(
         tx,
         NewEvent::job(now, &job.root_id, &job.id, state.as_str())

@@ -140,24 +140,23 @@ pub struct Prepared {
     pub temp: Vec<TempPath>,
 }
 
-/// A file or folder that goes when dropped: set aside as a spare or removed (see
-/// `spare.rs`).
+/// A file or folder that goes when dropped: kept as a spare or removed (see `spare.rs`).
 #[derive(Debug)]
 pub struct TempPath(pub PathBuf);
 
 impl Drop for TempPath {
     fn drop(&mut self) {
-        spare::discard(&self.0);
+        spare::keep(&self.0);
     }
 }
 
-/// A new folder only this user can enter, removed with the returned path.
+/// An empty folder only this user can enter, kept or removed with the returned path.
 pub(crate) fn private_dir(dir: &Path, stem: &str) -> std::io::Result<TempPath> {
     use std::os::unix::fs::DirBuilderExt;
-    let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
-    if spare::reuse(&path, true) {
+    if let Some(path) = spare::take(dir, stem, true) {
         return Ok(TempPath(path));
     }
+    let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -165,15 +164,28 @@ pub(crate) fn private_dir(dir: &Path, stem: &str) -> std::io::Result<TempPath> {
     Ok(TempPath(path))
 }
 
-/// Writes `text` to a fresh private file under `dir`.
+/// A private file under `dir` holding `text` and nothing else.
 pub(crate) fn write_private(dir: &Path, stem: &str, text: &str) -> std::io::Result<TempPath> {
+    // A spare is a file of ours, 0600 since it was made, still holding the run before's
+    // text: overwritten, then cut to this one's length (never to nothing, see spare.rs).
+    if let Some(path) = spare::take(dir, stem, false) {
+        let rewritten = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| {
+                f.write_all(text.as_bytes())?;
+                f.set_len(text.len() as u64)
+            });
+        if rewritten.is_ok() {
+            return Ok(TempPath(path));
+        }
+        let _ = std::fs::remove_file(&path);
+    }
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{stem}-{}", crate::ids::random_hex(6)));
-    // A spare is an emptied file of ours, 0600 since it was made.
-    let reused = spare::reuse(&path, false);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create_new(!reused)
+        .create_new(true)
         .mode(0o600)
         .open(&path)?;
     f.write_all(text.as_bytes())?;
@@ -251,15 +263,48 @@ pub fn resolve_binary(kind: RuntimeKind, cfg: &RuntimeConfig) -> Result<PathBuf,
         RuntimeKind::Shell => "sh",
         other => other.as_str(),
     };
-    std::env::var_os("PATH")
+    on_path(name, std::env::var_os("PATH")).ok_or_else(|| RuntimeError::NotOnPath {
+        runtime: kind,
+        name: name.to_string(),
+    })
+}
+
+/// How long a binary found on `PATH` is taken as found without looking again.
+const PATH_LOOKUP_KEPT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The first executable `name` on `PATH`. A lookup stats every folder before the one that
+/// holds it, and a busy daemon asks for the same name once per job, so what was found is
+/// kept for `PATH_LOOKUP_KEPT` (for the same `PATH`): a binary installed earlier on `PATH`
+/// is picked up a second later at most.
+fn on_path(name: &str, path_var: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    struct Found {
+        name: String,
+        path_var: std::ffi::OsString,
+        at: std::time::Instant,
+        binary: PathBuf,
+    }
+    static FOUND: std::sync::Mutex<Vec<Found>> = std::sync::Mutex::new(Vec::new());
+    let path_var = path_var?;
+    let mut found = FOUND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    found.retain(|f| f.at.elapsed() < PATH_LOOKUP_KEPT);
+    if let Some(f) = found
         .iter()
-        .flat_map(std::env::split_paths)
+        .find(|f| f.name == name && f.path_var == path_var)
+    {
+        return Some(f.binary.clone());
+    }
+    let binary = std::env::split_paths(&path_var)
         .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
-        .ok_or_else(|| RuntimeError::NotOnPath {
-            runtime: kind,
-            name: name.to_string(),
-        })
+        .find(|p| is_executable(p))?;
+    found.push(Found {
+        name: name.to_string(),
+        path_var,
+        at: std::time::Instant::now(),
+        binary: binary.clone(),
+    });
+    Some(binary)
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -406,6 +451,35 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_binary_found_on_path_is_kept_for_that_path_and_looked_up_again_for_another() {
+        use std::os::unix::fs::PermissionsExt;
+        let dirs = tempfile::tempdir().unwrap();
+        let (early, late) = (dirs.path().join("early"), dirs.path().join("late"));
+        let exe = |dir: &Path| {
+            std::fs::create_dir_all(dir).unwrap();
+            let p = dir.join("gm-fake-agent");
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let path_var = std::env::join_paths([&early, &late]).unwrap();
+        assert_eq!(on_path("gm-fake-agent", Some(path_var.clone())), None);
+        let found = exe(&late);
+        assert_eq!(
+            on_path("gm-fake-agent", Some(path_var.clone())),
+            Some(found.clone())
+        );
+        let earlier = exe(&early);
+        assert_eq!(
+            on_path("gm-fake-agent", Some(path_var)),
+            Some(found),
+            "kept, not looked up again"
+        );
+        let other = std::env::join_paths([&early]).unwrap();
+        assert_eq!(on_path("gm-fake-agent", Some(other)), Some(earlier));
+    }
 
     #[test]
     fn a_configured_path_wins_and_a_bad_one_is_named() {

@@ -1,88 +1,159 @@
-//! Spare files and folders: the temporary paths of ended runs (prompt files, run folders,
-//! stdout records), emptied and renamed aside, then renamed into the place of the next
-//! path asked for in the same folder.
+//! Spare files and folders: the temporary paths of ended runs, kept for the next run in
+//! the same folder so a busy daemon makes no new inode per job.
 //!
 //! On ext4 a new file or folder costs a search of the inode groups that grows with every
-//! inode freed in the last minutes (they are skipped), so a daemon that makes and removes
-//! three of them a job spends more on that search the faster it goes; a rename reuses the
-//! inode, with its mode. To a run its paths are gone all the same: nothing is left under
-//! their names. Knows nothing of what the files hold.
+//! inode freed in the last minutes (they are skipped), so a daemon that made and removed
+//! three of them a job spent more on that search the faster it went. Two kinds of path
+//! are kept, by how they are named:
+//! - A run's scratch (prompt files, run folders) is named by the daemon, not the job, so
+//!   a spare is handed out under the name it has, with no rename: a folder once it is
+//!   empty (one the run left something in is removed), a file as it is. The next run
+//!   overwrites the file and trims it to its own length (`runtime::write_private`); a
+//!   truncation to nothing would mark an ext4 file for a forced write-back at its next
+//!   close. Until then a spare file holds the prompt of the run before, which the store
+//!   holds as well, in a folder only this user enters.
+//! - A stdout record is named for its job, since recovery finds it by that name. An ended
+//!   one is only listed (`discard_record`, called inside the daemon's store pass, costs no
+//!   call to the file system); the next run that needs a record empties it and renames it
+//!   to its own name, off that pass. The daemon removes the ones still listed as it stops.
+//!
+//! Knows nothing of what the files hold.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// The name every spare starts with, in whichever folder it waits.
+/// The name a record waits under once emptied, in case its first reuse fails.
 const PREFIX: &str = "spare-";
 
-/// One spare: its path and whether it is a folder.
-type Spare = (PathBuf, bool);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Scratch, reused under its own name.
+    File,
+    Folder,
+    /// An ended record still under its job's name, not emptied yet.
+    Record,
+}
+
+struct Spare {
+    path: PathBuf,
+    kind: Kind,
+}
 
 fn spares() -> MutexGuard<'static, Vec<Spare>> {
     static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
     SPARES.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Sets `path` aside as a spare of its folder — an empty folder as it is, a file emptied —
-/// or removes it (a folder the run left something in, a path that cannot be moved).
-pub fn discard(path: &Path) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return;
-    };
-    let dir = meta.is_dir();
-    let emptied = if dir {
-        std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
-    } else {
-        // Through a descriptor, closed again at once: a truncation to nothing marks an
-        // ext4 file for a forced write-back at its next close, which this close takes
-        // while there is nothing to write.
-        meta.is_file()
-            && std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .and_then(|f| f.set_len(0))
-                .is_ok()
-    };
-    if let (true, Some(folder)) = (emptied, path.parent()) {
-        let spare = folder.join(format!("{PREFIX}{}", crate::ids::random_hex(6)));
-        if std::fs::rename(path, &spare).is_ok() {
-            spares().push((spare, dir));
-            return;
+/// Whether `path` is named `<stem>-…` in `folder`.
+fn named(path: &Path, folder: &Path, stem: &str) -> bool {
+    path.parent() == Some(folder)
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(stem))
+            .is_some_and(|rest| rest.starts_with('-'))
+}
+
+/// Keeps the scratch path `path` for the next run in its folder: a folder only when the
+/// run left it empty (otherwise it is removed), a file as it is.
+pub fn keep(path: &Path) {
+    match std::fs::read_dir(path) {
+        Ok(mut entries) => {
+            if entries.next().is_none() {
+                spares().push(Spare {
+                    path: path.to_path_buf(),
+                    kind: Kind::Folder,
+                });
+            } else {
+                let _ = std::fs::remove_dir_all(path);
+                // Spares kept inside it went with it.
+                spares().retain(|s| !s.path.starts_with(path));
+            }
         }
-    }
-    if dir {
-        let _ = std::fs::remove_dir_all(path);
-        // Spares made inside it went with it.
-        spares().retain(|(s, _)| !s.starts_with(path));
-    } else {
-        let _ = std::fs::remove_file(path);
+        // Not a folder: a file of ours, or gone already (a later `take` finds out).
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => spares().push(Spare {
+            path: path.to_path_buf(),
+            kind: Kind::File,
+        }),
+        Err(_) => {}
     }
 }
 
-/// Renames a spare folder (`dir`) or file of `path`'s folder to `path`: then an empty one
-/// is there. False when there was none.
-pub fn reuse(path: &Path, dir: bool) -> bool {
+/// A kept scratch file (or, with `dir`, folder) of `folder` named `<stem>-…`, under its own
+/// name; the caller owns it from now on.
+pub fn take(folder: &Path, stem: &str, dir: bool) -> Option<PathBuf> {
+    let want = if dir { Kind::Folder } else { Kind::File };
+    let mut list = spares();
+    let at = list
+        .iter()
+        .position(|s| s.kind == want && named(&s.path, folder, stem))?;
+    Some(list.swap_remove(at).path)
+}
+
+/// Lists the record of an ended run for the next record of its folder to take over.
+pub fn discard_record(path: &Path) {
+    spares().push(Spare {
+        path: path.to_path_buf(),
+        kind: Kind::Record,
+    });
+}
+
+/// Renames an ended record of `path`'s folder to `path`, emptied: then an empty record is
+/// there. False when there was none.
+pub fn reuse_record(path: &Path) -> bool {
     let folder = path.parent();
     loop {
         let spare = {
             let mut list = spares();
-            let at = list
-                .iter()
-                .position(|(s, d)| *d == dir && s.parent() == folder);
+            // Its own name first: renaming another record onto a listed one would leave
+            // the list naming a record in use.
+            let find = |own: bool| {
+                list.iter().position(|s| {
+                    s.kind == Kind::Record
+                        && if own {
+                            s.path == path
+                        } else {
+                            s.path.parent() == folder
+                        }
+                })
+            };
+            let at = find(true).or_else(|| find(false));
             match at {
-                Some(i) => list.swap_remove(i).0,
+                Some(i) => list.swap_remove(i).path,
                 None => return false,
             }
         };
-        if std::fs::rename(&spare, path).is_ok() {
+        // Through a descriptor closed again at once: a truncation to nothing marks an
+        // ext4 file for a forced write-back at its next close, which this close takes
+        // while there is nothing to write.
+        let emptied = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&spare)
+            .and_then(|f| f.set_len(0));
+        if emptied.is_ok() && std::fs::rename(&spare, path).is_ok() {
             return true;
         }
+        let _ = std::fs::remove_file(&spare);
     }
 }
 
 /// Removes every spare in `dir`, kept by this process or left by one that died; the
 /// daemon calls it as it starts and as it stops.
 pub fn remove_all(dir: &Path) {
-    spares().retain(|(s, _)| s.parent() != Some(dir));
+    let gone: Vec<Spare> = {
+        let mut list = spares();
+        let (gone, kept) = std::mem::take(&mut *list)
+            .into_iter()
+            .partition(|s| s.path.parent() == Some(dir));
+        *list = kept;
+        gone
+    };
+    for s in gone {
+        let _ = match s.kind {
+            Kind::Folder => std::fs::remove_dir_all(&s.path),
+            Kind::File | Kind::Record => std::fs::remove_file(&s.path),
+        };
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -110,37 +181,63 @@ mod tests {
     }
 
     #[test]
-    fn a_discarded_path_is_gone_and_the_next_one_starts_empty() {
-        use std::os::unix::fs::PermissionsExt;
+    fn scratch_is_handed_out_under_its_own_name_and_a_used_folder_is_not() {
         let scratch = tempfile::tempdir().unwrap();
         let run = |name: &str| scratch.path().join(name);
         std::fs::write(run("prompt-a"), "the first prompt").unwrap();
-        std::fs::set_permissions(run("prompt-a"), std::fs::Permissions::from_mode(0o600)).unwrap();
-        discard(&run("prompt-a"));
-        assert!(!run("prompt-a").exists());
-        assert!(reuse(&run("prompt-b"), false));
-        let meta = std::fs::metadata(run("prompt-b")).unwrap();
-        assert_eq!((meta.len(), meta.permissions().mode() & 0o777), (0, 0o600));
-        assert!(!reuse(&run("tmp-c"), true), "a file is no folder");
+        keep(&run("prompt-a"));
+        assert_eq!(take(scratch.path(), "tmp", false), None, "another stem");
+        assert_eq!(
+            take(scratch.path(), "prompt", true),
+            None,
+            "a file is no folder"
+        );
+        assert_eq!(take(scratch.path(), "prompt", false), Some(run("prompt-a")));
+        assert_eq!(take(scratch.path(), "prompt", false), None, "taken once");
 
         std::fs::create_dir(run("tmp-c")).unwrap();
         std::fs::write(run("tmp-c").join("left"), "by the agent").unwrap();
-        discard(&run("tmp-c"));
+        keep(&run("tmp-c"));
         assert!(
             !run("tmp-c").exists(),
             "a folder with something in it is removed"
         );
-        assert!(!reuse(&run("tmp-d"), true));
+        assert_eq!(take(scratch.path(), "tmp", true), None);
         std::fs::create_dir(run("tmp-d")).unwrap();
-        discard(&run("tmp-d"));
-        assert!(reuse(&run("tmp-e"), true));
-        assert_eq!(std::fs::read_dir(run("tmp-e")).unwrap().count(), 0);
+        keep(&run("tmp-d"));
+        assert_eq!(take(scratch.path(), "tmp", true), Some(run("tmp-d")));
 
-        discard(&run("prompt-b"));
-        discard(&run("tmp-e"));
+        keep(&run("prompt-a"));
+        keep(&run("tmp-d"));
         std::fs::write(run(&format!("{PREFIX}of-a-dead-daemon")), "").unwrap();
+        std::fs::write(run("someone-elses"), "").unwrap();
         remove_all(scratch.path());
-        assert_eq!(names(scratch.path()), Vec::<String>::new());
-        assert!(!reuse(&run("prompt-f"), false));
+        assert_eq!(names(scratch.path()), vec!["someone-elses".to_string()]);
+        assert_eq!(take(scratch.path(), "prompt", false), None);
+    }
+
+    #[test]
+    fn an_ended_record_keeps_its_name_until_the_next_record_takes_it_over_empty() {
+        let runs = tempfile::tempdir().unwrap();
+        let path = |name: &str| runs.path().join(name);
+        assert!(!reuse_record(&path("job-b.shell.out")), "none ended yet");
+        std::fs::write(path("job-a.shell.out"), "the first output").unwrap();
+        discard_record(&path("job-a.shell.out"));
+        assert!(reuse_record(&path("job-b.shell.out")));
+        assert_eq!(names(runs.path()), vec!["job-b.shell.out".to_string()]);
+        assert_eq!(std::fs::read(path("job-b.shell.out")).unwrap(), b"");
+
+        std::fs::write(path("job-c.shell.out"), "another output").unwrap();
+        discard_record(&path("job-c.shell.out"));
+        discard_record(&path("job-b.shell.out"));
+        assert!(reuse_record(&path("job-b.shell.out")), "its own name first");
+        assert_eq!(
+            std::fs::read(path("job-c.shell.out")).unwrap(),
+            b"another output"
+        );
+        discard_record(&path("job-b.shell.out"));
+        remove_all(runs.path());
+        assert_eq!(names(runs.path()), Vec::<String>::new());
+        assert!(!reuse_record(&path("job-c.shell.out")));
     }
 }

@@ -6,7 +6,7 @@
 //! `job show` and the control room. Holds no parsing: records arrive already summarized.
 //! Kept apart from `jobs` so the job row's single write path stays untouched.
 
-use super::tx::{Row, Tx, params};
+use super::tx::{Param, Row, Tx, params};
 use serde::Serialize;
 
 use super::Result;
@@ -97,15 +97,29 @@ pub struct Appended {
     pub dropped: u64,
 }
 
-/// Appends `batch` for `job_id` within its caps and, when given, records its running
-/// spend. One call is one batch; the caller holds the transaction.
+/// What a batch leaves the job's live row saying.
+#[derive(Debug, Clone, Copy)]
+pub enum Then {
+    /// The job runs on, having spent this so far.
+    Running(LiveSpend),
+    /// The batch was the job's last: its live spend now lives in the settled job and run
+    /// rows, and its cache-token figures are final (what `finish` writes, in the same
+    /// statement).
+    Finished {
+        cache_read_tokens: u64,
+        cache_creation_tokens: u64,
+    },
+}
+
+/// Appends `batch` for `job_id` within its caps and updates its live row as `then` says.
+/// One call is one batch; the caller holds the transaction.
 pub fn append<'a>(
     tx: impl Into<Tx<'a>>,
     job_id: &str,
     root_id: &str,
     now: Millis,
     batch: &[NewActivity<'_>],
-    live: Option<LiveSpend>,
+    then: Then,
 ) -> Result<Appended> {
     let conn = tx.into();
     let (mut records, mut bytes, mut truncated): (u64, u64, bool) = conn
@@ -146,20 +160,43 @@ pub fn append<'a>(
         done.stored += 1;
         last = Some(*a);
     }
-    let live = live.unwrap_or_default();
     // The existing row's columns are named by table: PostgreSQL reads a bare name in an
     // upsert's SET as ambiguous with `excluded`.
+    let (sql, a, b): (&str, &dyn Param, &dyn Param) = match &then {
+        Then::Running(live) => (
+            "INSERT INTO job_activity(job_id, root_id, records, bytes, truncated, last_kind, last_summary, \
+             last_at_ms, running, live_tokens, live_cost_usd, updated_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?8)
+             ON CONFLICT(job_id) DO UPDATE SET records = ?3, bytes = ?4, truncated = ?5,
+                 last_kind = coalesce(?6, job_activity.last_kind),
+                 last_summary = coalesce(?7, job_activity.last_summary),
+                 last_at_ms = CASE WHEN ?6 IS NULL THEN job_activity.last_at_ms ELSE ?8 END, running = 1,
+                 live_tokens = max(job_activity.live_tokens, ?9),
+                 live_cost_usd = max(job_activity.live_cost_usd, ?10),
+                 updated_ms = ?8",
+            &live.tokens,
+            &live.cost_usd,
+        ),
+        Then::Finished {
+            cache_read_tokens,
+            cache_creation_tokens,
+        } => (
+            "INSERT INTO job_activity(job_id, root_id, records, bytes, truncated, last_kind, last_summary, \
+             last_at_ms, running, live_tokens, live_cost_usd, cache_read_tokens, cache_creation_tokens, updated_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, 0, 0, ?9, ?10, ?8)
+             ON CONFLICT(job_id) DO UPDATE SET records = ?3, bytes = ?4, truncated = ?5,
+                 last_kind = coalesce(?6, job_activity.last_kind),
+                 last_summary = coalesce(?7, job_activity.last_summary),
+                 last_at_ms = CASE WHEN ?6 IS NULL THEN job_activity.last_at_ms ELSE ?8 END, running = 0,
+                 live_tokens = 0, live_cost_usd = 0,
+                 cache_read_tokens = ?9, cache_creation_tokens = ?10,
+                 updated_ms = ?8",
+            cache_read_tokens,
+            cache_creation_tokens,
+        ),
+    };
     conn.execute(
-        "INSERT INTO job_activity(job_id, root_id, records, bytes, truncated, last_kind, last_summary, \
-         last_at_ms, running, live_tokens, live_cost_usd, updated_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?8)
-         ON CONFLICT(job_id) DO UPDATE SET records = ?3, bytes = ?4, truncated = ?5,
-             last_kind = coalesce(?6, job_activity.last_kind),
-             last_summary = coalesce(?7, job_activity.last_summary),
-             last_at_ms = CASE WHEN ?6 IS NULL THEN job_activity.last_at_ms ELSE ?8 END, running = 1,
-             live_tokens = max(job_activity.live_tokens, ?9),
-             live_cost_usd = max(job_activity.live_cost_usd, ?10),
-             updated_ms = ?8",
+        sql,
         params![
             job_id,
             root_id,
@@ -169,8 +206,8 @@ pub fn append<'a>(
             last.map(|l| l.kind),
             last.map(|l| l.summary),
             now,
-            live.tokens,
-            live.cost_usd
+            a,
+            b
         ],
     )?;
     Ok(done)
@@ -373,8 +410,24 @@ mod tests {
     #[test]
     fn batches_continue_the_sequence_and_the_cap_writes_one_truncated_record() {
         let c = conn();
-        append(&c, "j1", "r1", 10, &[step("a"), step("b")], None).unwrap();
-        append(&c, "j1", "r1", 20, &[step("c")], None).unwrap();
+        append(
+            &c,
+            "j1",
+            "r1",
+            10,
+            &[step("a"), step("b")],
+            Then::Running(LiveSpend::default()),
+        )
+        .unwrap();
+        append(
+            &c,
+            "j1",
+            "r1",
+            20,
+            &[step("c")],
+            Then::Running(LiveSpend::default()),
+        )
+        .unwrap();
         let got: Vec<_> = list(&c, "j1", 0, 10)
             .unwrap()
             .into_iter()
@@ -383,7 +436,15 @@ mod tests {
         assert_eq!(got, [(0, "a".into()), (1, "b".into()), (2, "c".into())]);
         let many: Vec<String> = (0..MAX_RECORDS + 10).map(|i| i.to_string()).collect();
         let batch: Vec<_> = many.iter().map(|s| step(s)).collect();
-        let done = append(&c, "j1", "r1", 30, &batch, None).unwrap();
+        let done = append(
+            &c,
+            "j1",
+            "r1",
+            30,
+            &batch,
+            Then::Running(LiveSpend::default()),
+        )
+        .unwrap();
         let info = of_job(&c, "j1").unwrap().unwrap();
         assert_eq!(info.records, MAX_RECORDS);
         assert!(info.truncated);
@@ -391,7 +452,15 @@ mod tests {
         assert_eq!(done.stored + 3 + 1, MAX_RECORDS);
         assert_eq!(done.dropped, MAX_RECORDS + 10 - done.stored);
         // Later batches add nothing, not even a second marker.
-        append(&c, "j1", "r1", 40, &[step("late")], None).unwrap();
+        append(
+            &c,
+            "j1",
+            "r1",
+            40,
+            &[step("late")],
+            Then::Running(LiveSpend::default()),
+        )
+        .unwrap();
         assert_eq!(of_job(&c, "j1").unwrap().unwrap().records, MAX_RECORDS);
     }
 
@@ -399,7 +468,7 @@ mod tests {
     fn live_spend_counts_running_jobs_until_they_finish() {
         let c = conn();
         let spend = |t, usd| {
-            Some(LiveSpend {
+            Then::Running(LiveSpend {
                 tokens: t,
                 cost_usd: usd,
             })
@@ -415,5 +484,18 @@ mod tests {
             (j1.cache_read_tokens, j1.cache_creation_tokens, j1.running),
             (7, 3, false)
         );
+        // A last batch closes the row in the same statement.
+        let last = Then::Finished {
+            cache_read_tokens: 4,
+            cache_creation_tokens: 1,
+        };
+        append(&c, "j2", "r1", 30, &[step("last")], last).unwrap();
+        assert_eq!(live_root_spend(&c, "r1", "").unwrap().tokens, 0);
+        let j2 = of_job(&c, "j2").unwrap().unwrap();
+        assert_eq!(
+            (j2.records, j2.last_summary.as_deref(), j2.running),
+            (1, Some("last"), false)
+        );
+        assert_eq!((j2.cache_read_tokens, j2.cache_creation_tokens), (4, 1));
     }
 }

@@ -343,6 +343,19 @@ fn decode_row(r: &Row<'_>) -> Result<Job> {
 /// `updated_ms` (naming `root_id` or `parent_id` would rewrite all ten, for the
 /// self-referencing foreign key).
 pub fn put<'a>(tx: impl Into<Tx<'a>>, j: &Job) -> Result<()> {
+    with_values(j, |values| super::write_changed(tx, "jobs", COLS, values))
+}
+
+/// `put` of `after` over the row the caller read as `before` in this transaction and has
+/// not written since (see `write_changes_from`).
+pub fn put_over<'a>(tx: impl Into<Tx<'a>>, before: &Job, after: &Job) -> Result<()> {
+    with_values(before, |b| {
+        with_values(after, |a| super::write_changes_from(tx, "jobs", COLS, b, a))
+    })
+}
+
+/// The row's values in the order of `COLS`, handed to `f`.
+fn with_values<R>(j: &Job, f: impl FnOnce(&[&dyn Param]) -> R) -> R {
     let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
     let (ephemeral, result, carry) = (json(&j.ephemeral), json(&j.result), json(&j.carry));
     let (tokens_in, tokens_out) = (j.tokens_in as i64, j.tokens_out as i64);
@@ -389,7 +402,7 @@ pub fn put<'a>(tx: impl Into<Tx<'a>>, j: &Job) -> Result<()> {
         &j.daemon_id,
         &j.on_label,
     ];
-    super::write_changed(tx, "jobs", COLS, &values)
+    f(&values)
 }
 
 pub fn get<'a>(tx: impl Into<Tx<'a>>, id: &str) -> Result<Option<Job>> {

@@ -9,6 +9,7 @@
 pub mod activity;
 pub mod agents;
 pub mod chat;
+mod checkpoint;
 pub mod copy;
 pub mod daemons;
 pub mod delegations;
@@ -31,7 +32,7 @@ pub mod views;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 
 use crate::Invalid;
 use crate::home::Home;
@@ -249,7 +250,7 @@ impl Store {
     where
         E: From<StoreError>,
     {
-        self.in_tx(TransactionBehavior::Immediate, pg::PgConn::begin_write, f)
+        self.in_tx("BEGIN IMMEDIATE", pg::PgConn::begin_write, f)
     }
 
     /// A read-only transaction for multi-statement reads that must agree with each other:
@@ -258,12 +259,12 @@ impl Store {
     where
         E: From<StoreError>,
     {
-        self.in_tx(TransactionBehavior::Deferred, pg::PgConn::begin_read, f)
+        self.in_tx("BEGIN DEFERRED", pg::PgConn::begin_read, f)
     }
 
     fn in_tx<T, E>(
         &mut self,
-        sqlite: TransactionBehavior,
+        begin_sqlite: &str,
         begin_pg: fn(&pg::PgConn) -> Result<()>,
         f: impl FnOnce(&Tx<'_>) -> Result<T, E>,
     ) -> Result<T, E>
@@ -273,11 +274,21 @@ impl Store {
         self.heal()?;
         match &mut self.conn {
             Conn::Sqlite(c) => {
-                let tx = c
-                    .transaction_with_behavior(sqlite)
-                    .map_err(StoreError::from)?;
-                let out = f(&Tx::from(&*tx))?;
-                tx.commit().map_err(StoreError::from)?;
+                let tx = Tx::from(&*c);
+                tx.control(begin_sqlite)?;
+                // Rolled back on every way out but the commit, a panic in `f` included.
+                struct Open<'c>(Option<&'c rusqlite::Connection>);
+                impl Drop for Open<'_> {
+                    fn drop(&mut self) {
+                        if let Some(c) = self.0 {
+                            let _ = c.execute_batch("ROLLBACK");
+                        }
+                    }
+                }
+                let mut open = Open(Some(&*c));
+                let out = f(&tx)?;
+                tx.control("COMMIT")?;
+                open.0 = None;
                 Ok(out)
             }
             Conn::Pg(c, _) => {
@@ -306,9 +317,9 @@ impl Store {
     }
 
     /// For a connection that settles and claims many jobs a transaction (the daemon's).
-    pub fn tune_for_batches(&self) -> Result<()> {
+    pub fn tune_for_batches(&mut self) -> Result<()> {
         // PostgreSQL keeps a savepoint in memory and plans on its own.
-        let Conn::Sqlite(conn) = &self.conn else {
+        let Conn::Sqlite(conn) = &mut self.conn else {
             return Ok(());
         };
         // Each settlement of a batch runs under its own savepoint, whose statement journal
@@ -323,11 +334,7 @@ impl Store {
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
             true,
         )?;
-        // Checkpoint every ~40 MB of WAL rather than every 4 MB: a checkpoint copies pages
-        // back and syncs the file, a few percent of a busy daemon's time, and ten times
-        // fewer of them rewrite the hot index pages ten times less often. Readers scan a
-        // WAL at most that large; other connections keep the default.
-        conn.pragma_update(None, "wal_autocheckpoint", 10_000)?;
+        checkpoint::in_background(conn, &self.path)?;
         Ok(())
     }
 
@@ -409,9 +416,39 @@ pub(crate) fn write_changed<'a>(
         )?;
         return Ok(());
     };
+    update_columns(tx, table, &names, values, &changed)
+}
+
+/// `write_changed` for an existing row the caller read in this transaction, as `before`,
+/// and has not written since: the columns are compared with what it read instead of
+/// being read again (two of a claim's or a settlement's statements).
+pub(crate) fn write_changes_from<'a>(
+    tx: impl Into<Tx<'a>>,
+    table: &str,
+    cols: &str,
+    before: &[&dyn value::Param],
+    after: &[&dyn value::Param],
+) -> Result<()> {
+    let names: Vec<&str> = cols.split(", ").map(str::trim).collect();
+    let changed: Vec<usize> = (0..after.len())
+        .filter(|&i| before[i].value() != after[i].value())
+        .collect();
+    update_columns(tx.into(), table, &names, after, &changed)
+}
+
+/// Updates the `changed` columns (by index into `names` and `values`) of the row keyed by
+/// the first one.
+fn update_columns(
+    tx: Tx<'_>,
+    table: &str,
+    names: &[&str],
+    values: &[&dyn value::Param],
+    changed: &[usize],
+) -> Result<()> {
     if changed.is_empty() {
         return Ok(());
     }
+    let key = names[0];
     // Only the key and the changed values are bound, numbered in a row: PostgreSQL cannot
     // type a parameter the statement never names.
     let set: Vec<String> = changed
@@ -434,7 +471,7 @@ mod tests {
     use rusqlite::Connection;
 
     use super::value::Param;
-    use super::write_changed;
+    use super::{write_changed, write_changes_from};
 
     const COLS: &str = "id, state, note";
 
@@ -478,5 +515,28 @@ mod tests {
             })
             .unwrap();
         assert_eq!(count, 2, "a value set back to NULL is written too");
+    }
+
+    #[test]
+    fn a_row_written_over_what_was_read_sets_only_the_columns_that_moved_since() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (id TEXT PRIMARY KEY, state TEXT NOT NULL, note TEXT)")
+            .unwrap();
+        put(&conn, "a", "queued", Some("read"));
+        let read: [&dyn Param; 3] = [&"a", &"queued", &Some("read")];
+        let same = conn.total_changes();
+        write_changes_from(&conn, "t", COLS, &read, &read).unwrap();
+        assert_eq!(conn.total_changes(), same, "nothing moved, nothing written");
+        // What the caller did not change is not written, even where the stored row differs.
+        conn.execute("UPDATE t SET note = 'elsewhere' WHERE id = 'a'", [])
+            .unwrap();
+        let after: [&dyn Param; 3] = [&"a", &"running", &Some("read")];
+        write_changes_from(&conn, "t", COLS, &read, &after).unwrap();
+        let row: (String, String) = conn
+            .query_row("SELECT state, note FROM t WHERE id = 'a'", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(row, ("running".to_string(), "elsewhere".to_string()));
     }
 }

@@ -290,14 +290,26 @@ impl<'a> Tx<'a> {
         &self,
         f: impl FnOnce() -> std::result::Result<T, E>,
     ) -> Result<std::result::Result<T, E>> {
-        self.batch("SAVEPOINT gitmoot_step")?;
+        self.control("SAVEPOINT gitmoot_step")?;
         let out = f();
-        self.batch(if out.is_ok() {
-            "RELEASE gitmoot_step"
-        } else {
-            "ROLLBACK TO gitmoot_step; RELEASE gitmoot_step"
-        })?;
+        if out.is_err() {
+            self.control("ROLLBACK TO gitmoot_step")?;
+        }
+        self.control("RELEASE gitmoot_step")?;
         Ok(out)
+    }
+
+    /// One transaction-control statement. On SQLite it is prepared once per connection:
+    /// the daemon opens and closes a savepoint for every job it settles, and parsing the
+    /// text each time is a share of that cost.
+    pub(super) fn control(&self, sql: &str) -> Result<()> {
+        match self.inner {
+            Inner::Sqlite(c) => {
+                c.prepare_cached(sql)?.raw_execute()?;
+                Ok(())
+            }
+            Inner::Pg(c) => c.batch(sql),
+        }
     }
 }
 

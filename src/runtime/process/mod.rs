@@ -218,23 +218,16 @@ pub async fn run_recorded(
     .map_err(spawn_error)?;
     // The reading side opens for writing too: punching holes (fallocate) needs it.
     let record_open = |path: &Path, create: bool| {
-        let err = |source| SpawnError::Record {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = std::fs::OpenOptions::new()
+        std::fs::OpenOptions::new()
             .read(!create)
             .write(true)
             .create(create)
             .mode(0o600)
             .open(path)
-            .map_err(err)?;
-        // Emptied only when not empty already (an earlier run of the same job): on ext4 a
-        // truncation forces the output out to disk when the child closes it.
-        if create && file.metadata().map_err(err)?.len() > 0 {
-            file.set_len(0).map_err(err)?;
-        }
-        Ok(file)
+            .map_err(|source| SpawnError::Record {
+                path: path.to_path_buf(),
+                source,
+            })
     };
     let (stdin_child, stdin_feed): (OwnedFd, _) = match inv.stdin {
         Stdin::Null => (
@@ -250,9 +243,18 @@ pub async fn run_recorded(
     };
     let (stdout_child, stdout_pipe, recorded): (OwnedFd, _, _) = match record {
         Some(path) => {
-            // A spare record of an ended run, empty, takes the name: no new inode.
-            super::spare::reuse(path, false);
+            // An ended run's record, emptied, takes the name: no new inode.
+            let reused = super::spare::reuse_record(path);
             let writer = record_open(path, true)?;
+            // One an earlier run of the same job left is emptied, and only when not empty
+            // already: on ext4 a truncation forces the output out to disk when the child
+            // closes it.
+            if !reused && writer.metadata().is_ok_and(|m| m.len() > 0) {
+                writer.set_len(0).map_err(|source| SpawnError::Record {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            }
             let reader = record_open(path, false)?;
             (writer.into(), None, Some(reader))
         }
