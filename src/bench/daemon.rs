@@ -37,15 +37,14 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
     let mut store = Store::open_home(&home).map_err(|e| e.to_string())?;
     agents::insert(store.conn(), &super::shell_agent("bench", AGENT_COMMAND))
         .map_err(|e| e.to_string())?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    // Each pass runs on the runtime `daemon run --parallel N` builds; the anchor on the
+    // parallel-1 one.
+    let runtime = |parallel| crate::daemon::runtime(parallel).map_err(|e| e.to_string());
+    let anchor_rt = runtime(1)?;
     let bare_cpu = cpu_ms();
     let bare = bare_spawns(n)?;
     let bare_cpu = cpu_ms() - bare_cpu;
-    let spawn = rt.block_on(super::sh_runs("true", b"prompt", n))?;
+    let spawn = anchor_rt.block_on(super::sh_runs("true", b"prompt", n))?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let bare_ms = ms(bare) / n as f64;
     let mut out = vec![
@@ -66,6 +65,7 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
     ];
     for parallel in [1usize, 4] {
         submit(&mut store, n)?;
+        let rt = runtime(parallel)?;
         let cpu = cpu_ms();
         let started = Instant::now();
         rt.block_on(

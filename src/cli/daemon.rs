@@ -67,9 +67,7 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
                 .labels(labels)
                 .until_idle(until_idle)
                 .handle_signals(true);
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()?;
+            let rt = crate::daemon::runtime(n)?;
             println!(
                 "daemon started: pid {}, {n} job(s) at once, home {} (Ctrl-C stops)",
                 std::process::id(),

@@ -76,6 +76,15 @@ impl Shared {
         }
     }
 
+    /// Runs `f` on the daemon's connection on the calling thread: for the pool's own passes,
+    /// whose loop has the thread it runs on to itself (`Daemon::run` under `block_on`, or
+    /// `Daemon::spawn`'s thread) and waits for each pass anyway, so handing the pass to
+    /// another thread would only add two thread switches to every pass.
+    pub fn with_store_here<T>(&self, f: impl FnOnce(&mut Store, &Shared) -> T) -> T {
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut store, self)
+    }
+
     /// Runs `f` on the daemon's connection on a blocking thread.
     pub async fn with_store<T: Send + 'static>(
         self: &Arc<Self>,

@@ -276,20 +276,25 @@ impl Daemon {
     /// Runs the daemon on its own thread with its own tokio runtime. The lock is taken
     /// before this returns, so a `LockError::Held` means another daemon serves the home.
     pub fn spawn(self) -> Result<DaemonHandle, DaemonError> {
-        self.effective_parallel()?;
         let lock = DaemonLock::acquire(&self.home.daemon_lock_path())?;
         let shutdown = self.shutdown.clone();
+        let parallel = self.effective_parallel()?;
         let thread = std::thread::Builder::new()
             .name("gitmoot-daemon".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()?;
-                rt.block_on(pool::run(self, lock))
-            })?;
+            .spawn(move || runtime(parallel)?.block_on(pool::run(self, lock)))?;
         Ok(DaemonHandle { shutdown, thread })
     }
+}
+
+/// The tokio runtime a daemon of `parallel` job slots runs on: a worker thread per slot,
+/// two at least and eight at most. Starting a job holds its worker until the child has
+/// replaced itself with the agent (the spawn is vfork-style), so with fewer workers than
+/// slots the other jobs' output, exits and starts wait behind each start.
+pub fn runtime(parallel: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(parallel.clamp(2, 8))
+        .enable_all()
+        .build()
 }
 
 /// An embedded daemon running on its own thread.

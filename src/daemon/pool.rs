@@ -204,79 +204,78 @@ impl Pool {
             self.last_beat_ms = now;
         }
         let reg = self.registration.clone();
-        let report = self
-            .shared
-            .with_store(move |store, sh| -> Result<TickReport, DaemonError> {
-                let version = store.data_version()?;
-                let idle = woke_only && !sweep_due && !beat_due && done.is_empty();
-                if idle && last_version == Some(version) {
-                    return Ok(TickReport::empty(version));
-                }
-                if beat_due {
-                    registry::beat(store, sh, &reg, now)?;
-                }
-                let config = sh.config();
-                if sweep_due {
-                    store.write(|tx| engine::sweep(tx, sh.env(&config)))?;
-                    if config.chat.auto_respond {
-                        let asked = store.write(|tx| {
-                            crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &config)
-                        });
-                        if let Err(e) = asked {
-                            tracing::warn!("auto-respond sweep: {e}");
+        let report =
+            self.shared
+                .with_store_here(move |store, sh| -> Result<TickReport, DaemonError> {
+                    let version = store.data_version()?;
+                    let idle = woke_only && !sweep_due && !beat_due && done.is_empty();
+                    if idle && last_version == Some(version) {
+                        return Ok(TickReport::empty(version));
+                    }
+                    if beat_due {
+                        registry::beat(store, sh, &reg, now)?;
+                    }
+                    let config = sh.config();
+                    if sweep_due {
+                        store.write(|tx| engine::sweep(tx, sh.env(&config)))?;
+                        if config.chat.auto_respond {
+                            let asked = store.write(|tx| {
+                                crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &config)
+                            });
+                            if let Err(e) = asked {
+                                tracing::warn!("auto-respond sweep: {e}");
+                            }
                         }
                     }
-                }
-                // The jobs that ended settle and their successors are claimed in one
-                // transaction: one commit per pass however many jobs it handles. A failed
-                // claim is undone alone; the settlements still commit before it is reported.
-                let claimed = if free > 0 || !done.is_empty() {
-                    let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
-                    let claimed = store.write(|tx| -> Result<_, DaemonError> {
-                        settle_all(tx, sh, &config, &mut done)?;
-                        if free == 0 {
-                            return Ok(Ok(Vec::new()));
+                    // The jobs that ended settle and their successors are claimed in one
+                    // transaction: one commit per pass however many jobs it handles. A failed
+                    // claim is undone alone; the settlements still commit before it is reported.
+                    let claimed = if free > 0 || !done.is_empty() {
+                        let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
+                        let claimed = store.write(|tx| -> Result<_, DaemonError> {
+                            settle_all(tx, sh, &config, &mut done)?;
+                            if free == 0 {
+                                return Ok(Ok(Vec::new()));
+                            }
+                            Ok(crate::store::savepoint(tx, || {
+                                claim::claim(tx, sh.clock.as_ref(), free, &ctx)
+                            })?)
+                        })?;
+                        for f in done {
+                            f.cleanup();
                         }
-                        Ok(crate::store::savepoint(tx, || {
-                            claim::claim(tx, sh.clock.as_ref(), free, &ctx)
-                        })?)
-                    })?;
-                    for f in done {
-                        f.cleanup();
-                    }
-                    claimed?
-                } else {
-                    Vec::new()
-                };
-                // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
-                let notify = if !config.notify.command.trim().is_empty() {
-                    store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
-                } else {
-                    Vec::new()
-                };
-                let force = if any_inflight {
-                    engine::jobs_to_terminate(&store.conn())?
-                } else {
-                    Vec::new()
-                };
-                let claimed = planned(store, claimed, &config);
-                let live = if until_idle && claimed.is_empty() && !any_inflight {
-                    Some(
-                        jobs::count_state(store.conn(), JobState::Queued)?
-                            + jobs::count_daemon_running(store.conn())?,
-                    )
-                } else {
-                    None
-                };
-                Ok(TickReport {
-                    claimed,
-                    force_killed: force,
-                    notify,
-                    live,
-                    data_version: version,
-                })
-            })
-            .await?;
+                        claimed?
+                    } else {
+                        Vec::new()
+                    };
+                    // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
+                    let notify = if !config.notify.command.trim().is_empty() {
+                        store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
+                    } else {
+                        Vec::new()
+                    };
+                    let force = if any_inflight {
+                        engine::jobs_to_terminate(&store.conn())?
+                    } else {
+                        Vec::new()
+                    };
+                    let claimed = planned(store, claimed, &config);
+                    let live = if until_idle && claimed.is_empty() && !any_inflight {
+                        Some(
+                            jobs::count_state(store.conn(), JobState::Queued)?
+                                + jobs::count_daemon_running(store.conn())?,
+                        )
+                    } else {
+                        None
+                    };
+                    Ok(TickReport {
+                        claimed,
+                        force_killed: force,
+                        notify,
+                        live,
+                        data_version: version,
+                    })
+                })?;
         self.data_version = Some(report.data_version);
         Ok(report)
     }
@@ -318,13 +317,12 @@ impl Pool {
         let reg = self.registration.clone();
         let claimed = self
             .shared
-            .with_store(move |store, sh| -> Result<_, DaemonError> {
+            .with_store_here(move |store, sh| -> Result<_, DaemonError> {
                 let config = sh.config();
                 let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
                 let claimed = store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?;
                 Ok(planned(store, claimed, &config))
-            })
-            .await?;
+            })?;
         for (c, plan) in claimed {
             self.start(c, plan);
         }
@@ -485,7 +483,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     }
     crate::runtime::spare::remove_all(&root.join("runs"));
     let location = Location::of_home(&d.home).map_err(StoreError::from)?;
-    let mut store = Store::open_location(&location)?;
+    let store = Store::open_location(&location)?;
     store.tune_for_batches()?;
     let git_checkouts = git_checkouts(&d.config);
     let shared = Arc::new(Shared {
@@ -619,7 +617,10 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
                 let (shared, reg) = (pool.shared.clone(), pool.registration.clone());
                 let ids: Vec<String> = pool.inflight.keys().cloned().collect();
                 let fence = || ids.iter().for_each(|id| pool.kill(id, registry::FENCED));
-                registry::reconnect(&shared, &reg, fence).await?;
+                tokio::select! {
+                    r = registry::reconnect(&shared, &reg, fence) => r?,
+                    _ = stop.requested() => {},
+                }
                 continue;
             }
             other => other?,

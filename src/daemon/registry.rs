@@ -139,7 +139,8 @@ pub const FENCED: &str = "terminated: the daemon lost its store for longer than 
 /// (`Store::heal`) with a growing pause (250 ms up to 30 s), saying so once. Should the
 /// outage last two thirds of the lease, `fence` stops every job this daemon runs first:
 /// another daemon may take them over once the lease lapses, and none may run in two places
-/// at once.
+/// at once. Returns early, still disconnected, once the daemon's home is gone: a detached
+/// daemon of a removed home (a throwaway demo or test) has nothing left to wait for.
 pub async fn reconnect(
     sh: &Arc<Shared>,
     reg: &Registration,
@@ -151,6 +152,9 @@ pub async fn reconnect(
     let mut fenced = false;
     loop {
         tokio::time::sleep(pause).await;
+        if !sh.home.root().exists() {
+            return Ok(());
+        }
         match sh.with_store(|store, _| store.heal()).await {
             Ok(()) => {
                 tracing::warn!(

@@ -174,7 +174,13 @@ pub(crate) fn write_private(dir: &Path, stem: &str, text: &str) -> std::io::Resu
             .open(&path)
             .and_then(|mut f| {
                 f.write_all(text.as_bytes())?;
-                f.set_len(text.len() as u64)
+                // Cut only what is left of a longer text: a truncation costs a journal
+                // entry, a look at the length does not.
+                let len = text.len() as u64;
+                if f.metadata()?.len() > len {
+                    f.set_len(len)?;
+                }
+                Ok(())
             });
         if rewritten.is_ok() {
             return Ok(TempPath(path));

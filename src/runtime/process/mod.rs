@@ -186,8 +186,37 @@ pub async fn run_streaming(
     run_recorded(inv, None, timeout, kill, on_spawn, lines).await
 }
 
+/// Writes as much of `bytes` as `pipe`'s buffer takes now, without waiting; returns how
+/// much that was. The descriptor is left non-blocking, as the side writer needs it.
+fn prefill(pipe: &std::io::PipeWriter, bytes: &[u8]) -> std::io::Result<usize> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let fd = pipe.as_raw_fd();
+    // SAFETY: flags of a descriptor this function's caller owns.
+    let set = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    if !set {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut written = 0;
+    let mut w = pipe;
+    while written < bytes.len() {
+        match w.write(&bytes[written..]) {
+            Ok(0) => break,
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(written)
+}
+
 /// [`run_streaming`] with the child's stdout going straight into the file `record`
-/// (created 0600, or a spare of `spare.rs` taking its name), which this side tails for the capture and the line feed. The child
+/// (created 0600, or an ended run's record renamed to it, see `spare.rs`), which this side
+/// tails for the capture and the line feed. The child
 /// writes the file itself, so what it printed survives a daemon that dies before reading
 /// it: recovery settles finished work from the file ([`read_record`]). The file stays
 /// bounded on disk: what has been read beyond its first `CAPTURE_HEAD` bytes and its last
@@ -236,9 +265,12 @@ pub async fn run_recorded(
                 .into(),
             None,
         ),
-        Stdin::Bytes(_) => {
+        Stdin::Bytes(ref bytes) => {
             let (r, w) = std::io::pipe().map_err(spawn_error)?;
-            (r.into(), Some(w))
+            // A prompt that fits the pipe's buffer is written before the child starts and
+            // its end closed: nothing to write on the side. What does not fit is.
+            let written = prefill(&w, bytes).map_err(spawn_error)?;
+            (r.into(), (written < bytes.len()).then_some((w, written)))
         }
     };
     let (stdout_child, stdout_pipe, recorded): (OwnedFd, _, _) = match record {
@@ -274,7 +306,7 @@ pub async fn run_recorded(
     let stderr = receiver(stderr_pipe);
     let stdout = stdout_pipe.map(receiver).transpose();
     let stdin = stdin_feed
-        .map(|w| pipe::Sender::from_owned_fd(w.into()))
+        .map(|(w, written)| pipe::Sender::from_owned_fd(w.into()).map(|p| (p, written)))
         .transpose();
     let (stderr, stdout, stdin) = match (stderr, stdout, stdin) {
         (Ok(e), Ok(o), Ok(i)) => (e, o, i),
@@ -290,8 +322,8 @@ pub async fn run_recorded(
     }
     on_spawn(pgid as u32);
 
-    if let (Stdin::Bytes(bytes), Some(mut pipe)) = (&inv.stdin, stdin) {
-        let bytes = bytes.clone();
+    if let (Stdin::Bytes(bytes), Some((mut pipe, written))) = (&inv.stdin, stdin) {
+        let bytes = bytes[written..].to_vec();
         // A child that never reads its stdin must not block us: write on the side and
         // ignore a closed pipe.
         tokio::spawn(async move {

@@ -28,6 +28,26 @@ async fn captures_stdout_stderr_and_the_exit_code() {
 }
 
 #[tokio::test]
+async fn stdin_beyond_the_pipe_buffer_arrives_whole_and_a_child_that_reads_none_is_fine() {
+    // 1 MiB: most goes on the side once the child reads; the first part before it starts.
+    let big: Vec<u8> = (0..1024 * 1024).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut inv = sh("cksum");
+    inv.stdin = Stdin::Bytes(big.clone());
+    let out = run(&inv, None, no_kill(), |_| {}).await.unwrap();
+    let mut expect = sh("cksum");
+    expect.stdin = Stdin::Null;
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &big).unwrap();
+    expect.args[1] = format!("cksum < {}", file.path().display());
+    let want = run(&expect, None, no_kill(), |_| {}).await.unwrap();
+    assert_eq!(out.stdout, want.stdout);
+    let mut deaf = sh("exit 0");
+    deaf.stdin = Stdin::Bytes(big);
+    let out = run(&deaf, None, no_kill(), |_| {}).await.unwrap();
+    assert_eq!(out.exit, Exit::Code(0));
+}
+
+#[tokio::test]
 async fn the_deadline_kills_the_whole_group() {
     let dir = std::env::temp_dir().join(format!("gm-proc-{}", crate::ids::random_hex(4)));
     std::fs::create_dir_all(&dir).unwrap();
