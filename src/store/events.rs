@@ -51,6 +51,33 @@ DROP INDEX events_job;
 "
 );
 
+/// `events` rebuilt with a plain `INTEGER PRIMARY KEY`: `AUTOINCREMENT` rewrote its
+/// `sqlite_sequence` row, one more page, in every transaction that logged an event (every
+/// claim and settlement). Events are never deleted, so a new id is still the largest so
+/// far plus one and every `id > N` cursor keeps its order. Ids and indexes come back as
+/// they were.
+pub(super) const WITHOUT_AUTOINCREMENT: &str = concat!(
+    "CREATE TABLE events_rebuilt (
+    id      INTEGER PRIMARY KEY,
+    ts_ms   INTEGER NOT NULL,
+    root_id TEXT,
+    job_id  TEXT,
+    kind    TEXT NOT NULL,
+    message TEXT NOT NULL DEFAULT '',
+    data    TEXT
+);
+INSERT INTO events_rebuilt(id, ts_ms, root_id, job_id, kind, message, data)
+    SELECT id, ts_ms, root_id, job_id, kind, message, data FROM events;
+DROP TABLE events;
+ALTER TABLE events_rebuilt RENAME TO events;
+DELETE FROM sqlite_sequence WHERE name = 'events';
+CREATE INDEX events_root ON events(root_id, id);
+CREATE INDEX events_kind ON events(kind, id) WHERE kind = '",
+    preflight_kind!(),
+    "';
+"
+);
+
 /// What to append; `data` is stored as JSON when present.
 #[derive(Debug, Clone, Default)]
 pub struct NewEvent<'a> {

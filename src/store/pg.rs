@@ -17,8 +17,8 @@ use bytes::BytesMut;
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
 
-use super::Result;
 use super::value::{Param, Value};
+use super::{Result, StoreError};
 
 /// Prepared statements kept per connection; past this the cache starts over (the store's
 /// statements number about a hundred, `job list` filters and column sets add a few).
@@ -111,6 +111,10 @@ pub struct PgConn {
     /// Always present; taken only by `drop`, which must close it off the tokio runtime.
     client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<String, Statement>>,
+    /// A call failed because the connection is gone. The client learns that the server
+    /// closed it on a thread of its own, a moment later: until then it does not say
+    /// closed, and the next call would fail on the dead connection too.
+    lost: std::cell::Cell<bool>,
 }
 
 impl PgConn {
@@ -118,6 +122,7 @@ impl PgConn {
         Ok(Self {
             client: RefCell::new(Some(off_runtime(|| Client::connect(url, NoTls))?)),
             statements: RefCell::new(HashMap::new()),
+            lost: std::cell::Cell::new(false),
         })
     }
 
@@ -145,26 +150,37 @@ impl PgConn {
 
     pub(super) fn batch(&self, sql: &str) -> Result<()> {
         let client: &mut Client = &mut self.client();
-        Ok(off_runtime(|| client.batch_execute(sql))?)
+        self.noted(off_runtime(|| client.batch_execute(sql)))
     }
 
     pub(super) fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<usize> {
         let client: &mut Client = &mut self.client();
         let st = self.statement(client, sql)?;
         let values = values(params);
-        Ok(off_runtime(|| client.execute(&st, &refs(&values)))? as usize)
+        Ok(self.noted(off_runtime(|| client.execute(&st, &refs(&values))))? as usize)
     }
 
     pub(super) fn query(&self, sql: &str, params: &[&dyn Param]) -> Result<Vec<postgres::Row>> {
         let client: &mut Client = &mut self.client();
         let st = self.statement(client, sql)?;
         let values = values(params);
-        Ok(off_runtime(|| client.query(&st, &refs(&values)))?)
+        self.noted(off_runtime(|| client.query(&st, &refs(&values))))
     }
 
     /// Whether the server closed this connection (it reopens on the store's next use).
     pub(super) fn is_closed(&self) -> bool {
-        self.client().is_closed()
+        self.lost.get() || self.client().is_closed()
+    }
+
+    /// `result` as the store's, remembering a lost connection (see `lost`).
+    fn noted<T>(&self, result: std::result::Result<T, postgres::Error>) -> Result<T> {
+        result.map_err(|e| {
+            let e = StoreError::from(e);
+            if e.is_connection_lost() {
+                self.lost.set(true);
+            }
+            e
+        })
     }
 
     fn client(&self) -> std::cell::RefMut<'_, Client> {
@@ -177,7 +193,7 @@ impl PgConn {
         if let Some(st) = self.statements.borrow().get(sql) {
             return Ok(st.clone());
         }
-        let st = off_runtime(|| client.prepare(&translate(sql)))?;
+        let st = self.noted(off_runtime(|| client.prepare(&translate(sql))))?;
         let mut cache = self.statements.borrow_mut();
         if cache.len() >= STATEMENT_CACHE {
             cache.clear();

@@ -48,6 +48,8 @@ const MIGRATIONS: &[&[&str]] = &[
     &[super::events::LEANER_INDEXES],
     // Cheaper claims and settlements: the job and run indexes nothing reads.
     &[super::jobs::UNREAD_INDEXES],
+    // Cheaper claims and settlements: event ids without AUTOINCREMENT's sequence row.
+    &[super::events::WITHOUT_AUTOINCREMENT],
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -86,6 +88,64 @@ mod tests {
 
     fn count(conn: &Connection, sql: &str) -> i64 {
         conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    /// A home written at schema 10 (events with AUTOINCREMENT) keeps its event ids and
+    /// indexes through the rebuild, writes no sequence row any more, and numbers the next
+    /// event after the last.
+    #[test]
+    fn events_lose_autoincrement_and_keep_ids_and_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gitmoot.db");
+        let mut conn = Connection::open(&path).unwrap();
+        for parts in &MIGRATIONS[..10] {
+            for sql in *parts {
+                conn.execute_batch(sql).unwrap();
+            }
+        }
+        conn.pragma_update(None, "user_version", 10).unwrap();
+        conn.execute_batch(
+            "INSERT INTO events(ts_ms, root_id, job_id, kind) VALUES (1, 'r', 'j', 'queued'),
+                 (2, 'r', 'j', 'running'), (3, 'r', 'j', 'succeeded');
+             DELETE FROM events WHERE id = 2;",
+        )
+        .unwrap();
+        migrate(&mut conn, &path).unwrap();
+        let sql: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'events'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!sql.contains("AUTOINCREMENT"), "{sql}");
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'events'"
+            ),
+            0
+        );
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'"
+            ),
+            2
+        );
+        conn.execute(
+            "INSERT INTO events(ts_ms, root_id, kind) VALUES (4, 'r', 'run_finished')",
+            [],
+        )
+        .unwrap();
+        let ids: Vec<i64> = conn
+            .prepare("SELECT id FROM events ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(ids, [1, 3, 4]);
     }
 
     /// A home written by a gitmoot at schema 5 (mentions with AUTOINCREMENT), with read and
