@@ -12,20 +12,31 @@ use super::Result;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE events (
-    id      INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts_ms   INTEGER NOT NULL,
+/// The columns after `id`, as the first schema wrote them and the rebuild keeps them.
+macro_rules! event_columns {
+    () => {
+        "    ts_ms   INTEGER NOT NULL,
     root_id TEXT,
     job_id  TEXT,
     kind    TEXT NOT NULL,
     message TEXT NOT NULL DEFAULT '',
     data    TEXT
 );
-CREATE INDEX events_root ON events(root_id, id);
+"
+    };
+}
+
+pub(super) const SCHEMA: &str = concat!(
+    "
+CREATE TABLE events (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+",
+    event_columns!(),
+    "CREATE INDEX events_root ON events(root_id, id);
 CREATE INDEX events_job ON events(job_id, id);
 CREATE INDEX events_kind ON events(kind, id);
-";
+"
+);
 
 /// The kind of event a coordinator's refused delegation set leaves: the only kind the log
 /// is ever searched by, so the only one its kind index holds. A macro, so the statements
@@ -59,14 +70,9 @@ DROP INDEX events_job;
 pub(super) const WITHOUT_AUTOINCREMENT: &str = concat!(
     "CREATE TABLE events_rebuilt (
     id      INTEGER PRIMARY KEY,
-    ts_ms   INTEGER NOT NULL,
-    root_id TEXT,
-    job_id  TEXT,
-    kind    TEXT NOT NULL,
-    message TEXT NOT NULL DEFAULT '',
-    data    TEXT
-);
-INSERT INTO events_rebuilt(id, ts_ms, root_id, job_id, kind, message, data)
+",
+    event_columns!(),
+    "INSERT INTO events_rebuilt(id, ts_ms, root_id, job_id, kind, message, data)
     SELECT id, ts_ms, root_id, job_id, kind, message, data FROM events;
 DROP TABLE events;
 ALTER TABLE events_rebuilt RENAME TO events;
