@@ -254,7 +254,11 @@ impl Pool {
                     } else {
                         Vec::new()
                     };
-                    let force = if any_inflight {
+                    // Only another connection kills or cancels (the CLI, a control room):
+                    // with nothing committed elsewhere since the last pass, the answer is
+                    // the one that pass acted on; the sweep asks anyway.
+                    let others_wrote = last_version != Some(version);
+                    let force = if any_inflight && (others_wrote || sweep_due) {
                         engine::jobs_to_terminate(&store.conn())?
                     } else {
                         Vec::new()
