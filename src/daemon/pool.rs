@@ -107,16 +107,6 @@ fn private_dir(p: &Path) -> std::io::Result<()> {
         .create(p)
 }
 
-/// Git checkouts among the configured repos (read-only legs get worktrees of them).
-fn git_checkouts(config: &Config) -> HashSet<String> {
-    config
-        .repos
-        .iter()
-        .filter(|(_, r)| r.path.as_deref().is_some_and(worktree::is_git_checkout))
-        .map(|(name, _)| name.clone())
-        .collect()
-}
-
 struct Pool {
     shared: Arc<Shared>,
     parallel: usize,
@@ -166,7 +156,7 @@ impl Pool {
     fn apply(&mut self, new: Config) {
         self.parallel = self.parallel_flag.unwrap_or(new.daemon.parallel);
         self.tick_ms = new.daemon.tick.0.max(1);
-        self.git_checkouts = Arc::new(git_checkouts(&new));
+        self.git_checkouts = Arc::new(worktree::git_checkouts(&new));
         *self
             .shared
             .config
@@ -489,7 +479,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     let location = Location::of_home(&d.home).map_err(StoreError::from)?;
     let store = Store::open_location(&location)?;
     store.tune_for_batches()?;
-    let git_checkouts = git_checkouts(&d.config);
+    let git_checkouts = worktree::git_checkouts(&d.config);
     let shared = Arc::new(Shared {
         home: d.home.clone(),
         store: std::sync::Mutex::new(store),
@@ -544,7 +534,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         shutdown::on_signals(d.shutdown.clone())?;
     }
     let wake = Arc::new(Notify::new());
-    let store_watch = StoreWatch::for_location(&location, &wake);
+    let mut store_watch = StoreWatch::for_location(&location, &wake);
     let reload = match &d.config_file {
         Some(path) => {
             let hangup = Arc::new(AtomicBool::new(false));
@@ -647,6 +637,16 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         if started && pool.inflight.len() < pool.parallel {
             // Claim again at once: the pass may have stopped at its scan window.
             continue;
+        }
+        if let Some(w) = store_watch.as_mut() {
+            match w.watch_while(pool.inflight.len() < pool.parallel) {
+                Ok(true) => {
+                    store_woke = true;
+                    continue;
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!("daemon: watching the store: {e}"),
+            }
         }
         tokio::select! {
             Some(res) = pool.tasks.join_next_with_id(), if !pool.tasks.is_empty() => pool.finished(res),

@@ -28,6 +28,10 @@ pub struct StoreWatch {
     fd: AsyncFd<OwnedFd>,
     /// The store file's name: its `-wal` and `-shm` share it as a prefix.
     name: Vec<u8>,
+    /// The store's folder.
+    dir: CString,
+    /// The watch on `dir` while there is one (see `watch_while`).
+    wd: Option<i32>,
 }
 
 impl StoreWatch {
@@ -73,13 +77,45 @@ impl StoreWatch {
         }
         // SAFETY: as above; nothing else holds it.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: a NUL-terminated path and our own descriptor.
-        if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), dir.as_ptr(), MASK) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
         // SAFETY: the descriptor stays open, and the same, for the AsyncFd's whole life.
         let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }?;
-        Ok(Self { fd, name })
+        let mut watch = Self {
+            fd,
+            name,
+            dir,
+            wd: None,
+        };
+        watch.watch_while(true)?;
+        Ok(watch)
+    }
+
+    /// Watches the folder while `on`, and not otherwise. A watched folder turns every
+    /// write to its files into an inotify event, the daemon's own WAL writes included
+    /// (a third of what such a write costs), and a pool with no free slot has nothing to
+    /// start on another connection's commit: it watches only while a slot is free. True
+    /// when the watch just started again: commits made while it was off went unseen, so
+    /// the caller looks at the store once more before it waits.
+    pub fn watch_while(&mut self, on: bool) -> std::io::Result<bool> {
+        let fd = self.fd.get_ref().as_raw_fd();
+        match (on, self.wd) {
+            (true, None) => {
+                // SAFETY: a NUL-terminated path and our own descriptor.
+                let wd = unsafe { libc::inotify_add_watch(fd, self.dir.as_ptr(), MASK) };
+                if wd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                self.wd = Some(wd);
+                Ok(true)
+            }
+            (false, Some(wd)) => {
+                // SAFETY: our own descriptor and a watch it holds; a watch the kernel
+                // dropped already (the folder went) fails harmlessly.
+                unsafe { libc::inotify_rm_watch(fd, wd) };
+                self.wd = None;
+                Ok(false)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// Resolves once a store file changed since the last call returned (at once when one
@@ -151,5 +187,24 @@ mod tests {
         assert!(!watch.drain().unwrap(), "read once");
         write("gitmoot.db");
         watch.changed().await;
+    }
+
+    #[test]
+    fn an_unwatched_folder_wakes_nothing_and_watching_again_says_to_look() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        let _in = rt.enter();
+        let mut watch = StoreWatch::new(&dir.path().join("gitmoot.db")).unwrap();
+        let write = || std::fs::write(dir.path().join("gitmoot.db-wal"), "x").unwrap();
+        assert!(!watch.watch_while(true).unwrap(), "already watching");
+        assert!(!watch.watch_while(false).unwrap());
+        write();
+        assert!(!watch.drain().unwrap(), "no event while not watching");
+        assert!(watch.watch_while(true).unwrap(), "look once more");
+        write();
+        assert!(watch.drain().unwrap());
     }
 }

@@ -6,6 +6,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Git checkouts among the configured repos (read-only legs get worktrees of them).
+pub fn git_checkouts(config: &crate::config::Config) -> std::collections::HashSet<String> {
+    config
+        .repos
+        .iter()
+        .filter(|(_, r)| r.path.as_deref().is_some_and(is_git_checkout))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("git worktree for {checkout}: {message}")]
 pub struct WorktreeError {

@@ -187,7 +187,8 @@ pub async fn run_streaming(
 }
 
 /// Writes as much of `bytes` as `pipe`'s buffer takes now, without waiting; returns how
-/// much that was. The descriptor is left non-blocking, as the side writer needs it.
+/// much that was (all of it when the reader is gone: there is nothing more to write). The
+/// descriptor is left non-blocking, as the side writer needs it.
 fn prefill(pipe: &std::io::PipeWriter, bytes: &[u8]) -> std::io::Result<usize> {
     use std::io::Write;
     use std::os::fd::AsRawFd;
@@ -208,6 +209,7 @@ fn prefill(pipe: &std::io::PipeWriter, bytes: &[u8]) -> std::io::Result<usize> {
             Ok(n) => written += n,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(bytes.len()),
             Err(e) => return Err(e),
         }
     }
@@ -265,12 +267,9 @@ pub async fn run_recorded(
                 .into(),
             None,
         ),
-        Stdin::Bytes(ref bytes) => {
+        Stdin::Bytes(_) => {
             let (r, w) = std::io::pipe().map_err(spawn_error)?;
-            // A prompt that fits the pipe's buffer is written before the child starts and
-            // its end closed: nothing to write on the side. What does not fit is.
-            let written = prefill(&w, bytes).map_err(spawn_error)?;
-            (r.into(), (written < bytes.len()).then_some((w, written)))
+            (r.into(), Some(w))
         }
     };
     let (stdout_child, stdout_pipe, recorded): (OwnedFd, _, _) = match record {
@@ -305,14 +304,9 @@ pub async fn run_recorded(
     let receiver = |r: std::io::PipeReader| pipe::Receiver::from_owned_fd(r.into());
     let stderr = receiver(stderr_pipe);
     let stdout = stdout_pipe.map(receiver).transpose();
-    let stdin = stdin_feed
-        .map(|(w, written)| pipe::Sender::from_owned_fd(w.into()).map(|p| (p, written)))
-        .transpose();
-    let (stderr, stdout, stdin) = match (stderr, stdout, stdin) {
-        (Ok(e), Ok(o), Ok(i)) => (e, o, i),
-        (Err(source), ..) | (_, Err(source), _) | (.., Err(source)) => {
-            return Err(spawn_error(source));
-        }
+    let (stderr, stdout) = match (stderr, stdout) {
+        (Ok(e), Ok(o)) => (e, o),
+        (Err(source), _) | (_, Err(source)) => return Err(spawn_error(source)),
     };
     let pgid = child.id();
     if let Err(source) = guard().watch(pgid) {
@@ -322,14 +316,20 @@ pub async fn run_recorded(
     }
     on_spawn(pgid as u32);
 
-    if let (Stdin::Bytes(bytes), Some((mut pipe, written))) = (&inv.stdin, stdin) {
-        let bytes = bytes[written..].to_vec();
-        // A child that never reads its stdin must not block us: write on the side and
-        // ignore a closed pipe.
-        tokio::spawn(async move {
-            let _ = pipe.write_all(&bytes).await;
-            let _ = pipe.shutdown().await;
-        });
+    // Only now, with the group in the guard's list, does a child waiting on its input get
+    // it. A prompt that fits the pipe's buffer is written at once and its end closed;
+    // what does not fit goes on the side, so a child that never reads its stdin does not
+    // block us (a closed pipe is ignored).
+    if let (Stdin::Bytes(bytes), Some(w)) = (&inv.stdin, stdin_feed) {
+        let written = prefill(&w, bytes).unwrap_or(0);
+        if written < bytes.len() {
+            let mut pipe = pipe::Sender::from_owned_fd(w.into()).map_err(spawn_error)?;
+            let rest = bytes[written..].to_vec();
+            tokio::spawn(async move {
+                let _ = pipe.write_all(&rest).await;
+                let _ = pipe.shutdown().await;
+            });
+        }
     }
     let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
     let (stop_tx, stop_rx) = watch::channel(false);
