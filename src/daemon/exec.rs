@@ -159,6 +159,21 @@ pub fn plan(conn: &Tx<'_>, job: &Job, cfg: &Config) -> Result<Plan, String> {
     })
 }
 
+/// Each claimed job with the runtime plan it runs under (or why it has none).
+pub fn planned(
+    store: &Store,
+    claimed: Vec<Claimed>,
+    config: &Config,
+) -> Vec<(Claimed, Result<Plan, String>)> {
+    claimed
+        .into_iter()
+        .map(|c| {
+            let plan = plan(&store.conn(), &c.job, config);
+            (c, plan)
+        })
+        .collect()
+}
+
 fn append_event(
     store: &mut Store,
     clock: &dyn Clock,

@@ -67,21 +67,6 @@ impl TickReport {
     }
 }
 
-/// Each claimed job with the runtime plan it runs under (or why it has none).
-fn planned(
-    store: &Store,
-    claimed: Vec<Claimed>,
-    config: &Config,
-) -> Vec<(Claimed, Result<Plan, String>)> {
-    claimed
-        .into_iter()
-        .map(|c| {
-            let plan = exec::plan(&store.conn(), &c.job, config);
-            (c, plan)
-        })
-        .collect()
-}
-
 /// Settles each finished job in `tx`, each under its own savepoint: one whose settlement
 /// fails is logged and left `running` (recovery fails it) without undoing the others.
 fn settle_all(
@@ -135,6 +120,9 @@ struct Pool {
     notifying: JoinSet<()>,
     registration: Arc<Registration>,
     last_beat_ms: Millis,
+    /// `claim_ahead` on SQLite only: on PostgreSQL every commit waits for the server's flush
+    /// under the writers' lock, a cost above what refilling a slot sooner gains.
+    claims_ahead: bool,
 }
 
 impl Pool {
@@ -253,7 +241,7 @@ impl Pool {
                     } else {
                         Vec::new()
                     };
-                    let claimed = planned(store, claimed, &config);
+                    let claimed = exec::planned(store, claimed, &config);
                     let live = if until_idle && claimed.is_empty() && !any_inflight {
                         Some(
                             jobs::count_state(store.conn(), JobState::Queued)?
@@ -303,7 +291,7 @@ impl Pool {
     /// settles them.
     async fn claim_ahead(&mut self) -> Result<(), DaemonError> {
         let free = self.parallel.saturating_sub(self.inflight.len());
-        if free == 0 || self.done.is_empty() {
+        if !self.claims_ahead || free == 0 || self.done.is_empty() {
             return Ok(());
         }
         let settling = self.done.iter().map(|f| f.root_id().to_string()).collect();
@@ -315,7 +303,7 @@ impl Pool {
                 let config = sh.config();
                 let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
                 let claimed = store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?;
-                Ok(planned(store, claimed, &config))
+                Ok(exec::planned(store, claimed, &config))
             })?;
         for (c, plan) in claimed {
             self.start(c, plan);
@@ -569,6 +557,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         notifying: JoinSet::new(),
         last_beat_ms: shared_now,
         registration,
+        claims_ahead: matches!(location, Location::Sqlite(_)),
     };
     tracing::info!(parallel, lock = %lock.path().display(), "daemon: started");
     let mut store_woke = false;
