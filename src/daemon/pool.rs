@@ -1,10 +1,10 @@
-//! The daemon's loop: recover, then tick — terminate force-killed jobs, claim up to the
-//! free slots, refresh the status file — on every store change, finished job or
-//! `[daemon].tick`, until idle or told to stop; then the graceful shutdown.
+//! The daemon's loop: recover, then tick — claim ahead for the slots ended jobs freed,
+//! settle those jobs and claim up to the free slots, terminate force-killed jobs, refresh
+//! the status file — on every store change, finished job or `[daemon].tick`, until idle or
+//! told to stop; then the graceful shutdown.
 //!
-//! Owns the in-flight bookkeeping (locks held, per-repo counts, kill switches) and the
-//! warm config reload (SIGHUP, or config.toml changing, checked once per tick); each job's
-//! own work is `exec::execute`.
+//! Owns the in-flight bookkeeping (locks held, per-repo counts, kill switches) and applies
+//! the config `reload.rs` reads; each job's own work is `exec::execute`.
 
 use crate::store::Tx;
 use std::collections::{HashMap, HashSet};

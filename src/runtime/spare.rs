@@ -15,14 +15,16 @@
 //! - A stdout record is named for its job, since recovery finds it by that name. An ended
 //!   one is only listed (`discard_record`, called inside the daemon's store pass, costs no
 //!   call to the file system); the next run that needs a record empties it and renames it
-//!   to its own name, off that pass. The daemon removes the ones still listed as it stops.
+//!   to its own name, off that pass. The daemon removes the ones still listed as it stops,
+//!   and one that starts removes those a killed one left (`daemon::recovery`).
 //!
 //! Knows nothing of what the files hold.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// The name a record waits under once emptied, in case its first reuse fails.
+/// What spares were renamed to before they were kept under their own names: a daemon of
+/// an earlier version may have left some, which `remove_all` clears.
 const PREFIX: &str = "spare-";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
