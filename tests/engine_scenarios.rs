@@ -828,7 +828,8 @@ fn kill_cancels_queued_legs_lets_running_finish_then_one_finalize() {
             .is_empty(),
         "graceful kill terminates nothing"
     );
-    assert!(!gitmoot::engine::may_start(&h.store.conn(), &h.id("b")).unwrap());
+    let b = gitmoot::store::jobs::require(h.store.conn(), &h.id("b")).unwrap();
+    assert!(!gitmoot::engine::may_start(&h.store.conn(), &b).unwrap());
     h.ok("a", approved());
     assert!(h.try_job("c").is_none());
     let f = finalize_of(&h, "continuation");

@@ -44,11 +44,8 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
     let mut store = Store::open_home(&home).map_err(|e| err(&e))?;
     let command = agent_command(lines);
     agents::insert(store.conn(), &super::shell_agent("chatty", &command)).map_err(|e| err(&e))?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| err(&e))?;
+    // As `daemon run --parallel 1` builds it.
+    let rt = crate::daemon::runtime(1).map_err(|e| err(&e))?;
     // The bare figure is the best of three runs (one before and two after the job's), so
     // a cold first start does not flatter the daemon.
     let mut bare = rt.block_on(super::sh_runs(&command, b"talk", 1))?;

@@ -45,66 +45,33 @@ pub struct Claimed {
     pub lock_key: Option<String>,
 }
 
-/// What the daemon knows when it claims: its in-flight locks and per-repo counts.
-pub struct ClaimContext<'a> {
-    pub config: &'a Config,
+/// What the daemon knows when it claims: its config, its in-flight locks and per-repo
+/// counts, who it is. Owned, so the pool builds it on its loop and the pass reads it
+/// wherever the store runs.
+pub struct ClaimContext {
+    pub config: Arc<Config>,
     /// Repos whose configured path is a git checkout.
-    pub git_checkouts: &'a HashSet<String>,
-    pub held: &'a HashSet<String>,
-    pub running_per_repo: &'a HashMap<String, usize>,
-    pub worktrees_dir: &'a Path,
-    pub scratch_dir: &'a Path,
+    pub git_checkouts: Arc<HashSet<String>>,
+    pub held: HashSet<String>,
+    pub running_per_repo: HashMap<String, usize>,
+    pub worktrees_dir: PathBuf,
+    pub scratch_dir: PathBuf,
     /// Claim only jobs of this tree.
-    pub only_root: Option<&'a str>,
+    pub only_root: Option<String>,
     /// This daemon's registry id, written on each job it claims (its lease covers them).
-    pub daemon_id: Option<&'a str>,
+    pub daemon_id: Option<String>,
     /// The host labels this daemon carries: a job pinned to another label is left for a
     /// daemon that carries it.
-    pub labels: &'a [String],
+    pub labels: Vec<String>,
     /// Trees whose jobs are left queued this pass: a finished job of theirs has not
     /// settled yet, and its settlement may stop or fail them.
-    pub settling: &'a HashSet<String>,
-}
-
-/// What a claim pass reads of the pool, owned so the pass can run on the store's thread.
-pub struct ClaimInputs {
-    pub held: HashSet<String>,
-    pub per_repo: HashMap<String, usize>,
-    pub checkouts: Arc<HashSet<String>>,
-    pub worktrees_dir: PathBuf,
-    pub only_root: Option<String>,
     pub settling: HashSet<String>,
-}
-
-impl ClaimInputs {
-    /// The context for a pass of the daemon `daemon_id` carrying `labels`.
-    pub fn context<'a>(
-        &'a self,
-        config: &'a Config,
-        scratch_dir: &'a Path,
-        daemon_id: &'a str,
-        labels: &'a [String],
-    ) -> ClaimContext<'a> {
-        ClaimContext {
-            config,
-            git_checkouts: &self.checkouts,
-            held: &self.held,
-            running_per_repo: &self.per_repo,
-            worktrees_dir: &self.worktrees_dir,
-            scratch_dir,
-            only_root: self.only_root.as_deref(),
-            daemon_id: Some(daemon_id),
-            labels,
-            settling: &self.settling,
-        }
-    }
 }
 
 /// How many queued jobs one claim pass looks at, at most, to find ones whose locks are free.
 const SCAN: usize = 256;
 
-/// The queued jobs after the first `offset`, oldest first.
-/// A page of the queue, oldest first, with each job's host label.
+/// A page of the queue after the first `offset`, oldest first, with each job's host label.
 fn queued_page(
     tx: &Tx<'_>,
     only_root: Option<&str>,
@@ -118,7 +85,7 @@ fn queued_page(
 
 /// Read-only legs of a repo with a git checkout run in their own worktree; everything
 /// else in a repo with a registered checkout shares it under `repo:<repo>`.
-pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
+pub fn place(job: &Job, ctx: &ClaimContext) -> (Placement, Option<String>) {
     let Some(repo) = &job.repo else {
         return (
             Placement::Shared {
@@ -131,7 +98,7 @@ pub fn place(job: &Job, ctx: &ClaimContext<'_>) -> (Placement, Option<String>) {
     let read_only = job.kind == JobKind::Leg && matches!(job.action, Action::Ask | Action::Review);
     match checkout {
         Some(path) if read_only && ctx.git_checkouts.contains(repo) => {
-            let wt = super::worktree::path_for(ctx.worktrees_dir, &job.id);
+            let wt = super::worktree::path_for(&ctx.worktrees_dir, &job.id);
             let key = format!("worktree:{}", wt.display());
             (
                 Placement::Worktree {
@@ -162,7 +129,7 @@ pub fn claim(
     tx: &Tx<'_>,
     clock: &dyn Clock,
     limit: usize,
-    ctx: &ClaimContext<'_>,
+    ctx: &ClaimContext,
 ) -> Result<Vec<Claimed>, EngineError> {
     if limit == 0 {
         return Ok(Vec::new());
@@ -185,7 +152,7 @@ pub fn claim(
                 break;
             }
             // Jobs claimed from the last page left the queue; skip only the ones passed over.
-            ids = queued_page(tx, ctx.only_root, scanned - out.len(), page)?;
+            ids = queued_page(tx, ctx.only_root.as_deref(), scanned - out.len(), page)?;
             scanned += ids.len();
             next = 0;
             if ids.is_empty() {
@@ -206,7 +173,7 @@ pub fn claim(
             }
             Err(e) => return Err(e.into()),
         };
-        if ctx.settling.contains(&job.root_id) || !engine::may_start_job(tx, &job)? {
+        if ctx.settling.contains(&job.root_id) || !engine::may_start(tx, &job)? {
             continue;
         }
         let stored = job.clone();
@@ -230,7 +197,7 @@ pub fn claim(
             held.insert(k.clone());
         }
         job.state = JobState::Running;
-        job.daemon_id = ctx.daemon_id.map(String::from);
+        job.daemon_id = ctx.daemon_id.clone();
         job.started_ms = Some(now);
         job.updated_ms = now;
         job.worktree = match &placement {
@@ -265,7 +232,7 @@ pub fn claim(
 pub fn quarantine(
     tx: &Tx<'_>,
     clock: &dyn Clock,
-    ctx: &ClaimContext<'_>,
+    ctx: &ClaimContext,
     u: &jobs::Unreadable,
 ) -> Result<(), EngineError> {
     tracing::warn!(job = %u.id, "quarantining an unreadable job: {u}");
@@ -302,15 +269,20 @@ mod tests {
         (store, dir)
     }
 
-    /// A pass holding `held` locks and leaving `settling` trees alone, nothing in flight.
-    fn inputs(dir: &Path, held: &[&str], settling: &[&str]) -> ClaimInputs {
+    /// A pass under `config` holding `held` locks and leaving `settling` trees alone,
+    /// nothing in flight.
+    fn context(dir: &Path, config: Config, held: &[&str], settling: &[&str]) -> ClaimContext {
         let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
-        ClaimInputs {
+        ClaimContext {
+            config: Arc::new(config),
+            git_checkouts: Arc::new(HashSet::new()),
             held: set(held),
-            per_repo: HashMap::new(),
-            checkouts: Arc::new(HashSet::new()),
+            running_per_repo: HashMap::new(),
             worktrees_dir: dir.to_path_buf(),
+            scratch_dir: dir.to_path_buf(),
             only_root: None,
+            daemon_id: None,
+            labels: Vec::new(),
             settling: set(settling),
         }
     }
@@ -344,9 +316,7 @@ mod tests {
         let ids: Vec<String> = (0..3)
             .map(|_| submit(&mut store, &clock, Some("acme/api")))
             .collect();
-        let config = Config::default();
-        let inputs = inputs(&dir, &[], &[]);
-        let ctx = inputs.context(&config, &dir, "d-test", &[]);
+        let ctx = context(&dir, Config::default(), &[], &[]);
         let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
         assert_eq!(got.len(), ids.len(), "siblings of one repo run at once");
         assert!(got.iter().all(|c| c.lock_key.is_none()));
@@ -358,9 +328,7 @@ mod tests {
         let clock = ManualClock::new(1_000);
         let waiting = submit(&mut store, &clock, None);
         let free = submit(&mut store, &clock, None);
-        let config = Config::default();
-        let inputs = inputs(&dir, &[], &[waiting.as_str()]);
-        let ctx = inputs.context(&config, &dir, "d-test", &[]);
+        let ctx = context(&dir, Config::default(), &[], &[waiting.as_str()]);
         let got = store.write(|tx| claim(tx, &clock, 2, &ctx)).unwrap();
         let ids: Vec<&str> = got.iter().map(|c| c.job.id.as_str()).collect();
         assert_eq!(ids, [free.as_str()]);
@@ -391,8 +359,7 @@ mod tests {
                 max_parallel: 0,
             },
         );
-        let inputs = inputs(&dir, &["repo:acme/api"], &[]);
-        let ctx = inputs.context(&config, &dir, "d-test", &[]);
+        let ctx = context(&dir, config, &["repo:acme/api"], &[]);
         let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
         let ids: Vec<&str> = got.iter().map(|c| c.job.id.as_str()).collect();
         // The api job waits for its lock; web's shared checkout takes one job at a time

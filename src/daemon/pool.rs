@@ -18,7 +18,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 use super::Shared;
-use super::claim::{self, ClaimInputs, Claimed};
+use super::claim::{self, ClaimContext, Claimed};
 use super::exec::{self, Finished, Plan};
 use super::lock::DaemonLock;
 use super::registry::{self, Registration};
@@ -85,11 +85,14 @@ fn settle_all(
     Ok(())
 }
 
+/// Makes a folder of the home, only this user's. Not recursively: a home removed while
+/// its daemon starts must not be made again under it (the daemon would then run on for
+/// it); the start fails instead.
 fn private_dir(p: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(p)
+    match std::fs::DirBuilder::new().mode(0o700).create(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
 }
 
 struct Pool {
@@ -163,11 +166,11 @@ impl Pool {
     /// One pass over the store. `woke_only`: nothing but the store watcher asked for it,
     /// so when no other connection committed since the last pass (our own commits wake the
     /// watcher too) and no sweep is due, there is nothing to do.
-    async fn tick(&mut self, woke_only: bool) -> Result<TickReport, DaemonError> {
+    fn tick(&mut self, woke_only: bool) -> Result<TickReport, DaemonError> {
         let mut done = std::mem::take(&mut self.done);
         let last_version = self.data_version;
         let free = self.parallel.saturating_sub(self.inflight.len());
-        let inputs = self.claim_inputs(HashSet::new());
+        let ctx = self.claim_context(HashSet::new());
         let any_inflight = !self.inflight.is_empty();
         let until_idle = self.until_idle;
         let now = self.shared.clock.now_ms();
@@ -184,7 +187,7 @@ impl Pool {
         let reg = self.registration.clone();
         let report =
             self.shared
-                .with_store_here(move |store, sh| -> Result<TickReport, DaemonError> {
+                .with_store_here(|store, sh| -> Result<TickReport, DaemonError> {
                     let version = store.data_version()?;
                     let idle = woke_only && !sweep_due && !beat_due && done.is_empty();
                     if idle && last_version == Some(version) {
@@ -193,12 +196,12 @@ impl Pool {
                     if beat_due {
                         registry::beat(store, sh, &reg, now)?;
                     }
-                    let config = sh.config();
+                    let config = &ctx.config;
                     if sweep_due {
-                        store.write(|tx| engine::sweep(tx, sh.env(&config)))?;
+                        store.write(|tx| engine::sweep(tx, sh.env(config)))?;
                         if config.chat.auto_respond {
                             let asked = store.write(|tx| {
-                                crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), &config)
+                                crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), config)
                             });
                             if let Err(e) = asked {
                                 tracing::warn!("auto-respond sweep: {e}");
@@ -209,9 +212,8 @@ impl Pool {
                     // transaction: one commit per pass however many jobs it handles. A failed
                     // claim is undone alone; the settlements still commit before it is reported.
                     let claimed = if free > 0 || !done.is_empty() {
-                        let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
                         let claimed = store.write(|tx| -> Result<_, DaemonError> {
-                            settle_all(tx, sh, &config, &mut done)?;
+                            settle_all(tx, sh, config, &mut done)?;
                             if free == 0 {
                                 return Ok(Ok(Vec::new()));
                             }
@@ -241,7 +243,7 @@ impl Pool {
                     } else {
                         Vec::new()
                     };
-                    let claimed = exec::planned(store, claimed, &config);
+                    let claimed = exec::planned(store, claimed, config);
                     let live = if until_idle && claimed.is_empty() && !any_inflight {
                         Some(
                             jobs::count_state(store.conn(), JobState::Queued)?
@@ -262,25 +264,29 @@ impl Pool {
         Ok(report)
     }
 
-    /// What a claim pass needs to know of the jobs in flight; `settling` names the trees
-    /// it must leave alone.
-    fn claim_inputs(&self, settling: HashSet<String>) -> ClaimInputs {
-        let mut per_repo: HashMap<String, usize> = HashMap::new();
+    /// What a claim pass needs to know of this daemon and its jobs in flight; `settling`
+    /// names the trees it must leave alone.
+    fn claim_context(&self, settling: HashSet<String>) -> ClaimContext {
+        let mut running_per_repo: HashMap<String, usize> = HashMap::new();
         for f in self.inflight.values() {
             if let Some(r) = &f.repo {
-                *per_repo.entry(r.clone()).or_default() += 1;
+                *running_per_repo.entry(r.clone()).or_default() += 1;
             }
         }
-        ClaimInputs {
+        ClaimContext {
+            config: self.shared.config(),
+            git_checkouts: self.git_checkouts.clone(),
             held: self
                 .inflight
                 .values()
                 .filter_map(|f| f.lock_key.clone())
                 .collect(),
-            per_repo,
-            checkouts: self.git_checkouts.clone(),
+            running_per_repo,
             worktrees_dir: self.worktrees_dir.clone(),
+            scratch_dir: self.shared.scratch_dir.clone(),
             only_root: self.only_root.clone(),
+            daemon_id: Some(self.registration.id.clone()),
+            labels: self.registration.labels.clone(),
             settling,
         }
     }
@@ -289,26 +295,24 @@ impl Pool {
     /// trees, in a transaction of its own, and starts what it got: those slots refill
     /// while the settlements are written. The ended jobs' own trees wait for the pass that
     /// settles them.
-    async fn claim_ahead(&mut self) -> Result<(), DaemonError> {
+    /// True when it started any.
+    fn claim_ahead(&mut self) -> Result<bool, DaemonError> {
         let free = self.parallel.saturating_sub(self.inflight.len());
         if !self.claims_ahead || free == 0 || self.done.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
-        let settling = self.done.iter().map(|f| f.root_id().to_string()).collect();
-        let inputs = self.claim_inputs(settling);
-        let reg = self.registration.clone();
+        let ctx = self.claim_context(self.done.iter().map(|f| f.root_id().to_string()).collect());
         let claimed = self
             .shared
-            .with_store_here(move |store, sh| -> Result<_, DaemonError> {
-                let config = sh.config();
-                let ctx = inputs.context(&config, &sh.scratch_dir, &reg.id, &reg.labels);
+            .with_store_here(|store, sh| -> Result<_, DaemonError> {
                 let claimed = store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?;
-                Ok(exec::planned(store, claimed, &config))
+                Ok(exec::planned(store, claimed, &ctx.config))
             })?;
+        let started = !claimed.is_empty();
         for (c, plan) in claimed {
             self.start(c, plan);
         }
-        Ok(())
+        Ok(started)
     }
 
     /// Settles the jobs that ended since the last tick, with no claim (the daemon stops).
@@ -590,12 +594,10 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
             }
             continue;
         }
-        let report = match async {
-            pool.claim_ahead().await?;
-            pool.tick(store_woke_before).await
-        }
-        .await
-        {
+        let pass = pool
+            .claim_ahead()
+            .and_then(|ahead| Ok((ahead, pool.tick(store_woke_before)?)));
+        let (started_ahead, report) = match pass {
             Err(e) if e.is_connection_lost() => {
                 let (shared, reg) = (pool.shared.clone(), pool.registration.clone());
                 let ids: Vec<String> = pool.inflight.keys().cloned().collect();
@@ -619,7 +621,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
         for (c, plan) in report.claimed {
             pool.start(c, plan);
         }
-        pool.write_status(started);
+        pool.write_status(started_ahead || started);
         if report.live == Some(0) {
             break Some(DaemonExit::Idle);
         }

@@ -183,12 +183,7 @@ pub fn jobs_to_terminate(conn: &Tx<'_>) -> Result<Vec<String>, EngineError> {
 }
 
 /// Whether the daemon may start this queued job (a stopped tree starts no new legs).
-pub fn may_start(conn: &Tx<'_>, job_id: &str) -> Result<bool, EngineError> {
-    may_start_job(conn, &jobs::require(conn, job_id)?)
-}
-
-/// `may_start` for a job row the caller read.
-pub fn may_start_job(conn: &Tx<'_>, job: &jobs::Job) -> Result<bool, EngineError> {
+pub fn may_start(conn: &Tx<'_>, job: &jobs::Job) -> Result<bool, EngineError> {
     let run = runs::require(conn, &job.root_id)?;
     Ok(job.state == JobState::Queued
         && !run.state.is_terminal()

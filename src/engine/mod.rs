@@ -27,8 +27,7 @@ pub mod settle;
 pub mod submit;
 
 pub use control::{
-    KillReport, SweepReport, cancel_job, jobs_to_terminate, kill_root, may_start, may_start_job,
-    sweep,
+    KillReport, SweepReport, cancel_job, jobs_to_terminate, kill_root, may_start, sweep,
 };
 pub use ctx::Resolution;
 pub use escalation::{
