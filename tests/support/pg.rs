@@ -6,9 +6,6 @@
 //! PostgreSQL runs are part of the suite, never skipped. As root (CI), `initdb` refuses to
 //! run, so the cluster belongs to the `postgres` user and every server command runs as it.
 
-// Loaded by several test binaries (through `support` and by path), each using a part.
-#![allow(dead_code)]
-
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -314,29 +311,61 @@ fn path_str(p: &Path) -> &str {
         .unwrap_or_else(|| panic!("PostgreSQL test cluster: non-UTF-8 path {}", p.display()))
 }
 
-/// The store a suite runs on, by `GITMOOT_TEST_STORE`: unset or `sqlite`, the SQLite file
-/// `dir/gitmoot.db`; `postgres`, a fresh database on this binary's throwaway cluster, which
-/// the returned handle keeps (drop it after the store). Anything else fails the test. A
-/// test binary named `*_on_postgres` (which includes another suite's files) defaults to
-/// `postgres`, so the one `cargo test` runs that suite on both backends.
-pub fn test_store(dir: &Path) -> (gitmoot::store::Store, Option<Database>) {
+/// Which store a suite runs on; each suite's module names it, so the one `cargo test`
+/// runs the engine and chat suites on both backends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A backend as a type, for harnesses whose constructors take no arguments.
+pub trait OnBackend {
+    const BACKEND: Backend;
+}
+
+/// The SQLite file `gitmoot.db` in the test's folder.
+pub struct Sqlite;
+/// A fresh database on this binary's throwaway cluster.
+pub struct Postgres;
+
+impl OnBackend for Sqlite {
+    const BACKEND: Backend = Backend::Sqlite;
+}
+impl OnBackend for Postgres {
+    const BACKEND: Backend = Backend::Postgres;
+}
+
+/// The store a suite runs on: on `Sqlite`, the file `dir/gitmoot.db`; on `Postgres`, a
+/// fresh database on this binary's throwaway cluster, which the returned handle keeps (drop
+/// it after the store).
+pub fn test_store(dir: &Path, backend: Backend) -> (gitmoot::store::Store, Option<Database>) {
     use gitmoot::store::{Location, Store};
-    let on_postgres = std::env::current_exe()
-        .ok()
-        .and_then(|p| Some(p.file_stem()?.to_str()?.contains("_on_postgres")))
-        .unwrap_or(false);
-    let choice = std::env::var("GITMOOT_TEST_STORE")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .or_else(|| on_postgres.then(|| "postgres".to_string()));
-    match choice.as_deref() {
-        None | Some("sqlite") => (Store::open(&dir.join("gitmoot.db")).unwrap(), None),
-        Some("postgres") => {
+    match backend {
+        Backend::Sqlite => (Store::open(&dir.join("gitmoot.db")).unwrap(), None),
+        Backend::Postgres => {
             let db = database();
             let store = Store::open_location(&Location::Postgres(db.url()))
                 .unwrap_or_else(|e| panic!("PostgreSQL test store: {e}"));
             (store, Some(db))
         }
-        Some(other) => panic!("GITMOOT_TEST_STORE={other:?}: expected sqlite or postgres"),
+    }
+}
+
+/// `test_store` on SQLite, for a suite module that names its backend by importing this.
+pub mod on_sqlite {
+    pub use super::*;
+
+    pub fn test_store(dir: &Path) -> (gitmoot::store::Store, Option<Database>) {
+        super::test_store(dir, Backend::Sqlite)
+    }
+}
+
+/// `test_store` on PostgreSQL, for a suite module that names its backend by importing this.
+pub mod on_postgres {
+    pub use super::*;
+
+    pub fn test_store(dir: &Path) -> (gitmoot::store::Store, Option<Database>) {
+        super::test_store(dir, Backend::Postgres)
     }
 }

@@ -2,7 +2,7 @@
 //! run `cargo test -p gitmoot-ui --release --test bench -- --ignored --nocapture` to print
 //! the figures; the integrator's `gitmoot bench` adds the store side.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

@@ -2,7 +2,7 @@
 //! its spend against the budget, the status bar today's spend, and the Detail drawer's
 //! Activity tab lists the steps, follows the newest, and opens one with Enter.
 
-mod common;
+use crate::common;
 
 use common::{ch, key, setup, text};
 use crossterm::event::KeyCode;

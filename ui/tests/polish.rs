@@ -2,7 +2,7 @@
 //! history, read-only), drafts, pastes, width priorities at 80×24 and every dialog at
 //! 80×24 and 140×40.
 
-mod common;
+use crate::common;
 
 use common::fixture::{self, NOW};
 use common::*;

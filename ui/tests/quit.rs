@@ -3,7 +3,7 @@
 //! Also the honest rows: a spinner only for running, queued rows with their wait, and a
 //! row that says it will not run when no daemon runs.
 
-mod common;
+use crate::common;
 
 use common::{ch, ctrl, key, setup, text};
 use crossterm::event::KeyCode;

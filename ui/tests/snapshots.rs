@@ -2,7 +2,7 @@
 //! with the fixed clock; plus the narrow DAG list, a styled (colour) dump for one theme,
 //! and the monochrome theme.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gitmoot_ui::{Theme, update};

@@ -1,7 +1,7 @@
 //! `update` driven by real key events through the built-in keymap: every command of
 //! `ui/keymap.toml` has a test asserting the actions and state it produces.
 
-mod common;
+use crate::common;
 
 use common::fixture::NOW;
 use common::*;

@@ -1,7 +1,5 @@
 //! Shared test helpers: the fixture state, key events and a 120×36 text render.
 
-#![allow(dead_code)]
-
 pub mod fixture;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -1,0 +1,17 @@
+//! The command line through the real binary on scratch homes: validation and exit codes,
+//! the foundation verbs, operations, config, the contract and engine verbs, activity, chat
+//! and its relay, concurrent writers, and store copies.
+
+mod activity_cli;
+mod chat_cli;
+mod chat_concurrency;
+mod chat_relay;
+mod cli_validation;
+mod contract_cli;
+mod engine_cli;
+mod foundation_cli;
+mod ops_cli;
+mod ops_config;
+mod polish_cli;
+mod seeds_engine_cli;
+mod store_copy;

@@ -1,0 +1,12 @@
+//! The daemon and the runtimes through the real binary: its lifecycle, the embedded daemon,
+//! fleets on one store (SQLite and PostgreSQL), supervision of agents' processes, the
+//! runtime adapters, and the real Claude Code and Codex CLIs against model stand-ins.
+
+mod daemon_e2e;
+mod daemon_embedded;
+mod daemon_fleet;
+mod daemon_lifecycle;
+mod pg_fleet;
+mod real_cli;
+mod runtime_adapters;
+mod supervise;

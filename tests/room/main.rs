@@ -1,0 +1,12 @@
+//! The control room: its executor and loads on real stores, the room in a real terminal
+//! (tmux), the operations and promotion it offers, the screenshots, the demo, and chat end
+//! to end.
+
+mod chat_e2e;
+mod demo_headless;
+mod ops_room;
+mod promote_room;
+mod screenshots;
+mod tui_exec;
+mod tui_room;
+mod tui_tmux;

@@ -1,0 +1,319 @@
+//! A control room you can leave running (issue 14), end to end: the real binary in tmux.
+//! Quitting with work asks (detach keeps the work going, wait shows what is left),
+//! a closed terminal detaches, Ctrl-z/fg comes back working, and the status bar follows a
+//! daemon that goes away — saying so under `--no-daemon`, taking over otherwise.
+
+use gitmoot_test_support as support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::tmux::Tmux;
+use support::{bin, gitmoot, json, shell_agent};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// A shell agent that sleeps `secs` before approving.
+fn sleeper(home: &Path, name: &str, secs: u32) {
+    shell_agent(
+        home,
+        name,
+        &format!(
+            "cat >/dev/null\nsleep {secs}\necho '{{\"gitmoot_result\": {{\"decision\": \"approved\", \"summary\": \"slept\"}}}}'"
+        ),
+        &[],
+    );
+}
+
+fn submit(home: &Path, agent: &str, prompt: &str) -> String {
+    let out = gitmoot(home)
+        .args(["job", "run", "--agent", agent, prompt])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn run_state(home: &Path, root: &str) -> String {
+    json(home, &["job", "tree", root, "--json"])["run"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn wait_state(home: &Path, root: &str, want: &str) {
+    let start = Instant::now();
+    while run_state(home, root) != want {
+        assert!(
+            start.elapsed() < WAIT,
+            "run {root} never became {want}: {}",
+            json(home, &["job", "tree", root, "--json"])
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn daemon_pid(home: &Path) -> Option<i32> {
+    // `daemon status --json` prints the pid as a number (issue 16).
+    json(home, &["daemon", "status", "--json"])["pid"]
+        .as_i64()
+        .map(|p| p as i32)
+}
+
+/// Stops whatever daemon still runs the home when the test ends, pass or fail.
+struct StopDaemon(PathBuf);
+
+impl Drop for StopDaemon {
+    fn drop(&mut self) {
+        if let Some(pid) = daemon_pid(&self.0) {
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[test]
+fn quitting_with_a_running_job_detaches_and_the_job_still_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    sleeper(&home, "slow", 3);
+    let root = submit(&home, "slow", "Long haul");
+    let t = Tmux::control_room("detach", &home, "");
+    t.wait_for("1 running", WAIT);
+    t.keys(&["q"]);
+    t.wait_for("Quit the control room?", WAIT);
+    t.keys(&["d"]);
+    let screen = t.wait_for("TUI-EXITED", WAIT);
+    assert!(screen.contains("detached: the daemon"), "{screen}");
+    wait_state(&home, &root, "done");
+    let job = json(&home, &["job", "show", &root, "--json"]);
+    assert_eq!(job["state"], "succeeded", "{job}");
+}
+
+#[test]
+fn wait_shows_what_is_left_then_quits_and_stops_the_daemon() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    sleeper(&home, "slow", 3);
+    let root = submit(&home, "slow", "Finish first");
+    let t = Tmux::control_room("wait", &home, "");
+    t.wait_for("1 running", WAIT);
+    t.keys(&["q"]);
+    t.wait_for("Quit the control room?", WAIT);
+    t.keys(&["w"]);
+    t.wait_for("stopping: 1 job(s)", WAIT);
+    t.wait_for("TUI-EXITED", WAIT);
+    assert_eq!(run_state(&home, &root), "done");
+    assert_eq!(
+        daemon_pid(&home),
+        None,
+        "the daemon kept running after wait"
+    );
+}
+
+#[test]
+fn kill_stops_the_daemon_with_its_graceful_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    sleeper(&home, "slow", 30);
+    std::fs::write(
+        home.join("config.toml"),
+        "[daemon]\nshutdown_grace = \"1s\"\n",
+    )
+    .unwrap();
+    let root = submit(&home, "slow", "Too long");
+    let t = Tmux::control_room("kill", &home, "");
+    t.wait_for("1 running", WAIT);
+    t.keys(&["q"]);
+    t.wait_for("Quit the control room?", WAIT);
+    t.keys(&["k"]);
+    t.wait_for("TUI-EXITED", WAIT);
+    let job = json(&home, &["job", "show", &root, "--json"]);
+    assert_eq!(job["state"], "failed", "{job}");
+    assert!(
+        job["error"].as_str().unwrap().contains("daemon shut down"),
+        "{job}"
+    );
+}
+
+#[test]
+fn a_closed_terminal_detaches_and_the_job_still_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    sleeper(&home, "slow", 3);
+    let root = submit(&home, "slow", "Survive the hang-up");
+    let t = Tmux::control_room("hangup", &home, "");
+    t.wait_for("1 running", WAIT);
+    // Killing the tmux server hangs up the control room's terminal.
+    drop(t);
+    wait_state(&home, &root, "done");
+}
+
+#[test]
+fn ctrl_z_then_fg_comes_back_redrawn_with_working_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    gitmoot(&home).args(["agent", "list"]).assert().success();
+    let t = Tmux::start(
+        "suspend",
+        "env PS1='READY> ' bash --norc --noprofile -i",
+        &[],
+    );
+    t.keys(&[
+        "-l",
+        &format!("{} --home {} tui; echo EXIT=$?", bin(), home.display()),
+    ]);
+    t.keys(&["Enter"]);
+    t.wait_for("daemon embedded", WAIT);
+    t.keys(&["C-z"]);
+    t.wait_for("Stopped", WAIT);
+    t.keys(&["-l", "fg"]);
+    t.keys(&["Enter"]);
+    t.wait_for("daemon embedded", WAIT);
+    t.keys(&["?"]);
+    t.wait_for("Keys help", WAIT);
+    t.keys(&["Escape"]);
+    t.wait_gone("Keys help", WAIT);
+    t.keys(&["q"]);
+    // Bash printed EXIT=148 when the job stopped; `fg` returns the real exit status.
+    t.wait_for("tui\nREADY>", WAIT);
+    t.keys(&["-l", "echo FG=$?"]);
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("FG=0", WAIT);
+    assert!(!screen.contains("cursor position"), "{screen}");
+}
+
+/// A foreground `gitmoot daemon run` on the home, as another terminal would run it.
+fn outside_daemon(home: &Path) -> Child {
+    let child = Command::new(bin())
+        .arg("--home")
+        .arg(home)
+        .args(["daemon", "run"])
+        .env_remove("GITMOOT_HOME")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while daemon_pid(home) != Some(child.id() as i32) {
+        assert!(start.elapsed() < WAIT, "the outside daemon never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
+fn stop(mut child: Child) {
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_vanished_daemon_is_reported_and_queued_rows_say_they_will_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    gitmoot(&home).args(["agent", "list"]).assert().success();
+    let outside = outside_daemon(&home);
+    let t = Tmux::control_room("vanish", &home, "--no-daemon");
+    t.wait_for("daemon attached (viewer)", WAIT);
+    stop(outside);
+    t.wait_for("daemon gone: jobs will not run", WAIT);
+    sleeper(&home, "slow", 1);
+    let root = submit(&home, "slow", "Nobody runs me");
+    let screen = t.wait_for("  will not run", WAIT);
+    let row = screen
+        .lines()
+        .find(|l| l.contains(&root) && l.contains("will not run"))
+        .unwrap_or_else(|| panic!("no row for {root}: {screen}"));
+    // A spinner means running and nothing else: the queued root shows the queued glyph.
+    assert!(row.contains('○'), "{row}");
+    assert_eq!(run_state(&home, &root), "running");
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
+}
+
+#[test]
+fn the_control_room_takes_over_when_the_attached_daemon_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    sleeper(&home, "quick", 0);
+    let outside = outside_daemon(&home);
+    let t = Tmux::control_room("takeover", &home, "");
+    t.wait_for("daemon attached (viewer)", WAIT);
+    stop(outside);
+    t.wait_for("daemon embedded (took over)", WAIT);
+    let root = submit(&home, "quick", "Run by the new daemon");
+    wait_state(&home, &root, "done");
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
+}
+
+#[test]
+fn a_detached_daemon_stops_once_its_home_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    gitmoot(&home).args(["agent", "list"]).assert().success();
+    let mut daemon = outside_daemon(&home);
+    let start = Instant::now();
+    // The daemon keeps writing its status file, so removal can race with it.
+    while let Err(e) = std::fs::remove_dir_all(&home) {
+        assert!(start.elapsed() < WAIT, "could not remove the home: {e}");
+    }
+    while daemon.try_wait().unwrap().is_none() {
+        if start.elapsed() > WAIT {
+            let _ = daemon.kill();
+            panic!("the daemon kept running for a removed home");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A coordinator that fans out one escalate_human leg, then wraps up in its finalize.
+const COORDINATOR: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "fan out", "delegations": [{"id": "risky", "agent": "flaky", "action": "ask", "prompt": "try it", "failure_policy": "escalate_human"}]}}'
+else
+echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up what completed"}}'
+fi"#;
+
+#[test]
+fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    shell_agent(&home, "coord", COORDINATOR, &[]);
+    shell_agent(&home, "flaky", "cat >/dev/null\nexit 3", &[]);
+    let root = submit(&home, "coord", "Risky plan");
+    let t = Tmux::control_room("abort", &home, "");
+    wait_state(&home, &root, "awaiting_human");
+    t.wait_for("failure", WAIT);
+    t.keys(&["1"]);
+    t.keys(&["x"]);
+    t.wait_for("the run ends as aborted", WAIT);
+    t.keys(&["y"]);
+    wait_state(&home, &root, "aborted");
+    let screen = t.wait_for("⊗", WAIT);
+    assert!(
+        screen.lines().any(|l| l.contains('⊗') && l.contains(&root)),
+        "{screen}"
+    );
+    let show = json(&home, &["job", "show", &root, "--json"]);
+    assert_eq!(show["run_state"], "aborted", "{show}");
+    let events = gitmoot(&home)
+        .args(["job", "events", &root])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&events.stdout).contains("run aborted"));
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
+}

@@ -1,0 +1,178 @@
+//! Shared helpers of the daemon and runtime integration tests: a throwaway home driven
+//! through the real `gitmoot` binary, scripted shell agents, and direct store reads.
+
+pub use crate::agent_args::shell_agent_args;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use gitmoot::store::Store;
+use gitmoot::store::jobs::{self, Job};
+use gitmoot::store::runs::{self, Run};
+
+pub struct TestHome {
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for TestHome {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestHome {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// A file path inside the test's folder (outside the home).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn bin() -> PathBuf {
+        PathBuf::from(crate::bin())
+    }
+
+    /// `gitmoot --home <home> args…` ready to run.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(Self::bin());
+        c.arg("--home").arg(self.path()).args(args);
+        c
+    }
+
+    /// Runs to completion; panics with stderr unless it exits 0.
+    pub fn ok(&self, args: &[&str]) -> String {
+        String::from_utf8(succeed(&mut self.cmd(args)).stdout).unwrap()
+    }
+
+    pub fn config(&self, toml: &str) {
+        std::fs::create_dir_all(self.path()).unwrap();
+        std::fs::write(self.path().join("config.toml"), toml).unwrap();
+    }
+
+    /// Writes `script` to a file and registers a shell agent running it.
+    pub fn shell_agent(&self, name: &str, script: &str) -> PathBuf {
+        let path = self.file(&format!("{name}.sh"));
+        std::fs::write(&path, script).unwrap();
+        let command = format!("sh {}", path.display());
+        // Test agents write files to report what they saw; `read-only` would refuse it.
+        self.ok(&shell_agent_args(
+            name,
+            &command,
+            &["--policy", "workspace-write"],
+        ));
+        path
+    }
+
+    /// Submits a root job; returns its id.
+    pub fn submit(&self, agent: &str, prompt: &str, extra: &[&str]) -> String {
+        let mut args = vec!["job", "run", "--agent", agent];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        self.ok(&args).trim().to_string()
+    }
+
+    pub fn store(&self) -> Store {
+        Store::open(&self.path().join("gitmoot.db")).unwrap()
+    }
+
+    pub fn job(&self, id: &str) -> Job {
+        jobs::require(self.store().conn(), id).unwrap()
+    }
+
+    pub fn run(&self, root: &str) -> Run {
+        runs::require(self.store().conn(), root).unwrap()
+    }
+
+    pub fn tree(&self, root: &str) -> Vec<Job> {
+        jobs::by_root(self.store().conn(), root).unwrap()
+    }
+
+    pub fn daemon_until_idle(&self, parallel: usize) {
+        self.ok(&[
+            "daemon",
+            "run",
+            "--until-idle",
+            "--parallel",
+            &parallel.to_string(),
+        ]);
+    }
+}
+
+/// Polls `cond` every 20 ms until it holds or `limit` passes.
+pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+/// Runs `cmd` to completion; panics with the command and its stderr unless it exits 0.
+pub fn succeed(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs `git -C at ARGS`, which must succeed; returns its stdout.
+pub fn git(at: &Path, args: &[&str]) -> String {
+    let out = succeed(Command::new("git").arg("-C").arg(at).args(args));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A git checkout at `dir` holding `files` (path, text) in one commit.
+pub fn git_checkout(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "."]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    );
+}
+
+/// A result line an agent prints.
+pub fn result(decision: &str, summary: &str) -> String {
+    format!(r#"{{"gitmoot_result":{{"decision":"{decision}","summary":"{summary}"}}}}"#)
+}
+
+/// Whether `pid` names a live, non-zombie process.
+pub fn alive(pid: i32) -> bool {
+    gitmoot::runtime::process::is_alive(pid)
+}
+
+pub fn read_pid(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}

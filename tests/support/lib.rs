@@ -1,0 +1,126 @@
+//! The integration tests' one support crate, built once and linked by every test group: the
+//! real binary on a home, its checked stdout and JSON reads, scripted shell agents
+//! (registered through the binary or as store rows), the rollout asker the operations tests
+//! share; a throwaway PostgreSQL cluster and the backend a suite names (`pg`), a private tmux
+//! server (`tmux`), the engine's harness (`engine`), the daemon tests' home (`daemon`), and
+//! the real agent CLIs with their model stand-ins (`real`).
+//!
+//! A library rather than a module each test binary compiles again: it builds once, and a
+//! helper only some groups use is not dead code in the others.
+
+pub mod agent_args;
+pub mod daemon;
+pub mod engine;
+pub mod pg;
+pub mod real;
+pub mod tmux;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use gitmoot::chat::relay::{ENV_SOCKET, ENV_TOKEN};
+use gitmoot::store::agents::Agent;
+use serde_json::Value;
+
+/// The real binary on `home`, never the caller's `$GITMOOT_HOME`, `$GITMOOT_STORE` nor its relay seat (a test
+/// run by an agent would otherwise post through that agent's socket).
+pub fn gitmoot(home: &Path) -> Command {
+    let mut c = Command::cargo_bin("gitmoot").unwrap();
+    c.arg("--home")
+        .arg(home)
+        .env_remove("GITMOOT_HOME")
+        .env_remove("GITMOOT_STORE")
+        .env_remove(ENV_SOCKET)
+        .env_remove(ENV_TOKEN)
+        .timeout(std::time::Duration::from_secs(120));
+    c
+}
+
+pub fn bin() -> String {
+    assert_cmd::cargo::cargo_bin("gitmoot")
+        .display()
+        .to_string()
+}
+
+/// A read-only shell agent that may only ask, as a row to insert straight into a store.
+pub fn ask_agent(name: &str) -> Agent {
+    Agent::shell(name, "true")
+}
+
+/// `gitmoot --home HOME daemon run ARGS` as a background process (the same environment
+/// scrubbing as `gitmoot`), its stderr kept for the test to read.
+pub fn spawn_daemon(home: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(bin())
+        .arg("--home")
+        .arg(home)
+        .args(["daemon", "run"])
+        .args(args)
+        .env_remove("GITMOOT_HOME")
+        .env_remove("GITMOOT_STORE")
+        .env_remove(ENV_SOCKET)
+        .env_remove(ENV_TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Stops a daemon gracefully (SIGTERM) and waits for it.
+pub fn stop_daemon(mut d: std::process::Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
+    d.wait().unwrap();
+}
+
+/// Polls `cond` every 50 ms; panics naming `what` once `limit` has passed.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Runs `args`, which must succeed; returns its stdout.
+pub fn stdout(home: &Path, args: &[&str]) -> String {
+    let out = gitmoot(home).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a read command with `--json` already in `args` and parses its output.
+pub fn json(home: &Path, args: &[&str]) -> Value {
+    serde_json::from_str(&stdout(home, args)).unwrap()
+}
+
+/// A coordinator that asks the human which rollout to take on its root run and approves
+/// once answered: the gate the operations tests answer through every surface.
+pub const ASKER: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "needs a rollout choice", "human_questions": [{"id": "rollout", "prompt": "Which rollout?", "choices": ["canary first", "all at once"]}]}}'
+else
+echo '{"gitmoot_result": {"decision": "approved", "summary": "done"}}'
+fi"#;
+
+/// Writes `script` into the home and registers it as a shell agent (plus `extra` flags).
+/// Test agents write files to report what they saw, so unless `extra` names a policy they
+/// are `workspace-write` (a `read-only` shell agent is held to it by Landlock).
+pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
+    std::fs::create_dir_all(home).unwrap();
+    let path = home.join(format!("{name}.sh"));
+    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    let command = format!("sh {}", path.display());
+    gitmoot(home)
+        .args(agent_args::shell_agent_args(name, &command, extra))
+        .args(if extra.contains(&"--policy") {
+            &[][..]
+        } else {
+            &["--policy", "workspace-write"][..]
+        })
+        .assert()
+        .success();
+}
