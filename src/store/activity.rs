@@ -12,37 +12,6 @@ use serde::Serialize;
 use super::Result;
 use crate::clock::Millis;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE activity (
-    id      INTEGER PRIMARY KEY,
-    job_id  TEXT NOT NULL,
-    seq     INTEGER NOT NULL,
-    at_ms   INTEGER NOT NULL,
-    kind    TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    detail  TEXT
-);
-CREATE UNIQUE INDEX activity_job_seq ON activity(job_id, seq);
-CREATE TABLE job_activity (
-    job_id                TEXT PRIMARY KEY,
-    root_id               TEXT NOT NULL,
-    records               INTEGER NOT NULL DEFAULT 0,
-    bytes                 INTEGER NOT NULL DEFAULT 0,
-    truncated             INTEGER NOT NULL DEFAULT 0,
-    last_kind             TEXT,
-    last_summary          TEXT,
-    last_at_ms            INTEGER,
-    running               INTEGER NOT NULL DEFAULT 0,
-    live_tokens           INTEGER NOT NULL DEFAULT 0,
-    live_cost_usd         REAL NOT NULL DEFAULT 0,
-    cache_read_tokens     INTEGER NOT NULL DEFAULT 0,
-    cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
-    updated_ms            INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX job_activity_running ON job_activity(root_id) WHERE running = 1;
-CREATE INDEX job_activity_updated ON job_activity(updated_ms);
-";
-
 /// Records kept per job; past it one `truncated` record is written and the rest dropped.
 pub const MAX_RECORDS: u64 = 5_000;
 /// Bytes (summaries plus details) kept per job, likewise.
@@ -394,8 +363,8 @@ mod tests {
     use super::*;
 
     fn conn() -> Connection {
-        let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(SCHEMA).unwrap();
+        let mut c = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut c, std::path::Path::new(":memory:")).unwrap();
         c
     }
 

@@ -10,16 +10,6 @@ use super::Result;
 use super::tx::{Tx, params};
 use crate::clock::Millis;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE job_payloads (
-    job_id             TEXT PRIMARY KEY REFERENCES jobs(id),
-    result_checks      TEXT,
-    result_observation TEXT,
-    resolution         TEXT,
-    updated_ms         INTEGER NOT NULL
-);
-";
-
 /// The recorded extras of one job.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Payload {
