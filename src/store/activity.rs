@@ -376,27 +376,24 @@ mod tests {
         }
     }
 
+    /// A batch of job `j1`'s steps at `at`, the job still running.
+    fn append_running(c: &Connection, at: Millis, steps: &[NewActivity<'_>]) -> Appended {
+        append(
+            c,
+            "j1",
+            "r1",
+            at,
+            steps,
+            Then::Running(LiveSpend::default()),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn batches_continue_the_sequence_and_the_cap_writes_one_truncated_record() {
         let c = conn();
-        append(
-            &c,
-            "j1",
-            "r1",
-            10,
-            &[step("a"), step("b")],
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
-        append(
-            &c,
-            "j1",
-            "r1",
-            20,
-            &[step("c")],
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
+        append_running(&c, 10, &[step("a"), step("b")]);
+        append_running(&c, 20, &[step("c")]);
         let got: Vec<_> = list(&c, "j1", 0, 10)
             .unwrap()
             .into_iter()
@@ -405,15 +402,7 @@ mod tests {
         assert_eq!(got, [(0, "a".into()), (1, "b".into()), (2, "c".into())]);
         let many: Vec<String> = (0..MAX_RECORDS + 10).map(|i| i.to_string()).collect();
         let batch: Vec<_> = many.iter().map(|s| step(s)).collect();
-        let done = append(
-            &c,
-            "j1",
-            "r1",
-            30,
-            &batch,
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
+        let done = append_running(&c, 30, &batch);
         let info = of_job(&c, "j1").unwrap().unwrap();
         assert_eq!(info.records, MAX_RECORDS);
         assert!(info.truncated);
@@ -421,15 +410,7 @@ mod tests {
         assert_eq!(done.stored + 3 + 1, MAX_RECORDS);
         assert_eq!(done.dropped, MAX_RECORDS + 10 - done.stored);
         // Later batches add nothing, not even a second marker.
-        append(
-            &c,
-            "j1",
-            "r1",
-            40,
-            &[step("late")],
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
+        append_running(&c, 40, &[step("late")]);
         assert_eq!(of_job(&c, "j1").unwrap().unwrap().records, MAX_RECORDS);
     }
 
