@@ -12,37 +12,6 @@ use serde::Serialize;
 use super::Result;
 use crate::clock::Millis;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE activity (
-    id      INTEGER PRIMARY KEY,
-    job_id  TEXT NOT NULL,
-    seq     INTEGER NOT NULL,
-    at_ms   INTEGER NOT NULL,
-    kind    TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    detail  TEXT
-);
-CREATE UNIQUE INDEX activity_job_seq ON activity(job_id, seq);
-CREATE TABLE job_activity (
-    job_id                TEXT PRIMARY KEY,
-    root_id               TEXT NOT NULL,
-    records               INTEGER NOT NULL DEFAULT 0,
-    bytes                 INTEGER NOT NULL DEFAULT 0,
-    truncated             INTEGER NOT NULL DEFAULT 0,
-    last_kind             TEXT,
-    last_summary          TEXT,
-    last_at_ms            INTEGER,
-    running               INTEGER NOT NULL DEFAULT 0,
-    live_tokens           INTEGER NOT NULL DEFAULT 0,
-    live_cost_usd         REAL NOT NULL DEFAULT 0,
-    cache_read_tokens     INTEGER NOT NULL DEFAULT 0,
-    cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
-    updated_ms            INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX job_activity_running ON job_activity(root_id) WHERE running = 1;
-CREATE INDEX job_activity_updated ON job_activity(updated_ms);
-";
-
 /// Records kept per job; past it one `truncated` record is written and the rest dropped.
 pub const MAX_RECORDS: u64 = 5_000;
 /// Bytes (summaries plus details) kept per job, likewise.
@@ -394,8 +363,8 @@ mod tests {
     use super::*;
 
     fn conn() -> Connection {
-        let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(SCHEMA).unwrap();
+        let mut c = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut c, std::path::Path::new(":memory:")).unwrap();
         c
     }
 
@@ -407,27 +376,24 @@ mod tests {
         }
     }
 
+    /// A batch of job `j1`'s steps at `at`, the job still running.
+    fn append_running(c: &Connection, at: Millis, steps: &[NewActivity<'_>]) -> Appended {
+        append(
+            c,
+            "j1",
+            "r1",
+            at,
+            steps,
+            Then::Running(LiveSpend::default()),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn batches_continue_the_sequence_and_the_cap_writes_one_truncated_record() {
         let c = conn();
-        append(
-            &c,
-            "j1",
-            "r1",
-            10,
-            &[step("a"), step("b")],
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
-        append(
-            &c,
-            "j1",
-            "r1",
-            20,
-            &[step("c")],
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
+        append_running(&c, 10, &[step("a"), step("b")]);
+        append_running(&c, 20, &[step("c")]);
         let got: Vec<_> = list(&c, "j1", 0, 10)
             .unwrap()
             .into_iter()
@@ -436,15 +402,7 @@ mod tests {
         assert_eq!(got, [(0, "a".into()), (1, "b".into()), (2, "c".into())]);
         let many: Vec<String> = (0..MAX_RECORDS + 10).map(|i| i.to_string()).collect();
         let batch: Vec<_> = many.iter().map(|s| step(s)).collect();
-        let done = append(
-            &c,
-            "j1",
-            "r1",
-            30,
-            &batch,
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
+        let done = append_running(&c, 30, &batch);
         let info = of_job(&c, "j1").unwrap().unwrap();
         assert_eq!(info.records, MAX_RECORDS);
         assert!(info.truncated);
@@ -452,15 +410,7 @@ mod tests {
         assert_eq!(done.stored + 3 + 1, MAX_RECORDS);
         assert_eq!(done.dropped, MAX_RECORDS + 10 - done.stored);
         // Later batches add nothing, not even a second marker.
-        append(
-            &c,
-            "j1",
-            "r1",
-            40,
-            &[step("late")],
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap();
+        append_running(&c, 40, &[step("late")]);
         assert_eq!(of_job(&c, "j1").unwrap().unwrap().records, MAX_RECORDS);
     }
 

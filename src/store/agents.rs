@@ -8,21 +8,6 @@ use crate::Invalid;
 use crate::clock::Millis;
 use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE agents (
-    name             TEXT PRIMARY KEY,
-    runtime          TEXT NOT NULL,
-    command          TEXT,
-    model            TEXT,
-    effort           TEXT,
-    capabilities     TEXT NOT NULL,
-    policy           TEXT NOT NULL,
-    repos            TEXT NOT NULL,
-    chat_autorespond INTEGER NOT NULL DEFAULT 0,
-    created_ms       INTEGER NOT NULL
-);
-";
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Agent {
     pub name: String,

@@ -10,23 +10,6 @@ use super::Result;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
 
-/// The registry and the two job columns that tie a job to a daemon and to a host label.
-pub(super) const SCHEMA: &str = "
-CREATE TABLE daemons (
-    id           TEXT PRIMARY KEY,
-    host         TEXT NOT NULL,
-    pid          INTEGER NOT NULL,
-    parallel     INTEGER NOT NULL,
-    labels       TEXT NOT NULL DEFAULT '',
-    started_ms   INTEGER NOT NULL,
-    heartbeat_ms INTEGER NOT NULL,
-    stopped_ms   INTEGER
-);
-CREATE INDEX daemons_live ON daemons(heartbeat_ms) WHERE stopped_ms IS NULL;
-ALTER TABLE jobs ADD COLUMN daemon_id TEXT;
-ALTER TABLE jobs ADD COLUMN on_label TEXT;
-";
-
 /// One registered daemon.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DaemonRow {

@@ -9,28 +9,6 @@ use super::Result;
 use super::tx::{Param, Row, Tx, params};
 use crate::clock::Millis;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE escalations (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    root_id       TEXT NOT NULL,
-    job_id        TEXT NOT NULL,
-    kind          TEXT NOT NULL,
-    questions     TEXT,
-    reason        TEXT NOT NULL DEFAULT '',
-    failed_job_id TEXT,
-    delegation_id TEXT,
-    opened_ms     INTEGER NOT NULL,
-    resolved_ms   INTEGER,
-    verb          TEXT,
-    answers       TEXT,
-    instructions  TEXT,
-    thread_id     TEXT
-);
-CREATE INDEX escalations_open ON escalations(resolved_ms, opened_ms);
-CREATE INDEX escalations_job ON escalations(job_id);
-CREATE INDEX escalations_root ON escalations(root_id);
-";
-
 /// An ask round (healthy result with questions) or a failure round (escalate_human).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -12,32 +12,6 @@ use super::Result;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
 
-/// The columns after `id`, as the first schema wrote them and the rebuild keeps them.
-macro_rules! event_columns {
-    () => {
-        "    ts_ms   INTEGER NOT NULL,
-    root_id TEXT,
-    job_id  TEXT,
-    kind    TEXT NOT NULL,
-    message TEXT NOT NULL DEFAULT '',
-    data    TEXT
-);
-"
-    };
-}
-
-pub(super) const SCHEMA: &str = concat!(
-    "
-CREATE TABLE events (
-    id      INTEGER PRIMARY KEY AUTOINCREMENT,
-",
-    event_columns!(),
-    "CREATE INDEX events_root ON events(root_id, id);
-CREATE INDEX events_job ON events(job_id, id);
-CREATE INDEX events_kind ON events(kind, id);
-"
-);
-
 /// The kind of event a coordinator's refused delegation set leaves: the only kind the log
 /// is ever searched by, so the only one its kind index holds. A macro, so the statements
 /// that search for it spell it as a literal (a bound kind could not use that index).
@@ -48,41 +22,6 @@ macro_rules! preflight_kind {
 }
 
 pub const PREFLIGHT_FAILED: &str = preflight_kind!();
-
-/// Fewer index pages per event: the kind index keeps only the one kind anything looks up
-/// (it took a page write on every event for a lookup of a handful of rows), and a job's
-/// events are found through its tree's index (a job's events always carry its root), so
-/// `events_job`, another page on every job event, goes.
-pub(super) const LEANER_INDEXES: &str = concat!(
-    "DROP INDEX events_kind;
-CREATE INDEX events_kind ON events(kind, id) WHERE kind = '",
-    preflight_kind!(),
-    "';
-DROP INDEX events_job;
-"
-);
-
-/// `events` rebuilt with a plain `INTEGER PRIMARY KEY`: `AUTOINCREMENT` rewrote its
-/// `sqlite_sequence` row, one more page, in every transaction that logged an event (every
-/// claim and settlement). Events are never deleted, so a new id is still the largest so
-/// far plus one and every `id > N` cursor keeps its order. Ids and indexes come back as
-/// they were.
-pub(super) const WITHOUT_AUTOINCREMENT: &str = concat!(
-    "CREATE TABLE events_rebuilt (
-    id      INTEGER PRIMARY KEY,
-",
-    event_columns!(),
-    "INSERT INTO events_rebuilt(id, ts_ms, root_id, job_id, kind, message, data)
-    SELECT id, ts_ms, root_id, job_id, kind, message, data FROM events;
-DROP TABLE events;
-ALTER TABLE events_rebuilt RENAME TO events;
-DELETE FROM sqlite_sequence WHERE name = 'events';
-CREATE INDEX events_root ON events(root_id, id);
-CREATE INDEX events_kind ON events(kind, id) WHERE kind = '",
-    preflight_kind!(),
-    "';
-"
-);
 
 /// What to append; `data` is stored as JSON when present.
 #[derive(Debug, Clone, Default)]

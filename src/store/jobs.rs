@@ -9,56 +9,6 @@ use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::{Action, JobKind, JobState};
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE jobs (
-    id               TEXT PRIMARY KEY,
-    root_id          TEXT NOT NULL REFERENCES runs(root_id),
-    parent_id        TEXT REFERENCES jobs(id),
-    delegation_id    TEXT,
-    kind             TEXT NOT NULL,
-    agent            TEXT NOT NULL,
-    action           TEXT NOT NULL,
-    prompt           TEXT NOT NULL,
-    repo             TEXT,
-    state            TEXT NOT NULL,
-    attempt          INTEGER NOT NULL DEFAULT 1,
-    depth            INTEGER NOT NULL DEFAULT 0,
-    model            TEXT,
-    effort           TEXT,
-    phase            TEXT,
-    timeout_ms       INTEGER,
-    fingerprint      TEXT,
-    retries_left     INTEGER NOT NULL DEFAULT 0,
-    ephemeral        TEXT,
-    result           TEXT,
-    raw_output       TEXT,
-    output_truncated INTEGER NOT NULL DEFAULT 0,
-    error            TEXT,
-    tokens_in        INTEGER NOT NULL DEFAULT 0,
-    tokens_out       INTEGER NOT NULL DEFAULT 0,
-    cost_usd         REAL NOT NULL DEFAULT 0,
-    dispatched_by    TEXT NOT NULL DEFAULT '',
-    runtime_pid      INTEGER,
-    worktree         TEXT,
-    followup         TEXT NOT NULL DEFAULT 'none',
-    followup_reason  TEXT,
-    continuation_id  TEXT,
-    carry            TEXT,
-    created_ms       INTEGER NOT NULL,
-    started_ms       INTEGER,
-    finished_ms      INTEGER,
-    updated_ms       INTEGER NOT NULL
-);
-CREATE INDEX jobs_root ON jobs(root_id, created_ms);
-CREATE INDEX jobs_parent ON jobs(parent_id);
-CREATE INDEX jobs_state ON jobs(state, created_ms);
-CREATE INDEX jobs_queued ON jobs(created_ms) WHERE state = 'queued';
-CREATE INDEX jobs_running ON jobs(updated_ms) WHERE state = 'running';
-CREATE INDEX jobs_agent ON jobs(agent, created_ms);
-CREATE INDEX jobs_repo ON jobs(repo, created_ms);
-CREATE INDEX jobs_updated ON jobs(updated_ms);
-";
-
 /// What the engine still owes a settled job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -472,19 +422,6 @@ pub fn children<'a>(tx: impl Into<Tx<'a>>, parent_id: &str) -> Result<Vec<Job>> 
         from_row,
     )
 }
-
-/// The index `job list` pages on when no filter narrows it: newest first by
-/// `(created_ms, rowid)`, so a page is an index walk of `limit` entries, never a sort.
-/// Indexes no query reads, each rewritten on every claim and settlement (`updated_ms`
-/// moves then, and a running job enters and leaves `jobs_running`): `jobs_state` serves
-/// every lookup of running jobs, and nothing orders jobs or runs by `updated_ms`.
-pub(super) const UNREAD_INDEXES: &str = "
-DROP INDEX jobs_updated;
-DROP INDEX jobs_running;
-DROP INDEX runs_updated;
-";
-
-pub(super) const LIST_INDEX: &str = "CREATE INDEX jobs_created ON jobs(created_ms);";
 
 /// Filters of `job list`; every field narrows.
 #[derive(Debug, Clone, Default)]

@@ -12,26 +12,6 @@ use super::Result;
 use crate::Invalid;
 use crate::clock::Millis;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE memory_observations (
-    id           INTEGER PRIMARY KEY AUTOINCREMENT,
-    agent        TEXT NOT NULL,
-    tier         TEXT NOT NULL,
-    repo         TEXT NOT NULL DEFAULT '',
-    key          TEXT NOT NULL,
-    body         TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    provenance   TEXT NOT NULL,
-    trust        TEXT NOT NULL DEFAULT 'low',
-    state        TEXT NOT NULL,
-    shared       INTEGER NOT NULL DEFAULT 0,
-    created_ms   INTEGER NOT NULL,
-    updated_ms   INTEGER NOT NULL,
-    UNIQUE (agent, tier, repo, content_hash)
-);
-CREATE INDEX memory_agent ON memory_observations(agent, state);
-";
-
 named_enum!(
     /// `repo` memories apply to one repo; `general` ones to every repo.
     Tier, "--tier",

@@ -3,13 +3,6 @@
 use super::Result;
 use super::tx::{Tx, params};
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-";
-
 pub(super) fn ensure_home_id(tx: &Tx<'_>) -> Result<()> {
     tx.execute(
         "INSERT INTO meta(key, value) VALUES ('home_id', ?1) ON CONFLICT(key) DO NOTHING",

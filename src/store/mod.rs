@@ -21,7 +21,6 @@ pub mod memory;
 pub mod meta;
 pub mod payloads;
 mod pg;
-mod pg_schema;
 pub mod runs;
 mod schema;
 pub mod tx;
@@ -38,8 +37,7 @@ use crate::home::Home;
 
 pub use location::Location;
 pub use pg::{Listener, watch as watch_changes};
-pub use pg_schema::PG_SCHEMA_VERSION;
-pub use schema::SCHEMA_VERSION;
+pub use schema::{PG_SCHEMA_VERSION, SCHEMA_VERSION};
 pub use tx::{Backend, Tx};
 
 #[derive(Debug, thiserror::Error)]
@@ -178,7 +176,7 @@ impl Store {
                     path: PathBuf::from(&shown),
                 };
                 store
-                    .write(|tx| pg_schema::migrate(tx, &shown))
+                    .write(|tx| schema::migrate_pg(tx, &shown))
                     .map_err(|e| match e {
                         StoreError::Postgres(source) => named(source),
                         other => other,

@@ -10,16 +10,6 @@ use super::Result;
 use super::tx::{Tx, params};
 use crate::clock::Millis;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE job_payloads (
-    job_id             TEXT PRIMARY KEY REFERENCES jobs(id),
-    result_checks      TEXT,
-    result_observation TEXT,
-    resolution         TEXT,
-    updated_ms         INTEGER NOT NULL
-);
-";
-
 /// The recorded extras of one job.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Payload {
@@ -59,12 +49,7 @@ pub fn set_checks<'a>(
     checks: &Value,
     now: Millis,
 ) -> Result<()> {
-    tx.into().execute(
-        "INSERT INTO job_payloads(job_id, result_checks, updated_ms) VALUES (?1, ?2, ?3) \
-         ON CONFLICT(job_id) DO UPDATE SET result_checks = ?2, updated_ms = ?3",
-        params![job_id, checks.to_string(), now],
-    )?;
-    Ok(())
+    set(tx, "result_checks", job_id, &checks.to_string(), now)
 }
 
 pub fn set_observation<'a>(
@@ -73,12 +58,7 @@ pub fn set_observation<'a>(
     obs: &Value,
     now: Millis,
 ) -> Result<()> {
-    tx.into().execute(
-        "INSERT INTO job_payloads(job_id, result_observation, updated_ms) VALUES (?1, ?2, ?3) \
-         ON CONFLICT(job_id) DO UPDATE SET result_observation = ?2, updated_ms = ?3",
-        params![job_id, obs.to_string(), now],
-    )?;
-    Ok(())
+    set(tx, "result_observation", job_id, &obs.to_string(), now)
 }
 
 pub fn set_resolution<'a>(
@@ -87,10 +67,23 @@ pub fn set_resolution<'a>(
     resolution: &str,
     now: Millis,
 ) -> Result<()> {
+    set(tx, "resolution", job_id, resolution, now)
+}
+
+/// Writes one of the job's extras, making its row if it has none, the others kept.
+fn set<'a>(
+    tx: impl Into<Tx<'a>>,
+    column: &'static str,
+    job_id: &str,
+    value: &str,
+    now: Millis,
+) -> Result<()> {
     tx.into().execute(
-        "INSERT INTO job_payloads(job_id, resolution, updated_ms) VALUES (?1, ?2, ?3) \
-         ON CONFLICT(job_id) DO UPDATE SET resolution = ?2, updated_ms = ?3",
-        params![job_id, resolution, now],
+        &format!(
+            "INSERT INTO job_payloads(job_id, {column}, updated_ms) VALUES (?1, ?2, ?3) \
+             ON CONFLICT(job_id) DO UPDATE SET {column} = ?2, updated_ms = ?3"
+        ),
+        params![job_id, value, now],
     )?;
     Ok(())
 }

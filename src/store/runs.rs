@@ -8,29 +8,6 @@ use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::RunState;
 
-pub(super) const SCHEMA: &str = "
-CREATE TABLE runs (
-    root_id         TEXT PRIMARY KEY,
-    state           TEXT NOT NULL,
-    title           TEXT NOT NULL,
-    repo            TEXT,
-    killed          INTEGER NOT NULL DEFAULT 0,
-    kill_force      INTEGER NOT NULL DEFAULT 0,
-    paused_ms       INTEGER NOT NULL DEFAULT 0,
-    paused_since_ms INTEGER,
-    jobs            INTEGER NOT NULL DEFAULT 0,
-    tokens          INTEGER NOT NULL DEFAULT 0,
-    cost_usd        REAL NOT NULL DEFAULT 0,
-    stop_reason     TEXT,
-    created_ms      INTEGER NOT NULL,
-    finished_ms     INTEGER,
-    updated_ms      INTEGER NOT NULL
-);
-CREATE INDEX runs_state ON runs(state, created_ms);
-CREATE INDEX runs_created ON runs(created_ms);
-CREATE INDEX runs_updated ON runs(updated_ms);
-";
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Run {
     pub root_id: String,

@@ -7,19 +7,6 @@ use crate::store::tx::{Tx, params};
 
 use crate::store::Result;
 
-/// A counter per thread, raised by every message the human did not write and reset when
-/// the human reads the thread. History present when the table is created counts as read:
-/// an upgrade must not light every badge at once.
-pub(in crate::store) const SCHEMA: &str = "
-CREATE TABLE chat_seen (
-    thread_id TEXT PRIMARY KEY REFERENCES chat_threads(id),
-    seq       INTEGER NOT NULL,
-    unread    INTEGER NOT NULL
-) WITHOUT ROWID;
-INSERT INTO chat_seen(thread_id, seq, unread)
-    SELECT thread_id, MAX(seq), 0 FROM chat_messages GROUP BY thread_id;
-";
-
 /// Counts one message someone other than the human posted to `thread_id` (the caller
 /// skips the human's own posts: writing in a thread is no news to its writer).
 pub fn count_unseen<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<()> {

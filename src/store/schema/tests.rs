@@ -1,0 +1,219 @@
+//! The schema's own checks: a store of every past version migrates to what a fresh one
+//! holds, the migration list agrees with the table list, and the rebuilds keep their rows.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::{SCHEMA_VERSION, migrate, render};
+use crate::store::tx::Backend;
+
+/// A SQLite file as a gitmoot of schema `version` left it.
+fn at_version(conn: &Connection, version: usize) {
+    for v in 1..=version {
+        conn.execute_batch(&render::migration(v, Backend::Sqlite))
+            .unwrap();
+    }
+    conn.pragma_update(None, "user_version", version as i64)
+        .unwrap();
+}
+
+/// Every schema object of `conn` as `type name on table: sql`, by name.
+fn objects(conn: &Connection) -> Vec<String> {
+    conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+        .unwrap()
+        .query_map([], |r| {
+            let sql: Option<String> = r.get(3)?;
+            Ok(format!(
+                "{} {} on {}: {}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                sql.unwrap_or_default()
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Every column of every table as `table.column type not-null default key`.
+fn columns(conn: &Connection) -> Vec<String> {
+    conn.prepare(
+        "SELECT m.name, c.name, c.type, c.\"notnull\", c.dflt_value, c.pk
+         FROM sqlite_master m, pragma_table_info(m.name) c
+         WHERE m.type = 'table' ORDER BY m.name, c.cid",
+    )
+    .unwrap()
+    .query_map([], |r| {
+        Ok(format!(
+            "{}.{} {} {} {:?} {}",
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, i64>(5)?
+        ))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+fn migrated_from(version: usize) -> Connection {
+    let mut conn = Connection::open_in_memory().unwrap();
+    at_version(&conn, version);
+    migrate(&mut conn, Path::new(":memory:")).unwrap();
+    conn
+}
+
+/// A store left at any past version migrates to exactly the schema a fresh store gets.
+#[test]
+fn every_past_version_migrates_to_the_fresh_schema() {
+    let fresh = objects(&migrated_from(0));
+    for version in 1..=SCHEMA_VERSION as usize {
+        assert_eq!(
+            objects(&migrated_from(version)),
+            fresh,
+            "from version {version}"
+        );
+    }
+}
+
+/// The migrations make what the table list says stands today: the same columns (types,
+/// `NOT NULL`, defaults, keys), and the same indexes and triggers to the letter.
+#[test]
+fn the_migrations_make_the_table_list() {
+    let migrated = migrated_from(0);
+    let drawn = Connection::open_in_memory().unwrap();
+    drawn
+        .execute_batch(&render::schema_at(SCHEMA_VERSION as usize, Backend::Sqlite))
+        .unwrap();
+    assert_eq!(columns(&migrated), columns(&drawn));
+    // Tables differ in text only where ALTER TABLE rewrote it (an added column, a rename).
+    let not_tables = |conn: &Connection| -> Vec<String> {
+        objects(conn)
+            .into_iter()
+            .filter(|o| !o.starts_with("table "))
+            .collect()
+    };
+    assert_eq!(not_tables(&migrated), not_tables(&drawn));
+}
+
+fn table_sql(conn: &Connection, table: &str) -> String {
+    conn.query_row(
+        "SELECT sql FROM sqlite_master WHERE name = ?1",
+        [table],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+fn ids(conn: &Connection, table: &str) -> Vec<i64> {
+    conn.prepare(&format!("SELECT id FROM {table} ORDER BY id"))
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// A store file at `version`, with the folder that keeps it.
+fn file_at_version(version: usize) -> (tempfile::TempDir, std::path::PathBuf, Connection) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gitmoot.db");
+    let conn = Connection::open(&path).unwrap();
+    at_version(&conn, version);
+    (dir, path, conn)
+}
+
+fn count(conn: &Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// A home written at schema 10 (events with AUTOINCREMENT) keeps its event ids and
+/// indexes through the rebuild, writes no sequence row any more, and numbers the next
+/// event after the last.
+#[test]
+fn events_lose_autoincrement_and_keep_ids_and_indexes() {
+    let (_dir, path, mut conn) = file_at_version(10);
+    conn.execute_batch(
+        "INSERT INTO events(ts_ms, root_id, job_id, kind) VALUES (1, 'r', 'j', 'queued'),
+             (2, 'r', 'j', 'running'), (3, 'r', 'j', 'succeeded');
+         DELETE FROM events WHERE id = 2;",
+    )
+    .unwrap();
+    migrate(&mut conn, &path).unwrap();
+    let sql = table_sql(&conn, "events");
+    assert!(!sql.contains("AUTOINCREMENT"), "{sql}");
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'events'"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'"
+        ),
+        2
+    );
+    conn.execute(
+        "INSERT INTO events(ts_ms, root_id, kind) VALUES (4, 'r', 'run_finished')",
+        [],
+    )
+    .unwrap();
+    assert_eq!(ids(&conn, "events"), [1, 3, 4]);
+}
+
+/// A home written by a gitmoot at schema 5 (mentions with AUTOINCREMENT), with read and
+/// unread mentions, comes through the rebuild with its ids, its counters and working
+/// triggers.
+#[test]
+fn mentions_lose_autoincrement_and_keep_ids_counters_and_triggers() {
+    let (_dir, path, mut conn) = file_at_version(5);
+    conn.execute_batch(
+        "INSERT INTO chat_threads(id, slug, title, repo, origin, created_ms, updated_ms)
+             VALUES ('t1', 'plan', 'Plan', 'o/r', 'home', 1, 1);
+         INSERT INTO chat_messages(id, origin, thread_id, seq, ts_ms, author_kind, author_name,
+             author_origin, body, envelope_json) VALUES
+             ('m1', 'home', 't1', 1, 1, 'human', 'human', 'home', '@a @b', '{}');
+         INSERT INTO chat_mentions(message_id, thread_id, seq, kind, agent, agent_origin, unread, created_ms)
+             VALUES ('m1', 't1', 1, 'chat', 'a', 'home', 1, 1),
+                    ('m1', 't1', 1, 'chat', 'b', 'home', 0, 1),
+                    ('m1', 't1', 1, 'chat', 'a', 'home', 1, 1);",
+    )
+    .unwrap();
+    migrate(&mut conn, &path).unwrap();
+    assert_eq!(count(&conn, "PRAGMA user_version"), SCHEMA_VERSION);
+    let sql = table_sql(&conn, "chat_mentions");
+    assert!(!sql.contains("AUTOINCREMENT"), "{sql}");
+    assert_eq!(ids(&conn, "chat_mentions"), [1, 2, 3]);
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'chat_mentions'"
+        ),
+        4
+    );
+    let unread_a = "SELECT n FROM chat_unread WHERE agent = 'a'";
+    assert_eq!(count(&conn, unread_a), 2);
+    conn.execute_batch(
+        "INSERT INTO chat_mentions(message_id, thread_id, seq, kind, agent, agent_origin, created_ms)
+             VALUES ('m1', 't1', 1, 'chat', 'a', 'home', 2);
+         UPDATE chat_mentions SET unread = 0 WHERE id = 1;",
+    )
+    .unwrap();
+    assert_eq!(count(&conn, "SELECT MAX(id) FROM chat_mentions"), 4);
+    assert_eq!(count(&conn, unread_a), 2, "one new unread, one read");
+    assert_eq!(
+        count(&conn, unread_a),
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM chat_mentions WHERE agent = 'a' AND unread = 1 AND resolved = 1"
+        )
+    );
+}
