@@ -303,13 +303,20 @@ pub struct Config {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("config {path}: {source}")]
+    #[error("config {path}: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Invalid(#[from] crate::Invalid),
+}
+
+impl ConfigError {
+    /// Bad input (exit 2) rather than a file that could not be read.
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Self::Invalid(_))
+    }
 }
 
 impl Config {
@@ -329,9 +336,9 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 Ok(Self::default().with_env_overrides())
             }
-            Err(source) => Err(ConfigError::Read {
+            Err(cause) => Err(ConfigError::Read {
                 path: path.to_path_buf(),
-                source,
+                cause,
             }),
         }
     }
@@ -345,10 +352,10 @@ impl Config {
             // Not text at all: the full load names the file and the offset.
             Ok(Err(_)) => return Self::load(path).map(|c| c.store.url),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
+            Err(cause) => {
                 return Err(ConfigError::Read {
                     path: path.to_path_buf(),
-                    source,
+                    cause,
                 });
             }
         };

@@ -27,10 +27,17 @@ pub mod tui;
 
 /// A validation failure: bad input that changes nothing and exits with code 2.
 ///
-/// Library error enums wrap it as a source so the binary can find it in the error chain.
+/// Library error enums wrap it in a transparent variant and answer `is_invalid()` for it,
+/// so the binary can tell exit 2 from exit 1 however deep the wrapping.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
 pub struct Invalid(pub String);
+
+/// The message is the whole text: nothing to add around it.
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 impl Invalid {
     pub fn new(msg: impl Into<String>) -> Self {
@@ -38,15 +45,16 @@ impl Invalid {
     }
 }
 
-/// The error as one line: its causes joined, skipping causes that repeat their wrapper.
+/// The error as one line: each cause of its chain once, joined by `: `.
+///
+/// Every text appears once because the crate's errors keep one rule: a variant that only
+/// wraps is transparent, and a variant whose message names its cause does not also hand
+/// that cause on as its source.
 pub fn error_line(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cause = Some(err);
     while let Some(e) = cause {
-        let text = e.to_string().replace('\n', " ");
-        if !parts.last().is_some_and(|prev| prev.contains(&text)) {
-            parts.push(text);
-        }
+        parts.push(e.to_string().replace('\n', " "));
         cause = e.source();
     }
     parts.join(": ")

@@ -4,7 +4,6 @@ use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 fn main() {
-    quiet_on_closed_stdout();
     let cli = match gitmoot::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -31,30 +30,12 @@ fn main() {
         }
     };
     if let Err(err) = gitmoot::cli::run(cli) {
-        if gitmoot::cli::is_closed_stdout(&err) {
+        // A reader that stops early (`gitmoot job list | head -1`) closes our stdout:
+        // that is how a pipeline says "enough", so the command ends without a word.
+        if gitmoot::cli::output::is_reader_gone(&err) {
             std::process::exit(0);
         }
         eprintln!("error: {}", gitmoot::error_line(&*err));
         std::process::exit(gitmoot::cli::exit_code(&err));
     }
-}
-
-/// A reader that stops early (`gitmoot job list | head -1`) closes our stdout; that is how
-/// a pipeline says "enough", so the command exits 0 without a word. `print!` reports it by
-/// panicking, which this hook turns into that quiet exit; every other panic keeps the
-/// default report.
-fn quiet_on_closed_stdout() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(0);
-        }
-        default(info);
-    }));
 }

@@ -21,6 +21,7 @@ pub mod tui;
 
 pub use activity::bench_activity;
 
+use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -305,14 +306,15 @@ fn attach_anchors(figures: &mut [Figure]) {
     }
 }
 
-pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+/// Runs the benches `a` asks for; the figures go to `out`.
+pub fn run(a: BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(url) = &a.pg {
         crate::store::Location::parse(url)?;
         // SAFETY: set before any thread of the bench starts.
         unsafe { std::env::set_var("GITMOOT_BENCH_PG", url) };
     }
     if a.scale {
-        return run_scale(&a);
+        return run_scale(&a, out);
     }
     let groups: Vec<Group> = match a.only {
         Some(g) => vec![g],
@@ -323,7 +325,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             Some(g) => g.run()?,
             None => Vec::new(),
         };
-        println!("{}", serde_json::to_string(&pairs)?);
+        writeln!(out, "{}", serde_json::to_string(&pairs)?)?;
         return Ok(());
     }
     let mut figures = Vec::new();
@@ -347,27 +349,29 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     attach_anchors(&mut figures);
     if a.json {
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-        println!(
+        writeln!(
+            out,
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "figures": figures,
                 "loadavg": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
             }))?
-        );
+        )?;
         return Ok(());
     }
-    println!("| figure | backend | value | target |");
-    println!("|---|---|---|---|");
+    writeln!(out, "| figure | backend | value | target |")?;
+    writeln!(out, "|---|---|---|---|")?;
     for f in &figures {
-        println!(
+        writeln!(
+            out,
             "| {} | {} | {} | {} |",
             f.figure, f.backend, f.value, f.target
-        );
+        )?;
     }
     Ok(())
 }
 
-fn run_scale(a: &BenchArgs) -> anyhow::Result<()> {
+fn run_scale(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let sizes = if a.scale_jobs.is_empty() {
         scale::SIZES.to_vec()
     } else {
@@ -383,16 +387,17 @@ fn run_scale(a: &BenchArgs) -> anyhow::Result<()> {
             .iter()
             .map(|(figure, value)| serde_json::json!({"figure": figure, "value": value}))
             .collect();
-        println!(
+        writeln!(
+            out,
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "figures": rows,
                 "loadavg": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
             }))?
-        );
+        )?;
         return Ok(());
     }
-    print!("{}", scale::table(&sizes, &figures));
+    write!(out, "{}", scale::table(&sizes, &figures))?;
     Ok(())
 }
 

@@ -19,14 +19,14 @@ use crate::store::escalations::{self, RoundKind};
 pub fn resolve_target(conn: &Tx<'_>, thread: &Thread) -> Result<String> {
     if let Some((job_id, kind)) = escalations::open_on_thread(conn, &thread.id)? {
         if kind != "ask" {
-            return Err(ChatError::Refused(format!(
+            return Err(ChatError::refused(format!(
                 "job {job_id} is paused on a {kind} escalation, not an ask; resume it with \
                  `gitmoot job resume {job_id} retry|continue|abort`, not answer"
             )));
         }
         return Ok(job_id);
     }
-    Err(ChatError::Refused(
+    Err(ChatError::refused(
         match escalations::last_job_on_thread(conn, &thread.id)? {
             Some(job) => format!(
                 "job {job} has no pending question to answer (it was already answered or finalized)"

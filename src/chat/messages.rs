@@ -234,7 +234,7 @@ pub fn send(
 
 /// The refusal text of a send past a moot's cap.
 pub fn cap_refusal(slug: &str, cap: i64) -> ChatError {
-    ChatError::Refused(format!(
+    ChatError::refused(format!(
         "moot cap reached: thread {slug:?} hit its {cap}-message cap; agent messages are closed — \
          stop conversing and return your conclusions (know / unsure / would-ask-next) in your gitmoot_result"
     ))

@@ -42,16 +42,43 @@ pub use hooks::{ChatHooks, live_env};
 /// forbids the action: archived thread, duplicate promotion, moot cap) exits 1.
 #[derive(Debug, thiserror::Error)]
 pub enum ChatError {
-    #[error("{0}")]
+    #[error(transparent)]
     Invalid(#[from] Invalid),
-    #[error("{0}")]
-    Refused(String),
-    #[error("{0}")]
+    #[error("{reason}")]
+    Refused { reason: String },
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
+    #[error(transparent)]
     Engine(#[from] EngineError),
-    #[error("{0}")]
-    Relay(String),
+    /// The seat relay failed or refused; `reason` is its whole one-line text.
+    #[error("{reason}")]
+    Relay { reason: String },
+}
+
+impl ChatError {
+    /// A state that forbids the action (exit 1), its reason in one line.
+    pub fn refused(reason: impl Into<String>) -> Self {
+        Self::Refused {
+            reason: reason.into(),
+        }
+    }
+
+    /// A relay failure, its reason in one line.
+    pub fn relay(reason: impl Into<String>) -> Self {
+        Self::Relay {
+            reason: reason.into(),
+        }
+    }
+
+    /// Bad input (exit 2), however it reached chat.
+    pub fn is_invalid(&self) -> bool {
+        match self {
+            Self::Invalid(_) => true,
+            Self::Store(e) => e.is_invalid(),
+            Self::Engine(e) => e.is_invalid(),
+            Self::Refused { .. } | Self::Relay { .. } => false,
+        }
+    }
 }
 
 impl From<serde_json::Error> for ChatError {

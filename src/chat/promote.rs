@@ -105,9 +105,8 @@ pub fn task(
     let agent = target_agent(tx, body)?;
     let now = clock.now_ms();
     if rows::recent_promotion_exists(tx, &thread.id, body, now - DEDUPE_WINDOW_MS)? {
-        return Err(ChatError::Refused(
-            "an identical promotion was already requested in this thread within the last 60s; not re-dispatching"
-                .into(),
+        return Err(ChatError::refused(
+            "an identical promotion was already requested in this thread within the last 60s; not re-dispatching",
         ));
     }
     let message = messages::append(
@@ -221,7 +220,7 @@ pub fn promote_message(
             .into());
         }
         if let Some(job) = &m.promoted_job_id {
-            return Err(ChatError::Refused(format!(
+            return Err(ChatError::refused(format!(
                 "message #{seq} was already promoted to {job}; not re-dispatching"
             )));
         }

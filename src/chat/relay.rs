@@ -189,7 +189,7 @@ impl Relay {
     /// with its own connection to the home's store.
     pub fn start(home: &Home) -> Result<RelayHandle> {
         let dir = socket_dir(home);
-        let io = |e: io::Error| ChatError::Relay(format!("chat relay: {e}"));
+        let io = |e: io::Error| ChatError::relay(format!("chat relay: {e}"));
         private_socket_dir(&dir).map_err(io)?;
         remove_stale_sockets(&dir);
         let path = dir.join(format!("relay-{}.sock", std::process::id()));
@@ -372,14 +372,14 @@ fn answer(req: Request, store: &Mutex<Store>, tokens: &Tokens) -> Response {
     let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
     let guard = |conn: &Tx<'_>, thread: &crate::store::chat::Thread| -> Result<()> {
         if thread.id != b.thread_id {
-            return Err(ChatError::Relay(
-                "chat relay: token not valid for this thread".into(),
+            return Err(ChatError::relay(
+                "chat relay: token not valid for this thread",
             ));
         }
         let allowed =
             agents::get(conn, &b.agent)?.is_some_and(|a| a.allowed_on(Some(&thread.repo)));
         if !allowed {
-            return Err(ChatError::Relay(format!(
+            return Err(ChatError::relay(format!(
                 "chat relay: agent {:?} is not allowed on {:?}",
                 b.agent, thread.repo
             )));
@@ -388,7 +388,7 @@ fn answer(req: Request, store: &Mutex<Store>, tokens: &Tokens) -> Response {
     };
     let prefixed = |e: ChatError| {
         let text = e.to_string();
-        if text.starts_with("chat relay:") || matches!(e, ChatError::Refused(_)) {
+        if text.starts_with("chat relay:") || matches!(e, ChatError::Refused { .. }) {
             Response::err(text)
         } else {
             Response::err(format!("chat relay: {text}"))
@@ -447,20 +447,20 @@ fn answer(req: Request, store: &Mutex<Store>, tokens: &Tokens) -> Response {
 /// One request to the relay at `socket`; a server-side refusal comes back as the error.
 pub fn call(socket: &Path, req: &Request) -> Result<Response> {
     let mut stream = UnixStream::connect(socket)
-        .map_err(|e| ChatError::Relay(format!("dial chat relay: {e}")))?;
+        .map_err(|e| ChatError::relay(format!("dial chat relay: {e}")))?;
     stream.set_read_timeout(Some(IO_TIMEOUT)).ok();
     stream.set_write_timeout(Some(IO_TIMEOUT)).ok();
     let bytes = serde_json::to_vec(req)?;
     write_frame(&mut stream, &bytes)
-        .map_err(|e| ChatError::Relay(format!("write chat relay request: {e}")))?;
+        .map_err(|e| ChatError::relay(format!("write chat relay request: {e}")))?;
     let reply = read_frame(&mut stream)
-        .map_err(|e| ChatError::Relay(format!("read chat relay response: {e}")))?;
+        .map_err(|e| ChatError::relay(format!("read chat relay response: {e}")))?;
     let resp: Response = serde_json::from_slice(&reply)
-        .map_err(|e| ChatError::Relay(format!("read chat relay response: {e}")))?;
+        .map_err(|e| ChatError::relay(format!("read chat relay response: {e}")))?;
     match (&resp.ok, &resp.error) {
         (true, _) => Ok(resp),
-        (false, Some(e)) => Err(ChatError::Relay(e.clone())),
-        (false, None) => Err(ChatError::Relay("chat relay returned no message".into())),
+        (false, Some(e)) => Err(ChatError::relay(e.clone())),
+        (false, None) => Err(ChatError::relay("chat relay returned no message")),
     }
 }
 

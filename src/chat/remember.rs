@@ -357,7 +357,7 @@ pub fn confirm(conn: &Tx<'_>, clock: &dyn Clock, id: i64, to_shared: bool) -> Re
 pub fn promote(conn: &Tx<'_>, clock: &dyn Clock, id: i64) -> Result<Observation> {
     let mut o = require(conn, id)?;
     if o.state == ObservationState::Pending {
-        return Err(ChatError::Refused(format!(
+        return Err(ChatError::refused(format!(
             "memory {id} is still pending; confirm it first (`gitmoot memory confirm {id} --to-shared`)"
         )));
     }

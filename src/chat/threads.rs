@@ -200,7 +200,7 @@ pub fn set_state(
 /// Refuses an action on an archived thread.
 pub fn require_open(t: &Thread, verb: &str) -> Result<()> {
     if t.state == ThreadState::Archived {
-        return Err(ChatError::Refused(format!(
+        return Err(ChatError::refused(format!(
             "thread {:?} is archived; reopen it before {verb}",
             t.slug
         )));

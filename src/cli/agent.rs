@@ -1,9 +1,11 @@
 //! `gitmoot agent add|list|show|rm`.
 
+use std::io::Write;
+
 use clap::{Args, Subcommand};
 
 use super::Ctx;
-use super::output::print_json;
+use super::output::{Out, print_json};
 use crate::clock::now_ms;
 use crate::domain::{AutonomyPolicy, Capability, RuntimeKind};
 use crate::registry;
@@ -70,6 +72,7 @@ pub fn parse<T: std::str::FromStr<Err = crate::Invalid>>(s: &str) -> Result<T, S
 }
 
 pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
+    let mut out = Out::lines();
     match cmd {
         AgentCmd::Add(a) => add(ctx, a),
         AgentCmd::List { json } => {
@@ -79,9 +82,10 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                 return print_json(&all);
             }
             if all.is_empty() {
-                println!(
+                writeln!(
+                    out,
                     "no agents registered (add one with `gitmoot agent add NAME --runtime ...`)"
-                );
+                )?;
             }
             let rows: Vec<Vec<String>> = all
                 .iter()
@@ -95,10 +99,11 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
                 })
                 .collect();
             if !rows.is_empty() {
-                print!(
+                write!(
+                    out,
                     "{}",
                     super::output::table(&["NAME", "RUNTIME", "CAPABILITIES", "POLICY"], &rows)
-                );
+                )?;
             }
             Ok(())
         }
@@ -108,30 +113,33 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
             if json {
                 return print_json(&a);
             }
-            println!("name:         {}", a.name);
-            println!("runtime:      {}", a.runtime);
+            writeln!(out, "name:         {}", a.name)?;
+            writeln!(out, "runtime:      {}", a.runtime)?;
             if let Some(c) = &a.command {
-                println!("command:      {c}");
+                writeln!(out, "command:      {c}")?;
             }
-            println!(
+            writeln!(
+                out,
                 "model:        {}",
                 a.model.as_deref().unwrap_or("(runtime default)")
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "effort:       {}",
                 a.effort.as_deref().unwrap_or("(runtime default)")
-            );
-            println!("capabilities: {}", caps(&a.capabilities));
-            println!("policy:       {}", policy_label(&a));
-            println!(
+            )?;
+            writeln!(out, "capabilities: {}", caps(&a.capabilities))?;
+            writeln!(out, "policy:       {}", policy_label(&a))?;
+            writeln!(
+                out,
                 "repos:        {}",
                 if a.repos.is_empty() {
                     "(every repo)".into()
                 } else {
                     a.repos.join(", ")
                 }
-            );
-            println!("autorespond:  {}", a.chat_autorespond);
+            )?;
+            writeln!(out, "autorespond:  {}", a.chat_autorespond)?;
             Ok(())
         }
         AgentCmd::Rm { name } => {
@@ -140,7 +148,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
             if !removed {
                 return Err(crate::Invalid(format!("agent {name:?} is not registered")).into());
             }
-            println!("removed agent {name}");
+            writeln!(out, "removed agent {name}")?;
             Ok(())
         }
     }
@@ -201,7 +209,12 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
             agent.runtime, agent.name
         );
     }
-    println!("registered agent {} ({})", agent.name, agent.runtime);
+    writeln!(
+        Out::lines(),
+        "registered agent {} ({})",
+        agent.name,
+        agent.runtime
+    )?;
     if let Some(w) = crate::runtime::claude::root_bypass_warning(agent.runtime, agent.policy) {
         eprintln!("{w}");
     }

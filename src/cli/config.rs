@@ -1,8 +1,11 @@
 //! `gitmoot config show`: the effective configuration as TOML or JSON.
 
+use std::io::Write;
+
 use clap::Subcommand;
 
 use super::Ctx;
+use super::output::Out;
 
 #[derive(Debug, Subcommand)]
 pub enum ConfigCmd {
@@ -17,18 +20,19 @@ pub enum ConfigCmd {
 }
 
 pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> anyhow::Result<()> {
+    let mut out = Out::lines();
     match cmd {
         ConfigCmd::Show { json } => {
             let config = ctx.config()?;
             if json {
                 super::output::print_json(&config)
             } else {
-                print!("{}", config.to_toml());
+                write!(out, "{}", config.to_toml())?;
                 Ok(())
             }
         }
         ConfigCmd::Path => {
-            println!("{}", ctx.home.config_path().display());
+            writeln!(out, "{}", ctx.home.config_path().display())?;
             Ok(())
         }
     }

@@ -3,15 +3,16 @@
 //! Thin glue over `crate::daemon`: flags in, the daemon's report out.
 
 use crate::store::Tx;
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Subcommand;
 
 use super::Ctx;
-use super::output::{age, print_json};
+use super::output::{Out, age, table};
 use crate::clock::now_ms;
-use crate::daemon::{Daemon, DaemonError, DaemonExit, LockError};
+use crate::daemon::{Daemon, DaemonError, DaemonExit, LockError, ShutdownHandle};
 use crate::domain::{JobKind, JobState, RunState};
 use crate::store::jobs::{self, Job};
 use crate::store::runs;
@@ -45,121 +46,136 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
             parallel,
             until_idle,
             labels,
-        } => {
-            if parallel == Some(0) {
-                return Err(crate::Invalid("--parallel must be at least 1".into()).into());
-            }
-            for label in labels.iter().flatten() {
-                crate::config::check_label(label)?;
-            }
-            let config = ctx.config()?;
-            let store = ctx.store()?;
-            let cursor = crate::store::events::since(store.conn(), 0, usize::MAX)
-                .map(|e| e.last().map_or(0, |e| e.id))
-                .unwrap_or(0);
-            drop(store);
-            let n = parallel.unwrap_or(config.daemon.parallel);
-            let daemon = Daemon::new(ctx.home.clone())
-                .config(config)
-                .config_file(ctx.home.config_path())
-                .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
-                .parallel(parallel)
-                .labels(labels)
-                .until_idle(until_idle)
-                .handle_signals(true);
-            let rt = crate::daemon::runtime(n)?;
-            println!(
-                "daemon started: pid {}, {n} job(s) at once, home {} (Ctrl-C stops)",
-                std::process::id(),
-                ctx.home.root().display()
-            );
-            let cursor = follow_job_states(ctx.home.clone(), cursor);
-            let exit = rt.block_on(daemon.run());
-            // The last changes land after the poller's final read: print them before exiting.
-            if let Ok(store) = ctx.store() {
-                print_job_states(&store, &cursor);
-            }
-            match exit? {
-                DaemonExit::Idle => {}
-                DaemonExit::Shutdown { terminated } if terminated > 0 => {
-                    eprintln!(
-                        "daemon stopped; {terminated} running job(s) were terminated after the shutdown grace"
-                    );
-                }
-                DaemonExit::Shutdown { .. } => {}
-            }
-            Ok(())
-        }
-        DaemonCmd::Status { json } => {
-            let store = ctx.store()?;
-            let now = now_ms();
-            let lease = ctx.config()?.daemon.lease.0;
-            let s = crate::daemon::status_report(&ctx.home, &store.conn(), now, lease)?;
-            if json {
-                return print_json(&s);
-            }
-            match &s.pid {
-                Some(pid) => println!("daemon running pid {pid}"),
-                None => println!("daemon stopped"),
-            }
-            if let Some(up) = s.uptime_ms {
-                println!("uptime: {}", age(now, now - up));
-            }
-            if let Some(p) = s.parallel {
-                println!("parallel: {p}");
-            }
-            println!("running: {}  queued: {}", s.running_jobs, s.queued_jobs);
-            println!(
-                "delegation preflight failures: {}",
-                s.delegation_preflight_failures
-            );
-            if let Some(t) = s.last_tick_ms {
-                println!("last tick: {} ago", age(now, t));
-            }
-            for j in &s.jobs {
-                println!(
-                    "  {:<36} {:<14} {}",
-                    j.id,
-                    j.agent,
-                    age(now, now - j.age_ms)
-                );
-            }
-            if !s.daemons.is_empty() {
-                let rows: Vec<Vec<String>> = s
-                    .daemons
-                    .iter()
-                    .map(|d| {
-                        vec![
-                            d.id.clone(),
-                            d.host.clone(),
-                            d.pid.to_string(),
-                            d.parallel.to_string(),
-                            d.running_jobs.to_string(),
-                            format!("{} ago", age(now, d.heartbeat_ms)),
-                            d.labels.join(","),
-                        ]
-                    })
-                    .collect();
-                println!("daemons attached to this store: {}", s.daemons.len());
-                print!(
-                    "{}",
-                    super::output::table(
-                        &[
-                            "DAEMON",
-                            "HOST",
-                            "PID",
-                            "PARALLEL",
-                            "RUNNING",
-                            "HEARTBEAT",
-                            "LABELS"
-                        ],
-                        &rows
-                    )
-                );
-            }
-            Ok(())
-        }
+        } => run_foreground(ctx, parallel, until_idle, labels),
+        DaemonCmd::Status { json } => status(ctx, json),
     }
+}
+
+/// `daemon run`: the pool in the foreground, one line per job state change on stdout.
+fn run_foreground(
+    ctx: &Ctx,
+    parallel: Option<usize>,
+    until_idle: bool,
+    labels: Option<Vec<String>>,
+) -> anyhow::Result<()> {
+    if parallel == Some(0) {
+        return Err(crate::Invalid("--parallel must be at least 1".into()).into());
+    }
+    for label in labels.iter().flatten() {
+        crate::config::check_label(label)?;
+    }
+    let config = ctx.config()?;
+    let store = ctx.store()?;
+    let cursor = crate::store::events::since(store.conn(), 0, usize::MAX)
+        .map(|e| e.last().map_or(0, |e| e.id))
+        .unwrap_or(0);
+    drop(store);
+    let n = parallel.unwrap_or(config.daemon.parallel);
+    let daemon = Daemon::new(ctx.home.clone())
+        .config(config)
+        .config_file(ctx.home.config_path())
+        .hooks(std::sync::Arc::new(crate::chat::ChatHooks))
+        .parallel(parallel)
+        .labels(labels)
+        .until_idle(until_idle)
+        .handle_signals(true);
+    let rt = crate::daemon::runtime(n)?;
+    writeln!(
+        Out::lines(),
+        "daemon started: pid {}, {n} job(s) at once, home {} (Ctrl-C stops)",
+        std::process::id(),
+        ctx.home.root().display()
+    )?;
+    let cursor = follow_job_states(ctx.home.clone(), cursor, daemon.shutdown_handle());
+    let exit = rt.block_on(daemon.run());
+    // The last changes land after the poller's final read: print them before exiting.
+    if let Ok(store) = ctx.store() {
+        print_job_states(&store, &cursor)?;
+    }
+    match exit? {
+        DaemonExit::Idle => {}
+        DaemonExit::Shutdown { terminated } if terminated > 0 => {
+            eprintln!(
+                "daemon stopped; {terminated} running job(s) were terminated after the shutdown grace"
+            );
+        }
+        DaemonExit::Shutdown { .. } => {}
+    }
+    Ok(())
+}
+
+/// `daemon status`: whether a daemon runs, what it runs, and every daemon of the store.
+fn status(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
+    let store = ctx.store()?;
+    let now = now_ms();
+    let lease = ctx.config()?.daemon.lease.0;
+    let s = crate::daemon::status_report(&ctx.home, &store.conn(), now, lease)?;
+    let mut out = Out::lines();
+    if json {
+        return out.json(&s);
+    }
+    match &s.pid {
+        Some(pid) => writeln!(out, "daemon running pid {pid}")?,
+        None => writeln!(out, "daemon stopped")?,
+    }
+    if let Some(up) = s.uptime_ms {
+        writeln!(out, "uptime: {}", age(now, now - up))?;
+    }
+    if let Some(p) = s.parallel {
+        writeln!(out, "parallel: {p}")?;
+    }
+    writeln!(
+        out,
+        "running: {}  queued: {}",
+        s.running_jobs, s.queued_jobs
+    )?;
+    writeln!(
+        out,
+        "delegation preflight failures: {}",
+        s.delegation_preflight_failures
+    )?;
+    if let Some(t) = s.last_tick_ms {
+        writeln!(out, "last tick: {} ago", age(now, t))?;
+    }
+    for j in &s.jobs {
+        writeln!(
+            out,
+            "  {:<36} {:<14} {}",
+            j.id,
+            j.agent,
+            age(now, now - j.age_ms)
+        )?;
+    }
+    if s.daemons.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = s
+        .daemons
+        .iter()
+        .map(|d| {
+            vec![
+                d.id.clone(),
+                d.host.clone(),
+                d.pid.to_string(),
+                d.parallel.to_string(),
+                d.running_jobs.to_string(),
+                format!("{} ago", age(now, d.heartbeat_ms)),
+                d.labels.join(","),
+            ]
+        })
+        .collect();
+    writeln!(out, "daemons attached to this store: {}", s.daemons.len())?;
+    let headers = [
+        "DAEMON",
+        "HOST",
+        "PID",
+        "PARALLEL",
+        "RUNNING",
+        "HEARTBEAT",
+        "LABELS",
+    ];
+    out.write_all(table(&headers, &rows).as_bytes())?;
+    Ok(())
 }
 
 /// `job run --wait`: runs an in-process daemon for this tree when no daemon holds the
@@ -242,24 +258,25 @@ pub fn wait_for_root(
         eprintln!("run {root} ended {state}");
         std::process::exit(super::interrupt::exit_status());
     }
+    let mut out = Out::lines();
     if as_json {
-        print_json(&crate::report::tree_json(&store.conn(), root)?)?;
+        out.json(&crate::report::tree_json(&store.conn(), root)?)?;
     } else {
         let last = final_job(&store.conn(), root)?;
-        println!("{root} {state}");
+        writeln!(out, "{root} {state}")?;
         if let Some(r) = &last.result {
-            println!("decision: {}", r["decision"].as_str().unwrap_or("?"));
-            println!("summary:  {}", r["summary"].as_str().unwrap_or(""));
+            writeln!(out, "decision: {}", r["decision"].as_str().unwrap_or("?"))?;
+            writeln!(out, "summary:  {}", r["summary"].as_str().unwrap_or(""))?;
         }
         if let Some(e) = &last.error {
-            println!("error:    {e}");
+            writeln!(out, "error:    {e}")?;
         }
     }
     match state {
         RunState::Done => Ok(()),
         RunState::AwaitingHuman => {
             if !as_json {
-                println!("awaiting a human: see `gitmoot job pending`");
+                writeln!(out, "awaiting a human: see `gitmoot job pending`")?;
             }
             Ok(())
         }
@@ -294,40 +311,50 @@ const STATE_EVENTS: [&str; 7] = [
 ];
 
 /// `daemon run`'s foreground log: one line per job state change after the cursor, read
-/// from the events table on its own connection (the daemon decides nothing here).
-fn follow_job_states(home: crate::home::Home, cursor: i64) -> Arc<Mutex<i64>> {
+/// from the events table on its own connection (the daemon decides nothing here). When
+/// the reader of stdout goes away (`daemon run | head -1`) the daemon is asked to stop,
+/// gracefully, as it would be on Ctrl-C.
+fn follow_job_states(
+    home: crate::home::Home,
+    cursor: i64,
+    stop: ShutdownHandle,
+) -> Arc<Mutex<i64>> {
     let cursor = Arc::new(Mutex::new(cursor));
     let shared = cursor.clone();
     std::thread::spawn(move || {
         let Ok(store) = crate::store::Store::open_home(&home) else {
             return;
         };
-        loop {
-            print_job_states(&store, &shared);
+        while print_job_states(&store, &shared).is_ok() {
             std::thread::sleep(Duration::from_millis(250));
         }
+        stop.request();
     });
     cursor
 }
 
-/// Prints the state changes after `cursor` and moves it on.
-fn print_job_states(store: &crate::store::Store, cursor: &Mutex<i64>) {
+/// Prints the state changes after `cursor` and moves it on; a line that could not be
+/// written is the error (a store that cannot be read now is retried on the next poll).
+fn print_job_states(store: &crate::store::Store, cursor: &Mutex<i64>) -> std::io::Result<()> {
     let Ok(mut at) = cursor.lock() else {
-        return;
+        return Ok(());
     };
     let Ok(events) = crate::store::events::since(store.conn(), *at, 500) else {
-        return;
+        return Ok(());
     };
+    let mut out = Out::lines();
     for e in &events {
         *at = e.id;
         if STATE_EVENTS.contains(&e.kind.as_str()) {
-            println!(
+            writeln!(
+                out,
                 "{} UTC  {:<14} {:<12} {}",
                 gitmoot_ui::view::utc_clock(e.ts_ms),
                 e.job_id.as_deref().unwrap_or("-"),
                 e.kind,
                 e.message
-            );
+            )?;
         }
     }
+    Ok(())
 }

@@ -5,11 +5,13 @@
 //! through `store::activity`.
 
 use crate::store::Tx;
+use std::io::Write;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::Ctx;
+use super::output::Out;
 use crate::store::activity::{self, Record};
 use crate::store::jobs;
 
@@ -22,6 +24,7 @@ const PAGE: usize = 500;
 pub fn logs(ctx: &Ctx, id: &str, follow: bool, as_json: bool) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let id = &jobs::resolve_id(store.conn(), id)?;
+    let mut out = Out::lines();
     let mut next = 0;
     loop {
         // The state is read before the records: the settlement writes the job's last
@@ -30,7 +33,7 @@ pub fn logs(ctx: &Ctx, id: &str, follow: bool, as_json: bool) -> anyhow::Result<
         loop {
             let batch = activity::list(store.conn(), id, next, PAGE)?;
             for r in &batch {
-                print_record(r, as_json)?;
+                print_record(&mut out, r, as_json)?;
             }
             match batch.last() {
                 Some(last) => next = last.seq + 1,
@@ -47,11 +50,10 @@ pub fn logs(ctx: &Ctx, id: &str, follow: bool, as_json: bool) -> anyhow::Result<
     }
 }
 
-fn print_record(r: &Record, as_json: bool) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let written = if as_json {
-        writeln!(out, "{}", serde_json::to_string(r)?)
+/// One record a line, each reaching the reader at once (`--follow` streams them).
+fn print_record(out: &mut Out, r: &Record, as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        writeln!(out, "{}", serde_json::to_string(r)?)?;
     } else {
         writeln!(
             out,
@@ -59,11 +61,7 @@ fn print_record(r: &Record, as_json: bool) -> anyhow::Result<()> {
             gitmoot_ui::view::utc_clock(r.at_ms),
             r.kind,
             r.summary
-        )
-    };
-    // `--follow` piped into `head` ends when the reader goes away.
-    if written.and_then(|()| out.flush()).is_err() {
-        std::process::exit(0);
+        )?;
     }
     Ok(())
 }

@@ -1,10 +1,12 @@
 //! `gitmoot memory list|confirm|promote`: inspect observations and move them into a
 //! private or the shared pool. Sharing is always explicit.
 
+use std::io::Write;
+
 use clap::Subcommand;
 
 use super::Ctx;
-use super::output::print_json;
+use super::output::{Out, print_json};
 use crate::chat::{remember, write_retry};
 use crate::clock::SystemClock;
 use crate::store::memory::Observation;
@@ -54,6 +56,7 @@ fn pool(o: &Observation) -> String {
 
 pub fn run(ctx: &Ctx, cmd: MemoryCmd) -> anyhow::Result<()> {
     let clock = SystemClock;
+    let mut out = Out::lines();
     match cmd {
         MemoryCmd::List { agent, json } => {
             let store = ctx.store()?;
@@ -62,12 +65,13 @@ pub fn run(ctx: &Ctx, cmd: MemoryCmd) -> anyhow::Result<()> {
                 return print_json(&all);
             }
             if all.is_empty() {
-                println!("no memory observations");
+                writeln!(out, "no memory observations")?;
             }
             for o in &all {
                 let repo = if o.repo.is_empty() { "-" } else { &o.repo };
                 let shared = if o.shared { " shared" } else { "" };
-                println!(
+                writeln!(
+                    out,
                     "{:>5} {:<10} {:<9}{shared} {:<7} {:<20} {}  {}",
                     o.id,
                     o.agent,
@@ -76,7 +80,7 @@ pub fn run(ctx: &Ctx, cmd: MemoryCmd) -> anyhow::Result<()> {
                     repo,
                     o.provenance,
                     o.body.lines().next().unwrap_or("")
-                );
+                )?;
             }
             Ok(())
         }
@@ -92,7 +96,7 @@ pub fn run(ctx: &Ctx, cmd: MemoryCmd) -> anyhow::Result<()> {
             if json {
                 return print_json(&o);
             }
-            println!("confirmed memory {} into {}", o.id, pool(&o));
+            writeln!(out, "confirmed memory {} into {}", o.id, pool(&o))?;
             Ok(())
         }
         MemoryCmd::Promote { id, json, .. } => {
@@ -101,7 +105,7 @@ pub fn run(ctx: &Ctx, cmd: MemoryCmd) -> anyhow::Result<()> {
             if json {
                 return print_json(&o);
             }
-            println!("promoted memory {} to the shared pool", o.id);
+            writeln!(out, "promoted memory {} to the shared pool", o.id)?;
             Ok(())
         }
     }

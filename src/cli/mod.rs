@@ -168,20 +168,25 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             headless,
             answer,
             speed,
-        } => crate::demo::run(crate::demo::DemoOptions {
-            headless,
-            answer,
-            speed,
-            home: ctx.home_flag.clone(),
-        }),
-        Command::DemoAgent { role } => crate::demo::agent::run(role),
-        Command::Bench(a) => crate::bench::run(a),
+        } => crate::demo::run(
+            crate::demo::DemoOptions {
+                headless,
+                answer,
+                speed,
+                home: ctx.home_flag.clone(),
+            },
+            &mut output::Out::lines(),
+        ),
+        Command::DemoAgent { role } => crate::demo::agent::run(role, &mut output::Out::lines()),
+        Command::Bench(a) => crate::bench::run(a, &mut output::Out::lines()),
         Command::Completions { shell } => {
-            // Rendered first so a closed stdout is an error we can see, not a panic.
+            // Rendered first: `generate` panics on a write error, and a closed stdout
+            // must come back as one.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "gitmoot", &mut script);
-            std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
-            Ok(())
+            let mut out = output::Out::block();
+            std::io::Write::write_all(&mut out, &script)?;
+            Ok(out.finish()?)
         }
     }
 }
@@ -245,19 +250,38 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// Whether the command failed only because the reader of its stdout went away.
-pub fn is_closed_stdout(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+/// Whether `e` is bad input. A transparent variant hands on only its inner error's source,
+/// so an `Invalid` wrapped in one is not in the chain: each error enum answers for itself.
+fn is_invalid(e: &(dyn std::error::Error + 'static)) -> bool {
+    use crate::{chat, config, daemon, engine, store, tui};
+    e.is::<crate::Invalid>()
+        || e.is::<gitmoot_ui::ThemeError>()
+        || e.is::<gitmoot_ui::KeymapError>()
+        || e.downcast_ref().is_some_and(store::StoreError::is_invalid)
+        || e.downcast_ref()
+            .is_some_and(store::copy::CopyError::is_invalid)
+        || e.downcast_ref()
+            .is_some_and(engine::EngineError::is_invalid)
+        || e.downcast_ref().is_some_and(chat::ChatError::is_invalid)
+        || e.downcast_ref()
+            .is_some_and(daemon::DaemonError::is_invalid)
+        || e.downcast_ref()
+            .is_some_and(config::ConfigError::is_invalid)
+        || e.downcast_ref()
+            .is_some_and(tui::load::LoadError::is_invalid)
 }
 
 /// A wait that ended at its deadline with nothing to report (`chat wait`): not a failure
 /// of the command, but a caller must be able to tell it from a message.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
 pub struct TimedOut(pub String);
+
+/// The message is the whole text: nothing to add around it.
+impl std::fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The exit code of a `TimedOut` wait.
 pub const EXIT_TIMED_OUT: i32 = 3;
@@ -265,11 +289,7 @@ pub const EXIT_TIMED_OUT: i32 = 3;
 /// Exit code for an error: 2 when any cause is a validation failure, 3 for a timed-out
 /// wait, else 1.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    if err.chain().any(|e| {
-        e.is::<crate::Invalid>()
-            || e.is::<gitmoot_ui::ThemeError>()
-            || e.is::<gitmoot_ui::KeymapError>()
-    }) {
+    if err.chain().any(is_invalid) {
         2
     } else if err.is::<TimedOut>() {
         EXIT_TIMED_OUT

@@ -1,11 +1,13 @@
 //! `gitmoot moot NAME TOPIC --agents A,B --repo R [--max-messages N]`: convene a bounded
 //! multi-agent brainstorm through `chat::moot::convene`.
 
+use std::io::Write;
+
 use clap::Args;
 use serde_json::json;
 
 use super::Ctx;
-use super::output::print_json;
+use super::output::{Out, print_json};
 use crate::chat::moot::{self, MootRequest};
 use crate::chat::write_retry;
 use crate::clock::SystemClock;
@@ -62,12 +64,13 @@ pub fn run(ctx: &Ctx, a: MootArgs) -> anyhow::Result<()> {
             "seats": c.seats.iter().map(|s| json!({"agent": s.agent, "job_id": s.job_id, "state": "queued"})).collect::<Vec<_>>(),
         }));
     }
-    println!("moot: {}", c.thread.slug);
-    println!("thread: {}", c.thread.id);
-    println!("repo: {}", c.thread.repo);
-    println!("message cap: {}", c.message_cap);
+    let mut out = Out::lines();
+    writeln!(out, "moot: {}", c.thread.slug)?;
+    writeln!(out, "thread: {}", c.thread.id)?;
+    writeln!(out, "repo: {}", c.thread.repo)?;
+    writeln!(out, "message cap: {}", c.message_cap)?;
     for s in &c.seats {
-        println!("seat {}: {} (queued)", s.agent, s.job_id);
+        writeln!(out, "seat {}: {} (queued)", s.agent, s.job_id)?;
     }
     Ok(())
 }

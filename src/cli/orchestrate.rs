@@ -1,11 +1,13 @@
 //! `gitmoot orchestrate review-panel|verifier "goal"`: the built-in coordinator recipes
 //! (`engine::recipes`), started for a registered coordinator agent.
 
+use std::io::Write;
+
 use clap::{Args, Subcommand};
 
 use super::Ctx;
 use super::agent::parse;
-use super::output::print_json;
+use super::output::{Out, print_json};
 use crate::domain::RuntimeKind;
 use crate::engine::recipes::{self, Recipe, RecipeRun};
 
@@ -71,9 +73,10 @@ pub fn run(ctx: &Ctx, cmd: OrchestrateCmd) -> anyhow::Result<()> {
     if json {
         return print_json(&started);
     }
-    println!("job: {}", started.root_id);
-    println!("recipe: {}", started.recipe);
-    println!("legs: {}", started.legs.join(", "));
-    println!("next: gitmoot job tree {}", started.root_id);
+    let mut out = Out::lines();
+    writeln!(out, "job: {}", started.root_id)?;
+    writeln!(out, "recipe: {}", started.recipe)?;
+    writeln!(out, "legs: {}", started.legs.join(", "))?;
+    writeln!(out, "next: gitmoot job tree {}", started.root_id)?;
     Ok(())
 }

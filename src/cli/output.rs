@@ -1,13 +1,102 @@
-//! Shared output helpers: JSON documents and human-readable times.
+//! The CLI's standard output: `Out`, the one writer every verb prints through (a reader
+//! that goes away is a normal end, not a failure), and the shared shapes printed through
+//! it: JSON documents, aligned tables, human-readable ages.
+//!
+//! Owns how output reaches stdout; must not decide what a verb prints or read the store.
+
+use std::io::{self, BufWriter, StdoutLock, Write};
 
 use serde::Serialize;
 
 use crate::clock::Millis;
 
+/// Standard output as the verbs write it. Every write error comes back as an
+/// `io::Error`; one of kind `BrokenPipe` carries [`ReaderGone`], so `main` ends quietly
+/// with exit 0 when the reader of the pipe left (`gitmoot job list | head -1`) and only then.
+pub struct Out {
+    sink: Sink,
+}
+
+enum Sink {
+    /// Line by line, the lock taken per write: what a stream needs (`job logs -f`,
+    /// `daemon run`, whose poller prints from another thread), and cheap for a few lines.
+    Lines(io::Stdout),
+    /// Written in large blocks under one lock until `finish`: for listings of any length.
+    Block(BufWriter<StdoutLock<'static>>),
+}
+
+/// The cause inside the `BrokenPipe` error of a write to a stdout nobody reads any more.
+#[derive(Debug, thiserror::Error)]
+#[error("the reader of standard output went away")]
+pub struct ReaderGone;
+
+impl Out {
+    /// Each line reaches the reader as soon as it is written.
+    pub fn lines() -> Self {
+        Self {
+            sink: Sink::Lines(io::stdout()),
+        }
+    }
+
+    /// Buffered: a long listing in few writes. Call `finish` so the last block's error
+    /// is seen (dropping it unflushed loses that error).
+    pub fn block() -> Self {
+        Self {
+            sink: Sink::Block(BufWriter::new(io::stdout().lock())),
+        }
+    }
+
+    /// Writes what is still buffered.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.flush()
+    }
+
+    /// One pretty JSON document and a newline.
+    pub fn json<T: Serialize + ?Sized>(&mut self, value: &T) -> anyhow::Result<()> {
+        writeln!(self, "{}", serde_json::to_string_pretty(value)?)?;
+        Ok(())
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.sink {
+            Sink::Lines(w) => w.write(buf),
+            Sink::Block(w) => w.write(buf),
+        }
+        .map_err(mark_reader_gone)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Lines(w) => w.flush(),
+            Sink::Block(w) => w.flush(),
+        }
+        .map_err(mark_reader_gone)
+    }
+}
+
+/// A broken pipe on stdout, told apart from one on an agent's pipe or the relay socket.
+fn mark_reader_gone(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        io::Error::new(io::ErrorKind::BrokenPipe, ReaderGone)
+    } else {
+        e
+    }
+}
+
+/// Whether the command failed only because the reader of its stdout went away.
+pub fn is_reader_gone(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>()
+            .and_then(|io| io.get_ref())
+            .is_some_and(|inner| inner.is::<ReaderGone>())
+    })
+}
+
 /// Prints one pretty JSON document and a newline.
 pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+    Out::lines().json(value)
 }
 
 /// A table with a header row and columns aligned to their widest cell (the last column is

@@ -9,6 +9,8 @@ use std::io::Write;
 use clap::Args;
 use serde::Serialize;
 
+use super::output::Out;
+
 /// Rows a listing prints when not told otherwise.
 pub const DEFAULT_PAGE: usize = 50;
 
@@ -44,10 +46,10 @@ pub struct JsonStream<W: Write> {
     rows: usize,
 }
 
-impl JsonStream<std::io::BufWriter<std::io::StdoutLock<'static>>> {
-    /// A stream to standard output.
+impl JsonStream<Out> {
+    /// A stream to standard output, in blocks.
     pub fn stdout(lines: bool) -> Self {
-        Self::new(std::io::BufWriter::new(std::io::stdout().lock()), lines)
+        Self::new(Out::block(), lines)
     }
 }
 
@@ -68,7 +70,9 @@ impl<W: Write> JsonStream<W> {
             (false, _) => b",\n",
         };
         self.out.write_all(sep)?;
-        serde_json::to_writer(&mut self.out, v)?;
+        // Serialized first: `to_writer` would hide a write's `io::Error` (and with it a
+        // closed stdout) inside a `serde_json::Error`.
+        self.out.write_all(serde_json::to_string(v)?.as_bytes())?;
         if self.lines {
             self.out.write_all(b"\n")?;
         }

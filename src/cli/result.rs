@@ -4,13 +4,14 @@
 //! every contract error on its own `error: ` line with exit code 2. Owns no rules: it
 //! only calls `contract::parse`.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Subcommand;
 
 use super::Ctx;
+use super::output::Out;
 
 #[derive(Debug, Subcommand)]
 pub enum ResultCmd {
@@ -43,7 +44,7 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<()> {
     let text = String::from_utf8_lossy(&bytes);
     match crate::contract::parse(&text) {
         Ok(result) => {
-            println!("{}", crate::contract::to_json(&result));
+            writeln!(Out::lines(), "{}", crate::contract::to_json(&result))?;
             Ok(())
         }
         Err(errors) => {

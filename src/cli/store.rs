@@ -2,10 +2,12 @@
 //! and printing what the copy counted. The copy itself, and every check of it, is
 //! `store::copy`'s; this file only parses and prints.
 
+use std::io::Write;
+
 use clap::Subcommand;
 
 use super::Ctx;
-use super::output::print_json;
+use super::output::{Out, print_json};
 use crate::store::Location;
 use crate::store::copy::{self, Copied};
 
@@ -33,7 +35,7 @@ pub fn run(ctx: &Ctx, cmd: StoreCmd) -> anyhow::Result<()> {
             if json {
                 print_json(&copied)
             } else {
-                print!("{}", text(&copied));
+                write!(Out::lines(), "{}", text(&copied))?;
                 Ok(())
             }
         }

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 pub enum LockError {
     #[error("another daemon is running for this home (pid {pid}, lock {path})")]
     Held { pid: String, path: PathBuf },
-    #[error("daemon lock {path}: {source}")]
+    #[error("daemon lock {path}: {cause}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -35,9 +35,9 @@ fn open(path: &Path) -> Result<File, LockError> {
         .truncate(false)
         .mode(0o600)
         .open(path)
-        .map_err(|source| LockError::Io {
+        .map_err(|cause| LockError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })
 }
 
@@ -68,9 +68,9 @@ impl DaemonLock {
                 path: path.to_path_buf(),
             });
         }
-        let io = |source| LockError::Io {
+        let io = |cause| LockError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;

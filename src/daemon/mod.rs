@@ -127,15 +127,15 @@ pub fn cap_output(text: String) -> (String, bool) {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
-    #[error("{0}")]
+    #[error(transparent)]
     Lock(#[from] LockError),
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
+    #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("daemon: {0}")]
-    Io(#[from] std::io::Error),
-    #[error("{0}")]
+    Io(std::io::Error),
+    #[error(transparent)]
     Invalid(#[from] crate::Invalid),
     #[error(
         "daemon {0}: its lease ran out and another daemon took its jobs over; stopping so none runs twice"
@@ -143,7 +143,23 @@ pub enum DaemonError {
     LeaseLost(String),
 }
 
+impl From<std::io::Error> for DaemonError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
 impl DaemonError {
+    /// Bad input (exit 2): a flag or config value the daemon was started with.
+    pub fn is_invalid(&self) -> bool {
+        match self {
+            Self::Invalid(_) => true,
+            Self::Store(e) => e.is_invalid(),
+            Self::Engine(e) => e.is_invalid(),
+            Self::Lock(_) | Self::Io(_) | Self::LeaseLost(_) => false,
+        }
+    }
+
     /// The store's server went away; the daemon reconnects rather than stops.
     pub fn is_connection_lost(&self) -> bool {
         match self {

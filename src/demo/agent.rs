@@ -5,7 +5,7 @@
 //!
 //! `script` is pure so the scene is testable without processes; `run` does the I/O.
 
-use std::io::Read;
+use std::io::{Read, Write};
 
 use serde_json::{Value, json};
 
@@ -232,7 +232,7 @@ fn lead(job: &JobView) -> String {
 }
 
 /// Reads the job from the environment and stdin, waits, prints the scripted output.
-pub fn run(role: Role) -> anyhow::Result<()> {
+pub fn run(role: Role, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut prompt = String::new();
     std::io::stdin().read_to_string(&mut prompt)?;
     let env = |k: &str| std::env::var(k).unwrap_or_default();
@@ -259,7 +259,7 @@ pub fn run(role: Role) -> anyhow::Result<()> {
     if role == Role::Runner && job.attempt == 1 {
         wait_for_cue(&env("GITMOOT_DEMO_CUE"));
     }
-    print!("{}", script(role, &job));
+    write!(out, "{}", script(role, &job))?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod scene;
 
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,7 +42,8 @@ pub struct DemoOptions {
 
 const GATE_TIMEOUT: Duration = Duration::from_secs(180);
 
-pub fn run(opts: DemoOptions) -> anyhow::Result<()> {
+/// Runs the demo; its narration (and, headless, the state) goes to `out`.
+pub fn run(opts: DemoOptions, out: &mut dyn Write) -> anyhow::Result<()> {
     let home = match &opts.home {
         Some(p) => {
             let home = Home::resolve(Some(p))?;
@@ -50,11 +52,12 @@ pub fn run(opts: DemoOptions) -> anyhow::Result<()> {
         }
         None => scene::fresh_home()?,
     };
-    println!(
+    writeln!(
+        out,
         "demo home: {} (kept; reopen with `gitmoot --home {} tui`)",
         home.root().display(),
         home.root().display()
-    );
+    )?;
     let scene = scene::seed(&home, opts.speed)?;
     let director = {
         let scene = scene.clone();
@@ -70,7 +73,7 @@ pub fn run(opts: DemoOptions) -> anyhow::Result<()> {
         .config(config.clone())
         .hooks(Arc::new(ChatHooks))
         .spawn()?;
-    let outcome = headless(&scene, &config, opts.answer);
+    let outcome = headless(&scene, &config, opts.answer, out);
     director
         .join()
         .map_err(|_| anyhow::anyhow!("the demo director panicked"))??;
@@ -79,23 +82,29 @@ pub fn run(opts: DemoOptions) -> anyhow::Result<()> {
     outcome
 }
 
-fn headless(scene: &Scene, config: &Config, answer: bool) -> anyhow::Result<()> {
+fn headless(
+    scene: &Scene,
+    config: &Config,
+    answer: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let mut store = Store::open_home(&scene.home)?;
     wait_until(
         &store,
         |s| at_first_gate(s, scene),
         "the main tree to pause for a human",
     )?;
-    println!("\n== at the first human gate ==");
-    print!("{}", state_text(&store, scene)?);
+    writeln!(out, "\n== at the first human gate ==")?;
+    write!(out, "{}", state_text(&store, scene)?)?;
     if !answer {
-        println!(
+        writeln!(
+            out,
             "\nanswer with: gitmoot demo --headless --answer (or open `gitmoot --home {} tui`)",
             scene.home.root().display()
-        );
+        )?;
         return Ok(());
     }
-    answer_everything(&mut store, config)?;
+    answer_everything(&mut store, config, out)?;
     wait_until(
         &store,
         |s| {
@@ -107,14 +116,18 @@ fn headless(scene: &Scene, config: &Config, answer: bool) -> anyhow::Result<()> 
         },
         "every tree to finish",
     )?;
-    println!("\n== after the answers ==");
-    print!("{}", state_text(&store, scene)?);
+    writeln!(out, "\n== after the answers ==")?;
+    write!(out, "{}", state_text(&store, scene)?)?;
     Ok(())
 }
 
 /// Answers each open ask round through its chat thread and retries each failed leg, the
 /// way an operator would from the control room.
-fn answer_everything(store: &mut Store, config: &Config) -> anyhow::Result<()> {
+fn answer_everything(
+    store: &mut Store,
+    config: &Config,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let deadline = Instant::now() + GATE_TIMEOUT;
     loop {
         let pending = engine::pending(&store.conn())?;
@@ -138,7 +151,7 @@ fn answer_everything(store: &mut Store, config: &Config) -> anyhow::Result<()> {
                     })
                     .collect();
                 let text = text.join("\n");
-                println!("\n> answering {} in its thread: {text}", item.job_id);
+                writeln!(out, "\n> answering {} in its thread: {text}", item.job_id)?;
                 crate::chat::answer::answer_job_message(
                     store,
                     crate::chat::live_env(&config.orchestrate),
@@ -149,7 +162,7 @@ fn answer_everything(store: &mut Store, config: &Config) -> anyhow::Result<()> {
             RoundKind::Failure => {
                 let why =
                     "the redis container is flaky here; use the local redis at localhost:6379";
-                println!("\n> retrying the failed leg of {}: {why}", item.job_id);
+                writeln!(out, "\n> retrying the failed leg of {}: {why}", item.job_id)?;
                 store.write(|tx| {
                     engine::resume(
                         tx,

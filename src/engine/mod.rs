@@ -90,8 +90,18 @@ pub struct Env<'a> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
+    #[error(transparent)]
     Invalid(#[from] Invalid),
+}
+
+impl EngineError {
+    /// Bad input (exit 2), however it reached the engine.
+    pub fn is_invalid(&self) -> bool {
+        match self {
+            Self::Store(e) => e.is_invalid(),
+            Self::Invalid(_) => true,
+        }
+    }
 }

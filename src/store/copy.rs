@@ -51,12 +51,12 @@ const VALUES_PER_BATCH: usize = 4000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CopyError {
-    #[error("{0}")]
+    #[error(transparent)]
     Invalid(#[from] Invalid),
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("copying {table}: {source}")]
-    Table { table: String, source: StoreError },
+    #[error("copying {table}: {cause}")]
+    Table { table: String, cause: StoreError },
     #[error("{table}: the source holds {expected} rows but the target received {found}")]
     Count {
         table: String,
@@ -68,6 +68,17 @@ pub enum CopyError {
     /// The schema has a table or column this copy does not know: copying would drop it.
     #[error("store copy does not know {0} (add it to store::copy::TABLES)")]
     Unknown(String),
+}
+
+impl CopyError {
+    /// Bad input (exit 2): a target that is not empty, not a store, or the source itself.
+    pub fn is_invalid(&self) -> bool {
+        match self {
+            Self::Invalid(_) => true,
+            Self::Store(e) | Self::Table { cause: e, .. } => e.is_invalid(),
+            _ => false,
+        }
+    }
 }
 
 /// One table of a finished copy.
@@ -132,9 +143,9 @@ pub fn copy(from: &Location, to: &Location) -> Result<Copied, CopyError> {
             let mut tables = Vec::new();
             for &table in TABLES {
                 let rows = copy_table(src, dst, table).map_err(|e| match e {
-                    CopyError::Store(source) => CopyError::Table {
+                    CopyError::Store(cause) => CopyError::Table {
                         table: table.into(),
-                        source,
+                        cause,
                     },
                     other => other,
                 })?;

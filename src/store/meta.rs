@@ -19,5 +19,5 @@ pub fn get(tx: &Tx<'_>, key: &str) -> Result<Option<String>> {
 
 /// This home's stable identity, stamped on chat origins.
 pub fn home_id(conn: &Tx<'_>) -> Result<String> {
-    get(conn, "home_id")?.ok_or_else(|| super::StoreError::not_found("meta home_id is missing"))
+    get(conn, "home_id")?.ok_or(super::StoreError::HomeIdMissing)
 }

@@ -40,21 +40,28 @@ pub use pg::{Listener, watch as watch_changes};
 pub use schema::{PG_SCHEMA_VERSION, SCHEMA_VERSION};
 pub use tx::{Backend, Tx};
 
+/// Everything the store can fail with. A variant's message names its cause and is the
+/// end of the chain (the cause is not handed on as a source, so `error_line` shows it
+/// once); `Invalid` is transparent and answers `is_invalid`.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
     #[error("database: {}", postgres_text(.0))]
-    Postgres(#[from] postgres::Error),
+    Postgres(postgres::Error),
     /// A column that does not hold what the row is read as.
     #[error("column {index}: {reason}")]
     Column { index: usize, reason: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Unreadable(jobs::Unreadable),
-    #[error("{0}")]
+    #[error(transparent)]
     Invalid(#[from] Invalid),
-    #[error("{0}")]
-    NotFound(String),
+    /// The home's identity row is gone: the file was not made by this gitmoot.
+    #[error("meta home_id is missing")]
+    HomeIdMissing,
+    /// A query that always returns one row returned none.
+    #[error("no row from: {sql}")]
+    NoRow { sql: String },
     #[error(
         "database {path} has schema version {found}, newer than this gitmoot supports ({supported}); upgrade gitmoot"
     )]
@@ -64,26 +71,42 @@ pub enum StoreError {
         supported: i64,
     },
     /// Opening or migrating the file failed: corrupt, unreadable, not a database.
-    #[error("store {path}: {source}")]
+    #[error("store {path}: {cause}")]
     File {
         path: PathBuf,
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// Connecting to or migrating a PostgreSQL store failed.
-    #[error("store {url}: {}", postgres_text(.source))]
-    Server {
-        url: String,
-        source: postgres::Error,
-    },
-    #[error("{0}")]
+    #[error("store {url}: {}", postgres_text(.cause))]
+    Server { url: String, cause: postgres::Error },
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error("stored JSON is corrupt: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Sqlite(e)
+    }
+}
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        Self::Postgres(e)
+    }
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Json(e)
+    }
 }
 
 impl StoreError {
-    pub fn not_found(what: impl Into<String>) -> Self {
-        Self::NotFound(what.into())
+    /// Bad input (exit 2) rather than a failure of the store.
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Self::Invalid(_))
     }
 
     /// A transaction lost to a concurrent one and may simply be run again: SQLite busy or
@@ -113,7 +136,7 @@ impl StoreError {
                 })
         };
         match self {
-            Self::Postgres(e) | Self::Server { source: e, .. } => lost(e),
+            Self::Postgres(e) | Self::Server { cause: e, .. } => lost(e),
             _ => false,
         }
     }
@@ -163,12 +186,12 @@ impl Store {
             Location::Sqlite(path) => Self::open(path),
             Location::Postgres(url) => {
                 let shown = location.display();
-                let named = |source| StoreError::Server {
+                let named = |cause| StoreError::Server {
                     url: shown.clone(),
-                    source,
+                    cause,
                 };
                 let conn = pg::PgConn::connect(url).map_err(|e| match e {
-                    StoreError::Postgres(source) => named(source),
+                    StoreError::Postgres(cause) => named(cause),
                     other => other,
                 })?;
                 let mut store = Self {
@@ -178,7 +201,7 @@ impl Store {
                 store
                     .write(|tx| schema::migrate_pg(tx, &shown))
                     .map_err(|e| match e {
-                        StoreError::Postgres(source) => named(source),
+                        StoreError::Postgres(cause) => named(cause),
                         other => other,
                     })?;
                 Ok(store)
@@ -189,9 +212,9 @@ impl Store {
     /// Opens and migrates the database at `path`; a failure names the file.
     pub fn open(path: &Path) -> Result<Self> {
         Self::open_inner(path).map_err(|e| match e {
-            StoreError::Sqlite(source) => StoreError::File {
+            StoreError::Sqlite(cause) => StoreError::File {
                 path: path.to_path_buf(),
-                source,
+                cause,
             },
             other => other,
         })

@@ -267,7 +267,9 @@ impl<'a> Tx<'a> {
         f: impl FnOnce(&Row<'_>) -> Result<T>,
     ) -> Result<T> {
         self.query_opt(sql, params, f)?
-            .ok_or_else(|| StoreError::not_found(format!("no row from: {sql}")))
+            .ok_or_else(|| StoreError::NoRow {
+                sql: sql.to_string(),
+            })
     }
 
     /// A single value: `SELECT COUNT(*) …` and its kin.

@@ -40,12 +40,23 @@ pub type Result<T> = std::result::Result<T, LoadError>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
+    #[error(transparent)]
     Engine(#[from] engine::EngineError),
-    #[error("{0}")]
+    #[error(transparent)]
     Chat(#[from] crate::chat::ChatError),
+}
+
+impl LoadError {
+    /// Bad input (exit 2) met while loading, e.g. a root id that names no job.
+    pub fn is_invalid(&self) -> bool {
+        match self {
+            Self::Store(e) => e.is_invalid(),
+            Self::Engine(e) => e.is_invalid(),
+            Self::Chat(e) => e.is_invalid(),
+        }
+    }
 }
 
 /// Keeps what was loaded so the next load only reads what changed.

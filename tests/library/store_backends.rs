@@ -152,7 +152,7 @@ fn transactions_savepoints_and_dialect_rewrites_behave_alike() {
                     0.0
                 ],
             )?;
-            Err(StoreError::not_found("on purpose"))
+            Err(StoreError::Invalid(gitmoot::Invalid::new("on purpose")))
         });
         assert!(failed.is_err());
         store
@@ -160,7 +160,7 @@ fn transactions_savepoints_and_dialect_rewrites_behave_alike() {
                 tx.execute(RUN, params!["kept", "running", "t", None::<String>, false, 7i64, None::<i64>, 0.0])?;
                 let inner = tx.savepoint(|| {
                     tx.execute(RUN, params!["undone", "running", "t", None::<String>, false, 1i64, None::<i64>, 0.0])?;
-                    Err::<(), _>(StoreError::not_found("on purpose"))
+                    Err::<(), _>(StoreError::Invalid(gitmoot::Invalid::new("on purpose")))
                 })?;
                 assert!(inner.is_err());
                 tx.execute(

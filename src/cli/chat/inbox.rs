@@ -10,6 +10,7 @@ use crate::Invalid;
 use crate::chat::inbox::{self, ReadSelection};
 use crate::chat::{threads, write_retry};
 use crate::cli::Ctx;
+use crate::cli::output::Out;
 use crate::cli::page::{JsonStream, PageArgs};
 
 /// `chat inbox`: an agent's mentions, newest first, as text, JSON or JSONL pages.
@@ -43,7 +44,7 @@ pub(super) fn list(
         out.finish()?;
         return Ok(());
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = Out::block();
     let mut shown = 0;
     inbox::inbox_each(&store.conn(), &agent, unread, limit, before, |r| {
         let mark = if r.unread { '*' } else { ' ' };
@@ -58,7 +59,7 @@ pub(super) fn list(
     if shown == 0 {
         writeln!(out, "inbox empty")?;
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 
@@ -90,6 +91,6 @@ pub(super) fn mark_read(
             .transpose()?;
         inbox::mark_read(tx, &agent, t.as_ref(), &which)
     })?;
-    println!("marked {n} mention(s) read for {agent}");
+    writeln!(Out::lines(), "marked {n} mention(s) read for {agent}")?;
     Ok(())
 }

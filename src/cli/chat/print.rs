@@ -1,10 +1,12 @@
 //! The shapes chat verbs print: the `--json` documents of threads, messages and inbox rows,
 //! and the transcript's text line; must not open the store.
 
+use std::io::Write;
+
 use serde_json::{Value, json};
 
 use crate::chat::relay::WireMessage;
-use crate::cli::output::print_json;
+use crate::cli::output::Out;
 use crate::store::chat::{InboxRow, Message, Thread};
 
 /// `chat list --json` entries: `{id, slug, title, repo, state, last_activity}`.
@@ -56,25 +58,28 @@ pub(super) fn inbox_json(r: &InboxRow) -> Value {
 }
 
 pub(super) fn print_thread_state(t: &Thread, json: bool) -> anyhow::Result<()> {
+    let mut out = Out::lines();
     if json {
-        return print_json(&thread_json(t));
+        return out.json(&thread_json(t));
     }
-    println!("thread: {}", t.slug);
-    println!("state: {}", t.state);
+    writeln!(out, "thread: {}", t.slug)?;
+    writeln!(out, "state: {}", t.state)?;
     Ok(())
 }
 
 pub(super) fn print_message_line(
+    out: &mut Out,
     seq: i64,
     kind: &str,
     author: &str,
     body: &str,
     mentions: &[String],
-) {
+) -> std::io::Result<()> {
     // Posts are Markdown; printed as the transcript renders them, minus the styles.
     let body = gitmoot_ui::widgets::threads::plain_markdown(body);
-    println!("#{seq} [{kind}] {author}: {body}");
+    writeln!(out, "#{seq} [{kind}] {author}: {body}")?;
     if !mentions.is_empty() {
-        println!("    mentions: {}", mentions.join(", "));
+        writeln!(out, "    mentions: {}", mentions.join(", "))?;
     }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The seat's verbs: `chat send` posts a message and `chat wait` waits for new ones, each
 //! through the relay when the environment names one and through the store otherwise.
 
+use std::io::Write;
 use std::time::Duration;
 
 use serde_json::json;
@@ -12,7 +13,7 @@ use crate::chat::messages::{self, SendOptions, unknown_mention_warning};
 use crate::chat::relay::{self, WireMessage};
 use crate::chat::{threads, wait};
 use crate::cli::Ctx;
-use crate::cli::output::print_json;
+use crate::cli::output::Out;
 use crate::clock::SystemClock;
 
 /// `chat send`: one message posted, through the relay when the environment names one.
@@ -76,12 +77,13 @@ pub(super) fn send(ctx: &Ctx, mut a: SendArgs) -> anyhow::Result<()> {
     for w in &warnings {
         eprintln!("{w}");
     }
+    let mut out = Out::lines();
     if a.json {
-        return print_json(&json_doc);
+        return out.json(&json_doc);
     }
-    println!("sent #{seq} as {author}");
+    writeln!(out, "sent #{seq} as {author}")?;
     if !mentions.is_empty() {
-        println!("mentions: {}", mentions.join(", "));
+        writeln!(out, "mentions: {}", mentions.join(", "))?;
     }
     Ok(())
 }
@@ -117,8 +119,9 @@ pub(super) fn wait_for(
         }
     };
     let timed_out = msgs.is_empty() && !cap_reached;
+    let mut out = Out::lines();
     if json {
-        print_json(&json!({
+        out.json(&json!({
             "messages": msgs.iter().map(wire_json).collect::<Vec<_>>(),
             "last_seq": last_seq,
             "cap_reached": cap_reached,
@@ -126,18 +129,18 @@ pub(super) fn wait_for(
         }))?;
     } else {
         if timed_out {
-            println!("(timed out: no new messages)");
+            writeln!(out, "(timed out: no new messages)")?;
         } else if msgs.is_empty() {
-            println!("(no new messages)");
+            writeln!(out, "(no new messages)")?;
         }
         for m in &msgs {
-            print_message_line(m.seq, &m.kind, &m.author, &m.body, &m.mentions);
+            print_message_line(&mut out, m.seq, &m.kind, &m.author, &m.body, &m.mentions)?;
         }
         if cap_reached {
-            println!("MOOT CAP REACHED — wrap up now");
+            writeln!(out, "MOOT CAP REACHED — wrap up now")?;
         }
 
-        println!("last-seq: {last_seq}");
+        writeln!(out, "last-seq: {last_seq}")?;
     }
     if timed_out {
         return Err(crate::cli::TimedOut(format!(

@@ -1,6 +1,8 @@
 //! The thread verbs: `chat create`, `list`, `show`, `close`, `reopen` and `rename`; must
 //! not touch inboxes or jobs.
 
+use std::io::Write;
+
 use serde_json::json;
 
 use super::ThreadArg;
@@ -9,7 +11,7 @@ use crate::Invalid;
 use crate::chat::threads::{self, NewThread};
 use crate::chat::{messages, write_retry};
 use crate::cli::Ctx;
-use crate::cli::output::{print_json, table};
+use crate::cli::output::{Out, table};
 use crate::clock::SystemClock;
 use crate::store::chat::{Thread, ThreadState};
 
@@ -38,14 +40,15 @@ pub(super) fn create(
             },
         )
     })?;
+    let mut out = Out::lines();
     if json {
-        return print_json(&thread_json(&t));
+        return out.json(&thread_json(&t));
     }
-    println!("thread: {}", t.slug);
-    println!("id: {}", t.id);
-    println!("name: {}", t.title);
-    println!("repo: {}", t.repo);
-    println!("state: {}", t.state);
+    writeln!(out, "thread: {}", t.slug)?;
+    writeln!(out, "id: {}", t.id)?;
+    writeln!(out, "name: {}", t.title)?;
+    writeln!(out, "repo: {}", t.repo)?;
+    writeln!(out, "state: {}", t.state)?;
     Ok(())
 }
 
@@ -55,6 +58,7 @@ pub(super) fn list(ctx: &Ctx, repo: Option<String>, all: bool, json: bool) -> an
     let list = threads::list(&store.conn(), repo.as_deref(), all)?;
     let unseen = threads::unseen(&store.conn())?;
     let unread = |t: &Thread| unseen.get(&t.id).copied().unwrap_or(0);
+    let mut out = Out::lines();
     if json {
         let rows: Vec<_> = list
             .iter()
@@ -64,10 +68,10 @@ pub(super) fn list(ctx: &Ctx, repo: Option<String>, all: bool, json: bool) -> an
                 v
             })
             .collect();
-        return print_json(&rows);
+        return out.json(&rows);
     }
     if list.is_empty() {
-        println!("no chat threads");
+        writeln!(out, "no chat threads")?;
         return Ok(());
     }
     let rows: Vec<Vec<String>> = list
@@ -86,7 +90,7 @@ pub(super) fn list(ctx: &Ctx, repo: Option<String>, all: bool, json: bool) -> an
             ]
         })
         .collect();
-    print!("{}", table(&["THREAD", "REPO", "UNREAD", "TITLE"], &rows));
+    out.write_all(table(&["THREAD", "REPO", "UNREAD", "TITLE"], &rows).as_bytes())?;
     Ok(())
 }
 
@@ -99,13 +103,15 @@ pub(super) fn seen(
 ) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
     let (t, left) = threads::mark_seen(&mut store, &thread, repo.as_deref(), upto)?;
+    let mut out = Out::lines();
     match left {
-        0 => println!("{}: all read", t.title),
-        n => println!(
+        0 => writeln!(out, "{}: all read", t.title)?,
+        n => writeln!(
+            out,
             "{}: {n} unread after #{}",
             t.title,
             upto.unwrap_or_default()
-        ),
+        )?,
     }
     Ok(())
 }
@@ -121,19 +127,21 @@ pub(super) fn show(
     let store = ctx.store()?;
     let t = threads::resolve(&store.conn(), &thread, repo.as_deref())?;
     let msgs = messages::transcript(&store.conn(), &t, limit.filter(|n| *n > 0))?;
+    let mut out = Out::block();
     if json {
         let mut th = thread_json(&t);
         th["origin"] = json!(t.origin);
         th["created_by"] = json!(t.created_by);
         th["created"] = json!(t.created_ms);
-        return print_json(&json!({
+        out.json(&json!({
             "thread": th,
             "messages": msgs.iter().map(message_json).collect::<Vec<_>>(),
-        }));
+        }))?;
+        return Ok(out.finish()?);
     }
-    println!("thread: {} ({})", t.slug, t.state);
-    println!("title: {}", t.title);
-    println!("repo: {}", t.repo);
+    writeln!(out, "thread: {} ({})", t.slug, t.state)?;
+    writeln!(out, "title: {}", t.title)?;
+    writeln!(out, "repo: {}", t.repo)?;
     let people = threads::participants(&store.conn(), &t.id)?;
     if !people.is_empty() {
         let list: Vec<String> = people
@@ -151,24 +159,31 @@ pub(super) fn show(
                 _ => p.name.clone(),
             })
             .collect();
-        println!("participants: {}", list.join(", "));
+        writeln!(out, "participants: {}", list.join(", "))?;
     }
     if msgs.is_empty() {
-        println!("(no messages)");
+        writeln!(out, "(no messages)")?;
     }
     for m in &msgs {
-        print_message_line(m.seq, m.kind.as_str(), &m.author_name, &m.body, &m.mentions);
+        print_message_line(
+            &mut out,
+            m.seq,
+            m.kind.as_str(),
+            &m.author_name,
+            &m.body,
+            &m.mentions,
+        )?;
         if let Some(r) = m.reply_to {
-            println!("    reply to: #{r}");
+            writeln!(out, "    reply to: #{r}")?;
         }
         if let Some(j) = &m.promoted_job_id {
-            println!("    promoted job: {j}");
+            writeln!(out, "    promoted job: {j}")?;
         }
         for r in &m.refs {
-            println!("    ref: {}:{}", r.kind, r.id);
+            writeln!(out, "    ref: {}:{}", r.kind, r.id)?;
         }
     }
-    Ok(())
+    Ok(out.finish()?)
 }
 
 /// `chat rename`: a thread's new display title.
@@ -188,11 +203,12 @@ pub(super) fn rename(
         let t = threads::resolve(tx, &thread, repo.as_deref())?;
         threads::rename(tx, &clock, &t, &title)
     })?;
+    let mut out = Out::lines();
     if json {
-        return print_json(&thread_json(&t));
+        return out.json(&thread_json(&t));
     }
-    println!("thread: {}", t.slug);
-    println!("name: {}", t.title);
+    writeln!(out, "thread: {}", t.slug)?;
+    writeln!(out, "name: {}", t.title)?;
     Ok(())
 }
 

@@ -1,13 +1,15 @@
 //! The verbs that turn a message into work: `chat task` promotes it into a job, `chat
 //! answer` resumes the job paused on the thread, `chat remember` captures it as memory.
 
+use std::io::Write;
+
 use serde_json::json;
 
 use crate::Invalid;
 use crate::chat::remember::RememberStatus;
 use crate::chat::{answer, promote, remember, threads, write_retry};
 use crate::cli::Ctx;
-use crate::cli::output::print_json;
+use crate::cli::output::Out;
 use crate::clock::SystemClock;
 use crate::domain::Action;
 use crate::store::memory::Tier;
@@ -36,8 +38,9 @@ pub(super) fn task(
         &message,
         action,
     )?;
+    let mut out = Out::lines();
     if json {
-        return print_json(&json!({
+        return out.json(&json!({
             "job_id": p.job_id,
             "state": p.state,
             "agent": p.agent,
@@ -46,10 +49,10 @@ pub(super) fn task(
             "seq": p.message.seq,
         }));
     }
-    println!("promoted job: {}", p.job_id);
-    println!("state: {}", p.state);
-    println!("agent: {}", p.agent);
-    println!("action: {}", p.action);
+    writeln!(out, "promoted job: {}", p.job_id)?;
+    writeln!(out, "state: {}", p.state)?;
+    writeln!(out, "agent: {}", p.agent)?;
+    writeln!(out, "action: {}", p.action)?;
     Ok(())
 }
 
@@ -73,17 +76,18 @@ pub(super) fn answer_job(
         repo.as_deref(),
         &text,
     )?;
+    let mut out = Out::lines();
     if json {
-        return print_json(&json!({
+        return out.json(&json!({
             "thread": a.thread.slug,
             "job_id": a.job_id,
             "continuation": a.continuation,
         }));
     }
-    println!("answered job: {}", a.job_id);
-    println!("thread: {}", a.thread.slug);
+    writeln!(out, "answered job: {}", a.job_id)?;
+    writeln!(out, "thread: {}", a.thread.slug)?;
     if let Some(c) = &a.continuation {
-        println!("continuation: {c}");
+        writeln!(out, "continuation: {c}")?;
     }
     Ok(())
 }
@@ -119,19 +123,23 @@ pub(super) fn remember_message(
         let t = threads::resolve(tx, &thread, repo.as_deref())?;
         remember::remember(tx, &clock, &cfg, &t, seq_n, &agent, tier)
     })?;
+    let mut out = Out::lines();
     if json {
-        return print_json(&r);
+        return out.json(&r);
     }
     match (r.status, r.rejected_reason) {
-        (RememberStatus::Rejected, Some(why)) => {
-            println!("message #{seq_n} rejected for memory: {}", why.as_str())
-        }
-        (RememberStatus::Deduped, _) => println!("message #{seq_n} already remembered"),
-        (_, _) if r.confirmed => println!(
+        (RememberStatus::Rejected, Some(why)) => writeln!(
+            out,
+            "message #{seq_n} rejected for memory: {}",
+            why.as_str()
+        )?,
+        (RememberStatus::Deduped, _) => writeln!(out, "message #{seq_n} already remembered")?,
+        (_, _) if r.confirmed => writeln!(
+            out,
             "remembered message #{seq_n} and confirmed it into {}'s private memory",
             r.agent
-        ),
-        _ => println!("remembered message #{seq_n} as a pending observation"),
+        )?,
+        _ => writeln!(out, "remembered message #{seq_n} as a pending observation")?,
     }
     Ok(())
 }

@@ -97,5 +97,5 @@ pub fn origin<'a>(tx: impl Into<Tx<'a>>) -> Result<String> {
             params![],
             |r| r.get(0),
         )?
-        .ok_or_else(|| super::StoreError::not_found("meta home_id is missing"))
+        .ok_or(super::StoreError::HomeIdMissing)
 }

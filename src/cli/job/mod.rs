@@ -1,0 +1,279 @@
+//! `gitmoot job …`: the clap definitions of every job verb and the dispatch of each to the
+//! file that runs it: `read` (list, show, tree, events, pending), `steer` (run, kill,
+//! cancel, answer, resume) and `session` (open, note, close, record). Each verb is a thin
+//! wrapper over `engine` or `store`, shared with the control room; nothing here decides.
+
+mod read;
+mod session;
+mod steer;
+
+use clap::{Args, Subcommand};
+
+use super::Ctx;
+use super::agent::parse;
+use super::page::PageArgs;
+use crate::domain::{Action, JobState};
+
+#[derive(Debug, Subcommand)]
+pub enum JobCmd {
+    /// Submit a root job; prints its id.
+    Run(RunArgs),
+    /// List jobs, newest first: one page (50) unless --limit N or --all.
+    List(ListArgs),
+    /// Show one job.
+    Show {
+        /// The job id (a unique prefix works).
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a root's whole tree.
+    Tree {
+        /// The root job (a unique id prefix works).
+        root: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the events of a job (or of a whole tree when given a root).
+    Events {
+        /// The job id (a unique prefix works).
+        id: String,
+        /// Keep printing new events until interrupted.
+        #[arg(long)]
+        follow: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a job's activity (its steps as the agent works), like `kubectl logs`.
+    Logs {
+        /// The job (a unique id prefix works).
+        id: String,
+        /// Keep printing new steps until the job settles.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a tree gracefully: queued legs cancelled, running ones finish (or are
+    /// terminated with --force), then one finalize continuation, then the run is killed.
+    Kill {
+        /// The root job (a unique id prefix works).
+        root: String,
+        /// Terminate running jobs' processes instead of letting them finish their turn.
+        #[arg(long)]
+        force: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel one queued or running job.
+    Cancel {
+        /// The job id (a unique prefix works).
+        id: String,
+    },
+    /// Everything awaiting a human: ask-gate questions and failure escalations.
+    Pending {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer an ask round: one "<qid>: text" a line.
+    Answer {
+        /// The job waiting for a human (a unique id prefix works).
+        job: String,
+        /// The answers, one "<question-id>: text" a line.
+        text: String,
+    },
+    /// Resume a failure escalation: retry|continue|abort [INSTRUCTIONS].
+    Resume {
+        /// The job waiting for a human (a unique id prefix works).
+        job: String,
+        /// retry | continue | abort.
+        verb: String,
+        /// Optional instructions for the retried or continuing agent.
+        #[arg(trailing_var_arg = true)]
+        instructions: Vec<String>,
+    },
+    /// Start a session review job, done in your own session rather than by the daemon;
+    /// prints its id. Close it with `job close`.
+    Open {
+        /// The kind of session job (only `review`).
+        #[arg(long = "type", value_parser = ["review"])]
+        kind: String,
+        #[command(flatten)]
+        session: SessionArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a progress note to an open session job.
+    Note {
+        /// The open session job (a unique id prefix works).
+        id: String,
+        /// A note to add to the open session job.
+        text: String,
+    },
+    /// Settle an open session job with its verdict.
+    Close {
+        /// The open session job (a unique id prefix works).
+        id: String,
+        #[command(flatten)]
+        verdict: VerdictArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record a whole session review at once (open and close); prints its id.
+    Record {
+        #[command(flatten)]
+        session: SessionArgs,
+        #[command(flatten)]
+        verdict: VerdictArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only jobs in this state: queued | running | succeeded | failed | blocked | cancelled.
+    #[arg(long, value_parser = parse::<JobState>)]
+    pub state: Option<JobState>,
+    /// Only jobs of this root's tree (a unique id prefix works).
+    #[arg(long)]
+    pub root: Option<String>,
+    /// Only jobs of this agent.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Only jobs of this repo.
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Only jobs older than this job id (the next page after it).
+    #[arg(long, value_name = "ID")]
+    pub before: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Who and what a session review is about.
+#[derive(Debug, Args)]
+pub struct SessionArgs {
+    /// The reviewer, as you name it (not checked against registered agents).
+    #[arg(long, default_value = "session")]
+    pub agent: String,
+    /// The repo the reviewed change belongs to.
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// The pull request number the review is about.
+    #[arg(long)]
+    pub pr: Option<u64>,
+    /// The commit the review looked at.
+    #[arg(long)]
+    pub head_sha: Option<String>,
+    /// The workflow that asked for the review.
+    #[arg(long)]
+    pub workflow: Option<String>,
+    /// What was reviewed (defaults to a line naming the PR, head and workflow).
+    pub prompt: Option<String>,
+}
+
+/// A session review's verdict, checked by the result contract.
+#[derive(Debug, Args)]
+pub struct VerdictArgs {
+    /// approved | changes_requested | blocked | failed | skipped
+    #[arg(long)]
+    pub decision: String,
+    /// One line saying what the verdict rests on.
+    #[arg(long)]
+    pub summary: String,
+    /// P0..P3; required with changes_requested (the highest-severity finding).
+    #[arg(long)]
+    pub severity: Option<String>,
+    /// A finding (repeatable).
+    #[arg(long = "finding")]
+    pub findings: Vec<String>,
+    /// A test or command that was run (repeatable).
+    #[arg(long = "test")]
+    pub tests: Vec<String>,
+    /// executed | static_only (default static_only).
+    #[arg(long)]
+    pub evidence: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The registered agent that runs the root job.
+    #[arg(long)]
+    pub agent: String,
+    /// What the job does: ask | review | implement.
+    #[arg(long, value_parser = parse::<Action>, default_value = "ask")]
+    pub action: Action,
+    /// The repo (registered checkout) the job works on.
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Override the agent's model for this job.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Kill the job after this long (e.g. 10m).
+    #[arg(long, value_parser = |s: &str| crate::duration::parse_positive_ms(s).map_err(|e| e.0))]
+    pub timeout: Option<i64>,
+    /// Wait for the tree to settle and print the final result. SIGINT/SIGTERM cancel the
+    /// tree (its running jobs are terminated); a second one kills them at once.
+    #[arg(long)]
+    pub wait: bool,
+    /// Run only on a daemon that carries this host label (`daemon run --labels`); the
+    /// tree's legs follow it.
+    #[arg(long, value_name = "LABEL")]
+    pub on: Option<String>,
+    /// With --wait: on SIGINT/SIGTERM stop waiting and leave the tree to a daemon.
+    #[arg(long, requires = "wait")]
+    pub detach_on_interrupt: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: Option<String>,
+    /// Read the prompt from this file (`-` for stdin) instead of the command line.
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<std::path::PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
+    match cmd {
+        JobCmd::Run(a) => steer::submit(ctx, a),
+        JobCmd::List(a) => read::list(ctx, a),
+        JobCmd::Show { id, json } => read::show(ctx, &id, json),
+        JobCmd::Tree { root, json } => read::tree(ctx, &root, json),
+        JobCmd::Events { id, follow, json } => read::events(ctx, &id, follow, json),
+        JobCmd::Logs { id, follow, json } => super::logs::logs(ctx, &id, follow, json),
+        JobCmd::Pending { json } => read::pending(ctx, json),
+        JobCmd::Kill { root, force, json } => steer::kill(ctx, &root, force, json),
+        JobCmd::Cancel { id } => steer::cancel(ctx, &id),
+        JobCmd::Answer { job, text } => steer::answer(ctx, &job, &text),
+        JobCmd::Resume {
+            job,
+            verb,
+            instructions,
+        } => steer::resume(ctx, &job, &verb, &instructions),
+        JobCmd::Open {
+            kind: _,
+            session,
+            json,
+        } => session::open(ctx, session, json),
+        JobCmd::Note { id, text } => session::note(ctx, &id, &text),
+        JobCmd::Close { id, verdict, json } => session::close(ctx, &id, &verdict, json),
+        JobCmd::Record {
+            session,
+            verdict,
+            json,
+        } => session::record(ctx, session, &verdict, json),
+    }
+}
