@@ -7,6 +7,7 @@ mod chat_cli;
 mod chat_concurrency;
 mod chat_relay;
 mod cli_validation;
+mod closed_pipe;
 mod contract_cli;
 mod engine_cli;
 mod foundation_cli;

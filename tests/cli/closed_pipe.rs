@@ -3,7 +3,7 @@
 //! on stderr beyond what it says anyway. The home is seeded so the listings print well
 //! past a pipe's 64 KiB buffer, so their writes meet the closed pipe mid-stream.
 
-mod support;
+use gitmoot_test_support as support;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
