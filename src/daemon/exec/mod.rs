@@ -1,0 +1,319 @@
+//! Running one claimed job to its settlement: resolve the agent (or ephemeral spec) into a
+//! runtime request, prepare its checkout, run the runtime, parse the contract, repair
+//! once, then settle through the engine with usage and cost. The checkout is cleaned up
+//! whatever happened.
+//!
+//! This file plans a job, runs it with its activity recorded and hands the pool what to
+//! settle; `runs.rs` runs it until its output settles it, `once.rs` is one run. Owns the
+//! per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
+
+mod once;
+mod runs;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::Shared;
+use super::claim::{Claimed, Placement};
+use super::live::{self, Leftover, Recorder};
+use crate::config::Config;
+use crate::contract::EphemeralSpec;
+use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
+use crate::engine::{self, EngineError, Outcome};
+use crate::runtime::{self, KillRequest, TokenUsage};
+use crate::store::jobs::Job;
+use crate::store::{Store, Tx, agents};
+use runs::run_runs;
+
+impl Shared {
+    /// The config in force now; a job reads it once where it needs a knob.
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The engine as this daemon drives it, under `config` (the one a pass read).
+    pub fn env<'a>(&'a self, config: &'a Config) -> engine::Env<'a> {
+        engine::Env {
+            clock: self.clock.as_ref(),
+            cfg: &config.orchestrate,
+            hooks: &*self.hooks,
+        }
+    }
+
+    /// Runs `f` on the daemon's connection on the calling thread: for the pool's own passes,
+    /// whose loop has the thread it runs on to itself (`Daemon::run` under `block_on`, or
+    /// `Daemon::spawn`'s thread) and waits for each pass anyway, so handing the pass to
+    /// another thread would only add two thread switches to every pass.
+    pub fn with_store_here<T>(&self, f: impl FnOnce(&mut Store, &Shared) -> T) -> T {
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut store, self)
+    }
+
+    /// Runs `f` on the daemon's connection on a blocking thread.
+    pub async fn with_store<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut Store, &Shared) -> T + Send + 'static,
+    ) -> T {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut store = me.store.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut store, &me)
+        })
+        .await
+        .expect("a store task panicked")
+    }
+}
+
+/// The runtime side of a job once its agent (or ephemeral spec) is resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub kind: RuntimeKind,
+    pub binary: PathBuf,
+    pub command: Option<String>,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub policy: AutonomyPolicy,
+    /// The moot seat this job sits in, read at claim time so running it costs no extra query.
+    pub seat: Option<crate::chat::moot::SeatBinding>,
+}
+
+/// Resolves the runtime, binary, model and effort for `job`.
+///
+/// Model: job → agent (or spec) → `[runtimes.<n>].default_model` → none; effort likewise.
+pub fn plan(conn: &Tx<'_>, job: &Job, cfg: &Config) -> Result<Plan, String> {
+    let (kind, command, model, effort, policy) = match &job.ephemeral {
+        Some(spec) => {
+            let spec: EphemeralSpec = serde_json::from_value(spec.clone())
+                .map_err(|e| format!("ephemeral spec of {} is unreadable: {e}", job.id))?;
+            if spec.runtime == RuntimeKind::Shell {
+                return Err(runtime::RuntimeError::EphemeralShell.to_string());
+            }
+            (
+                spec.runtime,
+                None,
+                spec.model,
+                spec.effort,
+                spec.autonomy_policy,
+            )
+        }
+        None => {
+            let agent = agents::get(conn, &job.agent)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("agent {:?} is not registered", job.agent))?;
+            (
+                agent.runtime,
+                agent.command,
+                agent.model,
+                agent.effort,
+                agent.policy,
+            )
+        }
+    };
+    let rt = cfg.runtime(kind);
+    let binary = runtime::resolve_binary(kind, &rt).map_err(|e| e.to_string())?;
+    Ok(Plan {
+        kind,
+        binary,
+        command,
+        model: job.model.clone().or(model).or(rt.default_model),
+        effort: job.effort.clone().or(effort).or(rt.default_effort),
+        policy,
+        seat: crate::chat::moot::seat_for_job(conn, job)
+            .map_err(|e| format!("looking up the moot seat: {e}"))?,
+    })
+}
+
+/// Each claimed job with the runtime plan it runs under (or why it has none).
+pub fn planned(
+    store: &Store,
+    claimed: Vec<Claimed>,
+    config: &Config,
+) -> Vec<(Claimed, Result<Plan, String>)> {
+    claimed
+        .into_iter()
+        .map(|c| {
+            let plan = plan(&store.conn(), &c.job, config);
+            (c, plan)
+        })
+        .collect()
+}
+
+/// Everything the runs of one job added up to.
+struct Ran {
+    outcome: Outcome,
+    raw: String,
+    truncated: bool,
+    usage: TokenUsage,
+    vendor_cost: Option<f64>,
+    /// The model the runtime was asked for, which prices usage without a vendor cost.
+    model: Option<String>,
+    /// Activity not yet stored when the last run ended.
+    activity: Leftover,
+}
+
+/// A job whose runs ended, waiting to be settled by the pool: with every other job that
+/// ended meanwhile and the claim of the next ones, in one transaction.
+///
+/// Nothing is lost if the daemon dies before that commit: the job is still `running` in
+/// the store and its stdout record is still on disk (it is removed only once the
+/// settlement committed, by [`Finished::cleanup`]), so recovery settles it from the record
+/// exactly as it settles a job that was cut off while running.
+pub struct Finished {
+    job: Job,
+    /// Taken by `settle`.
+    settlement: Option<engine::Settlement>,
+    activity: Leftover,
+    cache: (u64, u64),
+    capture: Option<engine::observe::Capture>,
+    record: Option<PathBuf>,
+}
+
+impl Finished {
+    pub fn job_id(&self) -> &str {
+        &self.job.id
+    }
+
+    pub fn root_id(&self) -> &str {
+        &self.job.root_id
+    }
+
+    /// Writes the last activity, settles the job through the engine and records what its
+    /// checkout touched, all in `tx`; returns the state it settled in.
+    pub fn settle(&mut self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<JobState, EngineError> {
+        let now = env.clock.now_ms();
+        live::write_final(tx, &self.job, now, &self.activity, self.cache)?;
+        let settlement = self
+            .settlement
+            .take()
+            .expect("the pool settles a finished job once");
+        let state = engine::settle(tx, env, &self.job.id, settlement)?;
+        if let Some(c) = &self.capture {
+            engine::observe::record(tx, env.clock.now_ms(), &self.job.id, c)?;
+        }
+        Ok(state)
+    }
+
+    /// Once the settlement committed (or failed: recovery then fails the job), the stdout
+    /// record has served its purpose.
+    pub fn cleanup(self) {
+        if let Some(record) = self.record {
+            runtime::spare::discard_record(&record);
+        }
+    }
+}
+
+/// Runs a claimed job (with its plan, resolved when it was claimed) until its runs ended;
+/// the pool settles what it returns.
+pub async fn execute(
+    shared: Arc<Shared>,
+    claimed: Claimed,
+    plan: Result<Plan, String>,
+    kill: watch::Receiver<Option<KillRequest>>,
+) -> Finished {
+    let record = plan
+        .as_ref()
+        .ok()
+        .map(|p| super::record_path(shared.home.root(), &claimed.job.id, p.kind));
+    let ran = run_job(&shared, &claimed, plan, kill).await;
+    let capture = observe_capture(&shared, &claimed, &ran.outcome).await;
+    if let Placement::Worktree { checkout, path } = &claimed.placement {
+        let (checkout, path) = (checkout.clone(), path.clone());
+        let _ =
+            tokio::task::spawn_blocking(move || super::worktree::remove(&checkout, &path)).await;
+    }
+    let settlement = super::settlement(
+        ran.outcome,
+        &ran.raw,
+        ran.truncated,
+        &ran.usage,
+        ran.vendor_cost,
+        ran.model.as_deref(),
+    );
+    Finished {
+        job: claimed.job,
+        settlement: Some(settlement),
+        activity: ran.activity,
+        cache: (ran.usage.cache_read, ran.usage.cache_creation),
+        capture,
+        record,
+    }
+}
+
+/// What the checkout of a settled implement job touched, read before a worktree is
+/// removed; `None` for jobs that are not graded (not implement, no parsed result, or no
+/// checkout of a repo).
+async fn observe_capture(
+    shared: &Arc<Shared>,
+    claimed: &Claimed,
+    outcome: &Outcome,
+) -> Option<engine::observe::Capture> {
+    use engine::observe::{Capture, Source};
+    let job = &claimed.job;
+    if job.action != crate::domain::Action::Implement || !matches!(outcome, Outcome::Parsed(_)) {
+        return None;
+    }
+    let (source, dir) = match &claimed.placement {
+        Placement::Worktree { path, .. } => (Source::Worktree, path.clone()),
+        Placement::Shared { dir } => {
+            let config = shared.config();
+            let checkout = job
+                .repo
+                .as_ref()
+                .and_then(|r| config.repos.get(r))
+                .and_then(|r| r.path.clone());
+            if checkout.as_ref() != Some(dir) {
+                return None;
+            }
+            if job.kind == crate::domain::JobKind::Leg {
+                return Some(Capture::ExcludedWorktreeLessChild);
+            }
+            (Source::Checkout, dir.clone())
+        }
+    };
+    let read = tokio::task::spawn_blocking(move || super::worktree::touched_files(&dir)).await;
+    Some(match read {
+        Ok(Ok(files)) => Capture::Touched { source, files },
+        Ok(Err(reason)) => Capture::Indeterminate { source, reason },
+        Err(e) => Capture::Indeterminate {
+            source,
+            reason: e.to_string(),
+        },
+    })
+}
+
+/// Runs the job with its activity recorded live; a budget stop from the recorder and a
+/// kill from the pool both reach the runtime through one kill channel.
+async fn run_job(
+    shared: &Arc<Shared>,
+    claimed: &Claimed,
+    plan: Result<Plan, String>,
+    mut kill: watch::Receiver<Option<KillRequest>>,
+) -> Ran {
+    let (stop_tx, stop_rx) = watch::channel(kill.borrow_and_update().clone());
+    let forward = {
+        let stop_tx = stop_tx.clone();
+        tokio::spawn(async move {
+            while kill.changed().await.is_ok() {
+                let req = kill.borrow_and_update().clone();
+                if req.is_some() {
+                    let _ = stop_tx.send(req);
+                }
+            }
+        })
+    };
+    let recorder = plan
+        .as_ref()
+        .ok()
+        .map(|p| Recorder::start(shared, &claimed.job, p.kind, p.model.clone(), stop_tx));
+    let mut ran = run_runs(shared, claimed, plan, stop_rx, recorder.as_ref()).await;
+    forward.abort();
+    if let Some(r) = recorder {
+        ran.activity = r.finish().await;
+    }
+    ran
+}
