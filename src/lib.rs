@@ -18,6 +18,7 @@ pub mod engine;
 pub mod home;
 pub mod ids;
 pub mod logging;
+pub mod pid;
 pub mod redact;
 pub mod registry;
 pub mod report;

@@ -164,7 +164,7 @@ fn remove_stale_sockets(dir: &Path) {
             .and_then(|n| n.strip_suffix(".sock"))
             .and_then(|n| n.parse::<i32>().ok());
         if let Some(pid) = pid
-            && !crate::runtime::process::is_alive(pid)
+            && !crate::pid::is_alive(pid)
         {
             let _ = std::fs::remove_file(entry.path());
         }

@@ -58,7 +58,8 @@ pub struct ClaimContext {
     pub scratch_dir: PathBuf,
     /// Claim only jobs of this tree.
     pub only_root: Option<String>,
-    /// This daemon's registry id, written on each job it claims (its lease covers them).
+    /// This daemon's id in the `daemons` table, written on each job it claims (its lease
+    /// covers them).
     pub daemon_id: Option<String>,
     /// The host labels this daemon carries: a job pinned to another label is left for a
     /// daemon that carries it.

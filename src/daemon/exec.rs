@@ -3,60 +3,29 @@
 //! once, then settle through the engine with usage and cost. The checkout is cleaned up
 //! whatever happened.
 //!
-//! Owns the per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
+//! This file plans a job, runs it with its activity recorded and hands the pool what to
+//! settle; `runs.rs` runs it until its output settles it, `once.rs` is one run. Owns the
+//! per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
 
-use crate::store::Tx;
-use std::path::{Path, PathBuf};
+mod once;
+mod runs;
+
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio::sync::watch;
 
 use super::Shared;
 use super::claim::{Claimed, Placement};
 use super::live::{self, Leftover, Recorder};
-use crate::clock::Clock;
-use crate::config::{Config, ResultChecks};
-use crate::contract::{self, ContractErrors, EphemeralSpec};
+use crate::config::Config;
+use crate::contract::EphemeralSpec;
 use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
 use crate::engine::{self, EngineError, Outcome};
-use crate::runtime::{self, KillRequest, Request, RuntimeOutput, TokenUsage, process};
-use crate::store::events::{self, NewEvent};
-use crate::store::jobs::{self, Job};
-use crate::store::{Store, StoreError, agents};
-
-/// A runtime that is still running this long after its start gets its pid recorded (for
-/// crash recovery); trivial jobs that end sooner skip that write, which would otherwise be
-/// a large share of their cost.
-pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
-
-/// A moot seat's relay token, released when the seat's job ends on any path.
-struct SeatToken {
-    relay: Arc<crate::chat::relay::RelayHandle>,
-    token: String,
-}
-
-impl SeatToken {
-    fn env(&self) -> Vec<(String, String)> {
-        self.relay.seat_env(&self.token)
-    }
-}
-
-impl Drop for SeatToken {
-    fn drop(&mut self) {
-        self.relay.release(&self.token);
-    }
-}
-
-/// Issues a relay token when the job is a moot seat, so its agent can post only as itself
-/// and only in its moot's thread.
-fn seat_token(shared: &Shared, plan: &Plan) -> Option<SeatToken> {
-    let relay = shared.relay.clone()?;
-    let seat = plan.seat.as_ref()?;
-    let token = relay.issue_token(&seat.agent, &seat.thread_id);
-    Some(SeatToken { relay, token })
-}
+use crate::runtime::{self, KillRequest, TokenUsage};
+use crate::store::jobs::Job;
+use crate::store::{Store, Tx, agents};
+use runs::run_runs;
 
 impl Shared {
     /// The config in force now; a job reads it once where it needs a knob.
@@ -172,44 +141,6 @@ pub fn planned(
             (c, plan)
         })
         .collect()
-}
-
-fn append_event(
-    store: &mut Store,
-    clock: &dyn Clock,
-    job: &Job,
-    kind: &str,
-    message: String,
-    data: serde_json::Value,
-) -> Result<(), StoreError> {
-    store.write(|tx| {
-        events::append(
-            tx,
-            NewEvent::job(clock.now_ms(), &job.root_id, &job.id, kind)
-                .message(message)
-                .data(data),
-        )
-        .map(|_| ())
-    })
-}
-
-/// Records the runtime pid while the job still runs (a settled job is left alone).
-fn record_pid(
-    store: &mut Store,
-    clock: &dyn Clock,
-    job_id: &str,
-    pid: u32,
-) -> Result<(), StoreError> {
-    store.write(|tx| {
-        if let Some(mut j) = jobs::get(tx, job_id)?
-            && j.state == JobState::Running
-        {
-            j.runtime_pid = Some(i64::from(pid));
-            j.updated_ms = clock.now_ms();
-            jobs::put(tx, &j)?;
-        }
-        Ok(())
-    })
 }
 
 /// Everything the runs of one job added up to.
@@ -385,290 +316,4 @@ async fn run_job(
         ran.activity = r.finish().await;
     }
     ran
-}
-
-async fn run_runs(
-    shared: &Arc<Shared>,
-    claimed: &Claimed,
-    plan: Result<Plan, String>,
-    kill: watch::Receiver<Option<KillRequest>>,
-    recorder: Option<&Recorder>,
-) -> Ran {
-    let job = &claimed.job;
-    let failed = |reason: String| Ran {
-        outcome: Outcome::Failed(reason),
-        raw: String::new(),
-        truncated: false,
-        usage: TokenUsage::default(),
-        vendor_cost: None,
-        model: None,
-        activity: Leftover::default(),
-    };
-    let plan = match plan {
-        Ok(p) => p,
-        Err(reason) => return failed(reason),
-    };
-    if let Placement::Worktree { checkout, path } = &claimed.placement {
-        let (checkout, path) = (checkout.clone(), path.clone());
-        let added =
-            tokio::task::spawn_blocking(move || super::worktree::add(&checkout, &path)).await;
-        match added {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return failed(e.to_string()),
-            Err(e) => return failed(format!("creating the worktree: {e}")),
-        }
-    }
-    let timeout_ms = job
-        .timeout_ms
-        .filter(|t| *t > 0)
-        .unwrap_or(shared.config().daemon.job_timeout.0);
-    let deadline = Instant::now() + Duration::from_millis(timeout_ms as u64);
-    let base = format!("{}\n\n{}", job.prompt, contract::instructions());
-    let max_repairs = shared.config().orchestrate.max_repair_attempts;
-    let mut prompt = base.clone();
-    let mut total = TokenUsage::default();
-    let mut cost: Option<f64> = None;
-    let mut truncated = false;
-    let mut repair = 0;
-    let seat = seat_token(shared, &plan);
-    let seat_env = seat.as_ref().map(SeatToken::env).unwrap_or_default();
-    let mut streamed = runtime::activity::LiveUsage::default();
-    loop {
-        let mut out = run_once(
-            shared,
-            &plan,
-            job,
-            &prompt,
-            claimed.placement.dir(),
-            (repair, &seat_env),
-            deadline,
-            (kill.clone(), recorder.map(Recorder::lines)),
-        )
-        .await;
-        if let Some(rec) = recorder {
-            let now = rec.usage().await;
-            // A run stopped before its final usage event (a kill, a budget stop, a cut
-            // stream) still consumed what its stream reported so far.
-            if out.error.is_some() && out.usage == TokenUsage::default() {
-                out.usage = stream_delta(&streamed, &now);
-                if out.vendor_cost_usd.is_none() && now.cost_usd != streamed.cost_usd {
-                    out.vendor_cost_usd =
-                        Some(now.cost_usd.unwrap_or(0.0) - streamed.cost_usd.unwrap_or(0.0));
-                }
-            }
-            streamed = now;
-        }
-        total += out.usage;
-        if let Some(c) = out.vendor_cost_usd {
-            cost = Some(cost.unwrap_or(0.0) + c);
-        }
-        truncated |= out.truncated;
-        let done = |outcome: Outcome, raw: String| Ran {
-            outcome,
-            raw,
-            truncated,
-            usage: total,
-            vendor_cost: cost,
-            model: plan.model.clone(),
-            activity: Leftover::default(),
-        };
-        if let Some(reason) = out.error {
-            let reason = if reason.starts_with("timed out after") {
-                format!("timed out after {}", crate::duration::format_ms(timeout_ms))
-            } else {
-                reason
-            };
-            return done(Outcome::Failed(reason), out.text);
-        }
-        let errors = match contract::parse(&out.text) {
-            Ok(result) => {
-                let failed = match shared.config().orchestrate.result_checks {
-                    ResultChecks::Block => {
-                        engine::checks::failures(&shared.config().orchestrate, job.action, &result)
-                    }
-                    _ => Vec::new(),
-                };
-                // Under `block` a failed check is repaired like a contract error; once the
-                // repairs are spent, settling fails the job with the checks' reason.
-                if failed.is_empty() || repair >= max_repairs {
-                    return done(Outcome::Parsed(result), out.text);
-                }
-                ContractErrors(engine::checks::repair_lines(&failed))
-            }
-            // The result was in the dropped middle; asking again would redo the agent's
-            // work (and its side effects) for the same cut.
-            Err(_) if out.truncated => {
-                return done(
-                    Outcome::Failed(format!(
-                        "output cut at {} MiB: no gitmoot_result in its first and last parts",
-                        process::CAPTURE_LIMIT / (1024 * 1024)
-                    )),
-                    out.text,
-                );
-            }
-            Err(errors) if repair < max_repairs => errors,
-            Err(errors) => {
-                let reason = if repair > 0 {
-                    contract::repair_failed_reason(&errors)
-                } else {
-                    format!("output malformed: {errors}")
-                };
-                return done(Outcome::Failed(reason), out.text);
-            }
-        };
-        repair += 1;
-        note_repair(shared, job, &errors, repair).await;
-        prompt = format!(
-            "{}\n\n{}",
-            job.prompt,
-            contract::repair_prompt(&errors, &out.text)
-        );
-    }
-}
-
-/// Tokens a run's stream reported between two readings of the job's running usage.
-fn stream_delta(
-    before: &runtime::activity::LiveUsage,
-    after: &runtime::activity::LiveUsage,
-) -> TokenUsage {
-    TokenUsage {
-        tokens_in: after.tokens_in.saturating_sub(before.tokens_in),
-        tokens_out: after.tokens_out.saturating_sub(before.tokens_out),
-        cache_read: after.cache_read.saturating_sub(before.cache_read),
-        cache_creation: after.cache_creation.saturating_sub(before.cache_creation),
-    }
-}
-
-async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, repair: u32) {
-    let (j, errs) = (job.clone(), errors.clone());
-    let res = shared
-        .with_store(move |store, sh| {
-            append_event(
-                store,
-                sh.clock.as_ref(),
-                &j,
-                "malformed_output",
-                errs.to_string(),
-                json!({"errors": errs.lines()}),
-            )?;
-            append_event(
-                store,
-                sh.clock.as_ref(),
-                &j,
-                "repair_retry",
-                format!(
-                    "re-asking {} to repair its result (repair {repair})",
-                    j.agent
-                ),
-                json!({"repair": repair}),
-            )
-        })
-        .await;
-    if let Err(e) = res {
-        tracing::warn!(job = %job.id, "recording the repair: {e}");
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn run_once(
-    shared: &Arc<Shared>,
-    plan: &Plan,
-    job: &Job,
-    prompt: &str,
-    dir: &Path,
-    (repair, seat_env): (u32, &[(String, String)]),
-    deadline: Instant,
-    (kill, lines): (
-        watch::Receiver<Option<KillRequest>>,
-        Option<process::LineSender>,
-    ),
-) -> RuntimeOutput {
-    let mut env = runtime::agent_env(plan.kind, &shared.config().runtime(plan.kind).env);
-    let identity = runtime::JobIdentity {
-        id: &job.id,
-        root_id: &job.root_id,
-        parent_id: job.parent_id.as_deref(),
-        delegation_id: job.delegation_id.as_deref(),
-        kind: job.kind,
-        action: job.action,
-        repo: job.repo.as_deref(),
-        attempt: job.attempt,
-    };
-    env.extend(runtime::job_env(&identity, repair));
-    env.extend(seat_env.iter().cloned());
-    let req = Request {
-        kind: plan.kind,
-        binary: plan.binary.clone(),
-        command: plan.command.as_deref(),
-        model: plan.model.as_deref(),
-        effort: plan.effort.as_deref(),
-        policy: plan.policy,
-        prompt,
-        cwd: dir,
-        scratch: &shared.prompt_dir,
-        env,
-    };
-    let prepared = match runtime::prepare(&req) {
-        Ok(p) => p,
-        Err(e) => {
-            return RuntimeOutput {
-                error: Some(e.to_string()),
-                ..RuntimeOutput::default()
-            };
-        }
-    };
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
-    let result = {
-        let record = super::record_path(shared.home.root(), &job.id, plan.kind);
-        let run = process::run_recorded(
-            &prepared.invocation,
-            Some(&record),
-            Some(remaining),
-            kill,
-            |pid| {
-                let _ = pid_tx.send(pid);
-            },
-            lines,
-        );
-        tokio::pin!(run);
-        let mut pid_rx = Some(pid_rx);
-        let mut record_at: Option<(u32, tokio::time::Instant)> = None;
-        let mut recording: Option<tokio::task::JoinHandle<()>> = None;
-        let result = loop {
-            tokio::select! {
-                r = &mut run => break r,
-                Ok(pid) = async { pid_rx.as_mut().expect("guarded").await }, if pid_rx.is_some() => {
-                    pid_rx = None;
-                    record_at = Some((pid, tokio::time::Instant::now() + PID_RECORD_DELAY));
-                }
-                _ = tokio::time::sleep_until(record_at.map_or_else(tokio::time::Instant::now, |r| r.1)),
-                    if record_at.is_some() => {
-                    let (pid, _) = record_at.take().expect("guarded");
-                    let (shared, id) = (shared.clone(), job.id.clone());
-                    recording = Some(tokio::spawn(async move {
-                        let res = shared
-                            .with_store(move |store, sh| record_pid(store, sh.clock.as_ref(), &id, pid))
-                            .await;
-                        if let Err(e) = res {
-                            tracing::warn!("recording the runtime pid: {e}");
-                        }
-                    }));
-                }
-            }
-        };
-        // The pid write must land before the settlement that follows.
-        if let Some(h) = recording {
-            let _ = h.await;
-        }
-        result
-    };
-    drop(prepared);
-    match result {
-        Ok(out) => runtime::interpret(plan.kind, &out),
-        Err(e) => RuntimeOutput {
-            error: Some(format!("runtime {}: {e}", plan.kind)),
-            ..RuntimeOutput::default()
-        },
-    }
 }

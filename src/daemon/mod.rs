@@ -9,11 +9,11 @@
 pub mod claim;
 pub mod exec;
 pub mod human_notify;
+pub mod lease;
 pub mod live;
 pub mod lock;
 mod pool;
 pub mod recovery;
-pub mod registry;
 mod reload;
 pub mod shutdown;
 pub mod status;

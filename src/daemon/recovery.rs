@@ -149,7 +149,7 @@ pub fn recover_jobs(
     for job in orphans {
         let pid = job.runtime_pid.unwrap_or(0) as i32;
         let killed =
-            local == Local::Yes && pid > 1 && process::is_alive(pid) && belongs_to(pid, &job.id);
+            local == Local::Yes && pid > 1 && crate::pid::is_alive(pid) && belongs_to(pid, &job.id);
         if killed {
             process::signal_group(pid, libc::SIGKILL);
         }

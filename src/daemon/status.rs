@@ -67,11 +67,11 @@ pub struct DaemonStatus {
     /// Coordinator rounds whose delegation set was refused whole by the preflight.
     pub delegation_preflight_failures: u64,
     pub jobs: Vec<StatusJob>,
-    /// Every daemon whose lease in the store's registry is current, newest first.
+    /// Every daemon whose lease in the store's `daemons` table is current, newest first.
     pub daemons: Vec<LiveDaemon>,
 }
 
-/// One live daemon of the registry.
+/// One live daemon of the `daemons` table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LiveDaemon {
     pub id: String,

@@ -2,7 +2,7 @@
 //! host, pid, slots, host labels and heartbeat. A daemon is live while its heartbeat is
 //! younger than the lease; the `running` jobs it claimed (`jobs.daemon_id`) are recovered by
 //! another daemon once it is not. Also the queue page daemons claim from. Rows and queries
-//! only: when to beat, sweep or recover is decided in `crate::daemon::registry`.
+//! only: when to beat, sweep or recover is decided in `crate::daemon::lease`.
 
 use serde::Serialize;
 

@@ -166,7 +166,7 @@ pub fn result(decision: &str, summary: &str) -> String {
 
 /// Whether `pid` names a live, non-zombie process.
 pub fn alive(pid: i32) -> bool {
-    gitmoot::runtime::process::is_alive(pid)
+    gitmoot::pid::is_alive(pid)
 }
 
 pub fn read_pid(path: &Path) -> i32 {

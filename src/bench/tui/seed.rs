@@ -18,7 +18,7 @@ use crate::store::escalations::{self, Round, RoundKind};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 use crate::store::runs::{self, Run};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, Tx};
 use crate::tui::load::LoadError;
 
 const AGENTS: [&str; 8] = [
@@ -239,36 +239,73 @@ pub fn seed(store: &mut Store, size: SeedSize, now: Millis) -> Result<Seeded, Lo
 /// One tree: root coordinator, its legs (each with its delegation row), a continuation,
 /// the run row, two or three events per job, and an open ask round when awaiting.
 pub(in crate::bench) fn seed_root(
-    tx: &crate::store::Tx<'_>,
+    tx: &Tx<'_>,
     i: usize,
     size: SeedSize,
     t0: Millis,
     out: &mut Seeded,
 ) -> Result<(), StoreError> {
-    let shape = Shape::of(i, size.live);
-    let root_id = format!("job-b{i:07}");
-    let legs = size.jobs_per_root.saturating_sub(2).max(1);
+    let tree = Tree {
+        i,
+        root_id: format!("job-b{i:07}"),
+        shape: Shape::of(i, size.live),
+        legs: size.jobs_per_root.saturating_sub(2).max(1),
+        repo: Some("bench/tui".into()),
+        t0,
+    };
+    seed_run(tx, &tree)?;
+    seed_coordinator(tx, &tree)?;
+    for k in 0..tree.legs {
+        seed_leg(tx, &tree, k, out)?;
+    }
+    seed_continuation(tx, &tree)?;
+    out.roots.push(tree.root_id);
+    out.jobs += tree.legs + 2;
+    Ok(())
+}
+
+/// What every row of one seeded tree is built from.
+struct Tree {
+    i: usize,
+    root_id: String,
+    shape: Shape,
+    legs: usize,
+    repo: Option<String>,
+    t0: Millis,
+}
+
+/// The job's `kind` event at `ts`.
+fn event(tx: &Tx<'_>, job: &Job, kind: &str, ts: Millis) -> Result<(), StoreError> {
+    events::append(
+        tx,
+        NewEvent::job(ts, &job.root_id, &job.id, kind).message(format!("job {} {kind}", job.id)),
+    )
+    .map(|_| ())
+}
+
+/// The tree's run row, in the state its shape gives it.
+fn seed_run(tx: &Tx<'_>, tree: &Tree) -> Result<(), StoreError> {
+    let (i, t0, legs) = (tree.i, tree.t0, tree.legs);
     let mut run = Run::new(
-        root_id.clone(),
+        tree.root_id.clone(),
         format!("Review change #{i}: tighten the settle path"),
-        Some("bench/tui".into()),
+        tree.repo.clone(),
         t0,
     );
-    run.state = shape.run_state();
+    run.state = tree.shape.run_state();
     run.jobs = (legs + 2) as u32;
     run.tokens = 1_000 * (legs as u64 + 2);
     run.cost_usd = 0.01 * (legs as f64 + 2.0);
-    run.killed = shape == Shape::Killed;
-    if !matches!(shape, Shape::Running | Shape::Awaiting) {
+    run.killed = tree.shape == Shape::Killed;
+    if !matches!(tree.shape, Shape::Running | Shape::Awaiting) {
         run.finished_ms = Some(t0 + 9);
     }
-    runs::put(tx, &run)?;
-    let ev = |job: &Job, kind: &str, ts: Millis| {
-        events::append(
-            tx,
-            NewEvent::job(ts, &root_id, &job.id, kind).message(format!("job {} {kind}", job.id)),
-        )
-    };
+    runs::put(tx, &run)
+}
+
+/// The root coordinator, succeeded with the legs it split the change into.
+fn seed_coordinator(tx: &Tx<'_>, tree: &Tree) -> Result<(), StoreError> {
+    let (i, t0, root_id) = (tree.i, tree.t0, &tree.root_id);
     let mut root = Job::queued(
         root_id.clone(),
         root_id.clone(),
@@ -278,7 +315,7 @@ pub(in crate::bench) fn seed_root(
         format!("Coordinate the review of change #{i}"),
         t0,
     );
-    root.repo = run.repo.clone();
+    root.repo = tree.repo.clone();
     root.state = JobState::Succeeded;
     root.started_ms = Some(t0 + 1);
     root.finished_ms = Some(t0 + 2);
@@ -288,81 +325,90 @@ pub(in crate::bench) fn seed_root(
     root.continuation_id = Some(format!("{root_id}/continuation"));
     root.result = Some(result_json(
         "approved",
-        format!("Split change #{i} into {legs} review legs"),
+        format!("Split change #{i} into {} review legs", tree.legs),
     ));
     jobs::put(tx, &root)?;
-    ev(&root, "queued", t0)?;
-    ev(&root, "succeeded", t0 + 2)?;
-    for k in 0..legs {
-        let lid = format!("l{k}");
-        let deps = if k % 4 == 3 {
-            vec![format!("l{}", k - 1)]
-        } else {
-            vec![]
-        };
-        let who = AGENTS[1 + k % (AGENTS.len() - 1)];
-        let mut job = Job::queued(
-            format!("{root_id}/{lid}"),
-            root_id.clone(),
-            JobKind::Leg,
-            who.into(),
-            Action::Review,
-            format!("Review part {k} of change #{i}"),
-            t0 + 3,
-        );
-        job.parent_id = Some(root_id.clone());
-        job.delegation_id = Some(lid.clone());
-        job.repo = run.repo.clone();
-        job.depth = 1;
-        job.state = shape.leg_state(k, legs);
-        ev(&job, "queued", t0 + 3)?;
-        if job.state != JobState::Queued {
-            job.started_ms = Some(t0 + 4);
-            ev(&job, "started", t0 + 4)?;
-        }
-        match job.state {
-            JobState::Succeeded => {
-                job.finished_ms = Some(t0 + 5);
-                job.tokens_in = 600;
-                job.tokens_out = 150;
-                job.result = Some(result_json(
-                    if k % 5 == 4 {
-                        "changes_requested"
-                    } else {
-                        "approved"
-                    },
-                    format!("Part {k} of change #{i} reviewed; {} findings", k % 3),
-                ));
-                ev(&job, "succeeded", t0 + 5)?;
-            }
-            JobState::Failed | JobState::Blocked | JobState::Cancelled => {
-                job.finished_ms = Some(t0 + 5);
-                job.error = Some(format!("leg {lid} {}", job.state));
-                ev(&job, job.state.as_str(), t0 + 5)?;
-            }
-            JobState::Running => out.running.push(job.id.clone()),
-            JobState::Queued => {}
-        }
-        jobs::put(tx, &job)?;
-        delegations::put(
-            tx,
-            &Leg {
-                parent_id: root_id.clone(),
-                delegation_id: lid.clone(),
-                root_id: root_id.clone(),
-                position: k as u32,
-                spec: delegation(&lid, who, deps),
-                state: LegState::Dispatched,
-                job_id: Some(job.id.clone()),
-                attempts: 1,
-                dedup_of: None,
-                accepted: false,
-                note: None,
-                created_ms: t0 + 3,
-                updated_ms: t0 + 5,
-            },
-        )?;
+    event(tx, &root, "queued", t0)?;
+    event(tx, &root, "succeeded", t0 + 2)
+}
+
+/// Leg `k`: its job in the state the tree's shape gives it, and its delegation row.
+fn seed_leg(tx: &Tx<'_>, tree: &Tree, k: usize, out: &mut Seeded) -> Result<(), StoreError> {
+    let (i, t0, root_id) = (tree.i, tree.t0, &tree.root_id);
+    let lid = format!("l{k}");
+    let deps = if k % 4 == 3 {
+        vec![format!("l{}", k - 1)]
+    } else {
+        vec![]
+    };
+    let who = AGENTS[1 + k % (AGENTS.len() - 1)];
+    let mut job = Job::queued(
+        format!("{root_id}/{lid}"),
+        root_id.clone(),
+        JobKind::Leg,
+        who.into(),
+        Action::Review,
+        format!("Review part {k} of change #{i}"),
+        t0 + 3,
+    );
+    job.parent_id = Some(root_id.clone());
+    job.delegation_id = Some(lid.clone());
+    job.repo = tree.repo.clone();
+    job.depth = 1;
+    job.state = tree.shape.leg_state(k, tree.legs);
+    event(tx, &job, "queued", t0 + 3)?;
+    if job.state != JobState::Queued {
+        job.started_ms = Some(t0 + 4);
+        event(tx, &job, "started", t0 + 4)?;
     }
+    match job.state {
+        JobState::Succeeded => {
+            job.finished_ms = Some(t0 + 5);
+            job.tokens_in = 600;
+            job.tokens_out = 150;
+            job.result = Some(result_json(
+                if k % 5 == 4 {
+                    "changes_requested"
+                } else {
+                    "approved"
+                },
+                format!("Part {k} of change #{i} reviewed; {} findings", k % 3),
+            ));
+            event(tx, &job, "succeeded", t0 + 5)?;
+        }
+        JobState::Failed | JobState::Blocked | JobState::Cancelled => {
+            job.finished_ms = Some(t0 + 5);
+            job.error = Some(format!("leg {lid} {}", job.state));
+            event(tx, &job, job.state.as_str(), t0 + 5)?;
+        }
+        JobState::Running => out.running.push(job.id.clone()),
+        JobState::Queued => {}
+    }
+    jobs::put(tx, &job)?;
+    delegations::put(
+        tx,
+        &Leg {
+            parent_id: root_id.clone(),
+            delegation_id: lid.clone(),
+            root_id: root_id.clone(),
+            position: k as u32,
+            spec: delegation(&lid, who, deps),
+            state: LegState::Dispatched,
+            job_id: Some(job.id.clone()),
+            attempts: 1,
+            dedup_of: None,
+            accepted: false,
+            note: None,
+            created_ms: t0 + 3,
+            updated_ms: t0 + 5,
+        },
+    )
+}
+
+/// The continuation that synthesizes the legs, and the ask round a tree awaiting a
+/// human has open on it.
+fn seed_continuation(tx: &Tx<'_>, tree: &Tree) -> Result<(), StoreError> {
+    let (i, t0, root_id) = (tree.i, tree.t0, &tree.root_id);
     let mut cont = Job::queued(
         format!("{root_id}/continuation"),
         root_id.clone(),
@@ -373,10 +419,10 @@ pub(in crate::bench) fn seed_root(
         t0 + 6,
     );
     cont.parent_id = Some(root_id.clone());
-    cont.repo = run.repo.clone();
+    cont.repo = tree.repo.clone();
     cont.depth = 1;
-    ev(&cont, "queued", t0 + 6)?;
-    match shape {
+    event(tx, &cont, "queued", t0 + 6)?;
+    match tree.shape {
         Shape::Done | Shape::Awaiting => {
             cont.state = JobState::Succeeded;
             cont.started_ms = Some(t0 + 7);
@@ -385,41 +431,40 @@ pub(in crate::bench) fn seed_root(
                 "approved",
                 format!("Change #{i} is ready to merge"),
             ));
-            ev(&cont, "succeeded", t0 + 8)?;
+            event(tx, &cont, "succeeded", t0 + 8)?;
         }
         Shape::Failed | Shape::Killed => {
             cont.state = JobState::Cancelled;
             cont.finished_ms = Some(t0 + 8);
-            ev(&cont, "cancelled", t0 + 8)?;
+            event(tx, &cont, "cancelled", t0 + 8)?;
         }
         Shape::Running => {}
     }
     jobs::put(tx, &cont)?;
-    if shape == Shape::Awaiting {
-        escalations::insert(
-            tx,
-            &Round {
-                id: 0,
-                root_id: root_id.clone(),
-                job_id: cont.id.clone(),
-                kind: RoundKind::Ask,
-                questions: json!([{"id": "q1", "prompt": format!("Ship change #{i} behind a flag?"),
-                                   "choices": ["yes", "no"]}]),
-                reason: String::new(),
-                failed_job_id: Some(cont.id.clone()),
-                delegation_id: None,
-                opened_ms: t0 + 8,
-                resolved_ms: None,
-                verb: None,
-                answers: None,
-                instructions: None,
-                thread_id: None,
-            },
-        )?;
+    if tree.shape != Shape::Awaiting {
+        return Ok(());
     }
-    out.roots.push(root_id);
-    out.jobs += legs + 2;
-    Ok(())
+    escalations::insert(
+        tx,
+        &Round {
+            id: 0,
+            root_id: root_id.clone(),
+            job_id: cont.id.clone(),
+            kind: RoundKind::Ask,
+            questions: json!([{"id": "q1", "prompt": format!("Ship change #{i} behind a flag?"),
+                               "choices": ["yes", "no"]}]),
+            reason: String::new(),
+            failed_job_id: Some(cont.id.clone()),
+            delegation_id: None,
+            opened_ms: t0 + 8,
+            resolved_ms: None,
+            verb: None,
+            answers: None,
+            instructions: None,
+            thread_id: None,
+        },
+    )
+    .map(|_| ())
 }
 
 /// A settle-like change of one running leg on another connection: the job row succeeds

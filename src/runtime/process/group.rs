@@ -96,21 +96,6 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
-/// Whether `pid` names a live (not zombie) process.
-pub fn is_alive(pid: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state letter follows the parenthesised command name.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next())
-            .is_some_and(|state| state != 'Z' && state != 'X'),
-        Err(_) => false,
-    }
-}
-
 /// SIGTERM to the group, a short grace for the leader, then SIGKILL to the group.
 pub(super) async fn terminate_group(pgid: i32, child: &mut super::spawn::Child) {
     signal_group(pgid, libc::SIGTERM);

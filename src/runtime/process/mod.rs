@@ -9,19 +9,17 @@ mod capture;
 mod group;
 mod record;
 mod spawn;
+mod stdio;
 
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncWriteExt;
 use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, watch};
 
 use capture::{Capture, LineFeed, read_capped};
 use group::{guard, terminate_group};
-pub use group::{is_alive, kill_marked, signal_group};
+pub use group::{kill_marked, signal_group};
 pub use record::read_record;
 use record::tail_capped;
 use spawn::Spec;
@@ -186,36 +184,6 @@ pub async fn run_streaming(
     run_recorded(inv, None, timeout, kill, on_spawn, lines).await
 }
 
-/// Writes as much of `bytes` as `pipe`'s buffer takes now, without waiting; returns how
-/// much that was (all of it when the reader is gone: there is nothing more to write). The
-/// descriptor is left non-blocking, as the side writer needs it.
-fn prefill(pipe: &std::io::PipeWriter, bytes: &[u8]) -> std::io::Result<usize> {
-    use std::io::Write;
-    use std::os::fd::AsRawFd;
-    let fd = pipe.as_raw_fd();
-    // SAFETY: flags of a descriptor this function's caller owns.
-    let set = unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-    };
-    if !set {
-        return Err(std::io::Error::last_os_error());
-    }
-    let mut written = 0;
-    let mut w = pipe;
-    while written < bytes.len() {
-        match w.write(&bytes[written..]) {
-            Ok(0) => break,
-            Ok(n) => written += n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(bytes.len()),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(written)
-}
-
 /// [`run_streaming`] with the child's stdout going straight into the file `record`
 /// (created 0600, or an ended run's record renamed to it, see `spare.rs`), which this side
 /// tails for the capture and the line feed. The child
@@ -227,7 +195,7 @@ pub async fn run_recorded(
     inv: &Invocation,
     record: Option<&Path>,
     timeout: Option<Duration>,
-    mut kill: watch::Receiver<Option<KillRequest>>,
+    kill: watch::Receiver<Option<KillRequest>>,
     on_spawn: impl FnOnce(u32),
     lines: Option<LineSender>,
 ) -> Result<ProcessOutput, SpawnError> {
@@ -237,6 +205,38 @@ pub async fn run_recorded(
         program: program.clone(),
         source,
     };
+    let mut running = start(inv, record, &spawn_error).await?;
+    on_spawn(running.pgid as u32);
+    // Only now, with the group in the guard's list, does a child waiting on its input get it.
+    stdio::feed(&inv.stdin, running.stdin.take(), &spawn_error)?;
+    let readers = Readers::start(running.stdout, running.stderr, lines);
+    let exit = supervise(&mut running.child, running.pgid, timeout, kill, &program).await?;
+    let (stdout, stdout_truncated, stderr_tail) = collect(inv, running.pgid, &exit, readers).await;
+    Ok(ProcessOutput {
+        stdout,
+        stdout_truncated,
+        stderr_tail,
+        exit,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// A spawned child whose group the guard holds, with this side's ends of its streams.
+struct Running {
+    child: spawn::Child,
+    pgid: i32,
+    stdin: Option<std::io::PipeWriter>,
+    stdout: stdio::Stdout<pipe::Receiver>,
+    stderr: pipe::Receiver,
+}
+
+/// Spawns the child on its streams and puts its group in the guard's list before anything
+/// else can happen to it.
+async fn start(
+    inv: &Invocation,
+    record: Option<&Path>,
+    spawn_error: &impl Fn(std::io::Error) -> SpawnError,
+) -> Result<Running, SpawnError> {
     // The invocation's environment is the child's whole environment: nothing of the
     // daemon's leaks through (secrets, the home) unless the allow-list put it there.
     let spec = Spec::new(
@@ -247,64 +247,17 @@ pub async fn run_recorded(
         inv.sandbox.as_ref(),
     )
     .map_err(spawn_error)?;
-    // The reading side opens for writing too: punching holes (fallocate) needs it.
-    let record_open = |path: &Path, create: bool| {
-        std::fs::OpenOptions::new()
-            .read(!create)
-            .write(true)
-            .create(create)
-            .mode(0o600)
-            .open(path)
-            .map_err(|source| SpawnError::Record {
-                path: path.to_path_buf(),
-                source,
-            })
-    };
-    let (stdin_child, stdin_feed): (OwnedFd, _) = match inv.stdin {
-        Stdin::Null => (
-            std::fs::File::open("/dev/null")
-                .map_err(spawn_error)?
-                .into(),
-            None,
-        ),
-        Stdin::Bytes(_) => {
-            let (r, w) = std::io::pipe().map_err(spawn_error)?;
-            (r.into(), Some(w))
-        }
-    };
-    let (stdout_child, stdout_pipe, recorded): (OwnedFd, _, _) = match record {
-        Some(path) => {
-            // An ended run's record, emptied, takes the name: no new inode.
-            let reused = super::spare::reuse_record(path);
-            let writer = record_open(path, true)?;
-            // One an earlier run of the same job left is emptied, and only when not empty
-            // already: on ext4 a truncation forces the output out to disk when the child
-            // closes it.
-            if !reused && writer.metadata().is_ok_and(|m| m.len() > 0) {
-                writer.set_len(0).map_err(|source| SpawnError::Record {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
-            }
-            let reader = record_open(path, false)?;
-            (writer.into(), None, Some(reader))
-        }
-        None => {
-            let (r, w) = std::io::pipe().map_err(spawn_error)?;
-            (w.into(), Some(r), None)
-        }
-    };
-    let (stderr_pipe, stderr_child) = std::io::pipe().map_err(spawn_error)?;
-    let stderr_child: OwnedFd = stderr_child.into();
-    let mut child = spec
-        .spawn([&stdin_child, &stdout_child, &stderr_child])
-        .map_err(spawn_error)?;
+    let stdio::Stdio {
+        child: ends,
+        stdin,
+        stdout,
+        stderr,
+    } = stdio::open(&inv.stdin, record, spawn_error)?;
+    let [i, o, e] = &ends;
+    let mut child = spec.spawn([i, o, e]).map_err(spawn_error)?;
     // Only the child holds its ends now: end of input and end of output are the child's.
-    drop((stdin_child, stdout_child, stderr_child));
-    let receiver = |r: std::io::PipeReader| pipe::Receiver::from_owned_fd(r.into());
-    let stderr = receiver(stderr_pipe);
-    let stdout = stdout_pipe.map(receiver).transpose();
-    let (stderr, stdout) = match (stderr, stdout) {
+    drop(ends);
+    let (stderr, stdout) = match (stdio::receiver(stderr), stdout.into_async()) {
         (Ok(e), Ok(o)) => (e, o),
         (Err(source), _) | (_, Err(source)) => return Err(spawn_error(source)),
     };
@@ -314,46 +267,68 @@ pub async fn run_recorded(
         let _ = child.wait().await;
         return Err(SpawnError::Guard { source });
     }
-    on_spawn(pgid as u32);
+    Ok(Running {
+        child,
+        pgid,
+        stdin,
+        stdout,
+        stderr,
+    })
+}
 
-    // Only now, with the group in the guard's list, does a child waiting on its input get
-    // it. A prompt that fits the pipe's buffer is written at once and its end closed;
-    // what does not fit goes on the side, so a child that never reads its stdin does not
-    // block us (a closed pipe is ignored).
-    if let (Stdin::Bytes(bytes), Some(w)) = (&inv.stdin, stdin_feed) {
-        let written = prefill(&w, bytes).unwrap_or(0);
-        if written < bytes.len() {
-            let mut pipe = pipe::Sender::from_owned_fd(w.into()).map_err(spawn_error)?;
-            let rest = bytes[written..].to_vec();
-            tokio::spawn(async move {
-                let _ = pipe.write_all(&rest).await;
-                let _ = pipe.shutdown().await;
-            });
+/// The tasks reading the child's stdout and stderr into their captures.
+struct Readers {
+    out: tokio::task::JoinHandle<(Vec<u8>, bool)>,
+    err: tokio::task::JoinHandle<(Vec<u8>, bool)>,
+    /// Stops the pipe readers where they are.
+    stop: watch::Sender<bool>,
+    /// Flips once the child has exited and its group is swept: the record's writers are done.
+    exited: watch::Sender<bool>,
+}
+
+impl Readers {
+    fn start(
+        stdout: stdio::Stdout<pipe::Receiver>,
+        stderr: pipe::Receiver,
+        lines: Option<LineSender>,
+    ) -> Self {
+        let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
+        let (stop, stop_rx) = watch::channel(false);
+        let (exited, exited_rx) = watch::channel(false);
+        let out_capture = Capture::new(
+            CAPTURE_HEAD,
+            CAPTURE_LIMIT - CAPTURE_HEAD,
+            feed(OutputStream::Stdout),
+        );
+        let out = match stdout {
+            stdio::Stdout::Record(file) => tokio::spawn(tail_capped(file, out_capture, exited_rx)),
+            stdio::Stdout::Pipe(stdout) => {
+                tokio::spawn(read_capped(stdout, out_capture, stop_rx.clone()))
+            }
+        };
+        let err = tokio::spawn(read_capped(
+            stderr,
+            Capture::new(0, STDERR_TAIL_LIMIT, feed(OutputStream::Stderr)),
+            stop_rx,
+        ));
+        Self {
+            out,
+            err,
+            stop,
+            exited,
         }
     }
-    let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
-    let (stop_tx, stop_rx) = watch::channel(false);
-    // Flips once the child has exited and its group is swept: the record's writers are done.
-    let (exited_tx, exited_rx) = watch::channel(false);
-    let out_capture = Capture::new(
-        CAPTURE_HEAD,
-        CAPTURE_LIMIT - CAPTURE_HEAD,
-        feed(OutputStream::Stdout),
-    );
-    let out_task = match recorded {
-        Some(file) => tokio::spawn(tail_capped(file, out_capture, exited_rx)),
-        None => {
-            let stdout = stdout.expect("stdout is piped when not recorded");
-            tokio::spawn(read_capped(stdout, out_capture, stop_rx.clone()))
-        }
-    };
-    let err_task = tokio::spawn(read_capped(
-        stderr,
-        Capture::new(0, STDERR_TAIL_LIMIT, feed(OutputStream::Stderr)),
-        stop_rx,
-    ));
-    drop(lines);
+}
 
+/// Waits for the child's exit, the deadline or a kill request, whichever comes first; the
+/// last two terminate the group.
+async fn supervise(
+    child: &mut spawn::Child,
+    pgid: i32,
+    timeout: Option<Duration>,
+    mut kill: watch::Receiver<Option<KillRequest>>,
+    program: &str,
+) -> Result<Exit, SpawnError> {
     let deadline = async {
         match timeout {
             Some(d) => tokio::time::sleep(d).await,
@@ -375,10 +350,10 @@ pub async fn run_recorded(
         _ = deadline => Err(Exit::TimedOut(timeout.unwrap_or_default())),
         req = kill_requested => Err(Exit::Killed(req.0)),
     };
-    let exit = match waited {
+    Ok(match waited {
         Ok(status) => {
             let status = status.map_err(|source| SpawnError::Wait {
-                program: program.clone(),
+                program: program.to_string(),
                 source,
             })?;
             use std::os::unix::process::ExitStatusExt;
@@ -389,26 +364,36 @@ pub async fn run_recorded(
             }
         }
         Err(exit) => {
-            terminate_group(pgid, &mut child).await;
+            terminate_group(pgid, child).await;
             exit
         }
-    };
+    })
+}
+
+/// Sweeps what the job left behind and gathers the captures: stdout, whether it was
+/// truncated, and stderr's tail.
+async fn collect(
+    inv: &Invocation,
+    pgid: i32,
+    exit: &Exit,
+    readers: Readers,
+) -> (Vec<u8>, bool, Vec<u8>) {
     let marker = inv
         .env
         .iter()
         .find(|(k, _)| k == JOB_MARKER)
         .map(|(_, v)| v);
-    if let (Exit::TimedOut(_) | Exit::Killed(_), Some(job)) = (&exit, marker) {
+    if let (Exit::TimedOut(_) | Exit::Killed(_), Some(job)) = (exit, marker) {
         kill_marked(&[job]);
     }
     // Leftover group members (a backgrounded grandchild) would hold the pipes open and
     // outlive the job; sweep them.
     signal_group(pgid, libc::SIGKILL);
     guard().release(pgid);
-    let _ = exited_tx.send(true);
-    let readers = async { (out_task.await, err_task.await) };
-    tokio::pin!(readers);
-    let (out, err) = match tokio::time::timeout(PIPE_GRACE, &mut readers).await {
+    let _ = readers.exited.send(true);
+    let both = async { (readers.out.await, readers.err.await) };
+    tokio::pin!(both);
+    let (out, err) = match tokio::time::timeout(PIPE_GRACE, &mut both).await {
         Ok(done) => done,
         Err(_) => {
             // Something outside the group (`setsid`) still holds the pipes: it must not
@@ -416,19 +401,13 @@ pub async fn run_recorded(
             if let Some(job) = marker {
                 kill_marked(&[job]);
             }
-            let _ = stop_tx.send(true);
-            readers.await
+            let _ = readers.stop.send(true);
+            both.await
         }
     };
     let (stdout, stdout_truncated) = out.unwrap_or_default();
     let (stderr_tail, _) = err.unwrap_or_default();
-    Ok(ProcessOutput {
-        stdout,
-        stdout_truncated,
-        stderr_tail,
-        exit,
-        elapsed: started.elapsed(),
-    })
+    (stdout, stdout_truncated, stderr_tail)
 }
 
 #[cfg(test)]

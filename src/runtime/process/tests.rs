@@ -71,7 +71,7 @@ async fn the_deadline_kills_the_whole_group() {
     // SIGKILL is delivered asynchronously: allow the scheduler a moment on a busy box.
     let gone = |pid: i32| {
         (0..100).any(|_| {
-            let dead = !is_alive(pid);
+            let dead = !crate::pid::is_alive(pid);
             if !dead {
                 std::thread::sleep(Duration::from_millis(20));
             }

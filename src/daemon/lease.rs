@@ -1,6 +1,7 @@
-//! This daemon in the store's registry (`store::daemons`): it registers when it starts,
-//! renews its lease by heartbeat three times per `[daemon].lease`, takes over the running
-//! jobs of daemons whose lease ran out, and marks itself stopped on a clean exit.
+//! This daemon's lease in the store's `daemons` table (`store::daemons`): it registers
+//! when it starts, renews the lease by heartbeat three times per `[daemon].lease`, takes
+//! over the running jobs of daemons whose lease ran out, and marks itself stopped on a
+//! clean exit.
 //!
 //! A daemon that finds its own lease taken over must not run its jobs on (another daemon
 //! already settled them): it stops with `DaemonError::LeaseLost`, and its agents die with
@@ -35,7 +36,7 @@ impl Registration {
     }
 }
 
-/// This host's name, as the registry shows it.
+/// This host's name, as its `daemons` row shows it.
 pub fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most `len` bytes into our buffer.

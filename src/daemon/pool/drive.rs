@@ -1,0 +1,130 @@
+//! The pool's loop: reap ended jobs, pass over the store, act on what it found, then wait
+//! for a finished job, a store change, the tick or a stop — until idle or told to stop.
+//!
+//! Decides only when to pass and when to wait; what a pass does is `tick.rs`'s, and the
+//! shutdown that follows the loop is `stop.rs`'s.
+
+use super::super::lease;
+use super::super::{DaemonError, DaemonExit};
+use super::tick::TickReport;
+use super::{Pool, Wakers};
+
+/// What the loop does after a pass.
+enum Next {
+    /// Nothing is left to run: stop as idle.
+    Idle,
+    /// Pass again at once.
+    Again,
+    /// Wait for something to happen.
+    Wait,
+}
+
+impl Pool {
+    /// Runs passes until the daemon is idle (`Some`) or told to stop (`None`).
+    pub(super) async fn drive(
+        &mut self,
+        w: &mut Wakers,
+    ) -> Result<Option<DaemonExit>, DaemonError> {
+        let root = self.shared.home.root().to_path_buf();
+        let mut store_woke = false;
+        loop {
+            while let Some(res) = self.tasks.try_join_next_with_id() {
+                self.finished(res);
+            }
+            while self.notifying.try_join_next().is_some() {}
+            if w.stop.is_requested() {
+                return Ok(None);
+            }
+            // A detached daemon outlives its control room; once its home is deleted (a
+            // throwaway test or demo home) there is nothing left to run for.
+            if !root.exists() {
+                tracing::warn!(home = %root.display(), "daemon: the home was removed; stopping");
+                return Ok(None);
+            }
+            let reloaded = self.maybe_reload();
+            let tick = self.tick_duration();
+            // A store change cannot start anything while every slot is busy (our own writes
+            // wake us too); kills and the sweep still run on the tick and on each finished job.
+            let skip = store_woke && self.inflight.len() >= self.parallel && self.done.is_empty();
+            let store_woke_before = store_woke && !reloaded;
+            store_woke = false;
+            if skip {
+                tokio::select! {
+                    Some(res) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => self.finished(res),
+                    _ = tokio::time::sleep(tick) => {},
+                    _ = w.stop.requested() => {},
+                }
+                continue;
+            }
+            let pass = self
+                .claim_ahead()
+                .and_then(|ahead| Ok((ahead, self.tick(store_woke_before)?)));
+            let (started_ahead, report) = match pass {
+                Err(e) if e.is_connection_lost() => {
+                    self.reconnect(w).await?;
+                    continue;
+                }
+                other => other?,
+            };
+            match self.act(started_ahead, report) {
+                Next::Idle => return Ok(Some(DaemonExit::Idle)),
+                Next::Again => continue,
+                Next::Wait => {}
+            }
+            if let Some(watch) = w.store_watch.as_mut() {
+                match watch.watch_while(self.inflight.len() < self.parallel) {
+                    Ok(true) => {
+                        store_woke = true;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!("daemon: watching the store: {e}"),
+                }
+            }
+            tokio::select! {
+                Some(res) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => self.finished(res),
+                _ = w.wake.notified() => store_woke = true,
+                _ = async { w.store_watch.as_ref().expect("guarded").changed().await }, if w.store_watch.is_some() => store_woke = true,
+                _ = tokio::time::sleep(tick) => {},
+                _ = w.stop.requested() => {},
+            }
+        }
+    }
+
+    /// Waits out a lost store connection, fencing this daemon's jobs before its lease can
+    /// lapse (see `lease::reconnect`), or until told to stop.
+    async fn reconnect(&mut self, w: &Wakers) -> Result<(), DaemonError> {
+        let (shared, reg) = (self.shared.clone(), self.registration.clone());
+        let ids: Vec<String> = self.inflight.keys().cloned().collect();
+        let fence = || ids.iter().for_each(|id| self.kill(id, lease::FENCED));
+        tokio::select! {
+            r = lease::reconnect(&shared, &reg, fence) => r?,
+            _ = w.stop.requested() => {},
+        }
+        Ok(())
+    }
+
+    /// Kills what the pass found cancelled, notifies its gates, starts what it claimed.
+    fn act(&mut self, started_ahead: bool, report: TickReport) -> Next {
+        for id in &report.force_killed {
+            self.kill(
+                id,
+                "terminated: the job was cancelled or its root killed with --force",
+            );
+        }
+        self.notify(report.notify);
+        let started = !report.claimed.is_empty();
+        for (c, plan) in report.claimed {
+            self.start(c, plan);
+        }
+        self.write_status(started_ahead || started);
+        if report.live == Some(0) {
+            return Next::Idle;
+        }
+        if started && self.inflight.len() < self.parallel {
+            // Claim again at once: the pass may have stopped at its scan window.
+            return Next::Again;
+        }
+        Next::Wait
+    }
+}

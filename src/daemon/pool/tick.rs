@@ -1,0 +1,255 @@
+//! One pass of the pool over the store: the heartbeat and the engine's sweep when due, the
+//! ended jobs settled and their successors claimed in one transaction, the gates to notify,
+//! the jobs to terminate; and the claim-ahead pass that refills freed slots before it.
+//!
+//! Reads and writes the store for the pool; starting, killing and waiting on jobs stays in
+//! the pool's loop.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::super::claim::{self, ClaimContext, Claimed};
+use super::super::exec::{self, Finished, Plan};
+use super::super::lease::{self, Registration};
+use super::super::{DaemonError, Shared, human_notify};
+use super::Pool;
+use crate::clock::Millis;
+use crate::config::Config;
+use crate::domain::JobState;
+use crate::engine;
+use crate::store::{Store, Tx, jobs};
+
+/// What one tick learned from the store.
+pub(super) struct TickReport {
+    pub(super) claimed: Vec<(Claimed, Result<Plan, String>)>,
+    pub(super) force_killed: Vec<String>,
+    /// Human gates to run `[notify] command` for.
+    pub(super) notify: Vec<human_notify::Pending>,
+    /// Queued + running jobs in the store, when `until_idle` asked for it.
+    pub(super) live: Option<u64>,
+    /// `PRAGMA data_version` as this tick read it.
+    data_version: i64,
+}
+
+impl TickReport {
+    fn empty(data_version: i64) -> Self {
+        Self {
+            claimed: Vec::new(),
+            force_killed: Vec::new(),
+            notify: Vec::new(),
+            live: None,
+            data_version,
+        }
+    }
+}
+
+/// What a pass takes from the pool before it holds the store.
+struct Pass {
+    /// The jobs that ended since the last pass, to settle now.
+    done: Vec<Finished>,
+    last_version: Option<i64>,
+    free: usize,
+    ctx: ClaimContext,
+    any_inflight: bool,
+    until_idle: bool,
+    woke_only: bool,
+    now: Millis,
+    sweep_due: bool,
+    beat_due: bool,
+    registration: Arc<Registration>,
+}
+
+/// Settles each finished job in `tx`, each under its own savepoint: one whose settlement
+/// fails is logged and left `running` (recovery fails it) without undoing the others.
+pub(super) fn settle_all(
+    tx: &Tx<'_>,
+    sh: &Shared,
+    config: &Config,
+    done: &mut [Finished],
+) -> Result<(), DaemonError> {
+    let env = sh.env(config);
+    for f in done.iter_mut() {
+        let settled = crate::store::savepoint(tx, || f.settle(tx, env))?;
+        if let Err(e) = settled {
+            tracing::error!(job = %f.job_id(), "settling failed: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// The engine's sweep (TTL, wall clock, stopped trees) and the auto-respond sweep.
+fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonError> {
+    store.write(|tx| engine::sweep(tx, sh.env(config)))?;
+    if config.chat.auto_respond {
+        let asked = store.write(|tx| crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), config));
+        if let Err(e) = asked {
+            tracing::warn!("auto-respond sweep: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// The jobs that ended settle and their successors are claimed in one transaction: one
+/// commit per pass however many jobs it handles. A failed claim is undone alone; the
+/// settlements still commit before it is reported.
+fn settle_and_claim(
+    store: &mut Store,
+    sh: &Shared,
+    free: usize,
+    mut done: Vec<Finished>,
+    ctx: &ClaimContext,
+) -> Result<Vec<Claimed>, DaemonError> {
+    if free == 0 && done.is_empty() {
+        return Ok(Vec::new());
+    }
+    let claimed = store.write(|tx| -> Result<_, DaemonError> {
+        settle_all(tx, sh, &ctx.config, &mut done)?;
+        if free == 0 {
+            return Ok(Ok(Vec::new()));
+        }
+        Ok(crate::store::savepoint(tx, || {
+            claim::claim(tx, sh.clock.as_ref(), free, ctx)
+        })?)
+    })?;
+    for f in done {
+        f.cleanup();
+    }
+    Ok(claimed?)
+}
+
+impl Pass {
+    fn run(self, store: &mut Store, sh: &Shared) -> Result<TickReport, DaemonError> {
+        let version = store.data_version()?;
+        let idle = self.woke_only && !self.sweep_due && !self.beat_due && self.done.is_empty();
+        if idle && self.last_version == Some(version) {
+            return Ok(TickReport::empty(version));
+        }
+        if self.beat_due {
+            lease::beat(store, sh, &self.registration, self.now)?;
+        }
+        let config = &self.ctx.config;
+        if self.sweep_due {
+            sweep(store, sh, config)?;
+        }
+        let claimed = settle_and_claim(store, sh, self.free, self.done, &self.ctx)?;
+        // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
+        let notify = if !config.notify.command.trim().is_empty() {
+            store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
+        } else {
+            Vec::new()
+        };
+        // Only another connection kills or cancels (the CLI, a control room):
+        // with nothing committed elsewhere since the last pass, the answer is
+        // the one that pass acted on; the sweep asks anyway.
+        let others_wrote = self.last_version != Some(version);
+        let force = if self.any_inflight && (others_wrote || self.sweep_due) {
+            engine::jobs_to_terminate(&store.conn())?
+        } else {
+            Vec::new()
+        };
+        let claimed = exec::planned(store, claimed, config);
+        let live = if self.until_idle && claimed.is_empty() && !self.any_inflight {
+            Some(
+                jobs::count_state(store.conn(), JobState::Queued)?
+                    + jobs::count_daemon_running(store.conn())?,
+            )
+        } else {
+            None
+        };
+        Ok(TickReport {
+            claimed,
+            force_killed: force,
+            notify,
+            live,
+            data_version: version,
+        })
+    }
+}
+
+impl Pool {
+    /// One pass over the store. `woke_only`: nothing but the store watcher asked for it,
+    /// so when no other connection committed since the last pass (our own commits wake the
+    /// watcher too) and no sweep is due, there is nothing to do.
+    pub(super) fn tick(&mut self, woke_only: bool) -> Result<TickReport, DaemonError> {
+        let now = self.shared.clock.now_ms();
+        // The engine's sweep (TTL, wall clock, stopped trees) scans every live run: once
+        // per `[daemon].tick`, not on each of the many wake-ups a busy store causes.
+        let sweep_due = now - self.last_sweep_ms >= self.tick_ms;
+        if sweep_due {
+            self.last_sweep_ms = now;
+        }
+        let beat_due = now - self.last_beat_ms >= self.registration.beat_every();
+        if beat_due {
+            self.last_beat_ms = now;
+        }
+        let pass = Pass {
+            done: std::mem::take(&mut self.done),
+            last_version: self.data_version,
+            free: self.parallel.saturating_sub(self.inflight.len()),
+            ctx: self.claim_context(HashSet::new()),
+            any_inflight: !self.inflight.is_empty(),
+            until_idle: self.until_idle,
+            woke_only,
+            now,
+            sweep_due,
+            beat_due,
+            registration: self.registration.clone(),
+        };
+        let report = self
+            .shared
+            .with_store_here(|store, sh| pass.run(store, sh))?;
+        self.data_version = Some(report.data_version);
+        Ok(report)
+    }
+
+    /// What a claim pass needs to know of this daemon and its jobs in flight; `settling`
+    /// names the trees it must leave alone.
+    fn claim_context(&self, settling: HashSet<String>) -> ClaimContext {
+        let mut running_per_repo: HashMap<String, usize> = HashMap::new();
+        for f in self.inflight.values() {
+            if let Some(r) = &f.repo {
+                *running_per_repo.entry(r.clone()).or_default() += 1;
+            }
+        }
+        ClaimContext {
+            config: self.shared.config(),
+            git_checkouts: self.git_checkouts.clone(),
+            held: self
+                .inflight
+                .values()
+                .filter_map(|f| f.lock_key.clone())
+                .collect(),
+            running_per_repo,
+            worktrees_dir: self.worktrees_dir.clone(),
+            scratch_dir: self.shared.scratch_dir.clone(),
+            only_root: self.only_root.clone(),
+            daemon_id: Some(self.registration.id.clone()),
+            labels: self.registration.labels.clone(),
+            settling,
+        }
+    }
+
+    /// Before the jobs that ended settle, claims for the slots they freed among the other
+    /// trees, in a transaction of its own, and starts what it got: those slots refill
+    /// while the settlements are written. The ended jobs' own trees wait for the pass that
+    /// settles them.
+    /// True when it started any.
+    pub(super) fn claim_ahead(&mut self) -> Result<bool, DaemonError> {
+        let free = self.parallel.saturating_sub(self.inflight.len());
+        if !self.claims_ahead || free == 0 || self.done.is_empty() {
+            return Ok(false);
+        }
+        let ctx = self.claim_context(self.done.iter().map(|f| f.root_id().to_string()).collect());
+        let claimed = self
+            .shared
+            .with_store_here(|store, sh| -> Result<_, DaemonError> {
+                let claimed = store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?;
+                Ok(exec::planned(store, claimed, &ctx.config))
+            })?;
+        let started = !claimed.is_empty();
+        for (c, plan) in claimed {
+            self.start(c, plan);
+        }
+        Ok(started)
+    }
+}
