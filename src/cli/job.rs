@@ -557,7 +557,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             verb,
             instructions,
         } => {
-            let verb: ResumeVerb = verb.parse()?;
+            let verb: ResumeVerb = verb.parse().map_err(crate::Invalid::from)?;
             let cfg = ctx.config()?;
             let mut store = ctx.store()?;
             let job = jobs::resolve_id(store.conn(), &job)?;

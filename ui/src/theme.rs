@@ -26,6 +26,7 @@ pub enum Slot {
     FooterDesc,
     ToastInfo,
     ToastSuccess,
+    ToastWarning,
     ToastError,
     DialogBorder,
     DialogDanger,
@@ -54,7 +55,7 @@ pub enum Slot {
 }
 
 impl Slot {
-    pub const ALL: [Slot; 38] = [
+    pub const ALL: [Slot; 39] = [
         Slot::Text,
         Slot::Muted,
         Slot::Accent,
@@ -68,6 +69,7 @@ impl Slot {
         Slot::FooterDesc,
         Slot::ToastInfo,
         Slot::ToastSuccess,
+        Slot::ToastWarning,
         Slot::ToastError,
         Slot::DialogBorder,
         Slot::DialogDanger,
@@ -111,6 +113,7 @@ impl Slot {
             Slot::FooterDesc => "footer.desc",
             Slot::ToastInfo => "toast.info",
             Slot::ToastSuccess => "toast.success",
+            Slot::ToastWarning => "toast.warning",
             Slot::ToastError => "toast.error",
             Slot::DialogBorder => "dialog.border",
             Slot::DialogDanger => "dialog.danger",
@@ -287,7 +290,8 @@ impl Theme {
                     | Slot::StatusBar
                     | Slot::ToastError
                     | Slot::ToastInfo
-                    | Slot::ToastSuccess => m(Modifier::REVERSED),
+                    | Slot::ToastSuccess
+                    | Slot::ToastWarning => m(Modifier::REVERSED),
                     Slot::PaneFocus
                     | Slot::PaneTitle
                     | Slot::FooterKey

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 
 use super::chat::complete_mention;
 use super::page;
-use crate::action::{Action, PromoteAction, ResumeVerb};
+use crate::action::{Action, PromoteAction, ResumeVerb, Term, Write};
 use crate::keymap::{Command, Context, KeyChord};
 use crate::layout;
 use crate::state::{Confirm, Overlay, State, ToastLevel};
@@ -22,11 +22,11 @@ fn quit_key(state: &mut State, ov: &mut Overlay, k: KeyEvent, out: &mut Vec<Acti
     let asking = matches!(ov, Overlay::Confirm(_));
     match k.code {
         KeyCode::Char('d') => {
-            out.push(Action::Detach);
+            out.push(Action::Term(Term::Detach));
             false
         }
         KeyCode::Enter if asking => {
-            out.push(Action::Detach);
+            out.push(Action::Term(Term::Detach));
             false
         }
         KeyCode::Char('w') if asking => {
@@ -34,7 +34,7 @@ fn quit_key(state: &mut State, ov: &mut Overlay, k: KeyEvent, out: &mut Vec<Acti
             true
         }
         KeyCode::Char('k') if !matches!(ov, Overlay::Stopping { kill: true }) => {
-            out.push(Action::QuitKill);
+            out.push(Action::Term(Term::QuitKill));
             *ov = Overlay::Stopping { kill: true };
             true
         }
@@ -182,11 +182,11 @@ pub(super) fn overlay_key(
                 true
             }
             Some(Command::Submit) | Some(Command::Confirm) => {
-                out.push(Action::Promote {
+                out.push(Action::Write(Write::Promote {
                     thread_id: thread_id.clone(),
                     seq: *seq,
                     action: Overlay::promote_action(*choice),
-                });
+                }));
                 false
             }
             Some(Command::Cancel) => false,
@@ -239,10 +239,10 @@ pub(super) fn overlay_key(
                             .iter()
                             .map(|f| (f.question.id.clone(), f.value()))
                             .collect();
-                        out.push(Action::AnswerAsk {
+                        out.push(Action::Write(Write::AnswerAsk {
                             job_id: job_id.clone(),
                             answers,
-                        });
+                        }));
                         false
                     }
                 }
@@ -263,11 +263,11 @@ pub(super) fn overlay_key(
                 }
                 Some(Command::Submit) => {
                     let instructions = text.lines().join("\n").trim().to_string();
-                    out.push(Action::Resume {
+                    out.push(Action::Write(Write::Resume {
                         job_id: job_id.clone(),
                         verb: *verb,
                         instructions,
-                    });
+                    }));
                     false
                 }
                 _ => {
@@ -297,11 +297,11 @@ pub(super) fn overlay_key(
                     state.notify(ToastLevel::Error, "message is empty");
                     true
                 } else {
-                    out.push(Action::SendChat {
+                    out.push(Action::Write(Write::SendChat {
                         thread_id: thread_id.clone(),
                         body,
                         reply_to: *reply_to,
-                    });
+                    }));
                     false
                 }
             }
@@ -320,18 +320,18 @@ pub(super) fn overlay_key(
 
 fn confirmed(c: &Confirm, force: bool) -> Action {
     match c {
-        Confirm::KillRoot { root_id, .. } => Action::KillRoot {
+        Confirm::KillRoot { root_id, .. } => Action::Write(Write::KillRoot {
             root_id: root_id.clone(),
             force,
-        },
-        Confirm::CancelJob { job_id } => Action::CancelJob {
+        }),
+        Confirm::CancelJob { job_id } => Action::Write(Write::CancelJob {
             job_id: job_id.clone(),
-        },
-        Confirm::Abort { job_id } => Action::Resume {
+        }),
+        Confirm::Abort { job_id } => Action::Write(Write::Resume {
             job_id: job_id.clone(),
             verb: ResumeVerb::Abort,
             instructions: String::new(),
-        },
-        Confirm::Quit { .. } => Action::Detach,
+        }),
+        Confirm::Quit { .. } => Action::Term(Term::Detach),
     }
 }

@@ -17,7 +17,7 @@ use crate::rows::{self, TreeRow};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{JobKind, JobState, Snapshot, elapsed, tokens};
+use crate::view::{JobKind, JobState, Snapshot, elapsed, node_label, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
@@ -173,7 +173,7 @@ fn row<'a>(
         (job_glyph(n.state, state.tick), job_slot(n.state))
     };
     let waiting = if n.kind == JobKind::Root {
-        r.root.state.is_live() && n.rollup().queued > 0
+        !r.root.state.is_terminal() && n.rollup().queued > 0
     } else {
         n.state == JobState::Queued
     };
@@ -190,9 +190,9 @@ fn row<'a>(
             format!("{}  {}", n.id, note.trim_end()),
             format!(" {}", clean_line(&r.root.title)),
         ),
-        (false, true) => (n.label().to_string(), format!(" · {}", n.agent)),
+        (false, true) => (node_label(n).to_string(), format!(" · {}", n.agent)),
         (false, false) => (
-            format!("{} · {}", n.label(), note.trim_end()),
+            format!("{} · {}", node_label(n), note.trim_end()),
             format!(" {}", n.agent),
         ),
     };
