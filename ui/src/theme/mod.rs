@@ -3,7 +3,8 @@
 //! Owns the list of semantic keys ([`Slot`]) — widgets can only ask for a `Slot`, so the
 //! coverage test over [`Slot::ALL`] cannot drift from what the views use. Owns parsing of
 //! the built-in themes (embedded from `themes/*.toml`) and of user theme text; fitting
-//! a theme to the terminal's colour depth is `depth.rs`'s. Must not read files: the glue reads a user theme from the home and passes the text in.
+//! a theme to the terminal's colour depth is `depth.rs`'s. Must not read files: the glue
+//! reads a user theme from the home and passes the text in.
 
 use std::collections::BTreeMap;
 
