@@ -316,6 +316,40 @@ fn submit_answers(
     }
 }
 
+/// What a key did in a free-text box.
+enum BoxKey {
+    Keep,
+    Close,
+    /// Submitted, with the text trimmed.
+    Submit(String),
+}
+
+/// A key in a free-text box: Esc closes, Enter submits, the rest edits; Tab completes a
+/// mention where the box offers `agents`.
+fn text_box_key(
+    state: &State,
+    text: &mut TextArea<'static>,
+    agents: Option<&[String]>,
+    k: KeyEvent,
+) -> BoxKey {
+    match (form_command(state, &k), agents) {
+        (Some(Command::Cancel), _) => BoxKey::Close,
+        (Some(Command::Newline), _) => {
+            text.insert_newline();
+            BoxKey::Keep
+        }
+        (Some(Command::NextField), Some(agents)) => {
+            complete_mention(text, agents);
+            BoxKey::Keep
+        }
+        (Some(Command::Submit), _) => BoxKey::Submit(text.lines().join("\n").trim().to_string()),
+        _ => {
+            text.input(k);
+            BoxKey::Keep
+        }
+    }
+}
+
 /// A key in the instructions box of `retry`/`continue`.
 fn instructions_key(
     state: &State,
@@ -325,14 +359,10 @@ fn instructions_key(
     k: KeyEvent,
     out: &mut Vec<Action>,
 ) -> bool {
-    match form_command(state, &k) {
-        Some(Command::Cancel) => false,
-        Some(Command::Newline) => {
-            text.insert_newline();
-            true
-        }
-        Some(Command::Submit) => {
-            let instructions = text.lines().join("\n").trim().to_string();
+    match text_box_key(state, text, None, k) {
+        BoxKey::Keep => true,
+        BoxKey::Close => false,
+        BoxKey::Submit(instructions) => {
             out.push(Action::Write(Write::Resume {
                 job_id: job_id.to_string(),
                 verb,
@@ -340,14 +370,10 @@ fn instructions_key(
             }));
             false
         }
-        _ => {
-            text.input(k);
-            true
-        }
     }
 }
 
-/// A key in the chat compose box; Tab completes a mention.
+/// A key in the chat compose box.
 fn compose_key(
     state: &mut State,
     thread_id: &str,
@@ -357,33 +383,20 @@ fn compose_key(
     k: KeyEvent,
     out: &mut Vec<Action>,
 ) -> bool {
-    match form_command(state, &k) {
-        Some(Command::Cancel) => false,
-        Some(Command::Newline) => {
-            text.insert_newline();
+    match text_box_key(state, text, Some(agents), k) {
+        BoxKey::Keep => true,
+        BoxKey::Close => false,
+        BoxKey::Submit(body) if body.is_empty() => {
+            state.notify(ToastLevel::Error, "message is empty");
             true
         }
-        Some(Command::NextField) => {
-            complete_mention(text, agents);
-            true
-        }
-        Some(Command::Submit) => {
-            let body = text.lines().join("\n").trim().to_string();
-            if body.is_empty() {
-                state.notify(ToastLevel::Error, "message is empty");
-                true
-            } else {
-                out.push(Action::Write(Write::SendChat {
-                    thread_id: thread_id.to_string(),
-                    body,
-                    reply_to,
-                }));
-                false
-            }
-        }
-        _ => {
-            text.input(k);
-            true
+        BoxKey::Submit(body) => {
+            out.push(Action::Write(Write::SendChat {
+                thread_id: thread_id.to_string(),
+                body,
+                reply_to,
+            }));
+            false
         }
     }
 }
