@@ -67,7 +67,7 @@ pub struct AddArgs {
 }
 
 /// clap value parser for our named enums, keeping their one-line error text.
-pub fn parse<T: std::str::FromStr<Err = crate::Invalid>>(s: &str) -> Result<T, String> {
+pub fn parse<T: std::str::FromStr<Err = crate::domain::UnknownName>>(s: &str) -> Result<T, String> {
     s.parse::<T>().map_err(|e| e.0)
 }
 

@@ -16,43 +16,13 @@ use crate::Invalid;
 use crate::clock::Millis;
 use crate::contract::HumanQuestion;
 use crate::domain::JobKind;
+/// The verbs this module resumes failure rounds with (the vocabulary crate spells them).
+pub use crate::domain::ResumeVerb;
 use crate::store::StoreError;
 use crate::store::delegations;
 use crate::store::escalations::{self, Round, RoundKind};
 use crate::store::jobs::{self, FollowUp};
 use crate::store::runs;
-
-/// The failure-round verbs of `job resume`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResumeVerb {
-    Retry,
-    Continue,
-    Abort,
-}
-
-impl std::str::FromStr for ResumeVerb {
-    type Err = Invalid;
-    fn from_str(s: &str) -> Result<Self, Invalid> {
-        match s.to_ascii_lowercase().as_str() {
-            "retry" => Ok(ResumeVerb::Retry),
-            "continue" => Ok(ResumeVerb::Continue),
-            "abort" => Ok(ResumeVerb::Abort),
-            _ => Err(Invalid(format!(
-                "invalid resume decision {s:?}; want retry|continue|abort"
-            ))),
-        }
-    }
-}
-
-impl ResumeVerb {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResumeVerb::Retry => "retry",
-            ResumeVerb::Continue => "continue",
-            ResumeVerb::Abort => "abort",
-        }
-    }
-}
 
 /// One question as `job pending --json` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -438,11 +408,5 @@ mod tests {
     fn stray_text_before_any_id_is_kept_as_guidance() {
         let a = parse_answers("note first\nq1: a", &[q("q1"), q("q2")]);
         assert_eq!(a.unmatched["(no id)"], "note first");
-    }
-
-    #[test]
-    fn verbs_parse_case_insensitively() {
-        assert_eq!("Retry".parse::<ResumeVerb>().unwrap(), ResumeVerb::Retry);
-        assert!("answer".parse::<ResumeVerb>().is_err());
     }
 }

@@ -241,4 +241,3 @@ fn decode_row(r: &Row<'_>) -> Result<Job> {
         on_label: r.get(38)?,
     })
 }
-

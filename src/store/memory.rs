@@ -5,23 +5,22 @@
 
 use super::tx::{Row, Tx, params};
 use super::value::named_values;
-use crate::domain::named_enum;
+use gitmoot_types::named_enum;
 use serde::Serialize;
 
 use super::Result;
-use crate::Invalid;
 use crate::clock::Millis;
 
 named_enum!(
     /// `repo` memories apply to one repo; `general` ones to every repo.
     Tier, "--tier",
-    unknown(other) => Invalid(format!("invalid --tier {other:?}")),
+    unknown(other) => format!("invalid --tier {other:?}"),
     { Repo => "repo", General => "general" }
 );
 named_enum!(
     /// A pending observation waits for a confirm; a confirmed one is in the owner's pool.
     ObservationState, "memory state",
-    unknown(other) => Invalid(format!("invalid memory state {other:?}")),
+    unknown(other) => format!("invalid memory state {other:?}"),
     { Pending => "pending", Confirmed => "confirmed" }
 );
 named_values!(Tier, ObservationState);

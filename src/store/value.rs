@@ -92,7 +92,8 @@ macro_rules! int_param {
 }
 int_param!(i64, i32, u32, u64, usize);
 
-/// Names stored as text (`domain::named_enum`) bind and read as their spelling.
+/// Names stored as text (`gitmoot_types::named_enum`) bind and read as their spelling; the
+/// vocabulary crate knows no database, so the binding is written here.
 macro_rules! named_values {
     ($($t:ty),+) => {$(
         impl $crate::store::value::Param for $t {
@@ -104,7 +105,7 @@ macro_rules! named_values {
             fn from_value(v: $crate::store::value::Value<'_>) -> std::result::Result<Self, String> {
                 <String as $crate::store::value::FromValue>::from_value(v)?
                     .parse()
-                    .map_err(|e: $crate::Invalid| e.to_string())
+                    .map_err(|e: gitmoot_types::UnknownName| e.to_string())
             }
         }
     )+};

@@ -6,33 +6,12 @@
 
 use super::Result;
 use super::tx::{Tx, params};
-use crate::domain::{JobKind, JobState};
+use crate::domain::JobState;
+use gitmoot_types::JobNode;
 
-/// One job of a tree with only the columns a tree row shows (no result body, no output).
-#[derive(Debug, Clone)]
-pub struct TreeRow {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub delegation_id: Option<String>,
-    pub kind: JobKind,
-    pub agent: String,
-    pub action: String,
-    pub state: JobState,
-    pub decision: Option<String>,
-    pub summary: Option<String>,
-    pub depth: u32,
-    /// The leg's `deps` from its delegation spec.
-    pub deps: Vec<String>,
-    pub created_ms: i64,
-    pub started_ms: Option<i64>,
-    pub finished_ms: Option<i64>,
-    pub tokens: u64,
-    /// 1 for a leg's first run, 2 for its first retry, and so on.
-    pub attempt: u32,
-}
-
-/// Every job of the tree rooted at `root_id`, oldest first.
-pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<TreeRow>> {
+/// Every job of the tree rooted at `root_id`, oldest first, each a tree row of its own (the
+/// children are nested by the caller from `parent_id`).
+pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<JobNode>> {
     tx.into().query_map(
         "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
                 json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
@@ -44,7 +23,7 @@ pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<TreeRow
         params![root_id],
         |r| {
         let deps: Option<String> = r.get(13)?;
-        Ok(TreeRow {
+        Ok(JobNode {
             id: r.get(0)?,
             parent_id: r.get(1)?,
             delegation_id: r.get(2)?,
@@ -63,6 +42,7 @@ pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<TreeRow
             finished_ms: r.get(11)?,
             tokens: r.get::<i64>(12)? as u64,
             attempt: r.get(15)?,
+            children: Vec::new(),
         })
         },
     )

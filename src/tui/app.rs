@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crossterm::event::{self as ct, Event as CtEvent};
 use gitmoot_ui::view::{DaemonStatus, Snapshot};
-use gitmoot_ui::{Action, State, Theme, ToastLevel, update};
+use gitmoot_ui::{Action, Load, State, Term as UiTerm, Theme, ToastLevel, Write, update};
 
 use super::daemon::{DaemonWatch, PROBE_EVERY};
 use super::exec::{Executor, Outcome};
@@ -41,8 +41,7 @@ enum Msg {
 /// What the loader is asked for.
 enum LoadReq {
     Reload,
-    Detail(String),
-    Thread(String),
+    Show(Load),
     Wake,
 }
 
@@ -76,17 +75,7 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
     spawn_input(tx.clone());
     spawn_probe(daemon.clone(), status, tx.clone());
     let mut killing = false;
-    let wake_tx = {
-        let (wtx, wrx) = mpsc::channel();
-        let load_tx = load_tx.clone();
-        std::thread::spawn(move || {
-            while wrx.recv().is_ok() {
-                let _ = load_tx.send(LoadReq::Wake);
-            }
-        });
-        wtx
-    };
-    let _watcher = watch::watch_store(&home, wake_tx);
+    let _watcher = watch::watch_store(&home, spawn_waker(load_tx.clone()));
     let mut bell = super::notify::Bell::new(&home);
     let mut snap = Snapshot::empty(now_ms());
     if let Ok(size) = term.size() {
@@ -132,17 +121,7 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
                 Vec::new()
             }
             Ok(Msg::Done(outcome)) => {
-                let level = if outcome.ok {
-                    ToastLevel::Info
-                } else {
-                    ToastLevel::Error
-                };
-                match outcome.output {
-                    Some(out) => state.command_output(out),
-                    // Reading a thread succeeds silently; the badge going out says it.
-                    None if outcome.ok && outcome.text.is_empty() => {}
-                    None => state.notify(level, outcome.text),
-                }
+                show(&mut state, outcome);
                 Vec::new()
             }
             Ok(Msg::LoadFailed(e)) => {
@@ -156,38 +135,84 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
             ),
             Err(RecvTimeoutError::Disconnected) => return Ok(Exit::Detached),
         };
+        // The one routing of an action: its kind names who performs it.
         for action in actions {
             match action {
-                Action::Quit => return Ok(Exit::Quit),
-                Action::Detach => return Ok(Exit::Detached),
-                Action::QuitKill => {
-                    lock(&daemon).stop();
-                    killing = true;
+                Action::Write(w) => {
+                    let _ = exec_tx.send(w);
                 }
-                Action::Suspend => terminal::suspend(&mut term)?,
-                Action::Copy(text) => {
-                    let ok = terminal::copy_osc52(&text).is_ok();
-                    state.notify(
-                        ToastLevel::Info,
-                        if ok {
-                            format!("copied {text}")
-                        } else {
-                            "copy failed".into()
-                        },
-                    );
+                Action::Load(l) => {
+                    let _ = load_tx.send(LoadReq::Show(l));
                 }
-                Action::LoadDetail(id) => {
-                    let _ = load_tx.send(LoadReq::Detail(id));
-                }
-                Action::LoadThread(id) => {
-                    let _ = load_tx.send(LoadReq::Thread(id));
-                }
-                write => {
-                    let _ = exec_tx.send(write);
-                }
+                Action::Term(t) => match on_terminal(&mut term, &mut state, &daemon, t)? {
+                    TermStep::Exit(exit) => return Ok(exit),
+                    TermStep::Killing => killing = true,
+                    TermStep::Stay => {}
+                },
             }
         }
     }
+}
+
+/// What the loop does after a terminal action.
+enum TermStep {
+    Exit(Exit),
+    /// The daemon was asked to stop; quit once it has exited.
+    Killing,
+    Stay,
+}
+
+fn on_terminal(
+    term: &mut Term,
+    state: &mut State,
+    daemon: &Mutex<DaemonWatch>,
+    action: UiTerm,
+) -> anyhow::Result<TermStep> {
+    Ok(match action {
+        UiTerm::Quit => TermStep::Exit(Exit::Quit),
+        UiTerm::Detach => TermStep::Exit(Exit::Detached),
+        UiTerm::QuitKill => {
+            lock(daemon).stop();
+            TermStep::Killing
+        }
+        UiTerm::Suspend => {
+            terminal::suspend(term)?;
+            TermStep::Stay
+        }
+        UiTerm::Copy(text) => {
+            let ok = terminal::copy_osc52(&text).is_ok();
+            state.notify(
+                ToastLevel::Info,
+                if ok {
+                    format!("copied {text}")
+                } else {
+                    "copy failed".into()
+                },
+            );
+            TermStep::Stay
+        }
+    })
+}
+
+/// An executor outcome on the message bar (a `:` line's output in its own view).
+fn show(state: &mut State, outcome: Outcome) {
+    match outcome.output {
+        Some(out) => state.command_output(out),
+        // Reading a thread succeeds silently; the badge going out says it.
+        None if outcome.level == ToastLevel::Success && outcome.text.is_empty() => {}
+        None => state.notify(outcome.level, outcome.text),
+    }
+}
+
+/// Forwards the store watcher's wake-ups to the loader.
+fn spawn_waker(load_tx: Sender<LoadReq>) -> Sender<watch::Wake> {
+    let (wtx, wrx) = mpsc::channel();
+    std::thread::spawn(move || {
+        while wrx.recv().is_ok() {
+            let _ = load_tx.send(LoadReq::Wake);
+        }
+    });
+    wtx
 }
 
 fn map_event(ev: CtEvent) -> Option<gitmoot_ui::Event> {
@@ -217,12 +242,8 @@ fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
         loop {
             let forced = match req_rx.recv_timeout(SAFETY_POLL) {
                 Ok(LoadReq::Reload) => true,
-                Ok(LoadReq::Detail(id)) => {
-                    loader.detail_job = Some(id);
-                    true
-                }
-                Ok(LoadReq::Thread(id)) => {
-                    loader.thread = Some(id);
+                Ok(LoadReq::Show(what)) => {
+                    open(&mut loader, what);
                     true
                 }
                 Ok(LoadReq::Wake) | Err(RecvTimeoutError::Timeout) => false,
@@ -232,8 +253,7 @@ fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
             let mut forced = forced;
             while let Ok(more) = req_rx.try_recv() {
                 match more {
-                    LoadReq::Detail(id) => loader.detail_job = Some(id),
-                    LoadReq::Thread(id) => loader.thread = Some(id),
+                    LoadReq::Show(what) => open(&mut loader, what),
                     LoadReq::Reload => {}
                     LoadReq::Wake => continue,
                 }
@@ -255,14 +275,20 @@ fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
     req_tx
 }
 
-fn spawn_executor(mut exec: Executor, tx: Sender<Msg>, load_tx: Sender<LoadReq>) -> Sender<Action> {
-    let (act_tx, act_rx) = mpsc::channel::<Action>();
+/// Points the loader at the job or thread the next snapshot carries in full.
+fn open(loader: &mut Loader, what: Load) {
+    match what {
+        Load::Detail(id) => loader.detail_job = Some(id),
+        Load::Thread(id) => loader.thread = Some(id),
+    }
+}
+
+fn spawn_executor(mut exec: Executor, tx: Sender<Msg>, load_tx: Sender<LoadReq>) -> Sender<Write> {
+    let (act_tx, act_rx) = mpsc::channel::<Write>();
     std::thread::spawn(move || {
-        while let Ok(action) = act_rx.recv() {
-            if let Some(outcome) = exec.run(&action) {
-                let _ = tx.send(Msg::Done(outcome));
-                let _ = load_tx.send(LoadReq::Reload);
-            }
+        while let Ok(write) = act_rx.recv() {
+            let _ = tx.send(Msg::Done(exec.run(&write)));
+            let _ = load_tx.send(LoadReq::Reload);
         }
     });
     act_tx

@@ -3,47 +3,49 @@
 //! `chat::promote::task_message` …), on the executor's own connection and thread. The `:`
 //! command line runs this binary's own subcommands, so it is the CLI by construction.
 //!
-//! Owns turning an `Action` into one store transaction and a one-line outcome.
+//! Owns turning a `Write` into one store transaction and a one-line outcome with its
+//! severity; which actions are writes is decided by the action's type, not here.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use gitmoot_ui::{Action, CommandOutput, PromoteAction, ResumeVerb as UiVerb};
+use gitmoot_ui::{CommandOutput, ToastLevel, Write};
 
 use crate::chat::inbox::{self, ReadSelection};
 use crate::chat::live_env;
 use crate::chat::{messages, promote, threads};
 use crate::clock::SystemClock;
 use crate::config::Config;
-use crate::domain::Action as JobAction;
-use crate::engine::{self, ResumeVerb};
+use crate::domain::{Action as JobAction, ResumeVerb};
+use crate::engine;
 use crate::home::Home;
 use crate::store::Store;
 
 /// The outcome shown on the message bar (and kept whole in the messages log).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    pub ok: bool,
+    pub level: ToastLevel,
     pub text: String,
     /// For a `:` line: everything the command printed, for the output view.
     pub output: Option<CommandOutput>,
 }
 
 impl Outcome {
-    fn ok(text: impl Into<String>) -> Self {
+    fn new(level: ToastLevel, text: impl Into<String>) -> Self {
         Self {
-            ok: true,
+            level,
             text: text.into(),
             output: None,
         }
     }
 
+    /// A write that landed.
+    fn done(text: impl Into<String>) -> Self {
+        Self::new(ToastLevel::Success, text)
+    }
+
     fn failed(text: impl Into<String>) -> Self {
-        Self {
-            ok: false,
-            text: text.into(),
-            output: None,
-        }
+        Self::new(ToastLevel::Error, text)
     }
 }
 
@@ -99,48 +101,47 @@ impl Executor {
         self
     }
 
-    /// Runs one write action; `None` for actions the UI thread handles itself.
-    pub fn run(&mut self, action: &Action) -> Option<Outcome> {
+    /// Runs one write.
+    pub fn run(&mut self, write: &Write) -> Outcome {
         // A PostgreSQL connection the server dropped is reopened before the write.
         if let Err(e) = self.store.heal() {
-            return Some(Outcome::failed(format!("the store is unreachable: {e}")));
+            return Outcome::failed(format!("the store is unreachable: {e}"));
         }
-        let result = match action {
-            Action::AnswerAsk { job_id, answers } => self.answer(job_id, answers),
-            Action::Resume {
+        let result = match write {
+            Write::AnswerAsk { job_id, answers } => self.answer(job_id, answers),
+            Write::Resume {
                 job_id,
                 verb,
                 instructions,
             } => self.resume(job_id, *verb, instructions),
-            Action::KillRoot { root_id, force } => self.kill(root_id, *force),
-            Action::CancelJob { job_id } => self.cancel(job_id),
-            Action::SendChat {
+            Write::KillRoot { root_id, force } => self.kill(root_id, *force),
+            Write::CancelJob { job_id } => self.cancel(job_id),
+            Write::SendChat {
                 thread_id,
                 body,
                 reply_to,
             } => self.send(thread_id, body, *reply_to),
-            Action::Promote {
+            Write::Promote {
                 thread_id,
                 seq,
                 action,
             } => self.promote(thread_id, *seq, *action),
-            Action::MarkRead {
+            Write::MarkRead {
                 agent,
                 thread_id,
                 seqs,
             } => self.mark_read(agent, thread_id, seqs),
-            Action::MarkSeen { thread_id, seq } => {
+            Write::MarkSeen { thread_id, seq } => {
                 crate::chat::threads::mark_seen(&mut self.store, thread_id, None, Some(*seq as i64))
-                    .map(|_| Outcome::ok(""))
+                    .map(|_| Outcome::done(""))
                     .map_err(Into::into)
             }
-            Action::RunCommand(line) => {
+            Write::RunCommand(line) => {
                 save_history(&self.home, line);
                 Ok(run_command(self.binary.as_deref(), self.home.root(), line))
             }
-            _ => return None,
         };
-        Some(result.unwrap_or_else(|e| Outcome::failed(crate::error_line(&*e))))
+        result.unwrap_or_else(|e| Outcome::failed(crate::error_line(&*e)))
     }
 
     fn answer(&mut self, job_id: &str, answers: &[(String, String)]) -> anyhow::Result<Outcome> {
@@ -152,7 +153,7 @@ impl Executor {
             job_id,
             &text,
         )?;
-        Ok(Outcome::ok(match done.continuation {
+        Ok(Outcome::done(match done.continuation {
             Some(c) => format!("answered {job_id}; continuation {c} queued"),
             None => format!("answered {job_id}"),
         }))
@@ -161,14 +162,9 @@ impl Executor {
     fn resume(
         &mut self,
         job_id: &str,
-        verb: UiVerb,
+        verb: ResumeVerb,
         instructions: &str,
     ) -> anyhow::Result<Outcome> {
-        let verb = match verb {
-            UiVerb::Retry => ResumeVerb::Retry,
-            UiVerb::Continue => ResumeVerb::Continue,
-            UiVerb::Abort => ResumeVerb::Abort,
-        };
         let instructions = Some(instructions.trim()).filter(|s| !s.is_empty());
         self.store.write(|tx| {
             engine::resume(
@@ -179,13 +175,13 @@ impl Executor {
                 instructions,
             )
         })?;
-        Ok(Outcome::ok(format!("{} {job_id}", verb.as_str())))
+        Ok(Outcome::done(format!("{} {job_id}", verb.as_str())))
     }
 
     fn kill(&mut self, root: &str, force: bool) -> anyhow::Result<Outcome> {
         self.store
             .write(|tx| engine::kill_root(tx, live_env(&self.config.orchestrate), root, force))?;
-        Ok(Outcome::ok(format!(
+        Ok(Outcome::done(format!(
             "killing {root}{}",
             if force { " (force)" } else { "" }
         )))
@@ -194,7 +190,7 @@ impl Executor {
     fn cancel(&mut self, job_id: &str) -> anyhow::Result<Outcome> {
         self.store
             .write(|tx| engine::cancel_job(tx, live_env(&self.config.orchestrate), job_id))?;
-        Ok(Outcome::ok(format!("cancelled {job_id}")))
+        Ok(Outcome::done(format!("cancelled {job_id}")))
     }
 
     fn send(
@@ -209,31 +205,21 @@ impl Executor {
         };
         let sent =
             messages::send_message(&mut self.store, &SystemClock, thread_id, None, body, &opts)?;
-        let mut text = format!("sent #{}", sent.message.seq);
-        if !sent.unknown_mentions.is_empty() {
-            text.push_str(&format!(
-                " (not registered: @{})",
-                sent.unknown_mentions.join(", @")
-            ));
+        let text = format!("sent #{}", sent.message.seq);
+        if sent.unknown_mentions.is_empty() {
+            return Ok(Outcome::done(text));
         }
-        Ok(Outcome {
-            ok: sent.unknown_mentions.is_empty(),
-            text,
-            output: None,
-        })
+        // The message landed; only the mention reaches nobody, which the operator may fix.
+        Ok(Outcome::new(
+            ToastLevel::Warning,
+            format!(
+                "{text} (not registered: @{})",
+                sent.unknown_mentions.join(", @")
+            ),
+        ))
     }
 
-    fn promote(
-        &mut self,
-        thread_id: &str,
-        seq: u64,
-        action: PromoteAction,
-    ) -> anyhow::Result<Outcome> {
-        let action = match action {
-            PromoteAction::Ask => JobAction::Ask,
-            PromoteAction::Review => JobAction::Review,
-            PromoteAction::Implement => JobAction::Implement,
-        };
+    fn promote(&mut self, thread_id: &str, seq: u64, action: JobAction) -> anyhow::Result<Outcome> {
         let p = promote::promote_message(
             &mut self.store,
             &SystemClock,
@@ -242,7 +228,7 @@ impl Executor {
             seq as i64,
             action,
         )?;
-        Ok(Outcome::ok(format!(
+        Ok(Outcome::done(format!(
             "promoted #{seq} → {} ({} {})",
             p.job_id, p.agent, action
         )))
@@ -258,7 +244,7 @@ impl Executor {
             };
             Ok(inbox::mark_read(tx, agent, Some(&thread), &which)?)
         })?;
-        Ok(Outcome::ok(format!("marked {n} read for {agent}")))
+        Ok(Outcome::done(format!("marked {n} read for {agent}")))
     }
 }
 
@@ -296,8 +282,13 @@ pub fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("done"),
             );
+            // A `:` line may only read, so a clean exit is a note, not a landed write.
             Outcome {
-                ok: o.status.success(),
+                level: if o.status.success() {
+                    ToastLevel::Info
+                } else {
+                    ToastLevel::Error
+                },
                 text: first,
                 output: Some(CommandOutput {
                     command: line.to_string(),

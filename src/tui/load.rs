@@ -9,17 +9,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::store::Tx;
 use gitmoot_ui::view::{
-    self, AttentionItem, AttentionKind, Counts, DaemonStatus, DelegationRow, EventRow, Inbox,
-    InboxItem, JobDetail, JobNode, Message, Question, ResultView, RootView, Snapshot, ThreadView,
-    Transcript,
+    AttentionItem, AttentionKind, Counts, DaemonStatus, DelegationRow, EventRow, Inbox, InboxItem,
+    JobDetail, JobNode, Message, Question, ResultView, RootView, Snapshot, ThreadView, Transcript,
 };
 
 use crate::chat::{inbox, messages, threads};
 use crate::clock::Millis;
 use crate::contract::GitmootResult;
-use crate::domain::{JobKind, JobState, RunState};
+use crate::domain::{JobKind, JobState};
 use crate::engine;
-use crate::store::chat::{MessageKind, ThreadState};
 use crate::store::escalations::RoundKind;
 use crate::store::{Store, StoreError, events, jobs, runs, views};
 
@@ -248,87 +246,36 @@ struct ChatPanes {
 /// the pane is re-read on either and otherwise reused.
 type AttentionKey = (i64, i64, i64);
 
-fn job_state(s: JobState) -> view::JobState {
-    match s {
-        JobState::Queued => view::JobState::Queued,
-        JobState::Running => view::JobState::Running,
-        JobState::Succeeded => view::JobState::Succeeded,
-        JobState::Failed => view::JobState::Failed,
-        JobState::Blocked => view::JobState::Blocked,
-        JobState::Cancelled => view::JobState::Cancelled,
-    }
-}
-
-fn run_state(s: RunState) -> view::RunState {
-    match s {
-        RunState::Running => view::RunState::Running,
-        RunState::AwaitingHuman => view::RunState::AwaitingHuman,
-        RunState::Done => view::RunState::Done,
-        RunState::Blocked => view::RunState::Blocked,
-        RunState::Failed => view::RunState::Failed,
-        RunState::Killed => view::RunState::Killed,
-        RunState::Aborted => view::RunState::Aborted,
-    }
-}
-
-fn job_kind(k: JobKind) -> view::JobKind {
-    match k {
-        JobKind::Root => view::JobKind::Root,
-        JobKind::Leg => view::JobKind::Leg,
-        JobKind::Continuation => view::JobKind::Continuation,
-        JobKind::Finalize => view::JobKind::Finalize,
-    }
-}
-
 /// The light columns of a tree's jobs, with each leg's deps from its delegation spec.
 fn root_view(conn: &Tx<'_>, run: &runs::Run) -> Result<RootView> {
-    let mut nodes: Vec<(Option<String>, JobNode)> = views::tree_rows(conn, &run.root_id)?
+    let mut nodes: Vec<JobNode> = views::tree_rows(conn, &run.root_id)?
         .into_iter()
-        .map(|r| {
-            (
-                r.parent_id,
-                JobNode {
-                    id: r.id,
-                    kind: job_kind(r.kind),
-                    delegation_id: r.delegation_id,
-                    agent: r.agent,
-                    action: r.action,
-                    state: job_state(r.state),
-                    decision: r.decision,
-                    summary: r.summary.map(|s| gitmoot_ui::sanitize::clean(&s)),
-                    depth: r.depth,
-                    deps: r.deps,
-                    created_ms: r.created_ms,
-                    started_ms: r.started_ms,
-                    finished_ms: r.finished_ms,
-                    tokens: r.tokens,
-                    attempt: r.attempt,
-                    children: Vec::new(),
-                },
-            )
+        .map(|mut n| {
+            n.summary = n.summary.map(|s| gitmoot_ui::sanitize::clean(&s));
+            n
         })
         .collect();
     // Attach children to parents, deepest first, so each subtree is complete when moved.
     let index: HashMap<String, usize> = nodes
         .iter()
         .enumerate()
-        .map(|(i, (_, n))| (n.id.clone(), i))
+        .map(|(i, n)| (n.id.clone(), i))
         .collect();
     let mut order: Vec<usize> = (0..nodes.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(nodes[i].1.depth));
+    order.sort_by_key(|&i| std::cmp::Reverse(nodes[i].depth));
     let mut taken = HashSet::new();
     for i in order {
-        let Some(parent) = nodes[i].0.clone() else {
+        let Some(parent) = nodes[i].parent_id.clone() else {
             continue;
         };
         let Some(&p) = index.get(&parent) else {
             continue;
         };
-        let child = std::mem::replace(&mut nodes[i].1, placeholder());
-        nodes[p].1.children.push(child);
+        let child = std::mem::replace(&mut nodes[i], placeholder());
+        nodes[p].children.push(child);
         taken.insert(i);
     }
-    for (_, n) in nodes.iter_mut() {
+    for n in nodes.iter_mut() {
         n.children.sort_by(|a, b| {
             a.started_ms
                 .unwrap_or(i64::MAX)
@@ -339,13 +286,13 @@ fn root_view(conn: &Tx<'_>, run: &runs::Run) -> Result<RootView> {
     let tree = nodes
         .into_iter()
         .enumerate()
-        .find(|(i, (parent, _))| parent.is_none() && !taken.contains(i))
-        .map(|(_, (_, n))| n)
+        .find(|(i, n)| n.parent_id.is_none() && !taken.contains(i))
+        .map(|(_, n)| n)
         .unwrap_or_else(placeholder);
     Ok(RootView {
         id: run.root_id.clone(),
         title: gitmoot_ui::sanitize::clean(&run.title),
-        state: run_state(run.state),
+        state: run.state,
         repo: run.repo.clone(),
         created_ms: run.created_ms,
         finished_ms: run.finished_ms,
@@ -358,11 +305,12 @@ fn root_view(conn: &Tx<'_>, run: &runs::Run) -> Result<RootView> {
 fn placeholder() -> JobNode {
     JobNode {
         id: String::new(),
-        kind: view::JobKind::Root,
+        parent_id: None,
+        kind: JobKind::Root,
         delegation_id: None,
         agent: String::new(),
         action: String::new(),
-        state: view::JobState::Queued,
+        state: JobState::Queued,
         decision: None,
         summary: None,
         depth: 0,
@@ -467,22 +415,10 @@ fn thread_views(conn: &Tx<'_>) -> Result<Vec<ThreadView>> {
             slug: t.slug,
             title: gitmoot_ui::sanitize::clean(&t.title),
             repo: Some(t.repo),
-            state: match t.state {
-                ThreadState::Open => view::ThreadState::Open,
-                ThreadState::Archived => view::ThreadState::Closed,
-            },
+            state: t.state,
             last_activity_ms: t.updated_ms,
         })
         .collect())
-}
-
-fn message_kind(k: MessageKind) -> view::MessageKind {
-    match k {
-        MessageKind::Chat => view::MessageKind::Chat,
-        MessageKind::PromotionRequest => view::MessageKind::PromotionRequest,
-        MessageKind::JobResult => view::MessageKind::JobResult,
-        MessageKind::System => view::MessageKind::System,
-    }
 }
 
 fn transcript(conn: &Tx<'_>, thread_id: &str) -> Result<Option<Transcript>> {
@@ -493,7 +429,7 @@ fn transcript(conn: &Tx<'_>, thread_id: &str) -> Result<Option<Transcript>> {
         .into_iter()
         .map(|m| Message {
             seq: m.seq as u64,
-            kind: message_kind(m.kind),
+            kind: m.kind,
             author: m.author_name,
             body: gitmoot_ui::sanitize::clean(&m.body),
             mentions: m.mentions,
@@ -582,9 +518,9 @@ fn detail(conn: &Tx<'_>, job_id: &str) -> Result<Option<JobDetail>> {
     Ok(Some(JobDetail {
         job_id: job.id.clone(),
         agent: job.agent.clone(),
-        kind: job_kind(job.kind),
+        kind: job.kind,
         action: job.action.as_str().to_string(),
-        state: job_state(job.state),
+        state: job.state,
         attempt: job.attempt,
         prompt: gitmoot_ui::sanitize::clean(&job.prompt),
         result,
@@ -595,8 +531,7 @@ fn detail(conn: &Tx<'_>, job_id: &str) -> Result<Option<JobDetail>> {
     }))
 }
 
-fn leg_state(conn: &Tx<'_>, parent: &str, delegation: &str) -> Result<Option<view::JobState>> {
+fn leg_state(conn: &Tx<'_>, parent: &str, delegation: &str) -> Result<Option<JobState>> {
     // An unreadable row leaves the leg's state blank rather than failing the whole drawer.
-    let state = views::leg_state(conn, parent, delegation).ok().flatten();
-    Ok(state.map(job_state))
+    Ok(views::leg_state(conn, parent, delegation).ok().flatten())
 }

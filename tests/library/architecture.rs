@@ -1,5 +1,6 @@
 //! The house rules of ARCHITECTURE.md, checked against the source: the file-level import graph
-//! inside `src/` has no circles, no room imports one it must not, and the `ui` crate stays pure.
+//! inside `src/` has no circles, no room imports one it must not, and the `ui` and `types`
+//! crates stay pure.
 //!
 //! It reads the files as text (std only): comments and string literals are blanked, then every
 //! `crate::…` path, `super::…` path, `use` of a child module and (in `main.rs`) `gitmoot::…`
@@ -369,7 +370,11 @@ fn find_cycle(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Option<Vec<ModPat
 
 #[test]
 fn the_file_graph_has_no_circles() {
-    for src in [root().join("src"), root().join("ui/src")] {
+    for src in [
+        root().join("src"),
+        root().join("ui/src"),
+        root().join("types/src"),
+    ] {
         if let Some(cycle) = find_cycle(&graph_of(&src)) {
             let shown: Vec<String> = cycle.iter().map(label).collect();
             panic!("import circle in {}: {}", src.display(), shown.join(" → "));
@@ -494,7 +499,7 @@ const MAX_FILE_LINES: usize = 700;
 #[test]
 fn no_product_file_outgrows_one_room() {
     let mut long = Vec::new();
-    for dir in ["src", "ui/src"] {
+    for dir in ["src", "ui/src", "types/src"] {
         let mut paths = Vec::new();
         collect(&root().join(dir), &mut paths);
         for path in paths {
@@ -532,15 +537,16 @@ fn only_the_bench_verb_imports_the_bench() {
     );
 }
 
-#[test]
-fn the_ui_crate_is_pure() {
+/// Every file under `dir` whose code (comments and strings blanked) names one of `words`
+/// as a path's first segment, as "file uses word".
+fn naming(dir: &str, words: &[&str]) -> Vec<String> {
     let mut paths = Vec::new();
-    collect(&root().join("ui/src"), &mut paths);
-    assert!(!paths.is_empty(), "ui/src has sources");
+    collect(&root().join(dir), &mut paths);
+    assert!(!paths.is_empty(), "{dir} has sources");
     let mut broken = Vec::new();
     for path in paths {
         let code = strip(&fs::read_to_string(&path).expect("readable source"));
-        for word in ["gitmoot::", "rusqlite", "tokio"] {
+        for word in words {
             let hit = code
                 .match_indices(word)
                 .any(|(at, _)| at == 0 || !code[..at].chars().next_back().is_some_and(is_ident));
@@ -549,6 +555,12 @@ fn the_ui_crate_is_pure() {
             }
         }
     }
+    broken
+}
+
+#[test]
+fn the_ui_crate_is_pure() {
+    let broken = naming("ui/src", &["gitmoot::", "rusqlite", "tokio"]);
     assert!(broken.is_empty(), "ui is not pure:\n{}", broken.join("\n"));
 }
 
@@ -599,6 +611,38 @@ fn the_table_scanner_splits_on_unescaped_bars_only() {
     assert_eq!(table_cells("| a | b | c |"), 3);
     assert_eq!(table_cells("| `x` | `clone(A | B)` | c |"), 4);
     assert_eq!(table_cells("| `x` | `clone(A \\| B)` | c |"), 3);
+}
+
+/// The vocabulary crate is what both other crates import, so it names neither of them nor a
+/// database, an async runtime or a terminal, and its manifest asks for serde alone.
+#[test]
+fn the_vocabulary_crate_is_pure() {
+    let words = [
+        "gitmoot::",
+        "gitmoot_ui",
+        "rusqlite",
+        "postgres",
+        "tokio",
+        "ratatui",
+        "crossterm",
+    ];
+    let broken = naming("types/src", &words);
+    assert!(
+        broken.is_empty(),
+        "the vocabulary is not pure:\n{}",
+        broken.join("\n")
+    );
+    let manifest = fs::read_to_string(root().join("types/Cargo.toml")).expect("types manifest");
+    let deps: Vec<&str> = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .expect("a [dependencies] table")
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .filter_map(|l| l.split(['=', '.']).next().map(str::trim))
+        .filter(|name| !name.is_empty() && !name.starts_with('#'))
+        .collect();
+    assert_eq!(deps, ["serde"], "gitmoot-types depends on serde only");
 }
 
 #[test]

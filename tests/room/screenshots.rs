@@ -24,7 +24,7 @@ use gitmoot::home::Home;
 use gitmoot::store::Store;
 use gitmoot::tui::load::Loader;
 use gitmoot_ui::view::DaemonStatus;
-use gitmoot_ui::{Action, Event, Keymap, Snapshot, State, Theme, render, update};
+use gitmoot_ui::{Action, Event, Keymap, Load, Snapshot, State, Theme, Write, render, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -155,9 +155,9 @@ impl Room {
             while !actions.is_empty() {
                 for action in std::mem::take(&mut actions) {
                     match action {
-                        Action::LoadDetail(id) => self.loader.detail_job = Some(id),
-                        Action::LoadThread(id) => self.loader.thread = Some(id),
-                        Action::MarkSeen { .. } => continue,
+                        Action::Load(Load::Detail(id)) => self.loader.detail_job = Some(id),
+                        Action::Load(Load::Thread(id)) => self.loader.thread = Some(id),
+                        Action::Write(Write::MarkSeen { .. }) => continue,
                         other => panic!("a screenshot's keys asked for {other:?}"),
                     }
                     self.snap = self.loader.load(self.now).unwrap();

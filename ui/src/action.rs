@@ -1,54 +1,30 @@
-//! What `update` asks the glue to do: the side effects of the control room.
+//! What `update` asks the glue to do: the side effects of the control room, sorted by who
+//! performs them.
 //!
-//! Owns the [`Action`] enum only. Every write here has a CLI twin (named in each variant's
-//! doc); the executor in `src/tui` must call the same function as that verb. Must not
-//! carry store types.
+//! Owns the [`Action`] routing and its three kinds: a [`Write`] goes to the executor (every
+//! one has a CLI twin, named in each variant's doc, and the executor in `src/tui` must call
+//! the same function as that verb), a [`Load`] to the loader, a [`Term`] stays on the UI
+//! thread. Must not carry store types.
 
-/// The verb of `job resume`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResumeVerb {
-    Retry,
-    Continue,
-    Abort,
-}
+/// The action a promoted chat message runs as (`chat task`): a job's own action.
+pub use gitmoot_types::Action as PromoteAction;
+pub use gitmoot_types::ResumeVerb;
 
-impl ResumeVerb {
-    pub fn name(self) -> &'static str {
-        match self {
-            ResumeVerb::Retry => "retry",
-            ResumeVerb::Continue => "continue",
-            ResumeVerb::Abort => "abort",
-        }
-    }
-}
-
-/// The action a promoted chat message runs as (`chat task`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromoteAction {
-    Ask,
-    Review,
-    Implement,
-}
-
-impl PromoteAction {
-    pub const ALL: [PromoteAction; 3] = [
-        PromoteAction::Ask,
-        PromoteAction::Review,
-        PromoteAction::Implement,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PromoteAction::Ask => "ask",
-            PromoteAction::Review => "review",
-            PromoteAction::Implement => "implement",
-        }
-    }
-}
-
-/// One effect for the glue to execute.
+/// One effect for the glue, routed by its kind: the match over these three arms is the one
+/// place that decides who performs it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
+    /// A store write, performed by the executor through the CLI's function.
+    Write(Write),
+    /// A read the loader performs for the next snapshot.
+    Load(Load),
+    /// The terminal and the process: performed on the UI thread itself.
+    Term(Term),
+}
+
+/// A change to the store, refused in `--readonly` (except a `:` line that only reads).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
     /// `job answer JOB "<qid>: text"`, one pair per question, in question order.
     AnswerAsk {
         job_id: String,
@@ -84,14 +60,24 @@ pub enum Action {
     },
     /// `chat seen THREAD --upto SEQ`: the operator has read the thread on screen.
     MarkSeen { thread_id: String, seq: u64 },
-    /// Put text on the operator's clipboard (the glue writes OSC 52).
-    Copy(String),
     /// A `:` command line: the same verbs as the CLI, without the `gitmoot` prefix.
     RunCommand(String),
-    /// Load `Snapshot::detail` for this job.
-    LoadDetail(String),
-    /// Load `Snapshot::transcript` for this thread.
-    LoadThread(String),
+}
+
+/// What the loader reads on request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// `Snapshot::detail` for this job.
+    Detail(String),
+    /// `Snapshot::transcript` for this thread.
+    Thread(String),
+}
+
+/// What the UI thread does to its terminal or to itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Term {
+    /// Put text on the operator's clipboard (the glue writes OSC 52).
+    Copy(String),
     /// Quit; this control room's daemon (idle, or its work done) stops too.
     Quit,
     /// Quit and leave this control room's daemon running in the background.
@@ -104,22 +90,31 @@ pub enum Action {
 }
 
 impl Action {
-    /// Whether the action changes the store (refused in `--readonly`). A `:` line that
-    /// only reads (`job list`, `chat show …`) is not a write.
+    /// Whether the action changes the store (refused in `--readonly`): every write but a
+    /// `:` line that only reads (`job list`, `chat show …`).
     pub fn is_write(&self) -> bool {
-        if let Action::RunCommand(line) = self {
-            return !crate::complete::is_read_command(line);
+        match self {
+            Action::Write(Write::RunCommand(line)) => !crate::complete::is_read_command(line),
+            Action::Write(_) => true,
+            Action::Load(_) | Action::Term(_) => false,
         }
-        matches!(
-            self,
-            Action::AnswerAsk { .. }
-                | Action::Resume { .. }
-                | Action::KillRoot { .. }
-                | Action::CancelJob { .. }
-                | Action::SendChat { .. }
-                | Action::Promote { .. }
-                | Action::MarkRead { .. }
-                | Action::MarkSeen { .. }
-        )
+    }
+}
+
+impl From<Write> for Action {
+    fn from(w: Write) -> Self {
+        Action::Write(w)
+    }
+}
+
+impl From<Load> for Action {
+    fn from(l: Load) -> Self {
+        Action::Load(l)
+    }
+}
+
+impl From<Term> for Action {
+    fn from(t: Term) -> Self {
+        Action::Term(t)
     }
 }

@@ -25,7 +25,7 @@ pub mod update;
 pub mod view;
 pub mod widgets;
 
-pub use action::{Action, PromoteAction, ResumeVerb};
+pub use action::{Action, Load, PromoteAction, ResumeVerb, Term, Write};
 pub use complete::CompletionTree;
 pub use keymap::{Keymap, KeymapError, keys_markdown};
 pub use pane::Pane;

@@ -87,8 +87,16 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
                 }
                 _ => "The coordinator continues without the failed leg; instructions are optional.",
             };
-            let title = format!("{} {job_id}", verb.name());
-            widgets::answer_form::render_text(frame, a.body, &title, note, text, verb.name(), theme)
+            let title = format!("{} {job_id}", verb.as_str());
+            widgets::answer_form::render_text(
+                frame,
+                a.body,
+                &title,
+                note,
+                text,
+                verb.as_str(),
+                theme,
+            )
         }
         Some(Overlay::Compose {
             thread_id,

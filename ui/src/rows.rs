@@ -63,7 +63,7 @@ fn job_haystack(root: &RootView, n: &JobNode) -> String {
         n.id,
         n.agent,
         root.repo.as_deref().unwrap_or(""),
-        n.state.name(),
+        n.state.as_str(),
         n.action
     )
 }
@@ -78,7 +78,7 @@ pub fn is_folded(state: &State, root: &RootView, node: &JobNode) -> bool {
         return *f;
     }
     if node.kind == JobKind::Root {
-        !root.state.is_live()
+        root.state.is_terminal()
     } else {
         node.is_settled()
     }
@@ -201,7 +201,7 @@ pub fn thread_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a ThreadView>
         .filter(|t| {
             let st = match t.state {
                 crate::view::ThreadState::Open => "open",
-                crate::view::ThreadState::Closed => "closed",
+                crate::view::ThreadState::Archived => "closed",
             };
             filter.matches(&format!(
                 "{} {} {} {} {}",
@@ -349,7 +349,7 @@ pub fn dag_root<'a>(snap: &'a Snapshot, state: &State) -> Option<&'a RootView> {
     let roots = snap.roots_newest_first();
     roots
         .iter()
-        .find(|r| r.state.is_live())
+        .find(|r| !r.state.is_terminal())
         .or(roots.first())
         .copied()
 }

@@ -26,10 +26,13 @@ pub enum Section {
     Transcript,
 }
 
+/// How a message reads on the bar: a write that landed, a plain note, something that
+/// landed but needs a look (a mention nobody will receive), or a refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToastLevel {
     Info,
     Success,
+    Warning,
     Error,
 }
 

@@ -1,185 +1,23 @@
 //! Plain-data view models: what the glue in `src/tui` loads from the store and hands to
 //! `update` and `render`.
 //!
-//! Owns the shapes only. Must not know about SQLite rows or the domain crate: the states
-//! here are the ui crate's own small enums, mapped by the glue. All times are integer
-//! milliseconds since the epoch; `now_ms` is injected so tests render with a fixed clock.
+//! Owns the shapes only. Must not know about SQLite rows: the states, kinds and the tree
+//! row are the vocabulary crate's (`gitmoot_types`), the very types the library stores, so
+//! the glue never translates them. All times are integer milliseconds since the epoch;
+//! `now_ms` is injected so tests render with a fixed clock.
 
 use std::borrow::Cow;
 
-/// A job's lifecycle state, as the control room shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum JobState {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    Blocked,
-    Cancelled,
-}
+pub use gitmoot_types::{JobKind, JobNode, JobState, MessageKind, Rollup, RunState, ThreadState};
 
-impl JobState {
-    pub const ALL: [JobState; 6] = [
-        JobState::Queued,
-        JobState::Running,
-        JobState::Succeeded,
-        JobState::Failed,
-        JobState::Blocked,
-        JobState::Cancelled,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            JobState::Queued => "queued",
-            JobState::Running => "running",
-            JobState::Succeeded => "succeeded",
-            JobState::Failed => "failed",
-            JobState::Blocked => "blocked",
-            JobState::Cancelled => "cancelled",
-        }
-    }
-
-    /// Nothing more will happen to the job unless a human acts.
-    pub fn is_settled(self) -> bool {
-        !matches!(self, JobState::Queued | JobState::Running)
-    }
-}
-
-/// A root's run state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunState {
-    Running,
-    AwaitingHuman,
-    Done,
-    Blocked,
-    Failed,
-    Killed,
-    /// A human aborted a failure escalation; the finalize ran, the outcome is the abort.
-    Aborted,
-}
-
-impl RunState {
-    pub fn name(self) -> &'static str {
-        match self {
-            RunState::Running => "running",
-            RunState::AwaitingHuman => "awaiting_human",
-            RunState::Done => "done",
-            RunState::Blocked => "blocked",
-            RunState::Failed => "failed",
-            RunState::Killed => "killed",
-            RunState::Aborted => "aborted",
-        }
-    }
-
-    pub fn is_live(self) -> bool {
-        matches!(self, RunState::Running | RunState::AwaitingHuman)
-    }
-}
-
-/// Where a job sits in its tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobKind {
-    Root,
-    Leg,
-    Continuation,
-    Finalize,
-}
-
-impl JobKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            JobKind::Root => "root",
-            JobKind::Leg => "leg",
-            JobKind::Continuation => "continuation",
-            JobKind::Finalize => "finalize",
-        }
-    }
-}
-
-/// Counts of a subtree's jobs. `done` is succeeded; `failed` is failed, blocked or
-/// cancelled — the ones a human may have to look at.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Rollup {
-    pub running: u32,
-    pub queued: u32,
-    pub done: u32,
-    pub failed: u32,
-}
-
-impl Rollup {
-    pub fn total(&self) -> u32 {
-        self.running + self.queued + self.done + self.failed
-    }
-}
-
-/// One job in a root's tree.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobNode {
-    pub id: String,
-    pub kind: JobKind,
-    pub delegation_id: Option<String>,
-    pub agent: String,
-    pub action: String,
-    pub state: JobState,
-    pub decision: Option<String>,
-    pub summary: Option<String>,
-    pub depth: u32,
-    /// Delegation ids of the siblings this job waits for.
-    pub deps: Vec<String>,
-    /// When the job was queued (a queued row shows its wait since then).
-    pub created_ms: i64,
-    pub started_ms: Option<i64>,
-    pub finished_ms: Option<i64>,
-    pub tokens: u64,
-    /// 1 for a leg's first run; a retry counts up (shown as `integration.2`).
-    pub attempt: u32,
-    pub children: Vec<JobNode>,
-}
-
-impl JobNode {
-    /// Counts of this node and every descendant.
-    pub fn rollup(&self) -> Rollup {
-        let mut r = Rollup::default();
-        self.walk(&mut |n| match n.state {
-            JobState::Running => r.running += 1,
-            JobState::Queued => r.queued += 1,
-            JobState::Succeeded => r.done += 1,
-            JobState::Failed | JobState::Blocked | JobState::Cancelled => r.failed += 1,
-        });
-        r
-    }
-
-    /// Visits this node and every descendant, parents first.
-    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a JobNode)) {
-        f(self);
-        for c in &self.children {
-            c.walk(f);
-        }
-    }
-
-    /// Every job below (and including) this one has settled.
-    pub fn is_settled(&self) -> bool {
-        self.state.is_settled() && self.children.iter().all(JobNode::is_settled)
-    }
-
-    pub fn find(&self, id: &str) -> Option<&JobNode> {
-        if self.id == id {
-            return Some(self);
-        }
-        self.children.iter().find_map(|c| c.find(id))
-    }
-
-    /// Short name for rows: the delegation id for legs (with the attempt from the first
-    /// retry on, so a failed run and its retry read apart), the kind for the rest.
-    pub fn label(&self) -> Cow<'_, str> {
-        match (&self.delegation_id, self.kind) {
-            (Some(d), JobKind::Leg) if self.attempt > 1 => {
-                Cow::Owned(format!("{d}.{}", self.attempt))
-            }
-            (Some(d), JobKind::Leg) => Cow::Borrowed(d),
-            (_, JobKind::Root) => Cow::Borrowed(&self.id),
-            (_, k) => Cow::Borrowed(k.name()),
-        }
+/// Short name for a tree row: the delegation id for legs (with the attempt from the first
+/// retry on, so a failed run and its retry read apart), the kind for the rest.
+pub fn node_label(n: &JobNode) -> Cow<'_, str> {
+    match (&n.delegation_id, n.kind) {
+        (Some(d), JobKind::Leg) if n.attempt > 1 => Cow::Owned(format!("{d}.{}", n.attempt)),
+        (Some(d), JobKind::Leg) => Cow::Borrowed(d),
+        (_, JobKind::Root) => Cow::Borrowed(&n.id),
+        (_, k) => Cow::Borrowed(k.as_str()),
     }
 }
 
@@ -246,12 +84,6 @@ impl AttentionItem {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThreadState {
-    Open,
-    Closed,
-}
-
 /// One chat thread in the list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadView {
@@ -262,14 +94,6 @@ pub struct ThreadView {
     pub state: ThreadState,
     pub last_activity_ms: i64,
     pub unread: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MessageKind {
-    Chat,
-    PromotionRequest,
-    JobResult,
-    System,
 }
 
 /// One row of a transcript.
@@ -343,7 +167,7 @@ pub struct EventRow {
 }
 
 /// Everything the Detail drawer shows for one job (loaded on demand, see
-/// `Action::LoadDetail`).
+/// `Load::Detail`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobDetail {
     pub job_id: String,

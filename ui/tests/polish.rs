@@ -9,8 +9,8 @@ use common::*;
 use crossterm::event::KeyCode;
 use gitmoot_ui::state::Overlay;
 use gitmoot_ui::{
-    Action, CommandOutput, CompletionTree, Event, Keymap, Pane, Snapshot, State, Theme, ToastLevel,
-    render, update,
+    Action, CommandOutput, CompletionTree, Event, Keymap, Load, Pane, Snapshot, State, Theme,
+    ToastLevel, Write, render, update,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -163,7 +163,7 @@ fn the_command_line_completes_with_tab_and_recalls_history() {
     assert_eq!(s.command.as_deref(), Some("chat list"));
     assert_eq!(
         update(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::RunCommand("chat list".into())]
+        vec![Action::Write(Write::RunCommand("chat list".into()))]
     );
     assert_eq!(s.history.last().map(String::as_str), Some("chat list"));
     assert_eq!(s.history.len(), 2);
@@ -179,7 +179,7 @@ fn readonly_runs_read_verbs_and_swallows_a_refused_line() {
     assert!(out.is_empty());
     assert_eq!(
         update(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::RunCommand("job list".into())]
+        vec![Action::Write(Write::RunCommand("job list".into()))]
     );
     // A write typed after `:` neither runs nor leaks its letters as pane commands
     // (`K` would open the kill dialog, `q` would quit).
@@ -295,7 +295,7 @@ fn the_attention_selection_drives_an_open_detail_drawer() {
     let out = update(&mut s, &snap, ch('j'));
     assert_eq!(s.detail_job.as_deref(), Some("job-k3v7q2ma/schema"));
     assert!(
-        out.contains(&Action::LoadDetail("job-k3v7q2ma/schema".into())),
+        out.contains(&Action::Load(Load::Detail("job-k3v7q2ma/schema".into()))),
         "{out:?}"
     );
 }
@@ -530,7 +530,7 @@ fn showing_a_thread_with_unread_messages_reports_it_read_once_and_never_when_rea
     let seen = |actions: &[Action]| {
         actions
             .iter()
-            .filter(|a| matches!(a, Action::MarkSeen { .. }))
+            .filter(|a| matches!(a, Action::Write(Write::MarkSeen { .. })))
             .cloned()
             .collect::<Vec<_>>()
     };
@@ -547,10 +547,10 @@ fn showing_a_thread_with_unread_messages_reports_it_read_once_and_never_when_rea
     let shown = seen(&update(&mut s, &snap, ch('4')));
     assert_eq!(
         shown,
-        [Action::MarkSeen {
+        [Action::Write(Write::MarkSeen {
             thread_id: "th-payments".into(),
             seq: newest
-        }]
+        })]
     );
     assert!(
         seen(&update(&mut s, &snap, Event::SnapshotArrived)).is_empty(),

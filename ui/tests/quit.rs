@@ -9,7 +9,7 @@ use common::{ch, ctrl, key, setup, text};
 use crossterm::event::KeyCode;
 use gitmoot_ui::state::Overlay;
 use gitmoot_ui::view::{DaemonStatus, JobState, RunState};
-use gitmoot_ui::{Action, Event, update};
+use gitmoot_ui::{Action, Event, Term, update};
 
 #[test]
 fn q_with_running_work_asks_and_detach_is_the_default() {
@@ -20,7 +20,7 @@ fn q_with_running_work_asks_and_detach_is_the_default() {
     assert!(text(&s, &snap).contains("detach: quit now; the daemon keeps running the jobs"));
     assert_eq!(
         update(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::Detach]
+        vec![Action::Term(Term::Detach)]
     );
     assert!(s.overlay.is_none());
 }
@@ -30,7 +30,10 @@ fn ctrl_c_asks_too_and_a_second_ctrl_c_detaches() {
     let (mut s, snap) = setup();
     let cc = || ctrl('c');
     assert_eq!(update(&mut s, &snap, cc()), vec![]);
-    assert_eq!(update(&mut s, &snap, cc()), vec![Action::Detach]);
+    assert_eq!(
+        update(&mut s, &snap, cc()),
+        vec![Action::Term(Term::Detach)]
+    );
 }
 
 #[test]
@@ -40,7 +43,10 @@ fn esc_stays_and_kill_asks_the_daemon_to_stop() {
     assert_eq!(update(&mut s, &snap, key(KeyCode::Esc)), vec![]);
     assert!(s.overlay.is_none());
     update(&mut s, &snap, ch('q'));
-    assert_eq!(update(&mut s, &snap, ch('k')), vec![Action::QuitKill]);
+    assert_eq!(
+        update(&mut s, &snap, ch('k')),
+        vec![Action::Term(Term::QuitKill)]
+    );
     assert!(matches!(s.overlay, Some(Overlay::Stopping { kill: true })));
     assert!(text(&s, &snap).contains("stopping:"));
     // No way back once the kill runs; Esc keeps the frame.
@@ -61,7 +67,7 @@ fn wait_shows_what_is_left_and_quits_when_nothing_is() {
     snap.counts.queued = 0;
     assert_eq!(
         update(&mut s, &snap, Event::SnapshotArrived),
-        vec![Action::Quit]
+        vec![Action::Term(Term::Quit)]
     );
 }
 
@@ -70,10 +76,16 @@ fn nothing_running_or_not_our_daemon_quits_at_once() {
     let (mut s, mut snap) = setup();
     snap.counts.running = 0;
     snap.counts.queued = 0;
-    assert_eq!(update(&mut s, &snap, ch('q')), vec![Action::Quit]);
+    assert_eq!(
+        update(&mut s, &snap, ch('q')),
+        vec![Action::Term(Term::Quit)]
+    );
     let (mut s, mut snap) = setup();
     snap.daemon = DaemonStatus::Attached;
-    assert_eq!(update(&mut s, &snap, ch('q')), vec![Action::Quit]);
+    assert_eq!(
+        update(&mut s, &snap, ch('q')),
+        vec![Action::Term(Term::Quit)]
+    );
 }
 
 #[test]

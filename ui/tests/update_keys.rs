@@ -7,7 +7,7 @@ use common::fixture::NOW;
 use common::*;
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use gitmoot_ui::state::{Confirm, Overlay, Section};
-use gitmoot_ui::{Action, Event, Pane, PromoteAction, ResumeVerb, update};
+use gitmoot_ui::{Action, Event, Load, Pane, PromoteAction, ResumeVerb, Term, Write, update};
 
 fn send(state: &mut gitmoot_ui::State, snap: &gitmoot_ui::Snapshot, e: Event) -> Vec<Action> {
     update(state, snap, e)
@@ -17,32 +17,32 @@ fn send(state: &mut gitmoot_ui::State, snap: &gitmoot_ui::Snapshot, e: Event) ->
 // these spell the actions the keys are expected to produce there once.
 
 fn load_detail(job_id: &str) -> Vec<Action> {
-    vec![Action::LoadDetail(job_id.into())]
+    vec![Action::Load(Load::Detail(job_id.into()))]
 }
 
 fn resume_root(verb: ResumeVerb, instructions: &str) -> Vec<Action> {
-    vec![Action::Resume {
+    vec![Action::Write(Write::Resume {
         job_id: "job-k3v7q2ma".into(),
         verb,
         instructions: instructions.into(),
-    }]
+    })]
 }
 
 fn kill(force: bool) -> Vec<Action> {
-    vec![Action::KillRoot {
+    vec![Action::Write(Write::KillRoot {
         root_id: "job-k3v7q2ma".into(),
         force,
-    }]
+    })]
 }
 
 fn answer_schema(migration: &str, window: &str) -> Vec<Action> {
-    vec![Action::AnswerAsk {
+    vec![Action::Write(Write::AnswerAsk {
         job_id: "job-k3v7q2ma/schema".into(),
         answers: vec![
             ("migration".into(), migration.into()),
             ("window".into(), window.into()),
         ],
-    }]
+    })]
 }
 
 /// The newest toast's text.
@@ -73,13 +73,19 @@ fn quit_and_ctrl_c_and_suspend() {
     // A viewer quits at once; quitting with this room's own daemon busy asks (tests/quit.rs).
     let (mut s, mut snap) = setup();
     snap.daemon = gitmoot_ui::view::DaemonStatus::Attached;
-    assert_eq!(send(&mut s, &snap, ch('q')), vec![Action::Quit]);
-    assert_eq!(send(&mut s, &snap, ctrl('z')), vec![Action::Suspend]);
+    assert_eq!(send(&mut s, &snap, ch('q')), vec![Action::Term(Term::Quit)]);
+    assert_eq!(
+        send(&mut s, &snap, ctrl('z')),
+        vec![Action::Term(Term::Suspend)]
+    );
     // Ctrl-c quits even from inside a form, where `q` is just a letter.
     type_keys(&mut s, &snap, "ja");
     assert!(matches!(s.overlay, Some(Overlay::Answer { .. })));
     assert_eq!(send(&mut s, &snap, ch('q')), vec![]);
-    assert_eq!(send(&mut s, &snap, ctrl('c')), vec![Action::Quit]);
+    assert_eq!(
+        send(&mut s, &snap, ctrl('c')),
+        vec![Action::Term(Term::Quit)]
+    );
 }
 
 #[test]
@@ -438,9 +444,9 @@ fn cancel_job_confirms() {
     send(&mut s, &snap, ch('C'));
     assert_eq!(
         send(&mut s, &snap, ch('y')),
-        vec![Action::CancelJob {
+        vec![Action::Write(Write::CancelJob {
             job_id: "job-k3v7q2ma/db".into()
-        }]
+        })]
     );
     type_keys(&mut s, &snap, "kC");
     assert!(s.overlay.is_none(), "a succeeded job cannot be cancelled");
@@ -451,24 +457,26 @@ fn copy_gives_the_resume_command_in_attention_and_the_id_elsewhere() {
     let (mut s, snap) = setup();
     assert_eq!(
         send(&mut s, &snap, ch('y')),
-        vec![Action::Copy("gitmoot job resume job-k3v7q2ma retry".into())]
+        vec![Action::Term(Term::Copy(
+            "gitmoot job resume job-k3v7q2ma retry".into()
+        ))]
     );
     send(&mut s, &snap, ch('j'));
     assert_eq!(
         send(&mut s, &snap, ch('y')),
-        vec![Action::Copy(
+        vec![Action::Term(Term::Copy(
             "gitmoot job answer job-k3v7q2ma/schema \"migration: \"".into()
-        )]
+        ))]
     );
     send(&mut s, &snap, ch('2'));
     assert_eq!(
         send(&mut s, &snap, ch('y')),
-        vec![Action::Copy("job-k3v7q2ma".into())]
+        vec![Action::Term(Term::Copy("job-k3v7q2ma".into()))]
     );
     send(&mut s, &snap, ch('4'));
     assert_eq!(
         send(&mut s, &snap, ch('y')),
-        vec![Action::Copy("th-payments".into())]
+        vec![Action::Term(Term::Copy("th-payments".into()))]
     );
 }
 
@@ -514,7 +522,7 @@ fn command_line_runs_cli_verbs() {
     send(&mut s, &snap, key(KeyCode::Backspace));
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::RunCommand("job kill job-abc".into())]
+        vec![Action::Write(Write::RunCommand("job kill job-abc".into()))]
     );
     assert!(s.command.is_none());
     send(&mut s, &snap, ch(':'));
@@ -555,7 +563,7 @@ fn threads_sections_messages_reply_compose_promote_and_mark_read() {
     assert_eq!(s.section, Section::Threads);
     assert_eq!(
         send(&mut s, &snap, ch('j')),
-        vec![Action::LoadThread("job-3f2a9c1b7e4d".into())]
+        vec![Action::Load(Load::Thread("job-3f2a9c1b7e4d".into()))]
     );
     send(&mut s, &snap, ch('k'));
     assert_eq!(s.sel.thread.as_deref(), Some("th-payments"));
@@ -571,11 +579,11 @@ fn threads_sections_messages_reply_compose_promote_and_mark_read() {
     type_keys(&mut s, &snap, "too");
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::SendChat {
+        vec![Action::Write(Write::SendChat {
             thread_id: "th-payments".into(),
             body: "@claude-rev thanks @codex too".into(),
             reply_to: Some(4)
-        }]
+        })]
     );
     send(&mut s, &snap, ch('i'));
     assert_eq!(
@@ -588,22 +596,22 @@ fn threads_sections_messages_reply_compose_promote_and_mark_read() {
     type_keys(&mut s, &snap, "all");
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::SendChat {
+        vec![Action::Write(Write::SendChat {
             thread_id: "th-payments".into(),
             body: "hi\nall".into(),
             reply_to: None
-        }]
+        })]
     );
     type_keys(&mut s, &snap, "pj");
     send(&mut s, &snap, key(KeyCode::Down));
     send(&mut s, &snap, ch('k'));
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::Promote {
+        vec![Action::Write(Write::Promote {
             thread_id: "th-payments".into(),
             seq: 4,
             action: PromoteAction::Review
-        }]
+        })]
     );
     send(&mut s, &snap, ch('p'));
     assert_eq!(send(&mut s, &snap, key(KeyCode::Esc)), vec![]);
@@ -612,17 +620,17 @@ fn threads_sections_messages_reply_compose_promote_and_mark_read() {
     assert_eq!(s.section, Section::Inbox);
     assert_eq!(
         send(&mut s, &snap, ch('m')),
-        vec![Action::MarkRead {
+        vec![Action::Write(Write::MarkRead {
             agent: "claude-rev".into(),
             thread_id: "th-payments".into(),
             seqs: vec![2, 5]
-        }]
+        })]
     );
     send(&mut s, &snap, key(KeyCode::Down));
     assert_eq!(s.sel.inbox.as_deref(), Some("codex"));
     assert_eq!(
         send(&mut s, &snap, key(KeyCode::Enter)),
-        vec![Action::LoadThread("th-payments".into())]
+        vec![Action::Load(Load::Thread("th-payments".into()))]
     );
     assert_eq!(s.section, Section::Transcript);
     send(&mut s, &snap, ch('l'));
@@ -656,7 +664,7 @@ fn readonly_refuses_every_write_with_a_toast() {
     s.focus = Pane::Tree;
     assert_eq!(
         type_keys(&mut s, &snap, "y"),
-        vec![Action::Copy("job-k3v7q2ma".into())]
+        vec![Action::Term(Term::Copy("job-k3v7q2ma".into()))]
     );
 }
 
@@ -746,7 +754,10 @@ fn user_overrides_change_what_keys_do() {
     assert_eq!(update(&mut s, &snap, ch('q')), vec![]);
     assert!(matches!(s.overlay, Some(Overlay::Help { .. })));
     s.overlay = None;
-    assert_eq!(update(&mut s, &snap, ch('Q')), vec![Action::Quit]);
+    assert_eq!(
+        update(&mut s, &snap, ch('Q')),
+        vec![Action::Term(Term::Quit)]
+    );
 }
 
 #[test]

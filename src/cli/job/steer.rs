@@ -132,7 +132,7 @@ pub(super) fn resume(
     verb: &str,
     instructions: &[String],
 ) -> anyhow::Result<()> {
-    let verb: ResumeVerb = verb.parse()?;
+    let verb: ResumeVerb = verb.parse().map_err(crate::Invalid::from)?;
     let cfg = ctx.config()?;
     let mut store = ctx.store()?;
     let job = jobs::resolve_id(store.conn(), job)?;

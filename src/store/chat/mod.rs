@@ -6,12 +6,9 @@
 //! Rows and queries only: whether a send is allowed, who gets an inbox row and when a job
 //! result is posted are decided in `crate::chat`. Must not touch job or escalation rows.
 
-use crate::domain::named_enum;
-
 use super::Result;
 use super::tx::{Tx, params};
 use super::value::named_values;
-use crate::Invalid;
 
 mod links;
 mod mentions;
@@ -20,6 +17,7 @@ mod seen;
 mod threads;
 mod unread;
 
+pub use gitmoot_types::{AuthorKind, LinkPurpose, MessageKind, ThreadState};
 pub use links::{JobLink, in_flight_links, insert_link, last_link_ms, link};
 pub use mentions::{
     AutoCandidate, InboxRow, Mention, autorespond_candidates, inbox, inbox_each, inbox_query,
@@ -37,43 +35,6 @@ pub use threads::{
 
 pub use unread::{unread_by_thread, unread_counts, unread_in_thread, unread_total};
 
-named_enum!(
-    /// Open threads take messages; archived ones are kept for audit only.
-    ThreadState, "chat thread state",
-    unknown(other) => Invalid(format!("chat thread state {other:?} is not supported")),
-    { Open => "open", Archived => "archived" }
-);
-
-named_enum!(
-    /// The fixed message vocabulary; only `chat` is ever scanned for mentions.
-    MessageKind, "chat message kind",
-    unknown(other) => Invalid(format!("chat message kind {other:?} is not supported")),
-    {
-        Chat => "chat",
-        PromotionRequest => "promotion_request",
-        JobResult => "job_result",
-        System => "system",
-    }
-);
-
-named_enum!(
-    /// Who wrote a message.
-    AuthorKind, "chat author kind",
-    unknown(other) => Invalid(format!("chat author kind {other:?} is not supported")),
-    { Human => "human", Agent => "agent", System => "system" }
-);
-
-named_enum!(
-    /// Why a tree is linked to a thread, which decides what its result looks like there.
-    LinkPurpose, "chat link purpose",
-    unknown(other) => Invalid(format!("chat link purpose {other:?} is not supported")),
-    {
-        Promotion => "promotion",
-        AutoRespond => "auto_respond",
-        MootSeat => "moot_seat",
-        AskGate => "ask_gate",
-    }
-);
 named_values!(ThreadState, MessageKind, AuthorKind, LinkPurpose);
 
 /// Whether an agent with this exact name is registered (no row decoding: the send path

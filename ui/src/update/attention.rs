@@ -51,12 +51,12 @@ pub(super) fn resume(state: &mut State, snap: &Snapshot, verb: ResumeVerb) {
             ToastLevel::Info,
             format!(
                 "{} applies to failure escalations; this is a question (a answers)",
-                verb.name()
+                verb.as_str()
             ),
         );
         return;
     }
-    if refuse_readonly(state, verb.name()) {
+    if refuse_readonly(state, verb.as_str()) {
         return;
     }
     let job_id = item.job_id.clone();

@@ -3,7 +3,7 @@
 use ratatui_textarea::TextArea;
 
 use super::{refuse_readonly, textarea};
-use crate::action::Action;
+use crate::action::{Action, Write};
 use crate::rows;
 use crate::sanitize;
 use crate::state::{Overlay, Pane, State, ToastLevel};
@@ -94,11 +94,11 @@ pub(super) fn mark_read(state: &mut State, snap: &Snapshot, out: &mut Vec<Action
             .filter(|i| !i.read && i.thread_id == t)
             .map(|i| i.seq)
             .collect();
-        out.push(Action::MarkRead {
+        out.push(Action::Write(Write::MarkRead {
             agent: inbox.agent.clone(),
             thread_id: t.to_string(),
             seqs,
-        });
+        }));
     }
     if out.is_empty() {
         state.notify(
@@ -152,8 +152,8 @@ pub(super) fn seen(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
         return;
     }
     state.seen_sent = Some(pos.clone());
-    out.push(Action::MarkSeen {
+    out.push(Action::Write(Write::MarkSeen {
         thread_id: pos.0,
         seq: pos.1,
-    });
+    }));
 }

@@ -3,7 +3,7 @@
 
 use super::refuse_readonly;
 use super::select::selected_job;
-use crate::action::Action;
+use crate::action::{Action, Term};
 use crate::rows;
 use crate::sanitize;
 use crate::state::{Confirm, Overlay, Pane, State, ToastLevel};
@@ -28,7 +28,7 @@ pub(super) fn copy(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     match text {
         Some(t) => {
             state.notify(ToastLevel::Info, format!("copied {t}"));
-            out.push(Action::Copy(t));
+            out.push(Action::Term(Term::Copy(t)));
         }
         None => state.notify(ToastLevel::Info, "nothing selected to copy"),
     }
@@ -50,10 +50,10 @@ pub(super) fn kill(state: &mut State, snap: &Snapshot) {
         state.notify(ToastLevel::Info, "select a job to kill its root");
         return;
     };
-    if !root.state.is_live() {
+    if root.state.is_terminal() {
         state.notify(
             ToastLevel::Info,
-            format!("{} already ended ({})", root.id, root.state.name()),
+            format!("{} already ended ({})", root.id, root.state.as_str()),
         );
         return;
     }
@@ -74,12 +74,12 @@ pub(super) fn cancel_job(state: &mut State, snap: &Snapshot) {
         return;
     };
     match snap.job(&id) {
-        Some(j) if !j.state.is_settled() || j.state == JobState::Blocked => {
+        Some(j) if !j.state.is_terminal() || j.state == JobState::Blocked => {
             state.overlay = Some(Overlay::Confirm(Confirm::CancelJob { job_id: id }));
         }
         Some(j) => state.notify(
             ToastLevel::Info,
-            format!("{id} is already {}", j.state.name()),
+            format!("{id} is already {}", j.state.as_str()),
         ),
         None => {}
     }

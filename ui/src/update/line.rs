@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::overlay::open_messages;
 use super::select::reconcile;
-use crate::action::Action;
+use crate::action::{Action, Write};
 use crate::state::{State, ToastLevel};
 use crate::view::Snapshot;
 
@@ -41,7 +41,7 @@ pub(super) fn command_line_key(
                     format!("read-only: `{text}` writes; only read verbs run (--readonly)"),
                 );
             } else {
-                out.push(Action::RunCommand(text));
+                out.push(Action::Write(Write::RunCommand(text)));
             }
         }
         KeyCode::Tab => {

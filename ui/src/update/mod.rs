@@ -14,7 +14,7 @@ mod tree;
 use crossterm::event::{KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 use ratatui_textarea::TextArea;
 
-use crate::action::{Action, ResumeVerb};
+use crate::action::{Action, ResumeVerb, Term};
 use crate::keymap::{Command, Context, KeyChord};
 use crate::live::DetailTab;
 use crate::sanitize;
@@ -64,9 +64,9 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
     // Waiting to quit: done once nothing is left running or queued.
     if matches!(state.overlay, Some(Overlay::Stopping { kill: false }))
         && snap.counts.running + snap.counts.queued == 0
-        && !out.contains(&Action::Quit)
+        && !out.contains(&Action::Term(Term::Quit))
     {
-        out.push(Action::Quit);
+        out.push(Action::Term(Term::Quit));
     }
     if state.readonly {
         let before = out.len();
@@ -90,7 +90,7 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
         // Ctrl-c always leaves; a second press on the quit question takes its default.
         match state.overlay {
             Some(Overlay::Confirm(Confirm::Quit { .. })) | Some(Overlay::Stopping { .. }) => {
-                out.push(Action::Detach)
+                out.push(Action::Term(Term::Detach))
             }
             _ => quit(state, snap, out),
         }
@@ -121,7 +121,7 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
 fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Action>) {
     match cmd {
         Command::Quit => quit(state, snap, out),
-        Command::Suspend => out.push(Action::Suspend),
+        Command::Suspend => out.push(Action::Term(Term::Suspend)),
         Command::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Command::Filter => state.filter_editing = true,
         // Read-only still opens the line: read verbs run, the rest are refused on Enter, so
@@ -206,7 +206,7 @@ fn quit(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
             queued: c.queued,
         }));
     } else {
-        out.push(Action::Quit);
+        out.push(Action::Term(Term::Quit));
     }
 }
 

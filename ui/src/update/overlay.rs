@@ -5,12 +5,13 @@ use ratatui::layout::Rect;
 
 use super::chat::complete_mention;
 use super::page;
-use crate::action::{Action, PromoteAction, ResumeVerb};
+use crate::action::{Action, PromoteAction, ResumeVerb, Term, Write};
 use crate::keymap::{Command, Context, KeyChord};
 use crate::layout;
-use crate::state::{Confirm, Overlay, State, ToastLevel};
+use crate::state::{AnswerField, Confirm, Overlay, State, ToastLevel};
 use crate::view::Snapshot;
 use crate::widgets;
+use ratatui_textarea::TextArea;
 
 /// Keys of the quit question and of the stopping frame: `d`/Enter detach, `w` wait,
 /// `k` kill, Esc stays. Returns whether the overlay stays open.
@@ -22,11 +23,11 @@ fn quit_key(state: &mut State, ov: &mut Overlay, k: KeyEvent, out: &mut Vec<Acti
     let asking = matches!(ov, Overlay::Confirm(_));
     match k.code {
         KeyCode::Char('d') => {
-            out.push(Action::Detach);
+            out.push(Action::Term(Term::Detach));
             false
         }
         KeyCode::Enter if asking => {
-            out.push(Action::Detach);
+            out.push(Action::Term(Term::Detach));
             false
         }
         KeyCode::Char('w') if asking => {
@@ -34,7 +35,7 @@ fn quit_key(state: &mut State, ov: &mut Overlay, k: KeyEvent, out: &mut Vec<Acti
             true
         }
         KeyCode::Char('k') if !matches!(ov, Overlay::Stopping { kill: true }) => {
-            out.push(Action::QuitKill);
+            out.push(Action::Term(Term::QuitKill));
             *ov = Overlay::Stopping { kill: true };
             true
         }
@@ -156,160 +157,26 @@ pub(super) fn overlay_key(
             10,
             None,
         ),
-        Overlay::Confirm(c) => match state.keymap.lookup(Context::Dialog, chord) {
-            Some(Command::Confirm) => {
-                out.push(confirmed(c, false));
-                false
-            }
-            Some(Command::Force) if matches!(c, Confirm::KillRoot { .. }) => {
-                out.push(confirmed(c, true));
-                false
-            }
-            Some(Command::Cancel) => false,
-            _ => true,
-        },
+        Overlay::Confirm(c) => confirm_key(state, c, chord, out),
         Overlay::Promote {
             thread_id,
             seq,
             choice,
-        } => match state.keymap.lookup(Context::Dialog, chord) {
-            Some(Command::Up) => {
-                *choice = choice.saturating_sub(1);
-                true
-            }
-            Some(Command::Down) => {
-                *choice = (*choice + 1).min(PromoteAction::ALL.len() - 1);
-                true
-            }
-            Some(Command::Submit) | Some(Command::Confirm) => {
-                out.push(Action::Promote {
-                    thread_id: thread_id.clone(),
-                    seq: *seq,
-                    action: Overlay::promote_action(*choice),
-                });
-                false
-            }
-            Some(Command::Cancel) => false,
-            _ => true,
-        },
+        } => promote_key(state, thread_id, *seq, choice, chord, out),
         Overlay::Answer {
             job_id,
             fields,
             focus,
-        } => {
-            let cmd = state.keymap.lookup(Context::AnswerForm, chord);
-            let field = &mut fields[*focus];
-            match cmd {
-                Some(Command::Cancel) => false,
-                Some(Command::Up) if field.has_choices() => {
-                    field.choice = field.choice.saturating_sub(1);
-                    true
-                }
-                Some(Command::Down) if field.has_choices() => {
-                    field.choice = (field.choice + 1).min(field.question.choices.len() - 1);
-                    true
-                }
-                Some(Command::Newline) if !field.has_choices() => {
-                    field.text.insert_newline();
-                    true
-                }
-                Some(Command::NextField) => {
-                    *focus = (*focus + 1) % fields.len();
-                    true
-                }
-                Some(Command::PrevField) => {
-                    *focus = (*focus + fields.len() - 1) % fields.len();
-                    true
-                }
-                Some(Command::Submit) => {
-                    if field.value().is_empty() {
-                        let id = field.question.id.clone();
-                        state.notify(ToastLevel::Error, format!("answer \"{id}\" is empty"));
-                        true
-                    } else if *focus + 1 < fields.len() {
-                        *focus += 1;
-                        true
-                    } else if let Some(empty) = fields.iter().position(|f| f.value().is_empty()) {
-                        *focus = empty;
-                        let id = fields[empty].question.id.clone();
-                        state.notify(ToastLevel::Error, format!("answer \"{id}\" is empty"));
-                        true
-                    } else {
-                        let answers = fields
-                            .iter()
-                            .map(|f| (f.question.id.clone(), f.value()))
-                            .collect();
-                        out.push(Action::AnswerAsk {
-                            job_id: job_id.clone(),
-                            answers,
-                        });
-                        false
-                    }
-                }
-                _ => {
-                    if !field.has_choices() {
-                        field.text.input(k);
-                    }
-                    true
-                }
-            }
-        }
+        } => answer_key(state, job_id, fields, focus, k, out),
         Overlay::Instructions { job_id, verb, text } => {
-            match state.keymap.lookup(Context::AnswerForm, chord) {
-                Some(Command::Cancel) => false,
-                Some(Command::Newline) => {
-                    text.insert_newline();
-                    true
-                }
-                Some(Command::Submit) => {
-                    let instructions = text.lines().join("\n").trim().to_string();
-                    out.push(Action::Resume {
-                        job_id: job_id.clone(),
-                        verb: *verb,
-                        instructions,
-                    });
-                    false
-                }
-                _ => {
-                    text.input(k);
-                    true
-                }
-            }
+            instructions_key(state, job_id, *verb, text, k, out)
         }
         Overlay::Compose {
             thread_id,
             reply_to,
             text,
             agents,
-        } => match state.keymap.lookup(Context::AnswerForm, chord) {
-            Some(Command::Cancel) => false,
-            Some(Command::Newline) => {
-                text.insert_newline();
-                true
-            }
-            Some(Command::NextField) => {
-                complete_mention(text, agents);
-                true
-            }
-            Some(Command::Submit) => {
-                let body = text.lines().join("\n").trim().to_string();
-                if body.is_empty() {
-                    state.notify(ToastLevel::Error, "message is empty");
-                    true
-                } else {
-                    out.push(Action::SendChat {
-                        thread_id: thread_id.clone(),
-                        body,
-                        reply_to: *reply_to,
-                    });
-                    false
-                }
-            }
-            _ => {
-                text.input(k);
-                true
-            }
-        },
+        } => compose_key(state, thread_id, *reply_to, text, agents, k, out),
         // Handled by `quit_key` above.
         Overlay::Stopping { .. } => true,
     };
@@ -318,20 +185,236 @@ pub(super) fn overlay_key(
     }
 }
 
+/// A key in a yes/no dialog; `true` keeps it open.
+fn confirm_key(state: &State, c: &Confirm, chord: KeyChord, out: &mut Vec<Action>) -> bool {
+    match state.keymap.lookup(Context::Dialog, chord) {
+        Some(Command::Confirm) => {
+            out.push(confirmed(c, false));
+            false
+        }
+        Some(Command::Force) if matches!(c, Confirm::KillRoot { .. }) => {
+            out.push(confirmed(c, true));
+            false
+        }
+        Some(Command::Cancel) => false,
+        _ => true,
+    }
+}
+
+/// A key in the promote dialog (pick the action a chat message runs as).
+fn promote_key(
+    state: &State,
+    thread_id: &str,
+    seq: u64,
+    choice: &mut usize,
+    chord: KeyChord,
+    out: &mut Vec<Action>,
+) -> bool {
+    match state.keymap.lookup(Context::Dialog, chord) {
+        Some(Command::Up) => {
+            *choice = choice.saturating_sub(1);
+            true
+        }
+        Some(Command::Down) => {
+            *choice = (*choice + 1).min(PromoteAction::ALL.len() - 1);
+            true
+        }
+        Some(Command::Submit) | Some(Command::Confirm) => {
+            out.push(Action::Write(Write::Promote {
+                thread_id: thread_id.to_string(),
+                seq,
+                action: Overlay::promote_action(*choice),
+            }));
+            false
+        }
+        Some(Command::Cancel) => false,
+        _ => true,
+    }
+}
+
+/// What a key means in a text form (the answer form's bindings serve every form).
+fn form_command(state: &State, k: &KeyEvent) -> Option<Command> {
+    state
+        .keymap
+        .lookup(Context::AnswerForm, KeyChord::from_event(k))
+}
+
+/// A key in the answer form of an ask round: move between questions, pick a choice, type,
+/// and submit once every answer is filled.
+fn answer_key(
+    state: &mut State,
+    job_id: &str,
+    fields: &mut [AnswerField],
+    focus: &mut usize,
+    k: KeyEvent,
+    out: &mut Vec<Action>,
+) -> bool {
+    let cmd = form_command(state, &k);
+    let field = &mut fields[*focus];
+    match cmd {
+        Some(Command::Cancel) => false,
+        Some(Command::Up) if field.has_choices() => {
+            field.choice = field.choice.saturating_sub(1);
+            true
+        }
+        Some(Command::Down) if field.has_choices() => {
+            field.choice = (field.choice + 1).min(field.question.choices.len() - 1);
+            true
+        }
+        Some(Command::Newline) if !field.has_choices() => {
+            field.text.insert_newline();
+            true
+        }
+        Some(Command::NextField) => {
+            *focus = (*focus + 1) % fields.len();
+            true
+        }
+        Some(Command::PrevField) => {
+            *focus = (*focus + fields.len() - 1) % fields.len();
+            true
+        }
+        Some(Command::Submit) => submit_answers(state, job_id, fields, focus, out),
+        _ => {
+            if !field.has_choices() {
+                field.text.input(k);
+            }
+            true
+        }
+    }
+}
+
+/// Submit on a field: the next field, the first empty one, or the answers themselves.
+fn submit_answers(
+    state: &mut State,
+    job_id: &str,
+    fields: &mut [AnswerField],
+    focus: &mut usize,
+    out: &mut Vec<Action>,
+) -> bool {
+    if fields[*focus].value().is_empty() {
+        let id = fields[*focus].question.id.clone();
+        state.notify(ToastLevel::Error, format!("answer \"{id}\" is empty"));
+        true
+    } else if *focus + 1 < fields.len() {
+        *focus += 1;
+        true
+    } else if let Some(empty) = fields.iter().position(|f| f.value().is_empty()) {
+        *focus = empty;
+        let id = fields[empty].question.id.clone();
+        state.notify(ToastLevel::Error, format!("answer \"{id}\" is empty"));
+        true
+    } else {
+        let answers = fields
+            .iter()
+            .map(|f| (f.question.id.clone(), f.value()))
+            .collect();
+        out.push(Action::Write(Write::AnswerAsk {
+            job_id: job_id.to_string(),
+            answers,
+        }));
+        false
+    }
+}
+
+/// What a key did in a free-text box.
+enum BoxKey {
+    Keep,
+    Close,
+    /// Submitted, with the text trimmed.
+    Submit(String),
+}
+
+/// A key in a free-text box: Esc closes, Enter submits, the rest edits; Tab completes a
+/// mention where the box offers `agents`.
+fn text_box_key(
+    state: &State,
+    text: &mut TextArea<'static>,
+    agents: Option<&[String]>,
+    k: KeyEvent,
+) -> BoxKey {
+    match (form_command(state, &k), agents) {
+        (Some(Command::Cancel), _) => BoxKey::Close,
+        (Some(Command::Newline), _) => {
+            text.insert_newline();
+            BoxKey::Keep
+        }
+        (Some(Command::NextField), Some(agents)) => {
+            complete_mention(text, agents);
+            BoxKey::Keep
+        }
+        (Some(Command::Submit), _) => BoxKey::Submit(text.lines().join("\n").trim().to_string()),
+        _ => {
+            text.input(k);
+            BoxKey::Keep
+        }
+    }
+}
+
+/// A key in the instructions box of `retry`/`continue`.
+fn instructions_key(
+    state: &State,
+    job_id: &str,
+    verb: ResumeVerb,
+    text: &mut TextArea<'static>,
+    k: KeyEvent,
+    out: &mut Vec<Action>,
+) -> bool {
+    match text_box_key(state, text, None, k) {
+        BoxKey::Keep => true,
+        BoxKey::Close => false,
+        BoxKey::Submit(instructions) => {
+            out.push(Action::Write(Write::Resume {
+                job_id: job_id.to_string(),
+                verb,
+                instructions,
+            }));
+            false
+        }
+    }
+}
+
+/// A key in the chat compose box.
+fn compose_key(
+    state: &mut State,
+    thread_id: &str,
+    reply_to: Option<u64>,
+    text: &mut TextArea<'static>,
+    agents: &[String],
+    k: KeyEvent,
+    out: &mut Vec<Action>,
+) -> bool {
+    match text_box_key(state, text, Some(agents), k) {
+        BoxKey::Keep => true,
+        BoxKey::Close => false,
+        BoxKey::Submit(body) if body.is_empty() => {
+            state.notify(ToastLevel::Error, "message is empty");
+            true
+        }
+        BoxKey::Submit(body) => {
+            out.push(Action::Write(Write::SendChat {
+                thread_id: thread_id.to_string(),
+                body,
+                reply_to,
+            }));
+            false
+        }
+    }
+}
+
 fn confirmed(c: &Confirm, force: bool) -> Action {
     match c {
-        Confirm::KillRoot { root_id, .. } => Action::KillRoot {
+        Confirm::KillRoot { root_id, .. } => Action::Write(Write::KillRoot {
             root_id: root_id.clone(),
             force,
-        },
-        Confirm::CancelJob { job_id } => Action::CancelJob {
+        }),
+        Confirm::CancelJob { job_id } => Action::Write(Write::CancelJob {
             job_id: job_id.clone(),
-        },
-        Confirm::Abort { job_id } => Action::Resume {
+        }),
+        Confirm::Abort { job_id } => Action::Write(Write::Resume {
             job_id: job_id.clone(),
             verb: ResumeVerb::Abort,
             instructions: String::new(),
-        },
-        Confirm::Quit { .. } => Action::Detach,
+        }),
+        Confirm::Quit { .. } => Action::Term(Term::Detach),
     }
 }

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use super::select::{
     dag_ids, detail_target, follow_attention, reconcile, record_hints, selected_job,
 };
-use crate::action::Action;
+use crate::action::{Action, Load};
 use crate::layout;
 use crate::live::DetailTab;
 use crate::rows;
@@ -93,7 +93,7 @@ pub(super) fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut V
                 if new != state.sel.thread {
                     state.sel.thread = new.clone();
                     state.sel.message = None;
-                    out.extend(new.map(Action::LoadThread));
+                    out.extend(new.map(|t| Action::Load(Load::Thread(t))));
                 }
             }
             Section::Inbox => {
@@ -168,7 +168,7 @@ pub(super) fn open_detail(state: &mut State, id: String, out: &mut Vec<Action>) 
     state.activity_open = false;
     state.focus = Pane::Detail;
     state.right = Pane::Detail;
-    out.push(Action::LoadDetail(id));
+    out.push(Action::Load(Load::Detail(id)));
 }
 
 pub(super) fn open(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
@@ -181,7 +181,7 @@ pub(super) fn open(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
             if let Some(t) = state.sel.thread.clone()
                 && snap.transcript.as_ref().map(|x| &x.thread_id) != Some(&t)
             {
-                out.push(Action::LoadThread(t));
+                out.push(Action::Load(Load::Thread(t)));
             }
         }
         (Pane::Threads, Section::Inbox) => {
@@ -193,7 +193,7 @@ pub(super) fn open(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
                 state.sel.thread = Some(item.thread_id.clone());
                 state.sel.message = Some(item.seq);
                 state.section = Section::Transcript;
-                out.push(Action::LoadThread(item.thread_id.clone()));
+                out.push(Action::Load(Load::Thread(item.thread_id.clone())));
             }
         }
         _ => {

@@ -1,6 +1,6 @@
 //! Selections on real rows: reconciled on each snapshot, followed from attention, read back.
 
-use crate::action::Action;
+use crate::action::{Action, Load};
 use crate::rows;
 use crate::state::{Pane, State};
 use crate::view::{AttentionKind, Snapshot};
@@ -24,12 +24,12 @@ pub(super) fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>)
     if let Some(t) = state.sel.thread.clone()
         && snap.transcript.as_ref().map(|x| &x.thread_id) != Some(&t)
     {
-        out.push(Action::LoadThread(t));
+        out.push(Action::Load(Load::Thread(t)));
     }
     if let Some(j) = state.detail_job.clone()
         && snap.detail.as_ref().map(|d| &d.job_id) != Some(&j)
     {
-        out.push(Action::LoadDetail(j));
+        out.push(Action::Load(Load::Detail(j)));
     }
 }
 
@@ -102,7 +102,7 @@ pub(super) fn follow_attention(state: &mut State, snap: &Snapshot, out: &mut Vec
         state.detail_scroll = 0;
         state.activity_sel = None;
         state.activity_open = false;
-        out.push(Action::LoadDetail(node.clone()));
+        out.push(Action::Load(Load::Detail(node.clone())));
     }
     state.sel.dag = Some(node);
 }

@@ -5,6 +5,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -14,7 +15,7 @@ use crate::rows;
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{AttentionKind, Snapshot, age};
+use crate::view::{AttentionItem, AttentionKind, Snapshot, age};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let items = rows::attention_rows(snap, state);
@@ -52,125 +53,128 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
             lines.push(Line::raw(""));
         }
         let selected = i == sel && state.focus == Pane::Attention;
+        let mark = if i == sel { "▌" } else { " " };
+        lines.push(head_line(item, mark, selected, state.now_ms, w, theme));
         let base = row_style(theme.style(Slot::Text), selected, theme);
         let muted = row_style(theme.style(Slot::Muted), selected, theme);
-        let mark = if i == sel { "▌" } else { " " };
-        let ago = age(state.now_ms - item.opened_ms);
-        let (kind_slot, kind, head) = match &item.kind {
-            AttentionKind::Ask { questions } => (
-                Slot::AttentionAsk,
-                "? ask    ",
-                format!(
-                    "{} · {} · {} question{}",
-                    item.job_id,
-                    item.agent,
-                    questions.len(),
-                    if questions.len() == 1 { "" } else { "s" }
-                ),
-            ),
-            AttentionKind::Failure { failed_leg, .. } => (
-                Slot::AttentionFailure,
-                "✗ failure",
-                format!("{} · leg {} failed", item.job_id, leg_name(failed_leg)),
-            ),
-            AttentionKind::Preflight { .. } => (
-                Slot::AttentionFailure,
-                "! route  ",
-                format!("{} · {} · nothing dispatched", item.job_id, item.agent),
-            ),
-        };
-        let head_w = w.saturating_sub(12 + ago.len() + 1);
-        lines.push(Line::from(vec![
-            Span::styled(mark, theme.style(Slot::Accent)),
-            Span::styled(
-                format!("{kind} "),
-                row_style(theme.style(kind_slot), selected, theme),
-            ),
-            Span::styled(fit(&clean_line(&head), head_w), base),
-            Span::styled(
-                format!(" {ago}"),
-                row_style(theme.style(Slot::AttentionAge), selected, theme),
-            ),
-        ]));
-        let body_w = w.saturating_sub(4);
-        match &item.kind {
-            AttentionKind::Ask { questions } => {
-                let first = questions.first();
-                let more = if questions.len() > 1 {
-                    format!(" (+{} more)", questions.len() - 1)
-                } else {
-                    String::new()
-                };
-                let q = first.map(|q| clean_line(&q.prompt)).unwrap_or_default();
-                lines.push(Line::from(vec![
-                    Span::styled("    ", base),
-                    Span::styled(
-                        fit(
-                            &format!("{}{more}", truncate(&q, body_w.saturating_sub(more.len()))),
-                            body_w,
-                        ),
-                        base,
-                    ),
-                ]));
-                let choices = match first {
-                    Some(q) if !q.choices.is_empty() => q
-                        .choices
-                        .iter()
-                        .map(|c| format!("[{}]", clean_line(c)))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    _ => "free text".to_string(),
-                };
-                let why = item
-                    .why
-                    .as_deref()
-                    .map(|w| format!("  why: {}", clean_line(w)))
-                    .unwrap_or_default();
-                lines.push(Line::from(vec![
-                    Span::styled("    ", muted),
-                    Span::styled(fit(&format!("{choices}{why}"), body_w), muted),
-                ]));
-            }
-            AttentionKind::Failure { reason, .. } => {
-                // The reason gets both body lines (the footer lists r/c/x): wrapped, and cut
-                // only at the end of the second.
-                let mut wrapped = super::wrap(&format!("why: {}", clean_line(reason)), body_w);
-                if wrapped.len() > 2 {
-                    let rest = wrapped[1..].join(" ");
-                    wrapped.truncate(1);
-                    wrapped.push(truncate(&rest, body_w));
-                }
-                wrapped.resize(2, String::new());
-                for (i, l) in wrapped.iter().enumerate() {
-                    let style = if i == 0 { base } else { muted };
-                    lines.push(Line::from(vec![
-                        Span::styled("    ", style),
-                        Span::styled(fit(l, body_w), style),
-                    ]));
-                }
-            }
-            AttentionKind::Preflight { reason } => {
-                lines.push(Line::from(vec![
-                    Span::styled("    ", base),
-                    Span::styled(
-                        fit(&format!("PREFLIGHT_FAILED: {}", clean_line(reason)), body_w),
-                        base,
-                    ),
-                ]));
-                lines.push(Line::from(vec![
-                    Span::styled("    ", muted),
-                    Span::styled(
-                        fit(
-                            "register the agent (gitmoot agent add) · a opens the job",
-                            body_w,
-                        ),
-                        muted,
-                    ),
-                ]));
-            }
-        }
+        lines.extend(body_lines(item, w.saturating_sub(4), base, muted));
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// An item's first line: its kind, which job and agent, and how long it has waited.
+fn head_line(
+    item: &AttentionItem,
+    mark: &'static str,
+    selected: bool,
+    now_ms: i64,
+    w: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let ago = age(now_ms - item.opened_ms);
+    let (kind_slot, kind, head) = match &item.kind {
+        AttentionKind::Ask { questions } => (
+            Slot::AttentionAsk,
+            "? ask    ",
+            format!(
+                "{} · {} · {} question{}",
+                item.job_id,
+                item.agent,
+                questions.len(),
+                if questions.len() == 1 { "" } else { "s" }
+            ),
+        ),
+        AttentionKind::Failure { failed_leg, .. } => (
+            Slot::AttentionFailure,
+            "✗ failure",
+            format!("{} · leg {} failed", item.job_id, leg_name(failed_leg)),
+        ),
+        AttentionKind::Preflight { .. } => (
+            Slot::AttentionFailure,
+            "! route  ",
+            format!("{} · {} · nothing dispatched", item.job_id, item.agent),
+        ),
+    };
+    let head_w = w.saturating_sub(12 + ago.len() + 1);
+    let base = row_style(theme.style(Slot::Text), selected, theme);
+    Line::from(vec![
+        Span::styled(mark, theme.style(Slot::Accent)),
+        Span::styled(
+            format!("{kind} "),
+            row_style(theme.style(kind_slot), selected, theme),
+        ),
+        Span::styled(fit(&clean_line(&head), head_w), base),
+        Span::styled(
+            format!(" {ago}"),
+            row_style(theme.style(Slot::AttentionAge), selected, theme),
+        ),
+    ])
+}
+
+/// An item's two body lines, indented under its head.
+fn body_lines(
+    item: &AttentionItem,
+    body_w: usize,
+    base: Style,
+    muted: Style,
+) -> Vec<Line<'static>> {
+    let indented = |text: &str, style: Style| {
+        Line::from(vec![
+            Span::styled("    ", style),
+            Span::styled(fit(text, body_w), style),
+        ])
+    };
+    match &item.kind {
+        AttentionKind::Ask { questions } => {
+            let first = questions.first();
+            let more = if questions.len() > 1 {
+                format!(" (+{} more)", questions.len() - 1)
+            } else {
+                String::new()
+            };
+            let q = first.map(|q| clean_line(&q.prompt)).unwrap_or_default();
+            let choices = match first {
+                Some(q) if !q.choices.is_empty() => q
+                    .choices
+                    .iter()
+                    .map(|c| format!("[{}]", clean_line(c)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => "free text".to_string(),
+            };
+            let why = item
+                .why
+                .as_deref()
+                .map(|w| format!("  why: {}", clean_line(w)))
+                .unwrap_or_default();
+            vec![
+                indented(
+                    &format!("{}{more}", truncate(&q, body_w.saturating_sub(more.len()))),
+                    base,
+                ),
+                indented(&format!("{choices}{why}"), muted),
+            ]
+        }
+        AttentionKind::Failure { reason, .. } => {
+            // The reason gets both body lines (the footer lists r/c/x): wrapped, and cut
+            // only at the end of the second.
+            let mut wrapped = super::wrap(&format!("why: {}", clean_line(reason)), body_w);
+            if wrapped.len() > 2 {
+                let rest = wrapped[1..].join(" ");
+                wrapped.truncate(1);
+                wrapped.push(truncate(&rest, body_w));
+            }
+            wrapped.resize(2, String::new());
+            vec![indented(&wrapped[0], base), indented(&wrapped[1], muted)]
+        }
+        AttentionKind::Preflight { reason } => vec![
+            indented(&format!("PREFLIGHT_FAILED: {}", clean_line(reason)), base),
+            indented(
+                "register the agent (gitmoot agent add) · a opens the job",
+                muted,
+            ),
+        ],
+    }
 }
 
 fn leg_name(id: &str) -> &str {

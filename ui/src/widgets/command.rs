@@ -1,7 +1,7 @@
 //! The `:` command line shown in place of the footer: CLI verbs without `gitmoot`.
 //!
 //! Owns that one line and Tab's candidates after it; running the command is the glue's
-//! (`Action::RunCommand`).
+//! (`Write::RunCommand`).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

@@ -16,7 +16,7 @@ use crate::rows::{self, DagNode};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{RootView, Snapshot, elapsed};
+use crate::view::{RootView, Snapshot, elapsed, node_label};
 
 const GAP: usize = 3;
 const MIN_COL: usize = 9;
@@ -91,7 +91,7 @@ fn header<'a>(root: &RootView, tick: u64, theme: &Theme, w: usize) -> Line<'a> {
         r.failed
     );
     let (glyph, slot) = super::root_glyph(root, tick);
-    let state_s = format!("{glyph} {} ", root.state.name());
+    let state_s = format!("{glyph} {} ", root.state.as_str());
     let title_w = w.saturating_sub(super::str_width(&state_s) + super::str_width(&counts) + 2);
     Line::from(vec![
         Span::styled(format!(" {state_s}"), theme.style(slot)),
@@ -129,10 +129,10 @@ fn footer_line<'a>(n: &DagNode, state: &State, theme: &Theme, w: usize) -> Line<
             fit(
                 &format!(
                     "{} · {} {} · {}{time}{deps}{summary}",
-                    j.label(),
+                    node_label(j),
                     j.agent,
                     j.action,
-                    j.state.name()
+                    j.state.as_str()
                 ),
                 w.saturating_sub(3),
             ),
@@ -142,7 +142,7 @@ fn footer_line<'a>(n: &DagNode, state: &State, theme: &Theme, w: usize) -> Line<
 }
 
 fn node_text(n: &DagNode, tick: u64) -> String {
-    format!("{} {}", job_glyph(n.node.state, tick), n.node.label())
+    format!("{} {}", job_glyph(n.node.state, tick), node_label(n.node))
 }
 
 /// Direction bits of one edge cell.
@@ -310,7 +310,7 @@ fn list<'a>(
             };
             let label = format!(
                 "{} {} {}{deps}",
-                n.node.label(),
+                node_label(n.node),
                 n.node.agent,
                 n.node.action
             );
@@ -341,7 +341,11 @@ fn legend<'a>(nodes: &[DagNode], state: &State, theme: &Theme, w: usize) -> Vec<
             } else {
                 format!(" · after {}", n.node.deps.join(", "))
             };
-            let text = format!(" {} · {}{deps}", n.node.label(), clean_line(&n.node.agent));
+            let text = format!(
+                " {} · {}{deps}",
+                node_label(n.node),
+                clean_line(&n.node.agent)
+            );
             Line::from(vec![
                 Span::styled(
                     format!(" {}", job_glyph(n.node.state, state.tick)),

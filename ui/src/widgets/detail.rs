@@ -1,7 +1,7 @@
 //! The Detail drawer: one job's prompt, result (decision, summary, findings, delegations),
 //! events, error and raw output, pre-wrapped so scrolling is by screen line.
 //!
-//! Owns drawing of `Snapshot::detail`; loading it is the glue's job (`Action::LoadDetail`).
+//! Owns drawing of `Snapshot::detail`; loading it is the glue's job (`Load::Detail`).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -34,7 +34,7 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
     };
     out.push(Line::from(vec![
         Span::styled(
-            format!("{} {} ", job_glyph(d.state, 0), d.state.name()),
+            format!("{} {} ", job_glyph(d.state, 0), d.state.as_str()),
             theme.style(job_slot(d.state)),
         ),
         Span::styled(d.job_id.clone(), theme.style(Slot::PaneTitle)),
@@ -42,7 +42,7 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
             format!(
                 "  {} · {} · {} · attempt {}",
                 clean_line(&d.agent),
-                d.kind.name(),
+                d.kind.as_str(),
                 d.action,
                 d.attempt
             ),
@@ -86,7 +86,7 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
                         row.deps.join(",")
                     };
                     let (st, slot) = match row.state {
-                        Some(s) => (format!("{} {}", job_glyph(s, 0), s.name()), job_slot(s)),
+                        Some(s) => (format!("{} {}", job_glyph(s, 0), s.as_str()), job_slot(s)),
                         None => ("not started".to_string(), Slot::Muted),
                     };
                     out.push(Line::from(vec![

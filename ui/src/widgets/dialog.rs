@@ -263,7 +263,7 @@ pub fn render_promote(
             PromoteAction::Implement => "make the change",
         };
         lines.push(say(
-            format!(" {} {:<10} {what}", if sel { "›" } else { " " }, a.name()),
+            format!(" {} {:<10} {what}", if sel { "›" } else { " " }, a.as_str()),
             style,
         ));
     }

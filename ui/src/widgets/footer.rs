@@ -25,126 +25,19 @@ fn selected_kind<'a>(state: &State, snap: &'a Snapshot) -> Option<&'a AttentionK
         .map(|a| &a.kind)
 }
 
+/// The keys a situation offers: the context they are looked up in and (command, label)
+/// pairs in display order.
+type Wanted = (Context, &'static [(Command, &'static str)]);
+
 /// The (key, label) hints of each situation, in display order; help and quit last.
 pub fn footer_hints(state: &State, snap: &Snapshot) -> Vec<(String, &'static str)> {
     use Command::*;
-    // The quit question and the stopping frame take plain letters, shown in their box.
-    let (ctx, wanted): (Context, &[(Command, &'static str)]) = match &state.overlay {
+    let (ctx, wanted) = match &state.overlay {
+        // The quit question and the stopping frame take plain letters, shown in their box.
         Some(Overlay::Confirm(crate::state::Confirm::Quit { .. }))
         | Some(Overlay::Stopping { .. }) => return Vec::new(),
-        Some(Overlay::Help { .. }) => (Context::Global, &[(Down, "scroll"), (Back, "close")]),
-        Some(Overlay::Messages { .. }) | Some(Overlay::Output { .. }) => (
-            Context::Global,
-            &[
-                (Down, "scroll"),
-                (PageDown, "page"),
-                (Bottom, "end"),
-                (Back, "close"),
-            ],
-        ),
-        Some(Overlay::Confirm(_)) => (
-            Context::Dialog,
-            &[(Confirm, "confirm"), (Force, "force"), (Cancel, "cancel")],
-        ),
-        Some(Overlay::Promote { .. }) => (
-            Context::Dialog,
-            &[(Down, "choose"), (Submit, "promote"), (Cancel, "cancel")],
-        ),
-        Some(Overlay::Answer { .. }) => (
-            Context::AnswerForm,
-            &[
-                (Submit, "next/submit"),
-                (Newline, "new line"),
-                (NextField, "next field"),
-                (Down, "choice"),
-                (Cancel, "cancel"),
-            ],
-        ),
-        Some(Overlay::Instructions { .. }) => (
-            Context::AnswerForm,
-            &[
-                (Submit, "submit"),
-                (Newline, "new line"),
-                (Cancel, "cancel"),
-            ],
-        ),
-        Some(Overlay::Compose { .. }) => (
-            Context::AnswerForm,
-            &[
-                (Submit, "send"),
-                (Newline, "new line"),
-                (NextField, "complete @"),
-                (Cancel, "cancel"),
-            ],
-        ),
-        None => match state.focus {
-            crate::state::Pane::Attention => match selected_kind(state, snap) {
-                Some(AttentionKind::Ask { .. }) => (
-                    Context::Attention,
-                    &[
-                        (Answer, "answer"),
-                        (Detail, "detail"),
-                        (Kill, "kill root"),
-                        (Copy, "copy cmd"),
-                    ],
-                ),
-                Some(AttentionKind::Failure { .. }) => (
-                    Context::Attention,
-                    &[
-                        (Retry, "retry"),
-                        (Continue, "continue"),
-                        (Abort, "abort"),
-                        (Answer, "failed leg"),
-                        (Kill, "kill root"),
-                        (Copy, "copy cmd"),
-                    ],
-                ),
-                Some(AttentionKind::Preflight { .. }) => (
-                    Context::Attention,
-                    &[(Detail, "detail"), (Kill, "kill root"), (Copy, "copy cmd")],
-                ),
-                None => (Context::Attention, &[]),
-            },
-            crate::state::Pane::Tree => (
-                Context::Tree,
-                &[
-                    (Open, "detail"),
-                    (ToggleFold, "fold"),
-                    (Kill, "kill root"),
-                    (CancelJob, "cancel"),
-                    (Copy, "copy id"),
-                    (Filter, "filter"),
-                ],
-            ),
-            crate::state::Pane::Dag => (
-                Context::Dag,
-                &[
-                    (Open, "detail"),
-                    (RootNext, "next root"),
-                    (Kill, "kill root"),
-                    (Copy, "copy id"),
-                ],
-            ),
-            crate::state::Pane::Threads => (
-                Context::Threads,
-                &[
-                    (SectionNext, "section"),
-                    (Compose, "write"),
-                    (Reply, "reply"),
-                    (Promote, "promote"),
-                    (MarkRead, "mark read"),
-                ],
-            ),
-            crate::state::Pane::Detail => (
-                Context::Detail,
-                &[
-                    (Down, "scroll"),
-                    (Back, "close"),
-                    (Copy, "copy id"),
-                    (Kill, "kill root"),
-                ],
-            ),
-        },
+        Some(ov) => overlay_keys(ov),
+        None => pane_keys(state, snap),
     };
     let key = |c: Command, ctx: Context| {
         state
@@ -170,6 +63,133 @@ pub fn footer_hints(state: &State, snap: &Snapshot) -> Vec<(String, &'static str
         }
     }
     out
+}
+
+/// The keys of an open overlay (the caller shows none for the quit question and the
+/// stopping frame, which list their letters in their own box).
+fn overlay_keys(ov: &Overlay) -> Wanted {
+    use Command::*;
+    match ov {
+        Overlay::Help { .. } => (Context::Global, &[(Down, "scroll"), (Back, "close")]),
+        Overlay::Messages { .. } | Overlay::Output { .. } => (
+            Context::Global,
+            &[
+                (Down, "scroll"),
+                (PageDown, "page"),
+                (Bottom, "end"),
+                (Back, "close"),
+            ],
+        ),
+        Overlay::Confirm(_) => (
+            Context::Dialog,
+            &[(Confirm, "confirm"), (Force, "force"), (Cancel, "cancel")],
+        ),
+        Overlay::Promote { .. } => (
+            Context::Dialog,
+            &[(Down, "choose"), (Submit, "promote"), (Cancel, "cancel")],
+        ),
+        Overlay::Answer { .. } => (
+            Context::AnswerForm,
+            &[
+                (Submit, "next/submit"),
+                (Newline, "new line"),
+                (NextField, "next field"),
+                (Down, "choice"),
+                (Cancel, "cancel"),
+            ],
+        ),
+        Overlay::Instructions { .. } => (
+            Context::AnswerForm,
+            &[
+                (Submit, "submit"),
+                (Newline, "new line"),
+                (Cancel, "cancel"),
+            ],
+        ),
+        Overlay::Compose { .. } => (
+            Context::AnswerForm,
+            &[
+                (Submit, "send"),
+                (Newline, "new line"),
+                (NextField, "complete @"),
+                (Cancel, "cancel"),
+            ],
+        ),
+        Overlay::Stopping { .. } => (Context::Global, &[]),
+    }
+}
+
+/// The keys of the focused pane (and of the selected attention item's kind).
+fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
+    use Command::*;
+    match state.focus {
+        crate::state::Pane::Attention => match selected_kind(state, snap) {
+            Some(AttentionKind::Ask { .. }) => (
+                Context::Attention,
+                &[
+                    (Answer, "answer"),
+                    (Detail, "detail"),
+                    (Kill, "kill root"),
+                    (Copy, "copy cmd"),
+                ],
+            ),
+            Some(AttentionKind::Failure { .. }) => (
+                Context::Attention,
+                &[
+                    (Retry, "retry"),
+                    (Continue, "continue"),
+                    (Abort, "abort"),
+                    (Answer, "failed leg"),
+                    (Kill, "kill root"),
+                    (Copy, "copy cmd"),
+                ],
+            ),
+            Some(AttentionKind::Preflight { .. }) => (
+                Context::Attention,
+                &[(Detail, "detail"), (Kill, "kill root"), (Copy, "copy cmd")],
+            ),
+            None => (Context::Attention, &[]),
+        },
+        crate::state::Pane::Tree => (
+            Context::Tree,
+            &[
+                (Open, "detail"),
+                (ToggleFold, "fold"),
+                (Kill, "kill root"),
+                (CancelJob, "cancel"),
+                (Copy, "copy id"),
+                (Filter, "filter"),
+            ],
+        ),
+        crate::state::Pane::Dag => (
+            Context::Dag,
+            &[
+                (Open, "detail"),
+                (RootNext, "next root"),
+                (Kill, "kill root"),
+                (Copy, "copy id"),
+            ],
+        ),
+        crate::state::Pane::Threads => (
+            Context::Threads,
+            &[
+                (SectionNext, "section"),
+                (Compose, "write"),
+                (Reply, "reply"),
+                (Promote, "promote"),
+                (MarkRead, "mark read"),
+            ],
+        ),
+        crate::state::Pane::Detail => (
+            Context::Detail,
+            &[
+                (Down, "scroll"),
+                (Back, "close"),
+                (Copy, "copy id"),
+                (Kill, "kill root"),
+            ],
+        ),
+    }
 }
 
 /// How many keys of a hint list are kept at `width`: the last two (help and quit outside

@@ -17,6 +17,7 @@ fn slot(level: ToastLevel) -> Slot {
     match level {
         ToastLevel::Info => Slot::ToastInfo,
         ToastLevel::Success => Slot::ToastSuccess,
+        ToastLevel::Warning => Slot::ToastWarning,
         ToastLevel::Error => Slot::ToastError,
     }
 }
@@ -63,7 +64,8 @@ pub fn log_lines(entries: &[LogEntry], width: usize, theme: &Theme) -> Vec<Line<
         let style = theme.style(slot(m.level));
         let mark = match m.level {
             ToastLevel::Error => "✗ ",
-            _ => "• ",
+            ToastLevel::Warning => "! ",
+            ToastLevel::Info | ToastLevel::Success => "• ",
         };
         for (i, l) in wrap(&clean(&m.text), width.saturating_sub(2))
             .into_iter()

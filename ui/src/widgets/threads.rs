@@ -76,7 +76,7 @@ fn threads(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
         .skip(rows::scroll_offset(sel, inner.height as usize))
         .map(|(i, t)| {
             let selected = active && i == sel;
-            let base = if t.state == ThreadState::Closed {
+            let base = if t.state == ThreadState::Archived {
                 theme.style(Slot::Muted)
             } else {
                 theme.style(Slot::Text)

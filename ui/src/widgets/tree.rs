@@ -17,7 +17,7 @@ use crate::rows::{self, TreeRow};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
-use crate::view::{JobKind, JobState, Snapshot, elapsed, tokens};
+use crate::view::{JobKind, JobState, Snapshot, elapsed, node_label, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
@@ -153,111 +153,18 @@ fn row<'a>(
     let edge = row_style(theme.style(Slot::DagEdge), selected, theme);
     let text = row_style(theme.style(Slot::Text), selected, theme);
     let n = r.node;
-    let mut guide = String::new();
-    for l in 1..r.level {
-        guide.push_str(if r.guides[l.min(15)] { "│ " } else { "  " });
-    }
-    if r.level > 0 {
-        guide.push_str(if r.last { "└─" } else { "├─" });
-    }
-    let fold = if n.children.is_empty() {
-        " "
-    } else if r.folded {
-        "▸"
-    } else {
-        "▾"
-    };
     let (glyph, gslot) = if n.kind == JobKind::Root {
         root_glyph(r.root, state.tick)
     } else {
         (job_glyph(n.state, state.tick), job_slot(n.state))
     };
-    let waiting = if n.kind == JobKind::Root {
-        r.root.state.is_live() && n.rollup().queued > 0
-    } else {
-        n.state == JobState::Queued
-    };
-    // Said before the title, which is what gets cut on a narrow pane.
-    let note = if idle && waiting {
-        "will not run · "
-    } else {
-        ""
-    };
-    // The note belongs to the part that is never cut (the id's), so it always shows.
-    let (head, tail) = match (n.kind == JobKind::Root, note.is_empty()) {
-        (true, true) => (n.id.clone(), format!("  {}", clean_line(&r.root.title))),
-        (true, false) => (
-            format!("{}  {}", n.id, note.trim_end()),
-            format!(" {}", clean_line(&r.root.title)),
-        ),
-        (false, true) => (n.label().to_string(), format!(" · {}", n.agent)),
-        (false, false) => (
-            format!("{} · {}", n.label(), note.trim_end()),
-            format!(" {}", n.agent),
-        ),
-    };
-    // Dimmed after the label: a root's spend against its budget, a running job's newest step.
-    let mut trailer = String::new();
-    if n.kind == JobKind::Root
-        && let Some(spend) = snap_live.root_spend(&r.root.id, r.root.cost_usd)
-    {
-        trailer.push_str(&format!("  {spend}"));
-    }
-    if n.state == JobState::Running
-        && let Some(step) = snap_live.latest.get(&n.id)
-    {
-        trailer.push_str(&format!("  {}", clean_line(step)));
-    }
-    let trailer = (!trailer.is_empty()).then_some(trailer);
-    let rollup = if n.children.is_empty() {
-        String::new()
-    } else {
-        let ru = n.rollup();
-        let mut parts = Vec::new();
-        for (c, g) in [
-            (ru.running, "▶"),
-            (ru.queued, "○"),
-            (ru.done, "✓"),
-            (ru.failed, "✗"),
-        ] {
-            if c > 0 {
-                parts.push(format!("{c}{g}"));
-            }
-        }
-        parts.join(" ")
-    };
-    let end = match (n.started_ms, n.finished_ms) {
-        (Some(s), Some(f)) => elapsed(f - s),
-        (Some(s), None) => elapsed(state.now_ms - s),
-        // A queued job shows how long it has waited.
-        (None, _) if n.state == JobState::Queued => elapsed(state.now_ms - n.created_ms),
-        _ => "-".to_string(),
-    };
-    let (time, toks) = if n.kind == JobKind::Root {
-        let end = r.root.finished_ms.unwrap_or(state.now_ms);
-        (
-            elapsed(end - r.root.created_ms),
-            snap_live.root_tokens(&r.root.id, r.root.tokens),
-        )
-    } else {
-        (end, n.tokens)
-    };
-    // No usage reported (a shell agent, a runtime without token counts) reads `-`, not 0.
-    let toks = if toks == 0 {
-        "-".to_string()
-    } else {
-        tokens(toks)
-    };
-    let mut right = cols.text(&rollup, &time, &toks);
-    if rollup.is_empty() && trailer.is_some() {
-        // A leaf has no rollup: its running step may use that column's blank space; the
-        // label is padded to the same width, so elapsed and tokens stay in their columns.
-        right = format!(" {}", right.trim_start());
-    }
+    let (head, tail) = head_and_tail(r, idle);
+    let trailer = trailer(r, snap_live);
+    let right = figures(r, state.now_ms, snap_live, cols, trailer.is_some());
     let right_w = super::str_width(&right);
     let left_w = width.saturating_sub(right_w);
     let mark = if is_sel { "▌" } else { " " };
-    let lead = format!("{guide}{fold}");
+    let lead = lead(r);
     let lead_w = 1 + super::str_width(&lead) + super::str_width(glyph) + 1;
     let label_style = if n.kind == JobKind::Root {
         row_style(theme.style(Slot::PaneTitle), selected, theme)
@@ -289,6 +196,128 @@ fn row<'a>(
     }
     spans.push(Span::styled(right, muted));
     Line::from(spans)
+}
+
+/// The tree guides down to the row and its fold mark.
+fn lead(r: &TreeRow) -> String {
+    let mut guide = String::new();
+    for l in 1..r.level {
+        guide.push_str(if r.guides[l.min(15)] { "│ " } else { "  " });
+    }
+    if r.level > 0 {
+        guide.push_str(if r.last { "└─" } else { "├─" });
+    }
+    let fold = if r.node.children.is_empty() {
+        " "
+    } else if r.folded {
+        "▸"
+    } else {
+        "▾"
+    };
+    format!("{guide}{fold}")
+}
+
+/// The label's two parts: the head (the id, never cut) and the tail (title or agent).
+fn head_and_tail(r: &TreeRow, idle: bool) -> (String, String) {
+    let n = r.node;
+    let waiting = if n.kind == JobKind::Root {
+        !r.root.state.is_terminal() && n.rollup().queued > 0
+    } else {
+        n.state == JobState::Queued
+    };
+    // Said before the title, which is what gets cut on a narrow pane.
+    let note = if idle && waiting {
+        "will not run · "
+    } else {
+        ""
+    };
+    // The note belongs to the part that is never cut (the id's), so it always shows.
+    match (n.kind == JobKind::Root, note.is_empty()) {
+        (true, true) => (n.id.clone(), format!("  {}", clean_line(&r.root.title))),
+        (true, false) => (
+            format!("{}  {}", n.id, note.trim_end()),
+            format!(" {}", clean_line(&r.root.title)),
+        ),
+        (false, true) => (node_label(n).to_string(), format!(" · {}", n.agent)),
+        (false, false) => (
+            format!("{} · {}", node_label(n), note.trim_end()),
+            format!(" {}", n.agent),
+        ),
+    }
+}
+
+/// Dimmed after the label: a root's spend against its budget, a running job's newest step.
+fn trailer(r: &TreeRow, live: &crate::live::Live) -> Option<String> {
+    let n = r.node;
+    let mut trailer = String::new();
+    if n.kind == JobKind::Root
+        && let Some(spend) = live.root_spend(&r.root.id, r.root.cost_usd)
+    {
+        trailer.push_str(&format!("  {spend}"));
+    }
+    if n.state == JobState::Running
+        && let Some(step) = live.latest.get(&n.id)
+    {
+        trailer.push_str(&format!("  {}", clean_line(step)));
+    }
+    (!trailer.is_empty()).then_some(trailer)
+}
+
+/// The right-hand columns: rollup, elapsed and tokens.
+fn figures(
+    r: &TreeRow,
+    now_ms: i64,
+    live: &crate::live::Live,
+    cols: Columns,
+    has_trailer: bool,
+) -> String {
+    let n = r.node;
+    let rollup = if n.children.is_empty() {
+        String::new()
+    } else {
+        let ru = n.rollup();
+        let mut parts = Vec::new();
+        for (c, g) in [
+            (ru.running, "▶"),
+            (ru.queued, "○"),
+            (ru.done, "✓"),
+            (ru.failed, "✗"),
+        ] {
+            if c > 0 {
+                parts.push(format!("{c}{g}"));
+            }
+        }
+        parts.join(" ")
+    };
+    let end = match (n.started_ms, n.finished_ms) {
+        (Some(s), Some(f)) => elapsed(f - s),
+        (Some(s), None) => elapsed(now_ms - s),
+        // A queued job shows how long it has waited.
+        (None, _) if n.state == JobState::Queued => elapsed(now_ms - n.created_ms),
+        _ => "-".to_string(),
+    };
+    let (time, toks) = if n.kind == JobKind::Root {
+        let end = r.root.finished_ms.unwrap_or(now_ms);
+        (
+            elapsed(end - r.root.created_ms),
+            live.root_tokens(&r.root.id, r.root.tokens),
+        )
+    } else {
+        (end, n.tokens)
+    };
+    // No usage reported (a shell agent, a runtime without token counts) reads `-`, not 0.
+    let toks = if toks == 0 {
+        "-".to_string()
+    } else {
+        tokens(toks)
+    };
+    let right = cols.text(&rollup, &time, &toks);
+    if rollup.is_empty() && has_trailer {
+        // A leaf has no rollup: its running step may use that column's blank space; the
+        // label is padded to the same width, so elapsed and tokens stay in their columns.
+        return format!(" {}", right.trim_start());
+    }
+    right
 }
 
 /// `head` (the id) whole, then as much of `tail` as fits, padded to `width`.

@@ -14,6 +14,7 @@ const MIN: i64 = 60_000;
 fn node(id: &str, kind: JobKind, agent: &str, action: &str, state: JobState) -> JobNode {
     JobNode {
         id: id.to_string(),
+        parent_id: id.rsplit_once('/').map(|(p, _)| p.to_string()),
         kind,
         delegation_id: match kind {
             JobKind::Leg => id.rsplit('/').next().map(str::to_string),
@@ -380,7 +381,7 @@ fn threads() -> Vec<ThreadView> {
             "release-2-4",
             "Release 2.4",
             "acme/site",
-            ThreadState::Closed,
+            ThreadState::Archived,
             178,
             0,
         ),

@@ -1,10 +1,10 @@
 //! A coordinator's delegation spec: one requested child job with its failure policy and
 //! synthesis rule. Plain data shared by the contract that parses it and the store that keeps
-//! it; validation lives in `contract`, never here.
+//! it; validation lives in the library's contract, never here.
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, AutonomyPolicy, Capability, RuntimeKind};
+use crate::{Action, AutonomyPolicy, Capability, RuntimeKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

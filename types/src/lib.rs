@@ -1,0 +1,24 @@
+//! The one vocabulary every crate of the workspace speaks: job and run states, job kinds,
+//! actions, runtimes, capabilities, autonomy policies, the human verbs, the chat names, the
+//! delegation spec and the tree row the control room draws.
+//!
+//! Owns names, their spellings and their parsing, plus plain data over them. Depends on
+//! serde only: it must never name a database, an async runtime or a terminal, so the pure
+//! ui crate and the library can share it (SQL conversions live in the library's store).
+
+mod chat;
+mod delegation;
+mod job;
+mod names;
+mod policy;
+mod tree;
+
+pub use chat::{AuthorKind, LinkPurpose, MessageKind, ThreadState};
+pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
+pub use job::{Action, JobKind, JobState, ResumeVerb, RunState};
+pub use names::UnknownName;
+pub use policy::{AutonomyPolicy, Capability, RuntimeKind};
+pub use tree::{JobNode, Rollup};
+
+#[doc(hidden)]
+pub use serde as __serde;
