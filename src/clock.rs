@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, UTC.
-pub type Millis = i64;
+pub(crate) type Millis = i64;
 
 pub trait Clock: Send + Sync {
     fn now_ms(&self) -> Millis;

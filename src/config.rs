@@ -50,18 +50,18 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// Bad input (exit 2) rather than a file that could not be read.
-    pub fn is_invalid(&self) -> bool {
+    pub(crate) fn is_invalid(&self) -> bool {
         matches!(self, Self::Invalid(_))
     }
 }
 
 impl Config {
-    pub fn to_toml(&self) -> String {
+    pub(crate) fn to_toml(&self) -> String {
         toml::to_string(self).expect("the config always serialises")
     }
 
     /// Agents `[agents.<name>] chat_autorespond = true` enrolls.
-    pub fn autorespond_agents(&self) -> Vec<String> {
+    pub(crate) fn autorespond_agents(&self) -> Vec<String> {
         self.agents
             .iter()
             .filter(|(_, a)| a.chat_autorespond)

@@ -5,7 +5,7 @@
 use crate::Invalid;
 
 /// Parses a Go-style duration. Zero ("0") is accepted; negative values are not.
-pub fn parse_ms(text: &str) -> Result<i64, Invalid> {
+pub(crate) fn parse_ms(text: &str) -> Result<i64, Invalid> {
     let s = text.trim();
     let bad = || {
         Invalid(format!(
@@ -47,7 +47,7 @@ pub fn parse_ms(text: &str) -> Result<i64, Invalid> {
 }
 
 /// Parses a duration that must be strictly positive.
-pub fn parse_positive_ms(text: &str) -> Result<i64, Invalid> {
+pub(crate) fn parse_positive_ms(text: &str) -> Result<i64, Invalid> {
     match parse_ms(text)? {
         0 => Err(Invalid(format!("duration {text:?} must be positive"))),
         ms => Ok(ms),
@@ -55,7 +55,7 @@ pub fn parse_positive_ms(text: &str) -> Result<i64, Invalid> {
 }
 
 /// Formats milliseconds compactly: 1h30m, 10m, 45s, 250ms.
-pub fn format_ms(ms: i64) -> String {
+pub(crate) fn format_ms(ms: i64) -> String {
     if ms <= 0 {
         return "0s".into();
     }

@@ -43,13 +43,13 @@ impl Home {
         Self { store: url, ..self }
     }
 
-    pub fn store_url(&self) -> Option<&str> {
+    pub(crate) fn store_url(&self) -> Option<&str> {
         self.store.as_deref()
     }
 
     /// Creates the folders (0700) and, when the store is the home's own file, an empty
     /// private database file (0600) if missing.
-    pub fn ensure(&self) -> io::Result<()> {
+    pub(crate) fn ensure(&self) -> io::Result<()> {
         for dir in [self.root.clone(), self.logs_dir(), self.artifacts_dir()] {
             if !dir.exists() {
                 fs::DirBuilder::new()
@@ -83,24 +83,24 @@ impl Home {
     pub fn config_path(&self) -> PathBuf {
         self.root.join("config.toml")
     }
-    pub fn logs_dir(&self) -> PathBuf {
+    pub(crate) fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
-    pub fn artifacts_dir(&self) -> PathBuf {
+    pub(crate) fn artifacts_dir(&self) -> PathBuf {
         self.root.join("artifacts")
     }
-    pub fn daemon_lock_path(&self) -> PathBuf {
+    pub(crate) fn daemon_lock_path(&self) -> PathBuf {
         self.root.join("daemon.lock")
     }
-    pub fn keymap_path(&self) -> PathBuf {
+    pub(crate) fn keymap_path(&self) -> PathBuf {
         self.root.join("keymap.toml")
     }
     /// The control room's `:` line history, one command a line, oldest first.
-    pub fn command_history_path(&self) -> PathBuf {
+    pub(crate) fn command_history_path(&self) -> PathBuf {
         self.root.join("command_history")
     }
 
-    pub fn themes_dir(&self) -> PathBuf {
+    pub(crate) fn themes_dir(&self) -> PathBuf {
         self.root.join("themes")
     }
 }

@@ -13,7 +13,7 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 }
 
 /// `job-` plus 8 lowercase base32 characters (40 random bits).
-pub fn root_job_id() -> String {
+pub(crate) fn root_job_id() -> String {
     let bytes = random_bytes::<5>();
     let mut bits: u64 = 0;
     for b in bytes {
@@ -27,13 +27,13 @@ pub fn root_job_id() -> String {
 }
 
 /// `n` random bytes as lowercase hex.
-pub fn random_hex(n_bytes: usize) -> String {
+pub(crate) fn random_hex(n_bytes: usize) -> String {
     let mut buf = vec![0u8; n_bytes];
     getrandom::fill(&mut buf).expect("the operating system's random source is unavailable");
     hex(&buf)
 }
 
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes
         .iter()

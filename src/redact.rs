@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 /// The marker a secret is replaced by (after its kind prefix).
-pub const MARKER: &str = "[REDACTED]";
+pub(crate) const MARKER: &str = "[REDACTED]";
 
 /// Token prefixes, each with the minimum body length that makes it a secret.
 const PREFIXED: &[(&str, usize)] = &[

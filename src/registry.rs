@@ -8,7 +8,7 @@ use crate::domain::{Action, AutonomyPolicy, Capability, RuntimeKind, implement_p
 use crate::store::agents::Agent;
 
 /// Checks a new agent before it is written.
-pub fn validate(a: &Agent) -> Result<(), Invalid> {
+pub(crate) fn validate(a: &Agent) -> Result<(), Invalid> {
     if !is_agent_name(&a.name) {
         return Err(Invalid(format!(
             "agent name {:?} is invalid: use letters, digits, '-' and '_', starting with a letter or digit",
@@ -45,7 +45,7 @@ pub fn validate(a: &Agent) -> Result<(), Invalid> {
 }
 
 /// Names that are safe as mentions (`@name`), file names and CLI arguments.
-pub fn is_agent_name(s: &str) -> bool {
+pub(crate) fn is_agent_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
         && s.len() <= 64
@@ -53,7 +53,11 @@ pub fn is_agent_name(s: &str) -> bool {
 }
 
 /// The shared dispatch gate: the agent may do `action` on `repo`.
-pub fn check_dispatch(agent: &Agent, action: Action, repo: Option<&str>) -> Result<(), Invalid> {
+pub(crate) fn check_dispatch(
+    agent: &Agent,
+    action: Action,
+    repo: Option<&str>,
+) -> Result<(), Invalid> {
     if !agent.allowed_on(repo) {
         return Err(Invalid(format!(
             "agent {:?} is not allowed on repo {} (it is scoped to {})",
@@ -77,8 +81,8 @@ pub fn check_dispatch(agent: &Agent, action: Action, repo: Option<&str>) -> Resu
 }
 
 /// The default capabilities and policy of `agent add`.
-pub const DEFAULT_CAPABILITIES: [Capability; 2] = [Capability::Ask, Capability::Review];
-pub const DEFAULT_POLICY: AutonomyPolicy = AutonomyPolicy::ReadOnly;
+pub(crate) const DEFAULT_CAPABILITIES: [Capability; 2] = [Capability::Ask, Capability::Review];
+pub(crate) const DEFAULT_POLICY: AutonomyPolicy = AutonomyPolicy::ReadOnly;
 
 #[cfg(test)]
 mod tests {

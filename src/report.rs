@@ -12,7 +12,7 @@ use crate::store::jobs::{self, Job};
 use crate::store::runs;
 
 /// The `job show --json` document.
-pub fn job_json(j: &Job) -> Value {
+pub(crate) fn job_json(j: &Job) -> Value {
     json!({
         "id": j.id,
         "root_id": j.root_id,
@@ -46,7 +46,7 @@ pub fn job_json(j: &Job) -> Value {
 }
 
 /// The `job tree --json` document: the run and the root with nested children.
-pub fn tree_json(conn: &Tx<'_>, root: &str) -> Result<Value, StoreError> {
+pub(crate) fn tree_json(conn: &Tx<'_>, root: &str) -> Result<Value, StoreError> {
     let run = runs::require(conn, root)?;
     let all = jobs::by_root(conn, root)?;
     let mut children: HashMap<&str, Vec<&Job>> = HashMap::new();
@@ -89,7 +89,7 @@ pub fn tree_json(conn: &Tx<'_>, root: &str) -> Result<Value, StoreError> {
 }
 
 /// The tree of `job tree --json` as indented text lines, one job a line.
-pub fn tree_text(node: &Value, depth: usize, out: &mut String) {
+pub(crate) fn tree_text(node: &Value, depth: usize, out: &mut String) {
     let label = node["delegation_id"]
         .as_str()
         .map(str::to_string)

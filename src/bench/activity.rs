@@ -32,7 +32,7 @@ pub fn bench_activity() -> Vec<(String, String)> {
 }
 
 /// The same with `lines` lines (a multiple of 100).
-pub fn bench_activity_with(lines: usize) -> Vec<(String, String)> {
+pub(crate) fn bench_activity_with(lines: usize) -> Vec<(String, String)> {
     super::in_scratch("activity", |dir| {
         measure(dir, lines).unwrap_or_else(|e| vec![("activity.error".into(), e)])
     })

@@ -26,7 +26,7 @@ pub fn bench_daemon() -> Vec<(String, String)> {
 }
 
 /// The same with `n` jobs per pass.
-pub fn bench_daemon_with(n: usize) -> Vec<(String, String)> {
+pub(crate) fn bench_daemon_with(n: usize) -> Vec<(String, String)> {
     super::in_scratch("daemon", |dir| {
         measure(dir, n).unwrap_or_else(|e| vec![("daemon.error".into(), e)])
     })

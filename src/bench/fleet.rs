@@ -43,7 +43,7 @@ impl Target {
     }
 }
 
-pub fn bench_fleet(pg: Option<String>) -> Vec<(String, String)> {
+pub(crate) fn bench_fleet(pg: Option<String>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     super::in_scratch("fleet", |dir| {
         let mut passes = vec![(Target::Sqlite, 1)];

@@ -188,7 +188,7 @@ fn run_isolated(group: Group) -> anyhow::Result<Vec<(String, String)>> {
 /// One measured figure with the target it answers to, and, where the machine sets the
 /// limit, the anchor measured in the same run and the figure's ratio to it.
 #[derive(Debug, Serialize)]
-pub struct Figure {
+pub(crate) struct Figure {
     pub group: Group,
     /// The store the figure was measured on: `sqlite`, `postgres`, or `-` where no store
     /// takes part (the parser).
@@ -202,7 +202,7 @@ pub struct Figure {
 
 /// A figure held against the machine's own limit.
 #[derive(Debug, Clone, Serialize)]
-pub struct Anchored {
+pub(crate) struct Anchored {
     /// The anchor's figure name (`daemon.sh_true_spawn_ms`, …).
     pub anchor: &'static str,
     pub anchor_value: f64,

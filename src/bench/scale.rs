@@ -21,7 +21,7 @@ use crate::store::Store;
 use crate::tui::load::Loader;
 
 /// The sizes of the README's table.
-pub const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
+pub(crate) const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
 /// Jobs per seeded root, as in `bench_tui`.
 const JOBS_PER_ROOT: usize = 20;
 /// The legs of the one wide root `job tree` prints.
@@ -32,7 +32,7 @@ const BASE: usize = 100_000;
 const REFRESHES: usize = 20;
 
 /// One size's row of figures: (figure, value).
-pub fn bench_scale(binary: &Path, sizes: &[usize]) -> Vec<(String, String)> {
+pub(crate) fn bench_scale(binary: &Path, sizes: &[usize]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for &jobs in sizes {
         match super::in_scratch("scale", |dir| measure(binary, dir, jobs)) {

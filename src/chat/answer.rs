@@ -49,8 +49,7 @@ pub struct Answered {
 
 /// What answering a job did, whichever surface the answer came from.
 #[derive(Debug, Clone)]
-pub struct JobAnswered {
-    pub job_id: String,
+pub(crate) struct JobAnswered {
     /// The ask-gate thread and the human's message in it, when the round has a thread.
     pub posted: Option<(Thread, Message)>,
     pub continuation: Option<String>,
@@ -73,7 +72,12 @@ fn ask_thread(conn: &Tx<'_>, job_id: &str) -> Result<Option<Thread>> {
 /// text is posted to the round's ask-gate thread (replying to the question), the engine's
 /// answer path resumes the tree, and the thread is retitled answered. All in the caller's
 /// transaction, so a refused answer records nothing.
-pub fn answer_job(tx: &Tx<'_>, env: Env<'_>, job_id: &str, text: &str) -> Result<JobAnswered> {
+pub(crate) fn answer_job(
+    tx: &Tx<'_>,
+    env: Env<'_>,
+    job_id: &str,
+    text: &str,
+) -> Result<JobAnswered> {
     // The engine refuses an empty answer, rolling the posted message back with it.
     let posted = match ask_thread(tx, job_id)? {
         Some(thread) => {
@@ -91,7 +95,6 @@ pub fn answer_job(tx: &Tx<'_>, env: Env<'_>, job_id: &str, text: &str) -> Result
         None => None,
     };
     Ok(JobAnswered {
-        job_id: job_id.to_string(),
         posted,
         continuation,
     })
@@ -151,7 +154,7 @@ pub fn answer(tx: &Tx<'_>, env: Env<'_>, thread: &Thread, text: &str) -> Result<
 }
 
 /// `job answer` and the control room: answer by job id, commit.
-pub fn answer_job_message(
+pub(crate) fn answer_job_message(
     store: &mut Store,
     env: Env<'_>,
     job_id: &str,

@@ -17,7 +17,7 @@ use crate::store::jobs::Job;
 
 /// `- <id>: <prompt>` per question, ` (choices: a, b)` when it has choices; the reason
 /// for a failure round.
-pub fn questions_body(e: &Round) -> String {
+pub(crate) fn questions_body(e: &Round) -> String {
     let parsed = serde_json::from_value::<Vec<HumanQuestion>>(e.questions.clone())
         .ok()
         .filter(|q| !q.is_empty());
@@ -54,12 +54,12 @@ fn title(job_id: &str) -> String {
 }
 
 /// The title of an ask-gate thread whose question was answered.
-pub fn answered_title(job_id: &str) -> String {
+pub(crate) fn answered_title(job_id: &str) -> String {
     format!("Job {} — answered", job_tail(job_id))
 }
 
 /// Retitles the job's thread answered, unless a human gave it a title of their own.
-pub fn mark_answered(
+pub(crate) fn mark_answered(
     conn: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,

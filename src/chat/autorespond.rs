@@ -19,10 +19,10 @@ use crate::store::agents;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, MessageKind};
 
 /// The instruction appended to an auto-respond prompt.
-pub const REPLY_INSTRUCTION: &str = "Reply conversationally: answer what you can, and be explicit about what you are \
+pub(crate) const REPLY_INSTRUCTION: &str = "Reply conversationally: answer what you can, and be explicit about what you are \
 unsure of or would need to proceed. This is a lightweight chat reply, not a code-execution task.";
 
-pub fn cap_notice(agent: &str) -> String {
+pub(crate) fn cap_notice(agent: &str) -> String {
     format!("auto-respond cap reached for @{agent}; needs a human")
 }
 

@@ -20,11 +20,11 @@ pub fn cap(conn: &Tx<'_>, thread_id: &str) -> Result<Option<i64>> {
 }
 
 /// Agent-authored chat turns: what the cap counts (human, system and results are free).
-pub fn agent_turns(conn: &Tx<'_>, thread_id: &str) -> Result<i64> {
+pub(crate) fn agent_turns(conn: &Tx<'_>, thread_id: &str) -> Result<i64> {
     Ok(rows::count_agent_turns(conn, thread_id)?)
 }
 
-pub fn overrun_text(cap: i64) -> String {
+pub(crate) fn overrun_text(cap: i64) -> String {
     format!(
         "MOOT CAP REACHED — this moot hit its {cap}-message cap and is hard-stopped (no auto-extension). \
          Each seat: stop conversing and post your partial conclusions (what you know / are unsure of / \

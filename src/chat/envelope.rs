@@ -19,7 +19,7 @@ struct Envelope<'a> {
 }
 
 /// `{"schema_version":1,"kind":…,"body":…,"mentions":[…],"refs":[…],"reply_to":"…"}`.
-pub fn encode(
+pub(crate) fn encode(
     kind: MessageKind,
     body: &str,
     mentions: &[String],

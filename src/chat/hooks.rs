@@ -49,7 +49,7 @@ fn cap(s: &str, n: usize) -> String {
 }
 
 /// The markdown body of a job_result message.
-pub fn render_result(job: &Job) -> String {
+pub(crate) fn render_result(job: &Job) -> String {
     let result: Option<GitmootResult> = job
         .result
         .clone()
@@ -126,7 +126,7 @@ fn carries_on(job: &Job) -> bool {
 
 /// Posts the job's result into its tree's thread when the rule above says so; returns
 /// the posted seq.
-pub fn post_job_result(
+pub(crate) fn post_job_result(
     conn: &Tx<'_>,
     clock: &dyn Clock,
     job: &Job,

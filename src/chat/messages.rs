@@ -48,7 +48,7 @@ impl<'a> Post<'a> {
 }
 
 /// A `{kind:"job"}` ref stamped with this home's origin.
-pub fn job_ref(conn: &Tx<'_>, repo: &str, job_id: &str) -> Result<Ref> {
+pub(crate) fn job_ref(conn: &Tx<'_>, repo: &str, job_id: &str) -> Result<Ref> {
     Ok(Ref {
         kind: "job".into(),
         origin: rows::origin(conn)?,
@@ -233,7 +233,7 @@ pub fn send(
 }
 
 /// The refusal text of a send past a moot's cap.
-pub fn cap_refusal(slug: &str, cap: i64) -> ChatError {
+pub(crate) fn cap_refusal(slug: &str, cap: i64) -> ChatError {
     ChatError::refused(format!(
         "moot cap reached: thread {slug:?} hit its {cap}-message cap; agent messages are closed — \
          stop conversing and return your conclusions (know / unsure / would-ask-next) in your gitmoot_result"
@@ -242,7 +242,7 @@ pub fn cap_refusal(slug: &str, cap: i64) -> ChatError {
 
 /// Resolves the thread and sends, committing the overrun notice before refusing a capped
 /// send. `guard` runs on the resolved thread first (the relay binds a seat to its thread).
-pub fn send_message_with(
+pub(crate) fn send_message_with(
     store: &mut Store,
     clock: &dyn Clock,
     thread_arg: &str,
@@ -275,12 +275,16 @@ pub fn send_message(
 }
 
 /// The warning printed for a mention that named no registered agent.
-pub fn unknown_mention_warning(name: &str) -> String {
+pub(crate) fn unknown_mention_warning(name: &str) -> String {
     format!("warning: @{name} is not a registered agent; mention recorded but not delivered")
 }
 
 /// The `chat show` read model: a thread and its messages (all, or the newest `limit`).
-pub fn transcript(conn: &Tx<'_>, thread: &Thread, limit: Option<usize>) -> Result<Vec<Message>> {
+pub(crate) fn transcript(
+    conn: &Tx<'_>,
+    thread: &Thread,
+    limit: Option<usize>,
+) -> Result<Vec<Message>> {
     Ok(rows::messages(conn, &thread.id, 0, limit)?)
 }
 

@@ -9,7 +9,7 @@
 //! `escalations.thread_id` stamp of an ask-gate link.
 
 pub mod answer;
-pub mod askgate;
+pub(crate) mod askgate;
 pub mod autorespond;
 pub mod cap;
 pub mod envelope;
@@ -71,7 +71,7 @@ impl ChatError {
     }
 
     /// Bad input (exit 2), however it reached chat.
-    pub fn is_invalid(&self) -> bool {
+    pub(crate) fn is_invalid(&self) -> bool {
         match self {
             Self::Invalid(_) => true,
             Self::Store(e) => e.is_invalid(),

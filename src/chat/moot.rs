@@ -50,7 +50,7 @@ pub struct Convened {
 }
 
 /// The roster from `--agents a,b`: trimmed, empties dropped, first occurrence kept.
-pub fn parse_roster(list: &str) -> Vec<String> {
+pub(crate) fn parse_roster(list: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for a in list.split(',').map(str::trim).filter(|a| !a.is_empty()) {
         if !out.iter().any(|x| x == a) {

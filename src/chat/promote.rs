@@ -20,7 +20,7 @@ use crate::store::chat::{
 use crate::store::{Store, jobs};
 
 /// The fingerprint window of a promotion.
-pub const DEDUPE_WINDOW_MS: i64 = 60_000;
+pub(crate) const DEDUPE_WINDOW_MS: i64 = 60_000;
 
 #[derive(Debug, Clone)]
 pub struct Promoted {
@@ -35,7 +35,7 @@ pub struct Promoted {
 }
 
 /// The one agent a task body names, or the error saying why not.
-pub fn target_agent(conn: &Tx<'_>, body: &str) -> Result<String> {
+pub(crate) fn target_agent(conn: &Tx<'_>, body: &str) -> Result<String> {
     let mut registered = Vec::new();
     for name in mentions::parse(body) {
         if rows::agent_exists(conn, &name)? {
@@ -57,7 +57,7 @@ pub fn target_agent(conn: &Tx<'_>, body: &str) -> Result<String> {
 }
 
 /// The thread's newest 20 messages as prompt context; promotion and auto-respond share it.
-pub fn recent_context(conn: &Tx<'_>, thread: &Thread) -> Result<String> {
+pub(crate) fn recent_context(conn: &Tx<'_>, thread: &Thread) -> Result<String> {
     let recent = rows::messages(conn, &thread.id, 0, Some(20))?;
     let mut out = format!(
         "Chat thread \"{}\" ({}) — recent messages:\n",

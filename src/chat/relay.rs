@@ -246,7 +246,7 @@ impl RelayHandle {
     }
 
     /// The environment a seat's runtime needs to reach the relay with `token`.
-    pub fn seat_env(&self, token: &str) -> Vec<(String, String)> {
+    pub(crate) fn seat_env(&self, token: &str) -> Vec<(String, String)> {
         vec![
             (ENV_SOCKET.into(), self.path.display().to_string()),
             (ENV_TOKEN.into(), token.to_string()),
@@ -465,7 +465,7 @@ pub fn call(socket: &Path, req: &Request) -> Result<Response> {
 }
 
 /// The relay endpoint from the environment, when a seat runs under one.
-pub fn from_env() -> Option<(PathBuf, String)> {
+pub(crate) fn from_env() -> Option<(PathBuf, String)> {
     let socket = std::env::var_os(ENV_SOCKET).filter(|v| !v.is_empty())?;
     let token = std::env::var(ENV_TOKEN).ok().filter(|v| !v.is_empty())?;
     Some((PathBuf::from(socket), token))

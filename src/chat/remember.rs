@@ -170,7 +170,7 @@ const MIN_WORDS: usize = 2;
 const MIN_CHARS: usize = 12;
 
 /// The memory pre-filter shared with ingest: `None` when the body may be remembered.
-pub fn prefilter(body: &str, tier: Tier, repo: &str) -> Option<Rejection> {
+pub(crate) fn prefilter(body: &str, tier: Tier, repo: &str) -> Option<Rejection> {
     let trimmed = body.trim();
     if trimmed.is_empty() {
         return Some(Rejection::Empty);

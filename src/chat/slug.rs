@@ -3,7 +3,7 @@
 
 /// Lowercases, keeps `[a-z0-9]`, turns every other run into one `-` (never leading or
 /// trailing). May return an empty string, which callers refuse.
-pub fn slugify(name: &str) -> String {
+pub(crate) fn slugify(name: &str) -> String {
     let mut out = String::new();
     let mut pending_dash = false;
     for c in name.trim().chars().flat_map(char::to_lowercase) {

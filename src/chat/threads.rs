@@ -32,7 +32,7 @@ fn valid_repo(repo: &str) -> Result<()> {
 }
 
 /// The slug of a thread name, or the validation error naming the raw name.
-pub fn slug_for(name: &str, what: &str) -> Result<String> {
+pub(crate) fn slug_for(name: &str, what: &str) -> Result<String> {
     let slug = slugify(name);
     if slug.is_empty() {
         return Err(Invalid(format!(
@@ -90,7 +90,7 @@ fn insert(
 
 /// The thread with this slug in `repo`, created (open) when missing. Used by the ask-gate
 /// link and moots, which name their threads themselves.
-pub fn get_or_create(
+pub(crate) fn get_or_create(
     conn: &Tx<'_>,
     clock: &dyn Clock,
     slug: &str,
@@ -173,7 +173,7 @@ pub fn rename(conn: &Tx<'_>, clock: &dyn Clock, thread: &Thread, title: &str) ->
 }
 
 /// Archives (`Archived`) or restores (`Open`) a thread; idempotent, deletes nothing.
-pub fn set_state(
+pub(crate) fn set_state(
     conn: &Tx<'_>,
     clock: &dyn Clock,
     thread: &Thread,
@@ -198,7 +198,7 @@ pub fn set_state(
 }
 
 /// Refuses an action on an archived thread.
-pub fn require_open(t: &Thread, verb: &str) -> Result<()> {
+pub(crate) fn require_open(t: &Thread, verb: &str) -> Result<()> {
     if t.state == ThreadState::Archived {
         return Err(ChatError::refused(format!(
             "thread {:?} is archived; reopen it before {verb}",

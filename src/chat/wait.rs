@@ -22,7 +22,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Whether the waiter should stop now.
-    pub fn is_ready(&self) -> bool {
+    pub(crate) fn is_ready(&self) -> bool {
         !self.messages.is_empty() || self.cap_reached
     }
 }

@@ -181,7 +181,7 @@ fn status(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
 /// `job run --wait`: runs an in-process daemon for this tree when no daemon holds the
 /// home (otherwise the running one does the work), waits until the run settles or pauses
 /// for a human, then prints the final result.
-pub fn wait_for_root(
+pub(crate) fn wait_for_root(
     ctx: &Ctx,
     root: &str,
     as_json: bool,

@@ -16,7 +16,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 /// From now on SIGINT and SIGTERM are counted, not fatal.
-pub fn count_signals() {
+pub(crate) fn count_signals() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: the handler only touches atomics, which is async-signal-safe.
         unsafe {
@@ -34,6 +34,6 @@ pub fn received() -> u32 {
 }
 
 /// The shell's exit status for death by the last signal (130 for SIGINT, 143 for SIGTERM).
-pub fn exit_status() -> i32 {
+pub(crate) fn exit_status() -> i32 {
     128 + LAST.load(Ordering::SeqCst)
 }

@@ -68,7 +68,7 @@ fn print_record(out: &mut Out, r: &Record, as_json: bool) -> anyhow::Result<()> 
 
 /// Adds `activity_count`, `last_activity`, the cache-token figures and, while the job
 /// runs, its live spend to a `job show --json` document.
-pub fn extend_show(conn: &Tx<'_>, doc: &mut Value) -> anyhow::Result<()> {
+pub(crate) fn extend_show(conn: &Tx<'_>, doc: &mut Value) -> anyhow::Result<()> {
     let id = doc["id"].as_str().unwrap_or_default().to_string();
     let info = activity::of_job(conn, &id)?.unwrap_or_default();
     let last = activity::last(conn, &id)?;
@@ -85,7 +85,7 @@ pub fn extend_show(conn: &Tx<'_>, doc: &mut Value) -> anyhow::Result<()> {
 }
 
 /// The human `job show` lines for the same figures.
-pub fn show_lines(conn: &Tx<'_>, id: &str) -> anyhow::Result<Vec<String>> {
+pub(crate) fn show_lines(conn: &Tx<'_>, id: &str) -> anyhow::Result<Vec<String>> {
     let mut lines = Vec::new();
     let Some(info) = activity::of_job(conn, id)? else {
         return Ok(lines);

@@ -9,7 +9,7 @@ pub mod chat;
 pub mod config;
 pub mod daemon;
 pub mod input;
-pub mod interrupt;
+pub(crate) mod interrupt;
 pub mod job;
 pub mod logs;
 pub mod memory;
@@ -274,7 +274,7 @@ fn is_invalid(e: &(dyn std::error::Error + 'static)) -> bool {
 /// A wait that ended at its deadline with nothing to report (`chat wait`): not a failure
 /// of the command, but a caller must be able to tell it from a message.
 #[derive(Debug, thiserror::Error)]
-pub struct TimedOut(pub String);
+pub(crate) struct TimedOut(pub String);
 
 /// The message is the whole text: nothing to add around it.
 impl std::fmt::Display for TimedOut {
@@ -284,7 +284,7 @@ impl std::fmt::Display for TimedOut {
 }
 
 /// The exit code of a `TimedOut` wait.
-pub const EXIT_TIMED_OUT: i32 = 3;
+pub(crate) const EXIT_TIMED_OUT: i32 = 3;
 
 /// Exit code for an error: 2 when any cause is a validation failure, 3 for a timed-out
 /// wait, else 1.

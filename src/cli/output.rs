@@ -13,7 +13,7 @@ use crate::clock::Millis;
 /// Standard output as the verbs write it. Every write error comes back as an
 /// `io::Error`; one of kind `BrokenPipe` carries [`ReaderGone`], so `main` ends quietly
 /// with exit 0 when the reader of the pipe left (`gitmoot job list | head -1`) and only then.
-pub struct Out {
+pub(crate) struct Out {
     sink: Sink,
 }
 
@@ -28,7 +28,7 @@ enum Sink {
 /// The cause inside the `BrokenPipe` error of a write to a stdout nobody reads any more.
 #[derive(Debug, thiserror::Error)]
 #[error("the reader of standard output went away")]
-pub struct ReaderGone;
+pub(crate) struct ReaderGone;
 
 impl Out {
     /// Each line reaches the reader as soon as it is written.
@@ -95,7 +95,7 @@ pub fn is_reader_gone(err: &anyhow::Error) -> bool {
 }
 
 /// Prints one pretty JSON document and a newline.
-pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     Out::lines().json(value)
 }
 

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::output::Out;
 
 /// Rows a listing prints when not told otherwise.
-pub const DEFAULT_PAGE: usize = 50;
+pub(crate) const DEFAULT_PAGE: usize = 50;
 
 /// `--limit N`, `--all`, `--jsonl` of a paged listing.
 #[derive(Debug, Clone, Args)]
@@ -40,7 +40,7 @@ impl PageArgs {
 }
 
 /// A JSON listing written as it is read: one array (`[`, the rows, `]`) or JSON Lines.
-pub struct JsonStream<W: Write> {
+pub(crate) struct JsonStream<W: Write> {
     out: W,
     lines: bool,
     rows: usize,

@@ -27,7 +27,7 @@ pub struct TuiArgs {
 }
 
 /// The command tree the `:` line completes from: every visible subcommand and long option.
-pub fn completion_tree(cmd: &clap::Command) -> CompletionTree {
+pub(crate) fn completion_tree(cmd: &clap::Command) -> CompletionTree {
     CompletionTree {
         name: cmd.get_name().to_string(),
         children: cmd

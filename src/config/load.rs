@@ -36,7 +36,7 @@ impl Config {
     /// The `[store] url` of the file at `path`, read on its own: commands that never read
     /// the rest of the config keep working while another key is broken. A file too broken
     /// to read that has a `[store]` table is an error, since guessing the store is worse.
-    pub fn store_url(path: &Path) -> Result<Option<String>, ConfigError> {
+    pub(crate) fn store_url(path: &Path) -> Result<Option<String>, ConfigError> {
         let text = match std::fs::read(path).map(String::from_utf8) {
             Ok(Ok(t)) => t,
             // Not text at all: the full load names the file and the offset.

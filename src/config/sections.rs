@@ -35,14 +35,16 @@ mod unset_as_empty {
 
     use super::Duration;
 
-    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match v {
             Some(d) => s.serialize_str(&crate::duration::format_ms(d.0)),
             None => s.serialize_str(""),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
         let text = String::deserialize(d)?;
         if text.trim().is_empty() {
             return Ok(None);

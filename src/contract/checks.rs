@@ -35,11 +35,12 @@ impl CheckFailure {
     }
 }
 
-pub const REVIEW_VERDICT_HAS_EVIDENCE: &str = "review-verdict-has-evidence";
-pub const REVIEW_EXECUTED_CLAIM_IS_SUBSTANTIATED: &str = "review-executed-claim-is-substantiated";
-pub const BLOCKED_BLOCKERS_ACTIONABLE: &str = "blocked-blockers-actionable";
-pub const IMPLEMENT_CHANGES_LISTED: &str = "implement-changes-listed";
-pub const IMPLEMENT_TESTS_LISTED: &str = "implement-tests-listed";
+pub(crate) const REVIEW_VERDICT_HAS_EVIDENCE: &str = "review-verdict-has-evidence";
+pub(crate) const REVIEW_EXECUTED_CLAIM_IS_SUBSTANTIATED: &str =
+    "review-executed-claim-is-substantiated";
+pub(crate) const BLOCKED_BLOCKERS_ACTIONABLE: &str = "blocked-blockers-actionable";
+pub(crate) const IMPLEMENT_CHANGES_LISTED: &str = "implement-changes-listed";
+pub(crate) const IMPLEMENT_TESTS_LISTED: &str = "implement-tests-listed";
 
 /// The two evidence checks of a review result.
 ///

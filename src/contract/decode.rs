@@ -20,7 +20,7 @@ pub fn kind(raw: &RawValue) -> &'static str {
 }
 
 /// An object's members in the order written, duplicates included.
-pub struct Entries<'a>(pub Vec<(String, &'a RawValue)>);
+pub(crate) struct Entries<'a>(pub Vec<(String, &'a RawValue)>);
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for Entries<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -60,7 +60,7 @@ impl<'a> Entries<'a> {
 
 /// Decodes a narrative list: strings kept verbatim, `null` as an empty entry, objects as
 /// canonical compact JSON. Every bad element is reported, naming `field` and its index.
-pub fn string_list(field: &str, raw: &RawValue) -> Result<Vec<String>, Vec<String>> {
+pub(crate) fn string_list(field: &str, raw: &RawValue) -> Result<Vec<String>, Vec<String>> {
     let elements: Vec<&RawValue> = match kind(raw) {
         "null" => return Ok(Vec::new()),
         "array" => serde_json::from_str(raw.get()).map_err(|e| vec![format!("{field}: {e}")])?,
@@ -99,7 +99,7 @@ pub fn string_list(field: &str, raw: &RawValue) -> Result<Vec<String>, Vec<Strin
 
 /// An object as compact JSON with its top-level keys sorted and each value's bytes kept
 /// (only compacted). `Err(key)` names a top-level duplicate.
-pub fn canonical_object(raw: &RawValue) -> Result<String, String> {
+pub(crate) fn canonical_object(raw: &RawValue) -> Result<String, String> {
     let Some(mut entries) = Entries::of(raw) else {
         return Ok(compact(raw.get()));
     };
@@ -147,7 +147,7 @@ pub fn compact(json: &str) -> String {
 
 /// Whether a stored list entry says nothing: blank, or JSON whose every value, at any
 /// depth, is empty (`""`, `null`, `[]`, `{}`). Numbers and booleans are content.
-pub fn is_content_free(entry: &str) -> bool {
+pub(crate) fn is_content_free(entry: &str) -> bool {
     if entry.trim().is_empty() {
         return true;
     }

@@ -68,10 +68,10 @@ macro_rules! field_rules {
 }
 
 /// The envelope an agent returns, with every top-level field.
-pub const SHAPE: &str = shape!();
+pub(crate) const SHAPE: &str = shape!();
 
 /// What each field accepts; shared by the job prompt and the repair prompt.
-pub const FIELD_RULES: &str = field_rules!();
+pub(crate) const FIELD_RULES: &str = field_rules!();
 
 /// The contract text appended to every job prompt.
 pub fn instructions() -> &'static str {

@@ -18,10 +18,10 @@
 //! `{` opens one level and merges only remove levels, so the pass is linear in practice.
 
 /// The literal every candidate must contain.
-pub const MARKER: &str = "\"gitmoot_result\"";
+pub(crate) const MARKER: &str = "\"gitmoot_result\"";
 
 /// A candidate byte range `start..end` of the output, in trial order.
-pub type Span = std::ops::Range<usize>;
+pub(crate) type Span = std::ops::Range<usize>;
 
 /// Every candidate span of `raw`, in the order the contract tries them, without repeats.
 pub fn candidates(raw: &str) -> Vec<Span> {

@@ -23,7 +23,7 @@ use super::decode::{self, Entries};
 use super::types::{ChecksBlocked, Decision, Evidence, GitmootResult, Severity};
 
 /// The top-level fields a `gitmoot_result` may carry.
-pub const FIELDS: &[&str] = &[
+pub(crate) const FIELDS: &[&str] = &[
     "decision",
     "summary",
     "findings",

@@ -49,7 +49,7 @@ impl Shared {
     /// whose loop has the thread it runs on to itself (`Daemon::run` under `block_on`, or
     /// `Daemon::spawn`'s thread) and waits for each pass anyway, so handing the pass to
     /// another thread would only add two thread switches to every pass.
-    pub fn with_store_here<T>(&self, f: impl FnOnce(&mut Store, &Shared) -> T) -> T {
+    pub(crate) fn with_store_here<T>(&self, f: impl FnOnce(&mut Store, &Shared) -> T) -> T {
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut store, self)
     }
@@ -129,7 +129,7 @@ pub fn plan(conn: &Tx<'_>, job: &Job, cfg: &Config) -> Result<Plan, String> {
 }
 
 /// Each claimed job with the runtime plan it runs under (or why it has none).
-pub fn planned(
+pub(crate) fn planned(
     store: &Store,
     claimed: Vec<Claimed>,
     config: &Config,
@@ -200,7 +200,7 @@ impl Finished {
 
     /// Once the settlement committed (or failed: recovery then fails the job), the stdout
     /// record has served its purpose.
-    pub fn cleanup(self) {
+    pub(crate) fn cleanup(self) {
         if let Some(record) = self.record {
             runtime::spare::discard_record(&record);
         }

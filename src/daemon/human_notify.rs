@@ -22,8 +22,8 @@ use crate::store::escalations::{self, Round, RoundKind};
 use crate::store::events::{self, NewEvent};
 use crate::store::{chat, jobs};
 
-pub const NOTIFY_EVENT: &str = "human_notify";
-pub const NOTIFY_FAILED_EVENT: &str = "human_notify_failed";
+pub(crate) const NOTIFY_EVENT: &str = "human_notify";
+pub(crate) const NOTIFY_FAILED_EVENT: &str = "human_notify_failed";
 
 /// One gate to tell a human about.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ fn payload(tx: &Tx<'_>, r: &Round) -> Result<Value, StoreError> {
 }
 
 /// Open rounds nobody was told about yet, each marked notified in `tx`.
-pub fn claim_pending(tx: &Tx<'_>, clock: &dyn Clock) -> Result<Vec<Pending>, StoreError> {
+pub(crate) fn claim_pending(tx: &Tx<'_>, clock: &dyn Clock) -> Result<Vec<Pending>, StoreError> {
     let mut out = Vec::new();
     for r in escalations::open(tx)? {
         if already_notified(tx, &r)? {

@@ -31,13 +31,13 @@ pub struct Registration {
 impl Registration {
     /// How often the heartbeat is written: three beats per lease, so one late or lost beat
     /// never lets the lease run out.
-    pub fn beat_every(&self) -> Millis {
+    pub(crate) fn beat_every(&self) -> Millis {
         (self.lease_ms / 3).max(1)
     }
 }
 
 /// This host's name, as its `daemons` row shows it.
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most `len` bytes into our buffer.
     let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
@@ -134,7 +134,7 @@ pub fn beat(
 }
 
 /// Why a daemon stopped its own jobs while it could not reach the store.
-pub const FENCED: &str = "terminated: the daemon lost its store for longer than its lease allows; another daemon takes the job over";
+pub(crate) const FENCED: &str = "terminated: the daemon lost its store for longer than its lease allows; another daemon takes the job over";
 
 /// Waits out a lost connection to a PostgreSQL store: has the daemon's store reopen it
 /// (`Store::heal`) with a growing pause (250 ms up to 30 s), saying so once. Should the
@@ -142,7 +142,7 @@ pub const FENCED: &str = "terminated: the daemon lost its store for longer than 
 /// another daemon may take them over once the lease lapses, and none may run in two places
 /// at once. Returns early, still disconnected, once the daemon's home is gone: a detached
 /// daemon of a removed home (a throwaway demo or test) has nothing left to wait for.
-pub async fn reconnect(
+pub(crate) async fn reconnect(
     sh: &Arc<Shared>,
     reg: &Registration,
     mut fence: impl FnMut(),
@@ -179,7 +179,11 @@ pub async fn reconnect(
 }
 
 /// Marks this daemon stopped on a clean exit, so nobody waits out its lease.
-pub fn deregister(store: &mut Store, reg: &Registration, now: Millis) -> Result<(), DaemonError> {
+pub(crate) fn deregister(
+    store: &mut Store,
+    reg: &Registration,
+    now: Millis,
+) -> Result<(), DaemonError> {
     store.write(|tx| daemons::stop(tx, &reg.id, now))?;
     Ok(())
 }

@@ -29,7 +29,7 @@ use crate::store::jobs::Job;
 use crate::store::{StoreError, runs};
 
 /// Longest a record waits before it is written.
-pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(200);
 /// Lines buffered between the child's pipes and the parser.
 const LINE_QUEUE: usize = 4096;
 
@@ -248,7 +248,7 @@ fn new_activity(a: &Activity) -> NewActivity<'_> {
 
 /// Writes the last batch and closes the job's live figures, inside the settlement's
 /// transaction. Jobs that streamed nothing and report no cache tokens write nothing.
-pub fn write_final(
+pub(crate) fn write_final(
     conn: &Tx<'_>,
     job: &Job,
     now: crate::clock::Millis,

@@ -60,7 +60,7 @@ fn read_pid(file: &mut File) -> String {
 
 impl DaemonLock {
     /// Takes the lock and writes this process's pid into it, or names the holder.
-    pub fn acquire(path: &Path) -> Result<Self, LockError> {
+    pub(crate) fn acquire(path: &Path) -> Result<Self, LockError> {
         let mut file = open(path)?;
         if !try_flock(&file) {
             return Err(LockError::Held {

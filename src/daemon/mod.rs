@@ -50,18 +50,18 @@ pub struct Shared {
 }
 
 /// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.
-pub const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
+pub(crate) const STORED_OUTPUT_LIMIT: usize = 1024 * 1024;
 
 /// Where a running job's stdout is recorded while it runs (removed once it settles); the
 /// executor writes it and recovery reads it.
-pub fn record_path(home: &Path, job_id: &str, kind: RuntimeKind) -> PathBuf {
+pub(crate) fn record_path(home: &Path, job_id: &str, kind: RuntimeKind) -> PathBuf {
     // Continuation ids hold a `/`; a file name must not.
     let name = job_id.replace('/', "~");
     home.join("runs").join(format!("{name}.{kind}.out"))
 }
 
 /// The job a file of `<home>/runs` is the record of (the inverse of `record_path`).
-pub fn record_job(file_name: &str) -> Option<String> {
+pub(crate) fn record_job(file_name: &str) -> Option<String> {
     let (name, kind) = file_name.strip_suffix(".out")?.rsplit_once('.')?;
     kind.parse::<RuntimeKind>().ok()?;
     Some(name.replace('~', "/"))
@@ -114,7 +114,7 @@ fn redact_outcome(outcome: Outcome) -> Outcome {
 }
 
 /// Cuts `text` to `STORED_OUTPUT_LIMIT` bytes on a character boundary.
-pub fn cap_output(text: String) -> (String, bool) {
+pub(crate) fn cap_output(text: String) -> (String, bool) {
     if text.len() <= STORED_OUTPUT_LIMIT {
         return (text, false);
     }
@@ -151,7 +151,7 @@ impl From<std::io::Error> for DaemonError {
 
 impl DaemonError {
     /// Bad input (exit 2): a flag or config value the daemon was started with.
-    pub fn is_invalid(&self) -> bool {
+    pub(crate) fn is_invalid(&self) -> bool {
         match self {
             Self::Invalid(_) => true,
             Self::Store(e) => e.is_invalid(),
@@ -221,7 +221,7 @@ impl Daemon {
 
     /// Keep the config in step with this file while running: re-read on SIGHUP (with
     /// `handle_signals`) and whenever it changes, checked once per `[daemon].tick`.
-    pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
+    pub(crate) fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.config_file = Some(path.into());
         self
     }
@@ -233,13 +233,13 @@ impl Daemon {
     }
 
     /// Return `DaemonExit::Idle` once nothing is queued or running.
-    pub fn until_idle(mut self, yes: bool) -> Self {
+    pub(crate) fn until_idle(mut self, yes: bool) -> Self {
         self.until_idle = yes;
         self
     }
 
     /// Claim only jobs of this tree (`job run --wait` runs its own tree and nothing else).
-    pub fn only_root(mut self, root: Option<String>) -> Self {
+    pub(crate) fn only_root(mut self, root: Option<String>) -> Self {
         self.only_root = root;
         self
     }
@@ -264,13 +264,13 @@ impl Daemon {
 
     /// Stop gracefully on SIGINT/SIGTERM and reload the config on SIGHUP (the foreground
     /// `daemon run`).
-    pub fn handle_signals(mut self, yes: bool) -> Self {
+    pub(crate) fn handle_signals(mut self, yes: bool) -> Self {
         self.signals = yes;
         self
     }
 
     /// A handle that stops this daemon from anywhere.
-    pub fn shutdown_handle(&self) -> ShutdownHandle {
+    pub(crate) fn shutdown_handle(&self) -> ShutdownHandle {
         self.shutdown.clone()
     }
 
@@ -325,11 +325,7 @@ impl DaemonHandle {
         self.shutdown.request();
     }
 
-    pub fn shutdown_handle(&self) -> ShutdownHandle {
-        self.shutdown.clone()
-    }
-
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.thread.is_finished()
     }
 

@@ -65,7 +65,7 @@ fn belongs_to(pid: i32, job_id: &str) -> bool {
 
 /// Recovers every orphaned running job (and settles cancelled ones that were running);
 /// returns their ids.
-pub fn recover(
+pub(crate) fn recover(
     store: &mut Store,
     home: &Path,
     clock: &dyn Clock,
@@ -102,7 +102,7 @@ pub fn recover(
 /// run's record for the next run to take over (see `runtime::spare`), so one that died
 /// leaves those behind under their jobs' names; a record of a running job waits for its
 /// recovery. A job whose row cannot be read keeps its record.
-pub fn sweep_records(store: &Store, home: &Path) {
+pub(crate) fn sweep_records(store: &Store, home: &Path) {
     let Ok(entries) = std::fs::read_dir(home.join("runs")) else {
         return;
     };
@@ -122,7 +122,7 @@ pub fn sweep_records(store: &Store, home: &Path) {
 /// Whether the daemon whose jobs are recovered ran on this host: only then are its
 /// leftover processes ours to kill and its stdout records ours to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Local {
+pub(crate) enum Local {
     Yes,
     No,
 }
@@ -130,7 +130,7 @@ pub enum Local {
 /// Settles `orphans`, running jobs whose daemon is gone, as a restart does: from the
 /// agent's recorded output when it finished, else failed with `RECOVERED_REASON` (the
 /// engine retries it when it has retries left). Returns their ids.
-pub fn recover_jobs(
+pub(crate) fn recover_jobs(
     store: &mut Store,
     home: &Path,
     clock: &dyn Clock,

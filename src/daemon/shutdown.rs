@@ -27,7 +27,7 @@ impl ShutdownHandle {
         self.0.notify.notify_one();
     }
 
-    pub fn is_requested(&self) -> bool {
+    pub(crate) fn is_requested(&self) -> bool {
         self.0.requested.load(Ordering::SeqCst)
     }
 
@@ -40,7 +40,7 @@ impl ShutdownHandle {
 }
 
 /// Triggers `handle` on the first SIGINT or SIGTERM.
-pub fn on_signals(handle: ShutdownHandle) -> std::io::Result<()> {
+pub(crate) fn on_signals(handle: ShutdownHandle) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
@@ -56,7 +56,7 @@ pub fn on_signals(handle: ShutdownHandle) -> std::io::Result<()> {
 }
 
 /// Sets `flag` and wakes the loop on each SIGHUP; the default action would end the daemon.
-pub fn on_hangup(flag: Arc<AtomicBool>, wake: Arc<Notify>) -> std::io::Result<()> {
+pub(crate) fn on_hangup(flag: Arc<AtomicBool>, wake: Arc<Notify>) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut hup = signal(SignalKind::hangup())?;
     tokio::spawn(async move {

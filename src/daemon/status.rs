@@ -46,7 +46,7 @@ pub fn remove(path: &Path) {
 }
 
 /// The running daemon's last heartbeat (its status file's tick), if it wrote one.
-pub fn last_tick_ms(home: &Home) -> Option<Millis> {
+pub(crate) fn last_tick_ms(home: &Home) -> Option<Millis> {
     read(&path(home)).map(|f| f.last_tick_ms)
 }
 

@@ -24,7 +24,7 @@ use crate::store::Location;
 /// What a commit (or a new store file) does to the folder's entries.
 const MASK: u32 = libc::IN_MODIFY | libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
 
-pub struct StoreWatch {
+pub(crate) struct StoreWatch {
     fd: AsyncFd<OwnedFd>,
     /// The store file's name: its `-wal` and `-shm` share it as a prefix.
     name: Vec<u8>,
@@ -39,7 +39,7 @@ impl StoreWatch {
     /// (`None` when it cannot be set up: work then waits for the tick), and on PostgreSQL
     /// the change feed, which wakes `wake` itself (so an idle fleet queries nothing but its
     /// heartbeats) and stops once the pool drops `wake`.
-    pub fn for_location(location: &Location, wake: &Arc<Notify>) -> Option<Self> {
+    pub(crate) fn for_location(location: &Location, wake: &Arc<Notify>) -> Option<Self> {
         match location {
             Location::Sqlite(path) => Self::new(path)
                 .map_err(|e| {
@@ -95,7 +95,7 @@ impl StoreWatch {
     /// start on another connection's commit: it watches only while a slot is free. True
     /// when the watch just started again: commits made while it was off went unseen, so
     /// the caller looks at the store once more before it waits.
-    pub fn watch_while(&mut self, on: bool) -> std::io::Result<bool> {
+    pub(crate) fn watch_while(&mut self, on: bool) -> std::io::Result<bool> {
         let fd = self.fd.get_ref().as_raw_fd();
         match (on, self.wd) {
             (true, None) => {

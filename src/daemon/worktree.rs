@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Git checkouts among the configured repos (read-only legs get worktrees of them).
-pub fn git_checkouts(config: &crate::config::Config) -> std::collections::HashSet<String> {
+pub(crate) fn git_checkouts(config: &crate::config::Config) -> std::collections::HashSet<String> {
     config
         .repos
         .iter()
@@ -24,7 +24,7 @@ pub struct WorktreeError {
 }
 
 /// Whether `path` is the top of (or inside) a git work tree.
-pub fn is_git_checkout(path: &Path) -> bool {
+pub(crate) fn is_git_checkout(path: &Path) -> bool {
     Command::new("git")
         .arg("-C")
         .arg(path)
@@ -88,7 +88,7 @@ pub fn segment(job_id: &str) -> String {
 }
 
 /// Where the worktree of `job_id` lives.
-pub fn path_for(worktrees_dir: &Path, job_id: &str) -> PathBuf {
+pub(crate) fn path_for(worktrees_dir: &Path, job_id: &str) -> PathBuf {
     worktrees_dir.join(segment(job_id))
 }
 

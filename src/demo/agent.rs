@@ -41,7 +41,7 @@ pub struct JobView {
 const SOAK_FLOOR_MS: u64 = 1_500;
 
 /// How long a role "thinks", in milliseconds at speed 1.
-pub fn think_ms(role: Role, job: &JobView) -> u64 {
+pub(crate) fn think_ms(role: Role, job: &JobView) -> u64 {
     match role {
         Role::Sleeper => 4_000,
         Role::Lead if job.kind == "root" => 900,

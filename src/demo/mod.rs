@@ -22,12 +22,12 @@ use scene::Scene;
 
 /// The promoted chat question; the scripted lead recognises it by `QUICK_MARK`, so the
 /// prompt carries no script marker.
-pub const QUICK_QUESTION: &str = "@scout where do the API rate limits live?";
-pub const QUICK_MARK: &str = "where do the API rate limits live";
+pub(crate) const QUICK_QUESTION: &str = "@scout where do the API rate limits live?";
+pub(crate) const QUICK_MARK: &str = "where do the API rate limits live";
 
 /// The soak tree's goal; the scripted lead recognises it by `SOAK_MARK`.
-pub const SOAK_GOAL: &str = "Soak-test the release candidate on staging and canary";
-pub const SOAK_MARK: &str = "Soak-test the release candidate";
+pub(crate) const SOAK_GOAL: &str = "Soak-test the release candidate on staging and canary";
+pub(crate) const SOAK_MARK: &str = "Soak-test the release candidate";
 
 #[derive(Debug, Clone)]
 pub struct DemoOptions {
@@ -212,7 +212,7 @@ fn at_first_gate(store: &Store, scene: &Scene) -> anyhow::Result<bool> {
 }
 
 /// Trees, pending gates and the planning thread as plain text.
-pub fn state_text(store: &Store, scene: &Scene) -> anyhow::Result<String> {
+pub(crate) fn state_text(store: &Store, scene: &Scene) -> anyhow::Result<String> {
     let conn = &store.conn();
     let mut out = String::new();
     for root in [&scene.main_root, &scene.quick_root, &scene.soak_root] {

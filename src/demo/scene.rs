@@ -41,7 +41,7 @@ pub struct Scene {
 }
 
 /// A new demo home under the system temp folder; it is kept for inspection.
-pub fn fresh_home() -> anyhow::Result<Home> {
+pub(crate) fn fresh_home() -> anyhow::Result<Home> {
     let dir: PathBuf =
         std::env::temp_dir().join(format!("gitmoot-demo-{}", crate::ids::random_hex(4)));
     let home = Home::resolve(Some(&dir))?;
@@ -72,7 +72,7 @@ fn role_name(role: Role) -> &'static str {
 /// The file whose appearance lets the runner's first attempt fail: the director writes it
 /// once the migration leg has asked its question, so the scene's first gate is the question
 /// (and the failure comes second) at any speed and under any load.
-pub fn cue_path(home: &Home) -> PathBuf {
+pub(crate) fn cue_path(home: &Home) -> PathBuf {
     home.root().join("demo.cue")
 }
 

@@ -17,7 +17,7 @@ use crate::store::runs;
 pub(crate) type R<T> = Result<T, EngineError>;
 
 /// One engine step's environment: the transaction, the clock reading and the knobs.
-pub(crate) struct Ctx<'a, 't> {
+pub struct Ctx<'a, 't> {
     pub tx: &'a Tx<'t>,
     pub clock: &'a dyn Clock,
     pub cfg: &'a OrchestrateConfig,

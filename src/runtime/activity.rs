@@ -13,9 +13,9 @@ use super::process::{OutputLine, OutputStream};
 use crate::domain::RuntimeKind;
 
 /// Longest summary kept, in characters.
-pub const SUMMARY_MAX: usize = 200;
+pub(crate) const SUMMARY_MAX: usize = 200;
 /// Longest detail kept, in bytes.
-pub const DETAIL_MAX: usize = 8 * 1024;
+pub(crate) const DETAIL_MAX: usize = 8 * 1024;
 
 /// What one activity record says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -141,7 +141,7 @@ impl LiveUsage {
 }
 
 /// What an adapter's `read_event` may touch for one JSON event.
-pub struct EventSink<'a> {
+pub(crate) struct EventSink<'a> {
     pub out: &'a mut Vec<Activity>,
     /// Usage of the run in progress, replaced as the stream reports it.
     pub current: &'a mut LiveUsage,

@@ -12,7 +12,7 @@ use super::{Prepared, ProcessOutput, Request, RuntimeOutput, TokenUsage, exit_fa
 use crate::domain::{AutonomyPolicy, RuntimeKind};
 
 /// `--permission-mode` for a policy; `auto` leaves Claude's own configuration in charge.
-pub fn permission_mode(policy: AutonomyPolicy) -> Option<&'static str> {
+pub(crate) fn permission_mode(policy: AutonomyPolicy) -> Option<&'static str> {
     match policy {
         AutonomyPolicy::Auto => None,
         AutonomyPolicy::ReadOnly => Some("plan"),
@@ -44,13 +44,9 @@ pub fn build(req: &Request<'_>) -> Prepared {
     }
 }
 
-/// What claude prints (plain text, on stdout) when it refuses to bypass permissions as root.
-pub const ROOT_BYPASS_REFUSAL: &str =
-    "--dangerously-skip-permissions cannot be used with root/sudo privileges";
-
 /// The preflight warning for a claude agent that would bypass permissions while gitmoot
 /// runs as root, where Claude Code refuses to start.
-pub fn root_bypass_warning(runtime: RuntimeKind, policy: AutonomyPolicy) -> Option<String> {
+pub(crate) fn root_bypass_warning(runtime: RuntimeKind, policy: AutonomyPolicy) -> Option<String> {
     // SAFETY: geteuid(2) has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     (root && runtime == RuntimeKind::Claude && policy == AutonomyPolicy::DangerFullAccess).then(
@@ -66,7 +62,7 @@ pub fn root_bypass_warning(runtime: RuntimeKind, policy: AutonomyPolicy) -> Opti
 /// Reads the envelope: `result` is the text, `is_error` fails the job with that text;
 /// input and output tokens are what budgets count, cache reads and writes are kept as
 /// their own figures.
-pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
+pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     let stdout = out.stdout_text();
     let envelope = envelope_of(&stdout);
     let Some(env) = envelope else {
@@ -133,7 +129,7 @@ fn content_parts(msg: &Value) -> impl Iterator<Item = &Value> {
 
 /// One stream-json event: assistant text and tool calls, tool results, per-message usage
 /// (each message id counted once) and the final `result`.
-pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
+pub(crate) fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
     match ev.get("type").and_then(Value::as_str).unwrap_or_default() {
         "assistant" => {
             let msg = ev.get("message").unwrap_or(&Value::Null);
@@ -348,6 +344,11 @@ mod tests {
             Some("claude exited with code 1: error: unknown option '--x'")
         );
     }
+
+    /// What claude prints (plain text, on stdout) when it refuses to bypass permissions as
+    /// root.
+    const ROOT_BYPASS_REFUSAL: &str =
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges";
 
     #[test]
     fn the_root_bypass_refusal_on_stdout_is_the_reason() {

@@ -60,7 +60,7 @@ fn toml_string(s: &str) -> String {
 /// Reads the event stream: agent messages joined, usage from the last `turn.completed`,
 /// the error from codex's own `error` / `turn.failed` events before stderr. Lines that
 /// are not JSON (codex interleaves log lines) are skipped.
-pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
+pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     let stdout = out.stdout_text();
     let mut texts: Vec<String> = Vec::new();
     let mut usage = TokenUsage::default();
@@ -129,7 +129,7 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
 
 /// One `--json` event: commands as they start and finish, file changes, tool calls,
 /// agent messages, errors and the per-turn usage.
-pub fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
+pub(crate) fn read_event(ev: &Value, sink: &mut EventSink<'_>) {
     let item = ev.get("item").unwrap_or(&Value::Null);
     let item_type = item
         .get("type")

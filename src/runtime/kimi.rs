@@ -49,7 +49,7 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
 
 /// Joins the assistant messages' text (a string or a list of text parts) and takes the
 /// last `usage` object seen.
-pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
+pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     let stdout = out.stdout_text();
     let mut texts: Vec<String> = Vec::new();
     let mut usage = TokenUsage::default();
@@ -99,7 +99,7 @@ pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
 }
 
 /// One stream-json message: assistant text and tool calls, tool results, usage.
-pub fn read_event(msg: &Value, sink: &mut EventSink<'_>) {
+pub(crate) fn read_event(msg: &Value, sink: &mut EventSink<'_>) {
     match msg.get("role").and_then(Value::as_str) {
         Some("assistant") => {
             match msg.get("content") {

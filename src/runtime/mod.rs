@@ -12,7 +12,7 @@ pub mod kimi;
 pub mod process;
 pub mod sandbox;
 pub mod shell;
-pub mod spare;
+pub(crate) mod spare;
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -25,7 +25,7 @@ pub use process::{Exit, Invocation, KillRequest, OutputLine, OutputStream, Proce
 
 /// Prompts longer than this travel on stdin or in a file, never as one argument
 /// (Linux refuses single arguments over 128 KiB).
-pub const ARG_PROMPT_MAX: usize = 100 * 1024;
+pub(crate) const ARG_PROMPT_MAX: usize = 100 * 1024;
 
 /// Tokens one run consumed. Budgets count `tokens_in + tokens_out`; cache reads and
 /// writes (claude) are separate figures, priced by the vendor, never folded into input.
@@ -48,7 +48,7 @@ impl std::ops::AddAssign for TokenUsage {
 
 /// What one runtime run produced, read out of the runtime's own output format.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RuntimeOutput {
+pub(crate) struct RuntimeOutput {
     /// The agent's answer text (where the `gitmoot_result` is looked for).
     pub text: String,
     pub usage: TokenUsage,
@@ -209,7 +209,7 @@ pub fn prepare(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
 }
 
 /// Reads the child's output in the runtime's format.
-pub fn interpret(kind: RuntimeKind, out: &ProcessOutput) -> RuntimeOutput {
+pub(crate) fn interpret(kind: RuntimeKind, out: &ProcessOutput) -> RuntimeOutput {
     let mut parsed = match &out.exit {
         Exit::TimedOut(d) => RuntimeOutput::failed(format!(
             "timed out after {}",
@@ -254,7 +254,10 @@ fn read_event(kind: RuntimeKind, event: &serde_json::Value, sink: &mut activity:
 }
 
 /// The binary for `kind`: `[runtimes.<kind>].path`, else its usual name on `PATH`.
-pub fn resolve_binary(kind: RuntimeKind, cfg: &RuntimeConfig) -> Result<PathBuf, RuntimeError> {
+pub(crate) fn resolve_binary(
+    kind: RuntimeKind,
+    cfg: &RuntimeConfig,
+) -> Result<PathBuf, RuntimeError> {
     if let Some(path) = &cfg.path {
         return if is_executable(path) {
             Ok(path.clone())
@@ -318,14 +321,14 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// What every agent gets from the daemon's environment, whatever its runtime.
-pub const BASE_ENV: &[&str] = &[
+pub(crate) const BASE_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
 ];
 
 /// What a runtime's own CLI needs to reach its vendor (keys, endpoints, proxies, its
 /// config folder). The shell runtime gets nothing beyond `BASE_ENV`: an operator passes a
 /// shell agent's secrets by name with `[runtimes.shell] env`.
-pub fn runtime_env(kind: RuntimeKind) -> Vec<&'static str> {
+pub(crate) fn runtime_env(kind: RuntimeKind) -> Vec<&'static str> {
     const NETWORK: &[&str] = &[
         "HTTPS_PROXY",
         "HTTP_PROXY",
@@ -357,7 +360,7 @@ fn env_allowed(name: &str, patterns: &[&str]) -> bool {
 /// The environment an agent of `kind` starts with: the daemon's variables named by
 /// `BASE_ENV`, the runtime's own list and `extra` (`[runtimes.<kind>] env`), never a
 /// `GITMOOT_*` variable of the daemon (the job's own are added by the caller).
-pub fn agent_env(kind: RuntimeKind, extra: &[String]) -> Vec<(String, String)> {
+pub(crate) fn agent_env(kind: RuntimeKind, extra: &[String]) -> Vec<(String, String)> {
     let mut patterns: Vec<&str> = BASE_ENV.to_vec();
     patterns.extend(runtime_env(kind));
     patterns.extend(extra.iter().map(String::as_str));
@@ -369,7 +372,7 @@ pub fn agent_env(kind: RuntimeKind, extra: &[String]) -> Vec<(String, String)> {
 
 /// Which job a child runs, as the runtime sees it: the daemon fills it from its job row, so
 /// the runtime never reads the store.
-pub struct JobIdentity<'a> {
+pub(crate) struct JobIdentity<'a> {
     pub id: &'a str,
     pub root_id: &'a str,
     pub parent_id: Option<&'a str>,
@@ -385,7 +388,7 @@ pub struct JobIdentity<'a> {
 ///
 /// The home is deliberately absent: an agent that knew it could open the store and answer
 /// its own gates; moot seats post through the relay's scoped token instead.
-pub fn job_env(job: &JobIdentity<'_>, repair: u32) -> Vec<(String, String)> {
+pub(crate) fn job_env(job: &JobIdentity<'_>, repair: u32) -> Vec<(String, String)> {
     let opt = |v: Option<&str>| v.unwrap_or_default().to_string();
     vec![
         ("GITMOOT_JOB_ID".into(), job.id.to_string()),
@@ -401,7 +404,7 @@ pub fn job_env(job: &JobIdentity<'_>, repair: u32) -> Vec<(String, String)> {
 }
 
 /// Whether `dir` is inside a git work tree (a `.git` folder or file above it).
-pub fn in_git_work_tree(dir: &Path) -> bool {
+pub(crate) fn in_git_work_tree(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
 }
 
@@ -425,7 +428,7 @@ pub(crate) mod test_support {
     }
 
     /// A run that succeeded with exactly this text and these token counts (no cache use).
-    pub fn assert_clean(r: &RuntimeOutput, text: &str, tokens_in: u64, tokens_out: u64) {
+    pub(crate) fn assert_clean(r: &RuntimeOutput, text: &str, tokens_in: u64, tokens_out: u64) {
         assert_eq!(r.error, None);
         assert_eq!(r.text, text);
         assert_eq!(

@@ -38,7 +38,7 @@ struct PathBeneathAttr {
 }
 
 /// The Landlock ABI version this kernel offers; 0 when it has none.
-pub fn abi() -> i64 {
+pub(crate) fn abi() -> i64 {
     static ABI: OnceLock<i64> = OnceLock::new();
     *ABI.get_or_init(|| {
         // SAFETY: the version query takes no attribute pointer and creates nothing.
@@ -96,7 +96,7 @@ impl ReadOnly {
     /// # Safety
     /// Meant for a child before its exec: it allocates nothing and calls only async-signal-safe
     /// syscalls (open, close, prctl, the Landlock calls).
-    pub unsafe fn apply(&self) -> std::io::Result<()> {
+    pub(crate) unsafe fn apply(&self) -> std::io::Result<()> {
         let attr = RulesetAttr {
             handled_access_fs: self.rights,
         };

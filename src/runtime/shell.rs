@@ -45,7 +45,7 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
 }
 
 /// Stdout is the output; a non-zero exit fails with the code and the stderr tail.
-pub fn interpret(out: &ProcessOutput) -> RuntimeOutput {
+pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     RuntimeOutput {
         text: out.stdout_text(),
         error: exit_failure(RuntimeKind::Shell, out),

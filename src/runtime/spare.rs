@@ -93,7 +93,7 @@ pub fn take(folder: &Path, stem: &str, dir: bool) -> Option<PathBuf> {
 }
 
 /// Lists the record of an ended run for the next record of its folder to take over.
-pub fn discard_record(path: &Path) {
+pub(crate) fn discard_record(path: &Path) {
     spares().push(Spare {
         path: path.to_path_buf(),
         kind: Kind::Record,
@@ -102,7 +102,7 @@ pub fn discard_record(path: &Path) {
 
 /// Renames an ended record of `path`'s folder to `path`, emptied: then an empty record is
 /// there. False when there was none.
-pub fn reuse_record(path: &Path) -> bool {
+pub(crate) fn reuse_record(path: &Path) -> bool {
     let folder = path.parent();
     loop {
         let spare = {
@@ -141,7 +141,7 @@ pub fn reuse_record(path: &Path) -> bool {
 
 /// Removes every spare in `dir`, kept by this process or left by one that died; the
 /// daemon calls it as it starts and as it stops.
-pub fn remove_all(dir: &Path) {
+pub(crate) fn remove_all(dir: &Path) {
     let gone: Vec<Spare> = {
         let mut list = spares();
         let (gone, kept) = std::mem::take(&mut *list)

@@ -15,7 +15,7 @@ use crate::clock::Millis;
 /// Records kept per job; past it one `truncated` record is written and the rest dropped.
 pub const MAX_RECORDS: u64 = 5_000;
 /// Bytes (summaries plus details) kept per job, likewise.
-pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 4 * 1024 * 1024;
 
 /// One step to append.
 #[derive(Debug, Clone, Copy)]
@@ -209,7 +209,7 @@ pub fn finish<'a>(
 }
 
 /// The unsettled spend of a root's running jobs, `except` one of them.
-pub fn live_root_spend<'a>(
+pub(crate) fn live_root_spend<'a>(
     tx: impl Into<Tx<'a>>,
     root_id: &str,
     except: &str,
@@ -228,7 +228,7 @@ pub fn live_root_spend<'a>(
 }
 
 /// Unsettled spend of every running job, per root.
-pub fn live_spend_by_root<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<(String, LiveSpend)>> {
+pub(crate) fn live_spend_by_root<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<(String, LiveSpend)>> {
     tx.into().query_map(
         "SELECT root_id, sum(live_tokens), sum(live_cost_usd) FROM job_activity
          WHERE running = 1 GROUP BY root_id",
@@ -272,7 +272,7 @@ pub fn of_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<JobActiv
 
 /// One job's newest step as the control room's incremental read sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Latest {
+pub(crate) struct Latest {
     pub job_id: String,
     pub summary: Option<String>,
     pub running: bool,
@@ -280,7 +280,10 @@ pub struct Latest {
 }
 
 /// The newest step of every job whose activity changed at or after `since_ms`.
-pub fn latest_changed_since<'a>(tx: impl Into<Tx<'a>>, since_ms: Millis) -> Result<Vec<Latest>> {
+pub(crate) fn latest_changed_since<'a>(
+    tx: impl Into<Tx<'a>>,
+    since_ms: Millis,
+) -> Result<Vec<Latest>> {
     tx.into().query_map(
         "SELECT job_id, last_summary, running, updated_ms FROM job_activity WHERE updated_ms >= ?1",
         params![since_ms],
@@ -297,7 +300,7 @@ pub fn latest_changed_since<'a>(tx: impl Into<Tx<'a>>, since_ms: Millis) -> Resu
 
 /// The newest step of every running job, and the newest change time of any job (the
 /// cursor for `latest_changed_since`).
-pub fn latest_running<'a>(tx: impl Into<Tx<'a>>) -> Result<(Vec<(String, String)>, Millis)> {
+pub(crate) fn latest_running<'a>(tx: impl Into<Tx<'a>>) -> Result<(Vec<(String, String)>, Millis)> {
     let tx = tx.into();
     let rows = tx.query_map(
         "SELECT job_id, last_summary FROM job_activity WHERE running = 1 AND last_summary IS NOT NULL",
@@ -312,7 +315,7 @@ pub fn latest_running<'a>(tx: impl Into<Tx<'a>>) -> Result<(Vec<(String, String)
 }
 
 /// USD of the runs created at or after `since_ms`, as settled so far.
-pub fn settled_usd_since<'a>(tx: impl Into<Tx<'a>>, since_ms: Millis) -> Result<f64> {
+pub(crate) fn settled_usd_since<'a>(tx: impl Into<Tx<'a>>, since_ms: Millis) -> Result<f64> {
     tx.into().one(
         "SELECT coalesce(sum(cost_usd), 0) FROM runs WHERE created_ms >= ?1",
         params![since_ms],

@@ -47,7 +47,7 @@ impl Agent {
         self.capabilities.contains(&capability)
     }
 
-    pub fn allowed_on(&self, repo: Option<&str>) -> bool {
+    pub(crate) fn allowed_on(&self, repo: Option<&str>) -> bool {
         match repo {
             None => true,
             Some(r) => self.repos.is_empty() || self.repos.iter().any(|x| x == r),

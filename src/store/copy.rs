@@ -72,7 +72,7 @@ pub enum CopyError {
 
 impl CopyError {
     /// Bad input (exit 2): a target that is not empty, not a store, or the source itself.
-    pub fn is_invalid(&self) -> bool {
+    pub(crate) fn is_invalid(&self) -> bool {
         match self {
             Self::Invalid(_) => true,
             Self::Store(e) | Self::Table { cause: e, .. } => e.is_invalid(),
@@ -102,7 +102,7 @@ pub struct Copied {
 
 /// Where the home's store lives: its URL (`--store`, `$GITMOOT_STORE`, `[store] url`) or
 /// the home's own SQLite file.
-pub fn home_location(home: &Home) -> Result<Location, Invalid> {
+pub(crate) fn home_location(home: &Home) -> Result<Location, Invalid> {
     match home.store_url() {
         Some(url) => Location::parse(url),
         None => Ok(Location::Sqlite(home.db_path())),

@@ -143,7 +143,7 @@ pub fn update<'a>(tx: impl Into<Tx<'a>>, r: &Round) -> Result<()> {
 }
 
 /// Records the chat thread that carries a round (chat's ask-gate thread).
-pub fn set_thread<'a>(tx: impl Into<Tx<'a>>, id: i64, thread_id: &str) -> Result<()> {
+pub(crate) fn set_thread<'a>(tx: impl Into<Tx<'a>>, id: i64, thread_id: &str) -> Result<()> {
     tx.into().execute(
         "UPDATE escalations SET thread_id = ?2 WHERE id = ?1",
         params![id, thread_id],
@@ -160,7 +160,7 @@ pub fn get<'a>(tx: impl Into<Tx<'a>>, id: i64) -> Result<Option<Round>> {
 }
 
 /// The open round holding `job_id`, if any (at most one is open per job).
-pub fn open_for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Round>> {
+pub(crate) fn open_for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Round>> {
     tx.into().query_opt(
         &format!(
             "SELECT {COLS} FROM escalations WHERE job_id = ?1 AND resolved_ms IS NULL ORDER BY id LIMIT 1"
@@ -176,7 +176,7 @@ pub fn for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Vec<Round>> {
 }
 
 /// Whether a human resolved any round of the tree with `abort`.
-pub fn aborted_in_root<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<bool> {
+pub(crate) fn aborted_in_root<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<bool> {
     Ok(tx
         .into()
         .query_opt(
@@ -193,7 +193,7 @@ pub fn open<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Round>> {
 }
 
 /// The oldest `limit` open rounds (all of them with `None`), walking the open-rounds index.
-pub fn open_first<'a>(tx: impl Into<Tx<'a>>, limit: Option<usize>) -> Result<Vec<Round>> {
+pub(crate) fn open_first<'a>(tx: impl Into<Tx<'a>>, limit: Option<usize>) -> Result<Vec<Round>> {
     // No bound is the largest one: PostgreSQL refuses SQLite's negative "no limit".
     let limit = limit.map_or(i64::MAX, |n| n as i64);
     rounds(
@@ -222,7 +222,7 @@ fn rounds(tx: Tx<'_>, filter: &str, params: &[&dyn Param]) -> Result<Vec<Round>>
 }
 
 /// The job and kind of the newest open round linked to `thread_id`.
-pub fn open_on_thread<'a>(
+pub(crate) fn open_on_thread<'a>(
     tx: impl Into<Tx<'a>>,
     thread_id: &str,
 ) -> Result<Option<(String, String)>> {
@@ -235,7 +235,10 @@ pub fn open_on_thread<'a>(
 }
 
 /// The job of the newest round ever linked to `thread_id`, open or not.
-pub fn last_job_on_thread<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<Option<String>> {
+pub(crate) fn last_job_on_thread<'a>(
+    tx: impl Into<Tx<'a>>,
+    thread_id: &str,
+) -> Result<Option<String>> {
     tx.into().query_opt(
         "SELECT job_id FROM escalations WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
         params![thread_id],

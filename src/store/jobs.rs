@@ -178,7 +178,7 @@ pub struct Unreadable {
 }
 
 /// The unreadable row behind `e`, when that is what it is.
-pub fn unreadable(e: &StoreError) -> Option<&Unreadable> {
+pub(crate) fn unreadable(e: &StoreError) -> Option<&Unreadable> {
     match e {
         StoreError::Unreadable(u) => Some(u),
         _ => None,

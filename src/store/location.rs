@@ -35,7 +35,7 @@ impl Location {
     }
 
     /// Where `home`'s store lives: its store URL, else its own SQLite file.
-    pub fn of_home(home: &Home) -> Result<Self, Invalid> {
+    pub(crate) fn of_home(home: &Home) -> Result<Self, Invalid> {
         match home.store_url() {
             Some(url) => Self::parse(url),
             None => Ok(Self::Sqlite(home.db_path())),

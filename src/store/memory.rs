@@ -86,7 +86,7 @@ pub fn insert<'a>(tx: impl Into<Tx<'a>>, o: &Observation) -> Result<i64> {
 }
 
 /// The observation with the same owner, tier, repo and content, if any.
-pub fn find_same<'a>(
+pub(crate) fn find_same<'a>(
     tx: impl Into<Tx<'a>>,
     agent: &str,
     tier: Tier,

@@ -105,13 +105,13 @@ impl From<serde_json::Error> for StoreError {
 
 impl StoreError {
     /// Bad input (exit 2) rather than a failure of the store.
-    pub fn is_invalid(&self) -> bool {
+    pub(crate) fn is_invalid(&self) -> bool {
         matches!(self, Self::Invalid(_))
     }
 
     /// A transaction lost to a concurrent one and may simply be run again: SQLite busy or
     /// locked past the busy timeout, a PostgreSQL serialization failure or deadlock.
-    pub fn is_busy(&self) -> bool {
+    pub(crate) fn is_busy(&self) -> bool {
         match self {
             Self::Sqlite(e) => matches!(
                 e.sqlite_error_code(),
@@ -323,7 +323,7 @@ impl Store {
     /// next transaction (or `Loader::load`, or an executor action) runs on a fresh
     /// connection. A server still unreachable is this call's error, and the caller's next
     /// attempt tries again. SQLite files never need it.
-    pub fn heal(&mut self) -> Result<()> {
+    pub(crate) fn heal(&mut self) -> Result<()> {
         let Conn::Pg(c, url) = &self.conn else {
             return Ok(());
         };
@@ -337,7 +337,7 @@ impl Store {
     }
 
     /// For a connection that settles and claims many jobs a transaction (the daemon's).
-    pub fn tune_for_batches(&self) -> Result<()> {
+    pub(crate) fn tune_for_batches(&self) -> Result<()> {
         // PostgreSQL keeps a savepoint in memory and plans on its own.
         let Conn::Sqlite(conn) = &self.conn else {
             return Ok(());
@@ -367,7 +367,7 @@ impl Store {
     /// Changes whenever another connection commits; cheap, exact cross-process change check.
     /// On PostgreSQL, the server's write-ahead log position: it moves with every commit
     /// (this connection's and other databases' too, which only costs a needless reload).
-    pub fn data_version(&self) -> Result<i64> {
+    pub(crate) fn data_version(&self) -> Result<i64> {
         match &self.conn {
             Conn::Sqlite(c) => Ok(c.query_row("PRAGMA data_version", [], |r| r.get(0))?),
             Conn::Pg(..) => self.conn().one(

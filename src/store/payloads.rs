@@ -52,7 +52,7 @@ pub fn set_checks<'a>(
     set(tx, "result_checks", job_id, &checks.to_string(), now)
 }
 
-pub fn set_observation<'a>(
+pub(crate) fn set_observation<'a>(
     tx: impl Into<Tx<'a>>,
     job_id: &str,
     obs: &Value,

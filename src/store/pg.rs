@@ -107,7 +107,7 @@ pub fn watch(url: String, mut on_round: impl FnMut(bool) -> bool + Send + 'stati
 }
 
 /// One connection to a PostgreSQL store.
-pub struct PgConn {
+pub(crate) struct PgConn {
     /// Always present; taken only by `drop`, which must close it off the tokio runtime.
     client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<String, Statement>>,
@@ -235,7 +235,7 @@ fn refs<'v>(values: &'v [Value<'v>]) -> Vec<&'v (dyn ToSql + Sync)> {
 }
 
 /// The store's SQL (SQLite's spelling) as PostgreSQL reads it.
-pub fn translate(sql: &str) -> String {
+pub(crate) fn translate(sql: &str) -> String {
     let b = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 8);
     let mut i = 0;

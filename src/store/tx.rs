@@ -198,7 +198,7 @@ impl<'a> Tx<'a> {
     /// Hands each row to `f` in order, stopping at its first error. SQLite streams, one
     /// row held at a time; PostgreSQL fetches the rows first, so `f` may query this
     /// transaction on either.
-    pub fn query_each<E: From<StoreError>>(
+    pub(crate) fn query_each<E: From<StoreError>>(
         &self,
         sql: &str,
         params: &[&dyn Param],
@@ -230,7 +230,7 @@ impl<'a> Tx<'a> {
     }
 
     /// The first row, if any, made into a `T` by `f`.
-    pub fn query_opt<T>(
+    pub(crate) fn query_opt<T>(
         &self,
         sql: &str,
         params: &[&dyn Param],

@@ -51,7 +51,7 @@ pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<JobNode
 /// The newest message, the newest mention, the agents' unread total and the human's: any
 /// send, mention or read changes one of them, and each is an index lookup or a sum over
 /// the maintained counters.
-pub fn badge_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64, i64)> {
+pub(crate) fn badge_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64, i64)> {
     tx.into().query_row(
         "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM chat_messages),
                 (SELECT COALESCE(MAX(id), 0) FROM chat_mentions),
@@ -64,7 +64,7 @@ pub fn badge_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64, i64)
 
 /// The open escalation rounds' count, id sum and newest id, from the open-rounds index
 /// alone: opening or resolving a round changes it.
-pub fn open_rounds_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64)> {
+pub(crate) fn open_rounds_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64)> {
     tx.into().query_row(
         "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM escalations
              WHERE resolved_ms IS NULL",
@@ -75,7 +75,7 @@ pub fn open_rounds_signature<'a>(tx: impl Into<Tx<'a>>) -> Result<(i64, i64, i64
 
 /// Whether an event without a root (a thread created, renamed, closed) arrived after
 /// `cursor`.
-pub fn unrooted_events_since<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<bool> {
+pub(crate) fn unrooted_events_since<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<bool> {
     tx.into().one(
         "SELECT EXISTS(SELECT 1 FROM events WHERE id > ?1 AND root_id IS NULL)",
         params![cursor],
@@ -83,7 +83,7 @@ pub fn unrooted_events_since<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<b
 }
 
 /// The roots of the events after `cursor`, each once, in the order they first changed.
-pub fn touched_roots<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<Vec<String>> {
+pub(crate) fn touched_roots<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<Vec<String>> {
     // Walk the new events by rowid and dedupe here: with DISTINCT in SQL the planner scans
     // the whole `events_root` index instead, which costs milliseconds at 500k events.
     let mut seen = std::collections::HashSet::new();
@@ -103,7 +103,7 @@ pub fn touched_roots<'a>(tx: impl Into<Tx<'a>>, cursor: i64) -> Result<Vec<Strin
 }
 
 /// Trees waiting on a human.
-pub fn awaiting_runs<'a>(tx: impl Into<Tx<'a>>) -> Result<u32> {
+pub(crate) fn awaiting_runs<'a>(tx: impl Into<Tx<'a>>) -> Result<u32> {
     tx.into().one(
         "SELECT COUNT(*) FROM runs WHERE state = 'awaiting_human'",
         params![],
@@ -111,7 +111,7 @@ pub fn awaiting_runs<'a>(tx: impl Into<Tx<'a>>) -> Result<u32> {
 }
 
 /// A job's agent and its result's summary, without reading the result or output whole.
-pub fn agent_and_summary<'a>(
+pub(crate) fn agent_and_summary<'a>(
     tx: impl Into<Tx<'a>>,
     job_id: &str,
 ) -> Result<Option<(String, Option<String>)>> {
@@ -132,7 +132,7 @@ pub fn agent_and_summary<'a>(
 
 /// A coordinator whose newest delegation set the preflight refused.
 #[derive(Debug, Clone)]
-pub struct PreflightRefusal {
+pub(crate) struct PreflightRefusal {
     pub job_id: String,
     pub root_id: String,
     pub reason: String,
@@ -142,7 +142,7 @@ pub struct PreflightRefusal {
 
 /// The newest preflight refusal per coordinator, for trees still live (a finished tree
 /// has nothing left to fix).
-pub fn preflight_refusals<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<PreflightRefusal>> {
+pub(crate) fn preflight_refusals<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<PreflightRefusal>> {
     tx.into().query_map(
         concat!(
             "SELECT e.job_id, e.root_id, e.message, e.ts_ms, j.agent
@@ -167,7 +167,7 @@ pub fn preflight_refusals<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<PreflightRefu
 }
 
 /// The state of the job a delegation dispatched, if it has one.
-pub fn leg_state<'a>(
+pub(crate) fn leg_state<'a>(
     tx: impl Into<Tx<'a>>,
     parent: &str,
     delegation: &str,

@@ -49,7 +49,7 @@ enum LoadReq {
 const BUSY_TICK: Duration = Duration::from_millis(200);
 const IDLE_TICK: Duration = Duration::from_secs(1);
 
-pub struct App {
+pub(crate) struct App {
     pub state: State,
     pub theme: Theme,
     pub loader: Loader,

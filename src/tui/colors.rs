@@ -26,7 +26,7 @@ fn depth_from(over: Option<&str>, colorterm: Option<&str>, term: Option<&str>) -
 }
 
 /// The built-in theme `auto` stands for: `light` on a light background, else `default`.
-pub fn auto_theme() -> &'static str {
+pub(crate) fn auto_theme() -> &'static str {
     let colorfgbg = std::env::var("COLORFGBG").ok();
     auto_from(query_background(), colorfgbg.as_deref())
 }

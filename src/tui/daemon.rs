@@ -18,14 +18,14 @@ use crate::daemon::lock;
 use crate::home::Home;
 
 /// How often the control room re-probes the daemon.
-pub const PROBE_EVERY: Duration = Duration::from_millis(500);
+pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(500);
 
 /// A heartbeat older than this (and at least five daemon ticks) means the daemon holding
 /// the lock no longer works (stopped, wedged).
 const STALE_MS: Millis = 10_000;
 
 /// The home's daemon as this control room sees and, when allowed, runs it.
-pub struct DaemonWatch {
+pub(crate) struct DaemonWatch {
     home: Home,
     /// Whether this control room may start a daemon (not `--no-daemon`/`--readonly`).
     may_start: bool,
@@ -52,7 +52,7 @@ impl DaemonWatch {
     }
 
     /// The pid of this control room's daemon while it runs.
-    pub fn own_pid(&mut self) -> Option<u32> {
+    pub(crate) fn own_pid(&mut self) -> Option<u32> {
         self.reap();
         self.child.as_ref().map(Child::id)
     }

@@ -250,7 +250,7 @@ impl Executor {
 
 /// Runs `gitmoot --home HOME <line>` and reports its first line of output or error, with
 /// the whole output for the control room's output view.
-pub fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
+pub(crate) fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
     let words = match split_words(line) {
         Ok(w) if !w.is_empty() => w,
         Ok(_) => return Outcome::failed("empty command"),
@@ -303,7 +303,7 @@ pub fn run_command(binary: Option<&Path>, home: &Path, line: &str) -> Outcome {
 
 /// Splits a command line into words: whitespace separates, single and double quotes group,
 /// backslash escapes the next character outside single quotes.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;

@@ -24,7 +24,7 @@ use crate::store::{Store, StoreError, events, jobs, runs, views};
 /// How many roots the tree holds: the window the tree pane can scroll through (about
 /// two screens of folded roots), so a load's cost follows the screen and not the
 /// history. Older roots are reachable through `job list` and `job tree`.
-pub const ROOTS_SHOWN: usize = 50;
+pub(crate) const ROOTS_SHOWN: usize = 50;
 /// Newest messages of the open thread: a few screens of scrollback, read on each chat
 /// change, so it stays a fixed cost however long the thread.
 const TRANSCRIPT_LIMIT: usize = 120;
@@ -48,7 +48,7 @@ pub enum LoadError {
 
 impl LoadError {
     /// Bad input (exit 2) met while loading, e.g. a root id that names no job.
-    pub fn is_invalid(&self) -> bool {
+    pub(crate) fn is_invalid(&self) -> bool {
         match self {
             Self::Store(e) => e.is_invalid(),
             Self::Engine(e) => e.is_invalid(),
@@ -108,14 +108,14 @@ impl Loader {
     }
 
     /// The cached trees in id order, as the snapshot carries them.
-    pub fn roots_view(&self) -> Vec<RootView> {
+    pub(crate) fn roots_view(&self) -> Vec<RootView> {
         self.roots.values().cloned().collect()
     }
 
     /// The store work of a load: re-reads the touched roots into the cache and reads every
     /// other pane. The returned snapshot's `roots` is empty; `load` fills it from the cache
     /// (`roots_view`), which is copying, not SQLite.
-    pub fn read_store(&mut self, now: Millis) -> Result<Snapshot> {
+    pub(crate) fn read_store(&mut self, now: Millis) -> Result<Snapshot> {
         self.data_version = Some(self.store.data_version()?);
         let conn = &self.store.conn();
         let last = events::last_id(conn)?;

@@ -1,7 +1,7 @@
 //! The control room glue: terminal setup and restore, the event loop, loading view models
 //! from the store and executing the ui crate's actions through the same functions as the CLI.
 
-pub mod app;
+pub(crate) mod app;
 pub mod colors;
 pub mod daemon;
 pub mod exec;
@@ -35,7 +35,7 @@ pub struct TuiOptions {
 /// The theme by name: a user file `<home>/themes/NAME.toml` wins over the built-ins;
 /// `auto` picks light or dark from the terminal's background; `NO_COLOR` always gives the
 /// monochrome theme. Colours degrade to what the terminal shows (`colors::depth`).
-pub fn load_theme(home: &Home, name: &str) -> anyhow::Result<Theme> {
+pub(crate) fn load_theme(home: &Home, name: &str) -> anyhow::Result<Theme> {
     let name = if name == "auto" {
         colors::auto_theme()
     } else {
@@ -47,7 +47,7 @@ pub fn load_theme(home: &Home, name: &str) -> anyhow::Result<Theme> {
 }
 
 /// The built-in keymap with the home's `keymap.toml` overrides, if any.
-pub fn load_keymap(home: &Home) -> anyhow::Result<Keymap> {
+pub(crate) fn load_keymap(home: &Home) -> anyhow::Result<Keymap> {
     let path = home.keymap_path();
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(Keymap::with_overrides(&path.display().to_string(), &text)?),

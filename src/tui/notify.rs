@@ -15,7 +15,7 @@ use gitmoot_ui::view::{AttentionKind, Snapshot};
 use crate::config::{Config, NotifyConfig};
 use crate::home::Home;
 
-pub struct Bell {
+pub(crate) struct Bell {
     config: NotifyConfig,
     /// Keys of the items already seen; `None` until the first snapshot, whose items
     /// were waiting before the room opened and so are not news.
@@ -77,7 +77,7 @@ impl Bell {
     }
 
     /// Sends `signal`'s bytes to the terminal.
-    pub fn ring(&mut self, snap: &Snapshot, state: &State) {
+    pub(crate) fn ring(&mut self, snap: &Snapshot, state: &State) {
         let bytes = self.signal(snap, state);
         if bytes.is_empty() {
             return;

@@ -23,7 +23,7 @@ static MOUSE: AtomicBool = AtomicBool::new(false);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// Puts the terminal in control-room mode and installs the panic hook that restores it.
-pub fn enter(mouse: bool) -> io::Result<Term> {
+pub(crate) fn enter(mouse: bool) -> io::Result<Term> {
     install_panic_hook();
     MOUSE.store(mouse, Ordering::SeqCst);
     setup()?;
@@ -91,7 +91,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// SIGHUP (the terminal closed) and SIGTERM end the control room like a detach: the loop
 /// notices `hung_up` and leaves without stopping the daemon.
-pub fn on_hangup() {
+pub(crate) fn on_hangup() {
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
@@ -99,7 +99,7 @@ pub fn on_hangup() {
     }
 }
 
-pub fn hung_up() -> bool {
+pub(crate) fn hung_up() -> bool {
     HUNG_UP.load(Ordering::SeqCst)
 }
 
@@ -117,7 +117,7 @@ fn install_panic_hook() {
 
 /// Copies text to the operator's clipboard through the terminal (OSC 52), which works
 /// over ssh and inside tmux with `set-clipboard on`.
-pub fn copy_osc52(text: &str) -> io::Result<()> {
+pub(crate) fn copy_osc52(text: &str) -> io::Result<()> {
     let mut out = stdout();
     write!(out, "\x1b]52;c;{}\x07", base64(text.as_bytes()))?;
     out.flush()

@@ -13,7 +13,7 @@ use notify::{RecursiveMode, Watcher};
 
 /// Why the loop woke up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
+pub(crate) enum Wake {
     /// Something in the home folder changed (the database or its WAL).
     Files,
     /// A PostgreSQL store notified a committed write.
@@ -22,7 +22,7 @@ pub enum Wake {
 
 /// Watches wherever the home's store lives; the returned watcher (a SQLite home's) must be
 /// kept alive, and the change feed of a PostgreSQL store stops once `tx`'s receiver is gone.
-pub fn watch_store(
+pub(crate) fn watch_store(
     home: &crate::home::Home,
     tx: mpsc::Sender<Wake>,
 ) -> Option<notify::RecommendedWatcher> {
@@ -54,4 +54,4 @@ fn watch_home(home: &Path, tx: mpsc::Sender<Wake>) -> notify::Result<notify::Rec
 }
 
 /// The safety poll: even without notify events, check `data_version` this often.
-pub const SAFETY_POLL: Duration = Duration::from_secs(2);
+pub(crate) const SAFETY_POLL: Duration = Duration::from_secs(2);

@@ -14,7 +14,7 @@ const WIDTH: u16 = 120;
 const HEIGHT: u16 = 36;
 
 /// The control room's state after a snapshot arrived at 120×36, as the event loop has it.
-pub fn view_state(snap: &Snapshot) -> State {
+pub(crate) fn view_state(snap: &Snapshot) -> State {
     let mut state = State::new(Keymap::builtin(), false, snap.now_ms);
     update(&mut state, snap, Event::SnapshotArrived);
     update(&mut state, snap, Event::Resize(WIDTH, HEIGHT));
@@ -22,7 +22,7 @@ pub fn view_state(snap: &Snapshot) -> State {
 }
 
 /// Renders one frame of `snap` into a 120×36 test terminal; returns the screen text.
-pub fn render_frame(state: &State, snap: &Snapshot, theme: &Theme) -> String {
+pub(crate) fn render_frame(state: &State, snap: &Snapshot, theme: &Theme) -> String {
     let Ok(mut term) = Terminal::new(TestBackend::new(WIDTH, HEIGHT));
     let Ok(frame) = term.draw(|f| gitmoot_ui::render(f, state, snap, theme));
     frame
@@ -37,7 +37,7 @@ pub fn render_frame(state: &State, snap: &Snapshot, theme: &Theme) -> String {
 /// The machine's own limit for a frame: three bordered panes of plain text lines (a tree,
 /// a detail, a transcript) drawn into a 120×36 test terminal with the same crates and the
 /// same buffer-to-text step as `render_frame`; the median of 200.
-pub fn bare_frame_ms() -> f64 {
+pub(crate) fn bare_frame_ms() -> f64 {
     use ratatui::layout::{Constraint, Layout};
     use ratatui::widgets::{Block, Borders, Paragraph};
     let lines: Vec<String> = (0..HEIGHT)

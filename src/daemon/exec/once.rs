@@ -21,7 +21,7 @@ use crate::store::{Store, StoreError};
 /// A runtime that is still running this long after its start gets its pid recorded (for
 /// crash recovery); trivial jobs that end sooner skip that write, which would otherwise be
 /// a large share of their cost.
-pub const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
+pub(crate) const PID_RECORD_DELAY: Duration = Duration::from_millis(25);
 
 /// Records the runtime pid while the job still runs (a settled job is left alone).
 fn record_pid(

@@ -27,21 +27,21 @@ use spawn::Spec;
 /// Stdout kept for parsing: its first `CAPTURE_HEAD` bytes and its last
 /// `CAPTURE_LIMIT - CAPTURE_HEAD` (the result is usually at the end); the middle of a
 /// longer output is drained and dropped.
-pub const CAPTURE_LIMIT: usize = 4 * 1024 * 1024;
+pub(crate) const CAPTURE_LIMIT: usize = 4 * 1024 * 1024;
 /// The head part of `CAPTURE_LIMIT`.
-pub const CAPTURE_HEAD: usize = 1024 * 1024;
+pub(crate) const CAPTURE_HEAD: usize = 1024 * 1024;
 /// After the child is gone, how long its pipes may stay open before whatever holds them
 /// (a grandchild that left the process group) is killed and the pipes are dropped.
-pub const PIPE_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const PIPE_GRACE: Duration = Duration::from_millis(500);
 /// The variable that marks every process a job started, even one that left its group.
-pub const JOB_MARKER: &str = "GITMOOT_JOB_ID";
+pub(crate) const JOB_MARKER: &str = "GITMOOT_JOB_ID";
 /// Stderr kept (its tail) for error messages.
-pub const STDERR_TAIL_LIMIT: usize = 64 * 1024;
+pub(crate) const STDERR_TAIL_LIMIT: usize = 64 * 1024;
 /// Between SIGTERM and SIGKILL when a group is terminated.
-pub const TERM_GRACE: Duration = Duration::from_millis(1_500);
+pub(crate) const TERM_GRACE: Duration = Duration::from_millis(1_500);
 /// Longest line handed to the line feed; the rest of a longer line is dropped from the
 /// feed (the capture still holds it) so one huge JSON event cannot balloon memory.
-pub const LINE_LIMIT: usize = 1024 * 1024;
+pub(crate) const LINE_LIMIT: usize = 1024 * 1024;
 
 /// Which of the child's output streams a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub struct OutputLine {
 
 /// Where the live line feed goes. The reader waits for room, so a consumer that stops
 /// draining slows the child rather than growing memory; a dropped receiver ends the feed.
-pub type LineSender = mpsc::Sender<OutputLine>;
+pub(crate) type LineSender = mpsc::Sender<OutputLine>;
 
 /// What to feed the child on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,12 +112,12 @@ pub struct ProcessOutput {
 }
 
 impl ProcessOutput {
-    pub fn stdout_text(&self) -> String {
+    pub(crate) fn stdout_text(&self) -> String {
         String::from_utf8_lossy(&self.stdout).into_owned()
     }
 
     /// The last few non-empty stderr lines, for one-line error messages.
-    pub fn stderr_summary(&self) -> String {
+    pub(crate) fn stderr_summary(&self) -> String {
         let text = String::from_utf8_lossy(&self.stderr_tail);
         let lines: Vec<&str> = text
             .lines()
@@ -174,7 +174,7 @@ pub async fn run(
 
 /// [`run`], also sending every stdout and stderr line to `lines` as it arrives. The
 /// capture in the returned [`ProcessOutput`] is the same as without the feed.
-pub async fn run_streaming(
+pub(crate) async fn run_streaming(
     inv: &Invocation,
     timeout: Option<Duration>,
     kill: watch::Receiver<Option<KillRequest>>,
@@ -191,7 +191,7 @@ pub async fn run_streaming(
 /// it: recovery settles finished work from the file ([`read_record`]). The file stays
 /// bounded on disk: what has been read beyond its first `CAPTURE_HEAD` bytes and its last
 /// `CAPTURE_LIMIT - CAPTURE_HEAD` is punched out as it goes.
-pub async fn run_recorded(
+pub(crate) async fn run_recorded(
     inv: &Invocation,
     record: Option<&Path>,
     timeout: Option<Duration>,

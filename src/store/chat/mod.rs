@@ -39,7 +39,7 @@ named_values!(ThreadState, MessageKind, AuthorKind, LinkPurpose);
 
 /// Whether an agent with this exact name is registered (no row decoding: the send path
 /// asks this once per mention).
-pub fn agent_exists<'a>(tx: impl Into<Tx<'a>>, name: &str) -> Result<bool> {
+pub(crate) fn agent_exists<'a>(tx: impl Into<Tx<'a>>, name: &str) -> Result<bool> {
     Ok(tx
         .into()
         .query_opt(
