@@ -83,6 +83,8 @@ pub(crate) use named_enum;
 
 mod delegation;
 pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
+mod event_kind;
+pub use event_kind::EventKind;
 
 /// `dispatched_by` of every session job: the daemon neither runs nor recovers them.
 pub const SESSION: &str = "session";

@@ -19,7 +19,7 @@ use super::live::{self, Leftover, Recorder};
 use crate::clock::Clock;
 use crate::config::{Config, ResultChecks};
 use crate::contract::{self, ContractErrors, EphemeralSpec};
-use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
+use crate::domain::{AutonomyPolicy, EventKind, JobState, RuntimeKind};
 use crate::engine::{self, EngineError, Outcome};
 use crate::runtime::{self, KillRequest, Request, RuntimeOutput, TokenUsage, process};
 use crate::store::events::{self, NewEvent};
@@ -178,7 +178,7 @@ fn append_event(
     store: &mut Store,
     clock: &dyn Clock,
     job: &Job,
-    kind: &str,
+    kind: EventKind,
     message: String,
     data: serde_json::Value,
 ) -> Result<(), StoreError> {
@@ -547,7 +547,7 @@ async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, r
                 store,
                 sh.clock.as_ref(),
                 &j,
-                "malformed_output",
+                EventKind::MalformedOutput,
                 errs.to_string(),
                 json!({"errors": errs.lines()}),
             )?;
@@ -555,7 +555,7 @@ async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, r
                 store,
                 sh.clock.as_ref(),
                 &j,
-                "repair_retry",
+                EventKind::RepairRetry,
                 format!(
                     "re-asking {} to repair its result (repair {repair})",
                     j.agent

@@ -4,7 +4,7 @@
 use super::bounds::{Carry, stop_reason};
 use super::ctx::{Ctx, R, Resolution};
 use crate::contract::{FailurePolicy, GitmootResult};
-use crate::domain::{JobKind, JobState};
+use crate::domain::{EventKind, JobKind, JobState};
 use crate::store::delegations::{self, Leg, LegState};
 use crate::store::escalations::{self, RoundKind};
 use crate::store::jobs::{self, FollowUp, Job};
@@ -112,7 +112,7 @@ impl Ctx<'_, '_> {
                         self.event(
                             &parent.root_id,
                             Some(parent_id),
-                            "delegation_retry_refused",
+                            EventKind::DelegationRetryRefused,
                             format!(
                                 "delegation {:?} not retried: the per-root job budget of {} is reached",
                                 leg.delegation_id, self.cfg.max_delegation_total_jobs
@@ -126,7 +126,7 @@ impl Ctx<'_, '_> {
                     self.event(
                         &parent.root_id,
                         Some(parent_id),
-                        "delegation_retry",
+                        EventKind::DelegationRetry,
                         format!(
                             "delegation {:?} retry {}/{} enqueued as job {new_id} after {job_id} failed",
                             leg.delegation_id,
@@ -264,7 +264,13 @@ impl Ctx<'_, '_> {
         p.followup_reason = Some(msg.clone());
         p.updated_ms = self.now;
         jobs::put(self.tx, &p)?;
-        self.event(&p.root_id, Some(&p.id), "delegation_blocked", msg, None)?;
+        self.event(
+            &p.root_id,
+            Some(&p.id),
+            EventKind::DelegationBlocked,
+            msg,
+            None,
+        )?;
         self.propagate(&p)
     }
 

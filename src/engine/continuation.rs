@@ -8,7 +8,7 @@ use super::bounds::{Carry, progress_digest, set_hash, streak_threshold};
 use super::ctx::{Ctx, R};
 use super::prompts::{self, Frame, LegLine};
 use crate::contract::{Decision, Delegation, GitmootResult, SynthesisRule};
-use crate::domain::{Action, JobKind};
+use crate::domain::{Action, EventKind, JobKind};
 use crate::store::delegations::{self, Leg};
 use crate::store::jobs::{self, FollowUp, Job};
 use crate::store::runs;
@@ -119,7 +119,7 @@ impl Ctx<'_, '_> {
                     self.event(
                         &parent.root_id,
                         Some(&parent.id),
-                        "verify_replan_exhausted",
+                        EventKind::VerifyReplanExhausted,
                         format!("independent verification failed after {cap} replan attempt(s); finalizing"),
                         None,
                     )?;
@@ -136,7 +136,7 @@ impl Ctx<'_, '_> {
                 self.event(
                     &parent.root_id,
                     Some(&parent.id),
-                    "verify_replan_warning",
+                    EventKind::VerifyReplanWarning,
                     format!("independent verification failed (attempt {attempt}/{cap}); enqueuing a replan continuation"),
                     None,
                 )?;
@@ -164,7 +164,7 @@ impl Ctx<'_, '_> {
                 self.event(
                     &parent.root_id,
                     Some(&parent.id),
-                    "delegation_loop_detected",
+                    EventKind::DelegationLoopDetected,
                     format!(
                         "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
                     ),
@@ -182,7 +182,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &parent.root_id,
                 Some(&parent.id),
-                "delegation_loop_warning",
+                EventKind::DelegationLoopWarning,
                 format!(
                     "delegation tree made no new durable side effect for {streak} consecutive generations (digest {short}); sending a corrective continuation"
                 ),
@@ -355,7 +355,7 @@ impl Ctx<'_, '_> {
                 self.event(
                     &p.root_id,
                     Some(&p.id),
-                    "delegation_budget_exceeded",
+                    EventKind::DelegationBudgetExceeded,
                     format!(
                         "{reason}; job {} ends on its own result without a {why} continuation",
                         p.id
@@ -371,7 +371,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &p.root_id,
                 Some(&p.id),
-                "delegation_budget_exceeded",
+                EventKind::DelegationBudgetExceeded,
                 format!(
                     "{reason}; the {why} continuation of job {} becomes the tree's finalize",
                     p.id
@@ -418,7 +418,7 @@ impl Ctx<'_, '_> {
         self.event(
             &p.root_id,
             Some(&p.id),
-            "delegation_continuation_enqueued",
+            EventKind::DelegationContinuationEnqueued,
             occupied,
             Some(json!({"job": id, "why": why})),
         )?;
@@ -426,7 +426,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &p.root_id,
                 Some(&p.id),
-                "delegation_finalize_enqueued",
+                EventKind::DelegationFinalizeEnqueued,
                 format!("termination backstop tripped ({why}); enqueued a best-effort finalize continuation as job {id}"),
                 Some(json!({"job": id, "reason": why})),
             )?;

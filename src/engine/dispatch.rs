@@ -5,7 +5,7 @@ use super::bounds::{Carry, active_ms, set_hash, stop_reason, streak_threshold};
 use super::ctx::{Ctx, R};
 use super::prompts;
 use crate::contract::{Delegation, GitmootResult};
-use crate::domain::{JobKind, RuntimeKind};
+use crate::domain::{EventKind, JobKind, RuntimeKind};
 use crate::store::agents;
 use crate::store::delegations::{self, Leg, LegState};
 use crate::store::jobs::{self, FollowUp, Job};
@@ -16,16 +16,16 @@ impl Ctx<'_, '_> {
         let set = &r.delegations;
         let n = set.len();
         let root = job.root_id.as_str();
-        let ev = |kind: &str, msg: String| self.event(root, Some(&job.id), kind, msg, None);
+        let ev = |kind: EventKind, msg: String| self.event(root, Some(&job.id), kind, msg, None);
         if job.ephemeral.is_some() {
             return ev(
-                "delegation_ignored_ephemeral",
+                EventKind::DelegationIgnoredEphemeral,
                 format!("ephemeral workers cannot delegate; ignoring {n} delegation(s)"),
             );
         }
         if job.kind == JobKind::Finalize {
             return ev(
-                "delegation_finalized",
+                EventKind::DelegationFinalized,
                 format!("finalize continuation is terminal; ignoring {n} delegation(s)"),
             );
         }
@@ -33,15 +33,15 @@ impl Ctx<'_, '_> {
         let carry = Carry::from_value(job.carry.as_ref());
         let cfg = self.cfg;
         // A bound that holds ends the set: logged as its own kind, then the tree finalizes.
-        let refuse = |kind: &str, msg: String, reason: &str| -> R<()> {
+        let refuse = |kind: EventKind, msg: String, reason: &str| -> R<()> {
             ev(kind, msg)?;
             self.finalize(job, reason, set, &carry)
         };
         if let Some(reason) = stop_reason(&run) {
             let kind = if run.killed {
-                "delegation_killed"
+                EventKind::DelegationKilled
             } else {
-                "delegation_walltime_exceeded"
+                EventKind::DelegationWalltimeExceeded
             };
             return refuse(
                 kind,
@@ -51,7 +51,7 @@ impl Ctx<'_, '_> {
         }
         if job.depth >= cfg.max_delegation_depth {
             return refuse(
-                "delegation_depth_exceeded",
+                EventKind::DelegationDepthExceeded,
                 format!(
                     "delegation depth {} reached the limit of {}; not dispatching {n} delegation(s)",
                     job.depth, cfg.max_delegation_depth
@@ -68,7 +68,7 @@ impl Ctx<'_, '_> {
         let tree = run.jobs + delegations::count_waiting(self.tx, root)?;
         if tree + projected + 1 > cfg.max_delegation_total_jobs {
             ev(
-                "delegation_budget_exceeded",
+                EventKind::DelegationBudgetExceeded,
                 format!(
                     "delegation batch of {projected} new job(s) would exceed the per-root job budget of {} (tree at {}); not dispatching {n} delegation(s)",
                     cfg.max_delegation_total_jobs, tree
@@ -85,7 +85,7 @@ impl Ctx<'_, '_> {
         if active > cfg.max_delegation_walltime.0 {
             let limit = crate::duration::format_ms(cfg.max_delegation_walltime.0);
             return refuse(
-                "delegation_walltime_exceeded",
+                EventKind::DelegationWalltimeExceeded,
                 format!(
                     "delegation tree {root} ran {}, exceeding the wall-clock limit of {limit}; not dispatching {n} delegation(s)",
                     crate::duration::format_ms(active)
@@ -97,13 +97,13 @@ impl Ctx<'_, '_> {
         let usd = cfg.max_delegation_cost_usd;
         let spent = if budget > 0 && run.tokens >= budget {
             Some((
-                "delegation_cost_exceeded",
+                EventKind::DelegationCostExceeded,
                 format!("token budget {budget}"),
                 format!("used {}", run.tokens),
             ))
         } else if usd > 0.0 && run.cost_usd >= usd {
             Some((
-                "delegation_cost_usd_exceeded",
+                EventKind::DelegationCostUsdExceeded,
                 format!("cost budget ${usd:.4}"),
                 format!("spent ${:.4}", run.cost_usd),
             ))
@@ -125,7 +125,7 @@ impl Ctx<'_, '_> {
                 cfg.max_delegation_width
             );
             return refuse(
-                "delegation_width_exceeded",
+                EventKind::DelegationWidthExceeded,
                 format!("{msg}; not dispatching"),
                 &msg,
             );
@@ -134,7 +134,7 @@ impl Ctx<'_, '_> {
         if carry.hashes.contains(&hash) {
             if carry.repeat_count >= 1 {
                 return refuse(
-                    "delegation_loop_detected",
+                    EventKind::DelegationLoopDetected,
                     format!(
                         "delegation set {hash} repeated after a corrective nudge (repeat count {}); not dispatching {n} delegation(s)",
                         carry.repeat_count
@@ -143,7 +143,7 @@ impl Ctx<'_, '_> {
                 );
             }
             ev(
-                "delegation_loop_warning",
+                EventKind::DelegationLoopWarning,
                 format!(
                     "delegation set {hash} repeats a recent round; sending a corrective continuation instead of dispatching {n} delegation(s)"
                 ),
@@ -164,7 +164,7 @@ impl Ctx<'_, '_> {
             );
         }
         if let Some(reason) = self.preflight(job, set)? {
-            ev("delegation_preflight_failed", reason.clone())?;
+            ev(EventKind::DelegationPreflightFailed, reason.clone())?;
             let streak = carry.streak + 1;
             if streak >= streak_threshold(cfg) && carry.repeat_count >= 1 {
                 return self.finalize(
@@ -214,7 +214,7 @@ impl Ctx<'_, '_> {
         j.updated_ms = self.now;
         jobs::put(self.tx, &j)?;
         ev(
-            "delegation_batch",
+            EventKind::DelegationBatch,
             format!("batch of {n} delegation(s) admitted"),
         )?;
         self.advance_batch(&job.id)

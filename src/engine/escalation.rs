@@ -15,7 +15,7 @@ use super::{EngineError, Env};
 use crate::Invalid;
 use crate::clock::Millis;
 use crate::contract::HumanQuestion;
-use crate::domain::JobKind;
+use crate::domain::{EventKind, JobKind};
 use crate::store::StoreError;
 use crate::store::delegations;
 use crate::store::escalations::{self, Round, RoundKind};
@@ -237,7 +237,7 @@ pub fn answer(
     ctx.event(
         &round.root_id,
         Some(&round.job_id),
-        "delegation_ask_answered",
+        EventKind::DelegationAskAnswered,
         format!(
             "human answered {} ask-gate question(s) for job {}",
             parsed.by_id.len(),
@@ -332,7 +332,7 @@ pub fn resume(
             ctx.event(
                 &parent.root_id,
                 Some(&parent.id),
-                "delegation_escalation_retry",
+                EventKind::DelegationEscalationRetry,
                 format!("delegation {did:?} re-run by a human as job {id}"),
                 None,
             )?;

@@ -6,7 +6,7 @@ use super::ctx::{Ctx, R, parse_result};
 use super::prompts::{self, Upstream};
 use crate::config::OrchestrateConfig;
 use crate::contract::Delegation;
-use crate::domain::{Action, JobKind};
+use crate::domain::{Action, EventKind, JobKind};
 use crate::store::delegations::{self, Leg, LegState};
 use crate::store::jobs::Job;
 use crate::store::{StoreError, agents};
@@ -41,7 +41,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &parent.root_id,
                 Some(&parent.id),
-                "delegation_deduped",
+                EventKind::DelegationDeduped,
                 format!(
                     "delegation {:?} skipped: fingerprint {fp:?} already enqueued as delegation {:?}",
                     d.id, winner.delegation_id
@@ -135,7 +135,7 @@ impl Ctx<'_, '_> {
         self.event(
             &parent.root_id,
             Some(&parent.id),
-            "delegation_enqueued",
+            EventKind::DelegationEnqueued,
             format!("delegation {:?} enqueued as job {id}", d.id),
             None,
         )?;

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::Result;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
+use crate::domain::EventKind;
 
 /// The columns after `id`, as the first schema wrote them and the rebuild keeps them.
 macro_rules! event_columns {
@@ -38,16 +39,15 @@ CREATE INDEX events_kind ON events(kind, id);
 "
 );
 
-/// The kind of event a coordinator's refused delegation set leaves: the only kind the log
-/// is ever searched by, so the only one its kind index holds. A macro, so the statements
-/// that search for it spell it as a literal (a bound kind could not use that index).
+/// `EventKind::DelegationPreflightFailed`, the only kind the log is ever searched by, so
+/// the only one its kind index holds. Also a macro, so the DDL and the statements that
+/// search for it spell it as a literal (a bound kind could not use that partial index); a
+/// test holds the two spellings equal.
 macro_rules! preflight_kind {
     () => {
         "delegation_preflight_failed"
     };
 }
-
-pub const PREFLIGHT_FAILED: &str = preflight_kind!();
 
 /// Fewer index pages per event: the kind index keeps only the one kind anything looks up
 /// (it took a page write on every event for a lookup of a handful of rows), and a job's
@@ -85,34 +85,35 @@ CREATE INDEX events_kind ON events(kind, id) WHERE kind = '",
 );
 
 /// What to append; `data` is stored as JSON when present.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NewEvent<'a> {
     pub ts_ms: Millis,
     pub root_id: Option<&'a str>,
     pub job_id: Option<&'a str>,
-    pub kind: &'a str,
+    pub kind: EventKind,
     pub message: String,
     pub data: Option<Value>,
 }
 
 impl<'a> NewEvent<'a> {
     /// An event of one job, filed under its tree so the tree's log shows it too.
-    pub fn job(ts_ms: Millis, root_id: &'a str, job_id: &'a str, kind: &'a str) -> Self {
+    pub fn job(ts_ms: Millis, root_id: &'a str, job_id: &'a str, kind: EventKind) -> Self {
         Self {
-            ts_ms,
             root_id: Some(root_id),
             job_id: Some(job_id),
-            kind,
-            ..Self::default()
+            ..Self::unrooted(ts_ms, kind)
         }
     }
 
     /// An event that belongs to no job tree (chat threads, memory).
-    pub fn unrooted(ts_ms: Millis, kind: &'a str) -> Self {
+    pub fn unrooted(ts_ms: Millis, kind: EventKind) -> Self {
         Self {
             ts_ms,
+            root_id: None,
+            job_id: None,
             kind,
-            ..Self::default()
+            message: String::new(),
+            data: None,
         }
     }
 
@@ -128,6 +129,8 @@ impl<'a> NewEvent<'a> {
     }
 }
 
+/// One stored event. `kind` is the text as stored, so a kind this build does not know
+/// (an older or newer store) still reads and shows; `is` compares against a known one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub id: i64,
@@ -141,6 +144,12 @@ pub struct Event {
     pub data: Option<Value>,
 }
 
+impl Event {
+    pub fn is(&self, kind: EventKind) -> bool {
+        self.kind == kind.as_str()
+    }
+}
+
 pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
     tx.into().one(
         "INSERT INTO events(ts_ms, root_id, job_id, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
@@ -149,7 +158,7 @@ pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
             e.ts_ms,
             e.root_id,
             e.job_id,
-            e.kind,
+            e.kind.as_str(),
             e.message,
             e.data.map(|d| d.to_string())
         ],
@@ -238,4 +247,17 @@ pub fn for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Vec<Event>> {
         params![job_id],
         map,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_indexed_kind_is_the_variant_s_spelling() {
+        assert_eq!(
+            preflight_kind!(),
+            EventKind::DelegationPreflightFailed.as_str()
+        );
+    }
 }

@@ -10,7 +10,7 @@ use crate::chat::messages::{self, Post};
 use crate::chat::threads::{self, NewThread};
 use crate::clock::{ManualClock, Millis};
 use crate::contract::{Delegation, FailurePolicy};
-use crate::domain::{Action, JobKind, JobState, RunState};
+use crate::domain::{Action, EventKind, JobKind, JobState, RunState};
 use crate::store::agents;
 use crate::store::chat::{AuthorKind, MessageKind};
 use crate::store::delegations::{self, Leg, LegState};
@@ -263,7 +263,7 @@ pub(in crate::bench) fn seed_root(
         run.finished_ms = Some(t0 + 9);
     }
     runs::put(tx, &run)?;
-    let ev = |job: &Job, kind: &str, ts: Millis| {
+    let ev = |job: &Job, kind: EventKind, ts: Millis| {
         events::append(
             tx,
             NewEvent::job(ts, &root_id, &job.id, kind).message(format!("job {} {kind}", job.id)),
@@ -291,8 +291,8 @@ pub(in crate::bench) fn seed_root(
         format!("Split change #{i} into {legs} review legs"),
     ));
     jobs::put(tx, &root)?;
-    ev(&root, "queued", t0)?;
-    ev(&root, "succeeded", t0 + 2)?;
+    ev(&root, EventKind::Queued, t0)?;
+    ev(&root, EventKind::Succeeded, t0 + 2)?;
     for k in 0..legs {
         let lid = format!("l{k}");
         let deps = if k % 4 == 3 {
@@ -315,10 +315,10 @@ pub(in crate::bench) fn seed_root(
         job.repo = run.repo.clone();
         job.depth = 1;
         job.state = shape.leg_state(k, legs);
-        ev(&job, "queued", t0 + 3)?;
+        ev(&job, EventKind::Queued, t0 + 3)?;
         if job.state != JobState::Queued {
             job.started_ms = Some(t0 + 4);
-            ev(&job, "started", t0 + 4)?;
+            ev(&job, EventKind::Running, t0 + 4)?;
         }
         match job.state {
             JobState::Succeeded => {
@@ -333,12 +333,12 @@ pub(in crate::bench) fn seed_root(
                     },
                     format!("Part {k} of change #{i} reviewed; {} findings", k % 3),
                 ));
-                ev(&job, "succeeded", t0 + 5)?;
+                ev(&job, EventKind::Succeeded, t0 + 5)?;
             }
             JobState::Failed | JobState::Blocked | JobState::Cancelled => {
                 job.finished_ms = Some(t0 + 5);
                 job.error = Some(format!("leg {lid} {}", job.state));
-                ev(&job, job.state.as_str(), t0 + 5)?;
+                ev(&job, EventKind::entered(job.state), t0 + 5)?;
             }
             JobState::Running => out.running.push(job.id.clone()),
             JobState::Queued => {}
@@ -375,7 +375,7 @@ pub(in crate::bench) fn seed_root(
     cont.parent_id = Some(root_id.clone());
     cont.repo = run.repo.clone();
     cont.depth = 1;
-    ev(&cont, "queued", t0 + 6)?;
+    ev(&cont, EventKind::Queued, t0 + 6)?;
     match shape {
         Shape::Done | Shape::Awaiting => {
             cont.state = JobState::Succeeded;
@@ -385,12 +385,12 @@ pub(in crate::bench) fn seed_root(
                 "approved",
                 format!("Change #{i} is ready to merge"),
             ));
-            ev(&cont, "succeeded", t0 + 8)?;
+            ev(&cont, EventKind::Succeeded, t0 + 8)?;
         }
         Shape::Failed | Shape::Killed => {
             cont.state = JobState::Cancelled;
             cont.finished_ms = Some(t0 + 8);
-            ev(&cont, "cancelled", t0 + 8)?;
+            ev(&cont, EventKind::Cancelled, t0 + 8)?;
         }
         Shape::Running => {}
     }
@@ -440,7 +440,7 @@ pub(in crate::bench) fn settle_one(
         jobs::put(tx, &job)?;
         events::append(
             tx,
-            NewEvent::job(now, &job.root_id, &job.id, "succeeded")
+            NewEvent::job(now, &job.root_id, &job.id, EventKind::Succeeded)
                 .message(format!("job {job_id} succeeded")),
         )?;
         Ok(())
