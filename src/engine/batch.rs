@@ -1,7 +1,7 @@
 //! The batch barrier: each leg's outcome, retries, failure policies, blocking and the job
 //! budget. Does not build a leg's job (`legs`) or write the continuation (`continuation`).
 
-use super::bounds::{Carry, stop_reason};
+use super::bounds::{Carry, job_budget_reason, stop_reason};
 use super::ctx::{Ctx, R, Resolution};
 use crate::contract::{FailurePolicy, GitmootResult};
 use crate::domain::{EventKind, JobKind, JobState};
@@ -290,10 +290,7 @@ impl Ctx<'_, '_> {
     }
 
     pub(super) fn budget_reason(&self) -> String {
-        format!(
-            "per-root job budget of {} reached",
-            self.cfg.max_delegation_total_jobs
-        )
+        job_budget_reason(self.cfg.max_delegation_total_jobs)
     }
 
     /// Whether `job` sits inside a leg's subtree (its chain of continuations leads to a
