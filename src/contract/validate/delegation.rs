@@ -67,7 +67,58 @@ impl Validator {
             format!("delegation {raw_id:?}")
         };
 
-        let id = match opt_str(obj, "id") {
+        let id = self.leg_id(&field, obj);
+        let action = self.leg_action(&field, obj);
+        let prompt = self.leg_prompt(&field, obj);
+        let (agent, ephemeral) = self.leg_target(&who, &field, obj);
+
+        let deps: Vec<String> = self
+            .strict_list(&field, "deps", obj.get("deps"))
+            .into_iter()
+            .map(|d| d.trim().to_owned())
+            .filter(|d| !d.is_empty())
+            .collect();
+        let artifacts = self.strict_list(&field, "artifacts", obj.get("artifacts"));
+        let failure_policy = self
+            .policy_name::<FailurePolicy>(&who, &field, obj, "failure_policy")
+            .unwrap_or_default();
+        let synthesis_rule = self.policy_name::<SynthesisRule>(&who, &field, obj, "synthesis_rule");
+        let quorum = self.quorum(&who, obj, synthesis_rule);
+        let timeout_ms = self.timeout(&who, &field, obj);
+        let retry = self.leg_retry(&who, obj);
+        let worktree = self.text(&field, obj, "worktree");
+        let fingerprint = self.text(&field, obj, "fingerprint");
+        let model = self.text(&field, obj, "model");
+        let effort = self.text(&field, obj, "effort");
+        let phase = self.text(&field, obj, "phase");
+
+        if self.errors.len() > before {
+            return None;
+        }
+        Some(Delegation {
+            id,
+            agent,
+            ephemeral,
+            action: action?,
+            prompt,
+            deps,
+            failure_policy,
+            synthesis_rule,
+            quorum,
+            timeout_ms,
+            retry,
+            worktree,
+            artifacts,
+            fingerprint,
+            model,
+            effort,
+            phase,
+        })
+    }
+
+    /// The entry's id, exactly as written; blank when missing or malformed.
+    fn leg_id(&mut self, field: &str, obj: &serde_json::Map<String, Value>) -> String {
+        match opt_str(obj, "id") {
             Ok(Some(id)) if !id.trim().is_empty() => {
                 if id.trim() != id {
                     self.err(format!(
@@ -84,8 +135,12 @@ impl Validator {
                 self.err(format!("{field}: id must be a string (got {kind})"));
                 String::new()
             }
-        };
-        let action = match opt_str(obj, "action") {
+        }
+    }
+
+    /// The entry's action: ask or review (legs never implement).
+    fn leg_action(&mut self, field: &str, obj: &serde_json::Map<String, Value>) -> Option<Action> {
+        match opt_str(obj, "action") {
             Ok(Some(a)) if !a.trim().is_empty() => {
                 if a.trim() != a {
                     self.err(format!(
@@ -116,8 +171,11 @@ impl Validator {
                 self.err(format!("{field}: action must be a string (got {kind})"));
                 None
             }
-        };
-        let prompt = match opt_str(obj, "prompt") {
+        }
+    }
+
+    fn leg_prompt(&mut self, field: &str, obj: &serde_json::Map<String, Value>) -> String {
+        match opt_str(obj, "prompt") {
             Ok(Some(p)) if !p.trim().is_empty() => p.trim().to_owned(),
             Ok(_) => {
                 self.err(format!("{field}: prompt is required"));
@@ -127,12 +185,20 @@ impl Validator {
                 self.err(format!("{field}: prompt must be a string (got {kind})"));
                 String::new()
             }
-        };
+        }
+    }
 
-        let agent = self.text(&field, obj, "agent");
+    /// Who runs the entry: a registered agent or an inline ephemeral spec, exactly one.
+    fn leg_target(
+        &mut self,
+        who: &str,
+        field: &str,
+        obj: &serde_json::Map<String, Value>,
+    ) -> (Option<String>, Option<EphemeralSpec>) {
+        let agent = self.text(field, obj, "agent");
         let ephemeral = match obj.get("ephemeral") {
             None | Some(Value::Null) => None,
-            Some(spec) => self.ephemeral(&who, &field, spec),
+            Some(spec) => self.ephemeral(who, field, spec),
         };
         let has_ephemeral = !matches!(obj.get("ephemeral"), None | Some(Value::Null));
         match (agent.is_some(), has_ephemeral) {
@@ -142,21 +208,11 @@ impl Validator {
             (false, false) => self.err(format!("{who} must set exactly one of agent or ephemeral")),
             _ => {}
         }
+        (agent, ephemeral)
+    }
 
-        let deps: Vec<String> = self
-            .strict_list(&field, "deps", obj.get("deps"))
-            .into_iter()
-            .map(|d| d.trim().to_owned())
-            .filter(|d| !d.is_empty())
-            .collect();
-        let artifacts = self.strict_list(&field, "artifacts", obj.get("artifacts"));
-        let failure_policy = self
-            .policy_name::<FailurePolicy>(&who, &field, obj, "failure_policy")
-            .unwrap_or_default();
-        let synthesis_rule = self.policy_name::<SynthesisRule>(&who, &field, obj, "synthesis_rule");
-        let quorum = self.quorum(&who, obj, synthesis_rule);
-        let timeout_ms = self.timeout(&who, &field, obj);
-        let retry = match obj.get("retry") {
+    fn leg_retry(&mut self, who: &str, obj: &serde_json::Map<String, Value>) -> u32 {
+        match obj.get("retry") {
             None | Some(Value::Null) => 0,
             Some(Value::Number(n)) if n.as_i64().is_some_and(|r| r < 0) => {
                 self.err(format!("{who} retry must be >= 0"));
@@ -169,35 +225,7 @@ impl Validator {
                 self.err(format!("{who} retry must be an integer >= 0 (got {other})"));
                 0
             }
-        };
-        let worktree = self.text(&field, obj, "worktree");
-        let fingerprint = self.text(&field, obj, "fingerprint");
-        let model = self.text(&field, obj, "model");
-        let effort = self.text(&field, obj, "effort");
-        let phase = self.text(&field, obj, "phase");
-
-        if self.errors.len() > before {
-            return None;
         }
-        Some(Delegation {
-            id,
-            agent,
-            ephemeral,
-            action: action?,
-            prompt,
-            deps,
-            failure_policy,
-            synthesis_rule,
-            quorum,
-            timeout_ms,
-            retry,
-            worktree,
-            artifacts,
-            fingerprint,
-            model,
-            effort,
-            phase,
-        })
     }
 
     /// An optional free-form string; blank counts as absent.
