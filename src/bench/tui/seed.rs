@@ -263,12 +263,7 @@ pub(in crate::bench) fn seed_root(
         run.finished_ms = Some(t0 + 9);
     }
     runs::put(tx, &run)?;
-    let ev = |job: &Job, kind: EventKind, ts: Millis| {
-        events::append(
-            tx,
-            NewEvent::job(ts, &root_id, &job.id, kind).message(format!("job {} {kind}", job.id)),
-        )
-    };
+    let ev = |job: &Job, kind: EventKind, ts: Millis| event(tx, job, kind, ts);
     let mut root = Job::queued(
         root_id.clone(),
         root_id.clone(),
@@ -294,75 +289,120 @@ pub(in crate::bench) fn seed_root(
     ev(&root, EventKind::Queued, t0)?;
     ev(&root, EventKind::Succeeded, t0 + 2)?;
     for k in 0..legs {
-        let lid = format!("l{k}");
-        let deps = if k % 4 == 3 {
-            vec![format!("l{}", k - 1)]
-        } else {
-            vec![]
-        };
-        let who = AGENTS[1 + k % (AGENTS.len() - 1)];
-        let mut job = Job::queued(
-            format!("{root_id}/{lid}"),
-            root_id.clone(),
-            JobKind::Leg,
-            who.into(),
-            Action::Review,
-            format!("Review part {k} of change #{i}"),
-            t0 + 3,
-        );
-        job.parent_id = Some(root_id.clone());
-        job.delegation_id = Some(lid.clone());
-        job.repo = run.repo.clone();
-        job.depth = 1;
-        job.state = shape.leg_state(k, legs);
-        ev(&job, EventKind::Queued, t0 + 3)?;
-        if job.state != JobState::Queued {
-            job.started_ms = Some(t0 + 4);
-            ev(&job, EventKind::Running, t0 + 4)?;
-        }
-        match job.state {
-            JobState::Succeeded => {
-                job.finished_ms = Some(t0 + 5);
-                job.tokens_in = 600;
-                job.tokens_out = 150;
-                job.result = Some(result_json(
-                    if k % 5 == 4 {
-                        "changes_requested"
-                    } else {
-                        "approved"
-                    },
-                    format!("Part {k} of change #{i} reviewed; {} findings", k % 3),
-                ));
-                ev(&job, EventKind::Succeeded, t0 + 5)?;
-            }
-            JobState::Failed | JobState::Blocked | JobState::Cancelled => {
-                job.finished_ms = Some(t0 + 5);
-                job.error = Some(format!("leg {lid} {}", job.state));
-                ev(&job, EventKind::entered(job.state), t0 + 5)?;
-            }
-            JobState::Running => out.running.push(job.id.clone()),
-            JobState::Queued => {}
-        }
-        jobs::put(tx, &job)?;
-        delegations::put(
-            tx,
-            &Leg {
-                parent_id: root_id.clone(),
-                delegation_id: lid.clone(),
-                root_id: root_id.clone(),
-                position: k as u32,
-                spec: delegation(&lid, who, deps),
-                state: LegState::Dispatched,
-                job_id: Some(job.id.clone()),
-                attempts: 1,
-                dedup_of: None,
-                accepted: false,
-                note: None,
-                created_ms: t0 + 3,
-                updated_ms: t0 + 5,
-            },
-        )?;
+        seed_leg(tx, i, k, (legs, shape), &run, t0, out)?;
     }
+    seed_continuation(tx, i, shape, &run, t0)?;
+    out.roots.push(root_id);
+    out.jobs += legs + 2;
+    Ok(())
+}
+
+/// Writes a job's event, its message in the seed's one form.
+fn event(
+    tx: &crate::store::Tx<'_>,
+    job: &Job,
+    kind: EventKind,
+    ts: Millis,
+) -> Result<i64, StoreError> {
+    events::append(
+        tx,
+        NewEvent::job(ts, &job.root_id, &job.id, kind).message(format!("job {} {kind}", job.id)),
+    )
+}
+
+/// The `k`-th of a tree's `legs` legs, with its delegation row, in the state `shape` gives it.
+fn seed_leg(
+    tx: &crate::store::Tx<'_>,
+    i: usize,
+    k: usize,
+    (legs, shape): (usize, Shape),
+    run: &Run,
+    t0: Millis,
+    out: &mut Seeded,
+) -> Result<(), StoreError> {
+    let root_id = run.root_id.clone();
+    let ev = |job: &Job, kind: EventKind, ts: Millis| event(tx, job, kind, ts);
+    let lid = format!("l{k}");
+    let deps = if k % 4 == 3 {
+        vec![format!("l{}", k - 1)]
+    } else {
+        vec![]
+    };
+    let who = AGENTS[1 + k % (AGENTS.len() - 1)];
+    let mut job = Job::queued(
+        format!("{root_id}/{lid}"),
+        root_id.clone(),
+        JobKind::Leg,
+        who.into(),
+        Action::Review,
+        format!("Review part {k} of change #{i}"),
+        t0 + 3,
+    );
+    job.parent_id = Some(root_id.clone());
+    job.delegation_id = Some(lid.clone());
+    job.repo = run.repo.clone();
+    job.depth = 1;
+    job.state = shape.leg_state(k, legs);
+    ev(&job, EventKind::Queued, t0 + 3)?;
+    if job.state != JobState::Queued {
+        job.started_ms = Some(t0 + 4);
+        ev(&job, EventKind::Running, t0 + 4)?;
+    }
+    match job.state {
+        JobState::Succeeded => {
+            job.finished_ms = Some(t0 + 5);
+            job.tokens_in = 600;
+            job.tokens_out = 150;
+            job.result = Some(result_json(
+                if k % 5 == 4 {
+                    "changes_requested"
+                } else {
+                    "approved"
+                },
+                format!("Part {k} of change #{i} reviewed; {} findings", k % 3),
+            ));
+            ev(&job, EventKind::Succeeded, t0 + 5)?;
+        }
+        JobState::Failed | JobState::Blocked | JobState::Cancelled => {
+            job.finished_ms = Some(t0 + 5);
+            job.error = Some(format!("leg {lid} {}", job.state));
+            ev(&job, EventKind::entered(job.state), t0 + 5)?;
+        }
+        JobState::Running => out.running.push(job.id.clone()),
+        JobState::Queued => {}
+    }
+    jobs::put(tx, &job)?;
+    delegations::put(
+        tx,
+        &Leg {
+            parent_id: root_id.clone(),
+            delegation_id: lid.clone(),
+            root_id: root_id.clone(),
+            position: k as u32,
+            spec: delegation(&lid, who, deps),
+            state: LegState::Dispatched,
+            job_id: Some(job.id.clone()),
+            attempts: 1,
+            dedup_of: None,
+            accepted: false,
+            note: None,
+            created_ms: t0 + 3,
+            updated_ms: t0 + 5,
+        },
+    )?;
+    Ok(())
+}
+
+/// The tree's continuation, and its open ask round when the tree awaits a human.
+fn seed_continuation(
+    tx: &crate::store::Tx<'_>,
+    i: usize,
+    shape: Shape,
+    run: &Run,
+    t0: Millis,
+) -> Result<(), StoreError> {
+    let root_id = run.root_id.clone();
+    let ev = |job: &Job, kind: EventKind, ts: Millis| event(tx, job, kind, ts);
     let mut cont = Job::queued(
         format!("{root_id}/continuation"),
         root_id.clone(),
@@ -417,8 +457,6 @@ pub(in crate::bench) fn seed_root(
             },
         )?;
     }
-    out.roots.push(root_id);
-    out.jobs += legs + 2;
     Ok(())
 }
 
