@@ -6,8 +6,8 @@
 //! policy guidance); a new name goes into `gitmoot_types`, never here.
 
 pub use gitmoot_types::{
-    Action, AutonomyPolicy, Capability, Delegation, EphemeralSpec, FailurePolicy, JobKind,
-    JobState, ResumeVerb, RunState, RuntimeKind, SynthesisRule, UnknownName,
+    Action, AutonomyPolicy, Capability, Delegation, EphemeralSpec, EventKind, FailurePolicy,
+    JobKind, JobState, ResumeVerb, RunState, RuntimeKind, SynthesisRule, UnknownName,
 };
 
 /// `dispatched_by` of every session job: the daemon neither runs nor recovers them.

@@ -27,15 +27,14 @@ fn agent_command(lines: usize) -> String {
 }
 
 /// 10,000 lines.
-pub fn bench_activity() -> Vec<(String, String)> {
+pub fn bench_activity() -> super::Measured {
     bench_activity_with(10_000)
 }
 
 /// The same with `lines` lines (a multiple of 100).
-pub(crate) fn bench_activity_with(lines: usize) -> Vec<(String, String)> {
-    super::in_scratch("activity", |dir| {
-        measure(dir, lines).unwrap_or_else(|e| vec![("activity.error".into(), e)])
-    })
+pub(crate) fn bench_activity_with(lines: usize) -> super::Measured {
+    super::in_scratch("activity", |dir| measure(dir, lines))
+        .map_err(|e| super::Failure::new("activity.error", e))
 }
 
 fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>, String> {
@@ -117,9 +116,8 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
 mod tests {
     #[test]
     fn a_small_pass_stores_every_line() {
-        let out = super::bench_activity_with(1_000);
+        let out = super::bench_activity_with(1_000).expect("a small pass measures");
         let get = |k: &str| out.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        assert_eq!(get("activity.error"), None, "{out:?}");
         assert_eq!(get("activity.records_stored").as_deref(), Some("1001"));
         assert_eq!(get("activity.records_lost").as_deref(), Some("0"));
     }

@@ -22,11 +22,9 @@ fn median_us(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs the benchmark; returns (figure, value) rows, or one `error` row.
-pub fn bench_chat() -> Vec<(String, String)> {
-    super::in_scratch("chat", |dir| {
-        run(dir).unwrap_or_else(|e| vec![("error".into(), e.to_string())])
-    })
+/// Runs the benchmark; its (figure, value) rows, or the failure (shown as an `error` row).
+pub fn bench_chat() -> super::Measured {
+    super::in_scratch("chat", run).map_err(|e| super::Failure::new("error", e.to_string()))
 }
 
 fn run(dir: &std::path::Path) -> chat::Result<Vec<(String, String)>> {

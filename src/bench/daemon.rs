@@ -21,15 +21,14 @@ pub(super) const AGENT_COMMAND: &str =
     r#"printf '%s\n' '{"gitmoot_result":{"decision":"approved","summary":"ok"}}'"#;
 
 /// 1,000 jobs at parallel 1 (the overhead figure) and at parallel 4 (throughput).
-pub fn bench_daemon() -> Vec<(String, String)> {
+pub fn bench_daemon() -> super::Measured {
     bench_daemon_with(1_000)
 }
 
 /// The same with `n` jobs per pass.
-pub(crate) fn bench_daemon_with(n: usize) -> Vec<(String, String)> {
-    super::in_scratch("daemon", |dir| {
-        measure(dir, n).unwrap_or_else(|e| vec![("daemon.error".into(), e)])
-    })
+pub(crate) fn bench_daemon_with(n: usize) -> super::Measured {
+    super::in_scratch("daemon", |dir| measure(dir, n))
+        .map_err(|e| super::Failure::new("daemon.error", e))
 }
 
 fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, String> {
@@ -164,9 +163,8 @@ pub(super) fn submit(store: &mut Store, n: usize) -> Result<Vec<String>, String>
 mod tests {
     #[test]
     fn a_small_pass_runs_every_job() {
-        let out = super::bench_daemon_with(20);
+        let out = super::bench_daemon_with(20).expect("a small pass measures");
         let get = |k: &str| out.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        assert_eq!(get("daemon.error"), None, "{out:?}");
         assert_eq!(
             get("daemon.parallel1.succeeded_total").as_deref(),
             Some("20")

@@ -30,6 +30,38 @@ use crate::domain::Capability;
 use crate::runtime::{Invocation, Stdin, process};
 use crate::store::agents::Agent;
 
+/// A measurement's figures: (figure, value) rows.
+pub type Rows = Vec<(String, String)>;
+
+/// What a bench that can fail returns: its rows, or why it measured nothing.
+pub type Measured = Result<Rows, Failure>;
+
+/// A bench that could not measure. The table shows it in the row its group has always
+/// used (`error`, `daemon.error`, `tui.idle.error`…), so the printed output is unchanged;
+/// a caller tells it from a figure by its type, not by the row's name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{figure}: {value}")]
+pub struct Failure {
+    /// The row the table shows it in.
+    pub figure: String,
+    /// The text shown in the value column (the cause).
+    pub value: String,
+}
+
+impl Failure {
+    pub fn new(figure: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            figure: figure.into(),
+            value: value.into(),
+        }
+    }
+
+    /// The row the table prints for it.
+    pub fn row(self) -> (String, String) {
+        (self.figure, self.value)
+    }
+}
+
 /// Runs `f` on a fresh folder in the temp folder (`gitmoot-bench-<tag>-…`), removed after.
 fn in_scratch<T>(tag: &str, f: impl FnOnce(&Path) -> T) -> T {
     let dir =
@@ -120,17 +152,19 @@ impl Group {
         Group::Fleet,
     ];
 
-    fn run(self) -> anyhow::Result<Vec<(String, String)>> {
-        Ok(match self {
-            Group::Fleet => fleet::bench_fleet(pg_server()),
-            Group::Parse => bench_parse(),
+    /// The group's rows; a failed measurement becomes the row the table shows it in.
+    fn run(self) -> anyhow::Result<Rows> {
+        let measured = match self {
+            Group::Fleet => Ok(fleet::bench_fleet(pg_server())),
+            Group::Parse => Ok(bench_parse()),
             Group::Settle => bench_settle(),
             Group::Chat => bench_chat(),
             Group::Daemon => bench_daemon(),
             Group::Activity => bench_activity(),
             Group::Tui => bench_tui(),
             Group::Idle => bench_idle(&std::env::current_exe()?),
-        })
+        };
+        Ok(measured.unwrap_or_else(|f| vec![f.row()]))
     }
 }
 

@@ -37,7 +37,8 @@ pub(crate) fn bench_scale(binary: &Path, sizes: &[usize]) -> Vec<(String, String
     for &jobs in sizes {
         match super::in_scratch("scale", |dir| measure(binary, dir, jobs)) {
             Ok(rows) => out.extend(rows),
-            Err(e) => out.push((format!("scale.{jobs}.error"), e)),
+            // One size failing leaves the other sizes' figures standing.
+            Err(e) => out.push(super::Failure::new(format!("scale.{jobs}.error"), e).row()),
         }
     }
     out

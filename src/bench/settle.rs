@@ -39,9 +39,9 @@ fn leg(id: String) -> Delegation {
 }
 
 /// Median, p90 and worst time to settle one leg of a 64-job tree (4 coordinators × 15 legs).
-pub fn bench_settle() -> Vec<(String, String)> {
+pub fn bench_settle() -> super::Measured {
     super::in_scratch("settle", |dir| run(&dir.join("bench.db")))
-        .unwrap_or_else(|e| vec![("settle_in_tree_of_64".into(), format!("error: {e}"))])
+        .map_err(|e| super::Failure::new("settle_in_tree_of_64", format!("error: {e}")))
 }
 
 fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {

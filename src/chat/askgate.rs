@@ -10,6 +10,7 @@ use super::slug::job_thread_slug;
 use super::{Result, threads};
 use crate::clock::Clock;
 use crate::contract::HumanQuestion;
+use crate::domain::EventKind;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, Message, Thread};
 use crate::store::escalations::{self, Round};
 use crate::store::events::{self, NewEvent};
@@ -119,7 +120,7 @@ pub fn link(
     )?;
     events::append(
         conn,
-        NewEvent::job(now, &job.root_id, &target, "chat_thread_linked")
+        NewEvent::job(now, &job.root_id, &target, EventKind::ChatThreadLinked)
             .message(format!("linked ask-gate chat thread {}", thread.slug))
             .data(serde_json::json!({
                 "thread_id": thread.id,

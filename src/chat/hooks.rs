@@ -18,7 +18,7 @@ use super::{ChatError, askgate};
 use crate::clock::{Clock, SystemClock};
 use crate::config::OrchestrateConfig;
 use crate::contract::GitmootResult;
-use crate::domain::{JobKind, JobState};
+use crate::domain::{EventKind, JobKind, JobState};
 use crate::engine::{EngineError, Env, Hooks};
 use crate::store::chat::{self as rows, AuthorKind, MessageKind};
 use crate::store::events::{self, NewEvent};
@@ -168,12 +168,17 @@ pub(crate) fn post_job_result(
     )?;
     events::append(
         conn,
-        NewEvent::job(clock.now_ms(), &job.root_id, &job.id, "chat_result_posted")
-            .message(format!(
-                "posted job result into chat thread {}",
-                thread.slug
-            ))
-            .data(serde_json::json!({"thread_id": thread.id, "seq": m.seq})),
+        NewEvent::job(
+            clock.now_ms(),
+            &job.root_id,
+            &job.id,
+            EventKind::ChatResultPosted,
+        )
+        .message(format!(
+            "posted job result into chat thread {}",
+            thread.slug
+        ))
+        .data(serde_json::json!({"thread_id": thread.id, "seq": m.seq})),
     )?;
     Ok(Some(m.seq))
 }
@@ -183,7 +188,7 @@ fn contained(
     tx: &Tx<'_>,
     clock: &dyn Clock,
     job: &Job,
-    failure_kind: &str,
+    failure_kind: EventKind,
     f: impl FnOnce() -> Result<(), ChatError>,
 ) -> Result<(), EngineError> {
     if let Err(e) = crate::store::savepoint(tx, f)? {
@@ -204,13 +209,13 @@ impl Hooks for ChatHooks {
         job: &Job,
         escalation_id: i64,
     ) -> Result<(), EngineError> {
-        contained(tx, clock, job, "chat_link_failed", || {
+        contained(tx, clock, job, EventKind::ChatLinkFailed, || {
             askgate::link(tx, clock, job, escalation_id).map(|_| ())
         })
     }
 
     fn job_finished(&self, tx: &Tx<'_>, clock: &dyn Clock, job: &Job) -> Result<(), EngineError> {
-        contained(tx, clock, job, "chat_result_post_failed", || {
+        contained(tx, clock, job, EventKind::ChatResultPostFailed, || {
             post_job_result(tx, clock, job).map(|_| ())
         })
     }

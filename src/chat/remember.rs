@@ -11,6 +11,7 @@ use super::slug::slugify;
 use super::{ChatError, Result};
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::domain::EventKind;
 use crate::store::chat::{self as rows, Thread};
 use crate::store::events::{self, NewEvent};
 use crate::store::memory::{self, Observation, ObservationState, Tier};
@@ -314,14 +315,14 @@ pub fn remember(
         updated_ms: now,
     };
     obs.id = memory::insert(conn, &obs)?;
-    memory_event(conn, now, "memory_observed", &obs)?;
+    memory_event(conn, now, EventKind::MemoryObserved, &obs)?;
     out.status = RememberStatus::Inserted;
     out.confirmed = confirmed;
     out.observation = Some(obs);
     Ok(out)
 }
 
-fn memory_event(conn: &Tx<'_>, now: i64, kind: &str, o: &Observation) -> Result<()> {
+fn memory_event(conn: &Tx<'_>, now: i64, kind: EventKind, o: &Observation) -> Result<()> {
     events::append(
         conn,
         NewEvent::unrooted(now, kind)
@@ -349,7 +350,7 @@ pub fn confirm(conn: &Tx<'_>, clock: &dyn Clock, id: i64, to_shared: bool) -> Re
     o.shared |= to_shared;
     o.updated_ms = clock.now_ms();
     memory::update(conn, &o)?;
-    memory_event(conn, o.updated_ms, "memory_confirmed", &o)?;
+    memory_event(conn, o.updated_ms, EventKind::MemoryConfirmed, &o)?;
     Ok(o)
 }
 
@@ -365,7 +366,7 @@ pub fn promote(conn: &Tx<'_>, clock: &dyn Clock, id: i64) -> Result<Observation>
         o.shared = true;
         o.updated_ms = clock.now_ms();
         memory::update(conn, &o)?;
-        memory_event(conn, o.updated_ms, "memory_shared", &o)?;
+        memory_event(conn, o.updated_ms, EventKind::MemoryShared, &o)?;
     }
     Ok(o)
 }

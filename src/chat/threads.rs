@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::slug::slugify;
 use super::{ChatError, Result, write_retry};
 use crate::clock::Clock;
-use crate::domain::Capability;
+use crate::domain::{Capability, EventKind};
 use crate::store::chat::{self as rows, Thread, ThreadState};
 use crate::store::events::{self, NewEvent};
 use crate::store::{Store, agents};
@@ -82,7 +82,7 @@ fn insert(
         conn,
         now,
         &t,
-        "chat_thread_created",
+        EventKind::ChatThreadCreated,
         format!("thread {} created in {}", t.slug, t.repo),
     )?;
     Ok(t)
@@ -107,7 +107,7 @@ pub(crate) fn get_or_create(
     insert(conn, clock, slug.to_string(), repo, Some(title), created_by)
 }
 
-fn event(conn: &Tx<'_>, now: i64, t: &Thread, kind: &str, message: String) -> Result<()> {
+fn event(conn: &Tx<'_>, now: i64, t: &Thread, kind: EventKind, message: String) -> Result<()> {
     events::append(
         conn,
         NewEvent::unrooted(now, kind)
@@ -166,7 +166,7 @@ pub fn rename(conn: &Tx<'_>, clock: &dyn Clock, thread: &Thread, title: &str) ->
         conn,
         t.updated_ms,
         &t,
-        "chat_thread_renamed",
+        EventKind::ChatThreadRenamed,
         format!("thread {} renamed to {title:?}", t.slug),
     )?;
     Ok(t)
@@ -184,8 +184,8 @@ pub(crate) fn set_state(
     t.updated_ms = clock.now_ms().max(t.updated_ms);
     rows::update_thread(conn, &t)?;
     let kind = match state {
-        ThreadState::Open => "chat_thread_reopened",
-        ThreadState::Archived => "chat_thread_closed",
+        ThreadState::Open => EventKind::ChatThreadReopened,
+        ThreadState::Archived => EventKind::ChatThreadClosed,
     };
     event(
         conn,

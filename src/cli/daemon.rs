@@ -13,7 +13,7 @@ use super::Ctx;
 use super::output::{Out, age, table};
 use crate::clock::now_ms;
 use crate::daemon::{Daemon, DaemonError, DaemonExit, LockError, ShutdownHandle};
-use crate::domain::{JobKind, JobState, RunState};
+use crate::domain::{EventKind, JobKind, JobState, RunState};
 use crate::store::jobs::{self, Job};
 use crate::store::runs;
 
@@ -300,14 +300,14 @@ fn final_job(conn: &Tx<'_>, root: &str) -> anyhow::Result<Job> {
 }
 
 /// The event kinds `daemon run` prints: a job changing state, a run ending.
-const STATE_EVENTS: [&str; 7] = [
-    "queued",
-    "running",
-    "succeeded",
-    "failed",
-    "blocked",
-    "cancelled",
-    "run_finished",
+const STATE_EVENTS: [EventKind; 7] = [
+    EventKind::Queued,
+    EventKind::Running,
+    EventKind::Succeeded,
+    EventKind::Failed,
+    EventKind::Blocked,
+    EventKind::Cancelled,
+    EventKind::RunFinished,
 ];
 
 /// `daemon run`'s foreground log: one line per job state change after the cursor, read
@@ -345,7 +345,7 @@ fn print_job_states(store: &crate::store::Store, cursor: &Mutex<i64>) -> std::io
     let mut out = Out::lines();
     for e in &events {
         *at = e.id;
-        if STATE_EVENTS.contains(&e.kind.as_str()) {
+        if STATE_EVENTS.iter().any(|&k| e.is(k)) {
             writeln!(
                 out,
                 "{} UTC  {:<14} {:<12} {}",

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::domain::{Action, JobKind, JobState};
+use crate::domain::{Action, EventKind, JobKind, JobState};
 use crate::engine::{self, EngineError};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
@@ -208,7 +208,7 @@ pub fn claim(
         jobs::put_over(tx, &stored, &job)?;
         events::append(
             tx,
-            NewEvent::job(now, &job.root_id, &job.id, "running")
+            NewEvent::job(now, &job.root_id, &job.id, EventKind::Running)
                 .message(format!(
                     "running on {} (attempt {})",
                     job.agent, job.attempt

@@ -17,13 +17,11 @@ use tokio::io::AsyncWriteExt;
 
 use super::Shared;
 use crate::clock::Clock;
+use crate::domain::EventKind;
 use crate::store::StoreError;
 use crate::store::escalations::{self, Round, RoundKind};
 use crate::store::events::{self, NewEvent};
 use crate::store::{chat, jobs};
-
-pub(crate) const NOTIFY_EVENT: &str = "human_notify";
-pub(crate) const NOTIFY_FAILED_EVENT: &str = "human_notify_failed";
 
 /// One gate to tell a human about.
 #[derive(Debug, Clone)]
@@ -36,7 +34,7 @@ pub struct Pending {
 
 fn already_notified(tx: &Tx<'_>, r: &Round) -> Result<bool, StoreError> {
     Ok(events::for_job(tx, &r.job_id)?.iter().any(|e| {
-        e.kind == NOTIFY_EVENT && e.data.as_ref().is_some_and(|d| d["escalation_id"] == r.id)
+        e.is(EventKind::HumanNotify) && e.data.as_ref().is_some_and(|d| d["escalation_id"] == r.id)
     }))
 }
 
@@ -81,12 +79,17 @@ pub(crate) fn claim_pending(tx: &Tx<'_>, clock: &dyn Clock) -> Result<Vec<Pendin
         let payload = payload(tx, &r)?;
         events::append(
             tx,
-            NewEvent::job(clock.now_ms(), &r.root_id, &r.job_id, NOTIFY_EVENT)
-                .message(format!(
-                    "running [notify] command for the {} round",
-                    r.kind.as_str()
-                ))
-                .data(json!({"escalation_id": r.id})),
+            NewEvent::job(
+                clock.now_ms(),
+                &r.root_id,
+                &r.job_id,
+                EventKind::HumanNotify,
+            )
+            .message(format!(
+                "running [notify] command for the {} round",
+                r.kind.as_str()
+            ))
+            .data(json!({"escalation_id": r.id})),
         )?;
         out.push(Pending {
             escalation_id: r.id,
@@ -120,7 +123,7 @@ pub async fn run(
                         sh.clock.now_ms(),
                         &p.root_id,
                         &p.job_id,
-                        NOTIFY_FAILED_EVENT,
+                        EventKind::HumanNotifyFailed,
                     )
                     .message(format!("[notify] command: {failure}"))
                     .data(json!({"escalation_id": p.escalation_id})),

@@ -17,7 +17,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Shared;
-use crate::domain::RuntimeKind;
+use crate::domain::{EventKind, RuntimeKind};
 use crate::engine;
 use crate::redact::redact;
 use crate::runtime::KillRequest;
@@ -178,7 +178,7 @@ async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
                 };
                 events::append(
                     tx,
-                    NewEvent::job(now, &root_id, &job_id, "budget_stop")
+                    NewEvent::job(now, &root_id, &job_id, EventKind::BudgetStop)
                         .message(format!("stopping {job_id} while it runs: {why}"))
                         .data(json!({"tokens": live.tokens, "cost_usd": live.cost_usd})),
                 )?;

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::domain::JobState;
+use crate::domain::{EventKind, JobState};
 use crate::engine::{self, EngineError, Hooks, Outcome, Settlement};
 use std::path::{Path, PathBuf};
 
@@ -191,7 +191,7 @@ pub(crate) fn recover_jobs(
                     .and_then(|p| p.model);
                 (
                     Some((
-                        "job_recovered",
+                        EventKind::JobRecovered,
                         "daemon recovery: the agent finished while the daemon was down; settled from its recorded output".to_string(),
                         None,
                     )),
@@ -208,7 +208,7 @@ pub(crate) fn recover_jobs(
             None => (
                 was_running.then(|| {
                     (
-                        "job_recovery_failed",
+                        EventKind::JobRecoveryFailed,
                         format!(
                             "daemon recovery: {RECOVERED_REASON} (runtime pid {}, {})",
                             job.runtime_pid.map_or("-".to_string(), |p| p.to_string()),

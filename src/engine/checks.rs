@@ -13,7 +13,7 @@ use super::EngineError;
 use super::ctx::Ctx;
 use crate::config::{OrchestrateConfig, ResultChecks};
 use crate::contract::{CheckFailure, Decision, GitmootResult, result_checks};
-use crate::domain::Action;
+use crate::domain::{Action, EventKind};
 use crate::store::jobs::Job;
 use crate::store::payloads;
 
@@ -70,7 +70,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &job.root_id,
                 Some(&job.id),
-                "result_checks_failed",
+                EventKind::ResultChecksFailed,
                 CheckFailure::summarize(failed),
                 Some(json!({"policy": self.cfg.result_checks, "checks": rows})),
             )?;
@@ -81,7 +81,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &job.root_id,
                 Some(&job.id),
-                "review_approved_with_notes",
+                EventKind::ReviewApprovedWithNotes,
                 format!(
                     "changes_requested at {sev} is below the blocking severity {:?}; resolved as approved-with-notes",
                     self.cfg.blocking_severity

@@ -8,10 +8,35 @@ use super::bounds::{Carry, progress_digest, set_hash, streak_threshold};
 use super::ctx::{Ctx, R};
 use super::prompts::{self, Frame, LegLine};
 use crate::contract::{Decision, Delegation, GitmootResult, SynthesisRule};
-use crate::domain::{Action, JobKind};
+use crate::domain::{Action, EventKind, JobKind};
 use crate::store::delegations::{self, Leg};
 use crate::store::jobs::{self, FollowUp, Job};
 use crate::store::runs;
+
+/// What one generation of legs hands its coordinator: the lines its prompts show and the
+/// loop signals its next carry keeps.
+struct Generation {
+    lines: Vec<LegLine>,
+    set: Vec<Delegation>,
+    hash: String,
+    digest: String,
+    /// Generations in a row with the same progress digest.
+    streak: u32,
+}
+
+impl Generation {
+    /// The carry the next continuation starts from.
+    fn next(&self, carry: &Carry, repeat_count: u32, verify_attempt: u32) -> Carry {
+        Carry {
+            hashes: carry.window_with(&self.hash),
+            repeat_count,
+            streak: self.streak,
+            digest: Some(self.digest.clone()),
+            verify_attempt,
+            finalize_reason: None,
+        }
+    }
+}
 
 impl Ctx<'_, '_> {
     pub(super) fn maybe_continue(
@@ -22,6 +47,46 @@ impl Ctx<'_, '_> {
         carry: &Carry,
     ) -> R<()> {
         let rules: Vec<SynthesisRule> = legs.iter().filter_map(|l| l.spec.synthesis_rule).collect();
+        if let Some(why) = self.synthesis_refusal(parent, legs, outs, &rules) {
+            return self.block(parent, why);
+        }
+        let set: Vec<Delegation> = legs.iter().map(|l| l.spec.clone()).collect();
+        let digest = progress_digest(outs.iter().map(LegOutcome::result));
+        let g = Generation {
+            lines: self.leg_lines(legs, outs)?,
+            hash: set_hash(&set),
+            set,
+            streak: if carry.digest.as_deref() == Some(digest.as_str()) {
+                carry.streak + 1
+            } else {
+                0
+            },
+            digest,
+        };
+        // A failed verdict goes through its own replan cap first: the producers making no
+        // progress between replans must end in verify_replan_exhausted, not the loop ladder.
+        if rules.contains(&SynthesisRule::Verify) {
+            let findings = self.verify_findings(legs, outs);
+            if !findings.is_empty() {
+                return self.replan(parent, &g, carry, &findings);
+            }
+        }
+        if g.streak >= streak_threshold(self.cfg) {
+            return self.no_progress(parent, &g, carry);
+        }
+        let next = g.next(carry, 0, carry.verify_attempt);
+        let prompt = prompts::continuation(&self.frame(parent, &g.lines)?);
+        self.enqueue_continuation(parent, JobKind::Continuation, prompt, next, "synthesis")
+    }
+
+    /// Why a vote or quorum blocks the coordinator, if it does.
+    fn synthesis_refusal(
+        &self,
+        parent: &Job,
+        legs: &[Leg],
+        outs: &[LegOutcome],
+        rules: &[SynthesisRule],
+    ) -> Option<String> {
         // Vote: every child approves; `skipped` (a succeeded abstention) counts as passing.
         let votes_yes = |o: &LegOutcome| match o {
             LegOutcome::Ok {
@@ -31,190 +96,148 @@ impl Ctx<'_, '_> {
             _ => false,
         };
         if rules.contains(&SynthesisRule::Vote) && !outs.iter().all(votes_yes) {
-            return self.block(
-                parent,
-                format!(
-                    "delegation synthesis_rule vote failed: not all delegated children for {} were approved/succeeded",
-                    parent.id
-                ),
-            );
+            return Some(format!(
+                "delegation synthesis_rule vote failed: not all delegated children for {} were approved/succeeded",
+                parent.id
+            ));
         }
-        if rules.contains(&SynthesisRule::Quorum) {
-            let k = legs.iter().filter_map(|l| l.spec.quorum).max().unwrap_or(0) as usize;
-            let approving = outs
-                .iter()
-                .filter(|o| match o {
-                    LegOutcome::Ok {
-                        result: Some(r), ..
-                    } => super::checks::approving(self.cfg, r),
-                    LegOutcome::Ok { result: None, .. } => true,
-                    _ => false,
-                })
-                .count();
-            if approving < k {
-                return self.block(
-                    parent,
-                    format!(
-                        "delegation synthesis_rule quorum failed: fewer than {k} delegated children for {} were approved/succeeded",
-                        parent.id
-                    ),
-                );
-            }
+        if !rules.contains(&SynthesisRule::Quorum) {
+            return None;
         }
-        let lines = self.leg_lines(legs, outs)?;
-        let set: Vec<Delegation> = legs.iter().map(|l| l.spec.clone()).collect();
-        let hash = set_hash(&set);
-        let digest = progress_digest(outs.iter().map(LegOutcome::result));
-        let streak = if carry.digest.as_deref() == Some(digest.as_str()) {
-            carry.streak + 1
-        } else {
-            0
-        };
-        // A failed verdict goes through its own replan cap first: the producers making no
-        // progress between replans must end in verify_replan_exhausted, not the loop ladder.
-        if rules.contains(&SynthesisRule::Verify) {
-            let mut findings = Vec::new();
-            for (l, o) in legs.iter().zip(outs) {
-                if l.spec.synthesis_rule != Some(SynthesisRule::Verify) {
-                    continue;
-                }
-                let agent = prompts::agent_label(&l.spec);
-                match o {
-                    LegOutcome::Ok {
-                        result: Some(r), ..
-                    // Skipped abstains from the verdict.
-                    } if super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped => {}
-                    // A result-less success passes; a pending leg (escalate hands the
-                    // batch over early) has no verdict yet.
-                    LegOutcome::Ok { result: None, .. } | LegOutcome::Pending => {}
-                    LegOutcome::NotRun(note) => findings.push(format!(
-                        "- verify leg \"{}\" (agent {agent}): missing — {note}",
-                        l.delegation_id
-                    )),
-                    LegOutcome::Ok {
-                        result: Some(r), ..
-                    } => findings.push(format!(
-                        "- verify leg \"{}\" (agent {agent}): {} — {}",
-                        l.delegation_id,
-                        r.decision.as_str(),
-                        r.summary
-                    )),
-                    LegOutcome::Failed { state, result, .. } => findings.push(format!(
-                        "- verify leg \"{}\" (agent {agent}): {} — {}",
-                        l.delegation_id,
-                        result
-                            .as_ref()
-                            .map(|r| r.decision.as_str().to_string())
-                            .unwrap_or(state.to_string()),
-                        result
-                            .as_ref()
-                            .map(|r| r.summary.clone())
-                            .unwrap_or_default()
-                    )),
-                }
+        let k = legs.iter().filter_map(|l| l.spec.quorum).max().unwrap_or(0) as usize;
+        let approving = outs
+            .iter()
+            .filter(|o| match o {
+                LegOutcome::Ok {
+                    result: Some(r), ..
+                } => super::checks::approving(self.cfg, r),
+                LegOutcome::Ok { result: None, .. } => true,
+                _ => false,
+            })
+            .count();
+        (approving < k).then(|| {
+            format!(
+                "delegation synthesis_rule quorum failed: fewer than {k} delegated children for {} were approved/succeeded",
+                parent.id
+            )
+        })
+    }
+
+    /// One line per verify leg whose verdict did not pass.
+    fn verify_findings(&self, legs: &[Leg], outs: &[LegOutcome]) -> Vec<String> {
+        let mut findings = Vec::new();
+        for (l, o) in legs.iter().zip(outs) {
+            if l.spec.synthesis_rule != Some(SynthesisRule::Verify) {
+                continue;
             }
-            if !findings.is_empty() {
-                let cap = self.cfg.max_verify_replan_attempts;
-                if carry.verify_attempt >= cap {
-                    self.event(
-                        &parent.root_id,
-                        Some(&parent.id),
-                        "verify_replan_exhausted",
-                        format!("independent verification failed after {cap} replan attempt(s); finalizing"),
-                        None,
-                    )?;
-                    let frame = self.frame(parent, &lines)?;
-                    return self.finalize_with(
-                        parent,
-                        &format!("verify→replan attempt cap of {cap} reached"),
-                        frame,
-                        &[],
-                        carry,
-                    );
-                }
-                let attempt = carry.verify_attempt + 1;
-                self.event(
-                    &parent.root_id,
-                    Some(&parent.id),
-                    "verify_replan_warning",
-                    format!("independent verification failed (attempt {attempt}/{cap}); enqueuing a replan continuation"),
-                    None,
-                )?;
-                let next = Carry {
-                    hashes: carry.window_with(&hash),
-                    repeat_count: 0,
-                    streak,
-                    digest: Some(digest),
-                    verify_attempt: attempt,
-                    finalize_reason: None,
-                };
-                let prompt = prompts::replan(&self.frame(parent, &lines)?, &findings, attempt, cap);
-                return self.enqueue_continuation(
-                    parent,
-                    JobKind::Continuation,
-                    prompt,
-                    next,
-                    "replan",
-                );
+            let agent = prompts::agent_label(&l.spec);
+            match o {
+                LegOutcome::Ok {
+                    result: Some(r), ..
+                // Skipped abstains from the verdict.
+                } if super::checks::approving(self.cfg, r) || r.decision == Decision::Skipped => {}
+                // A result-less success passes; a pending leg (escalate hands the
+                // batch over early) has no verdict yet.
+                LegOutcome::Ok { result: None, .. } | LegOutcome::Pending => {}
+                LegOutcome::NotRun(note) => findings.push(format!(
+                    "- verify leg \"{}\" (agent {agent}): missing — {note}",
+                    l.delegation_id
+                )),
+                LegOutcome::Ok {
+                    result: Some(r), ..
+                } => findings.push(format!(
+                    "- verify leg \"{}\" (agent {agent}): {} — {}",
+                    l.delegation_id,
+                    r.decision.as_str(),
+                    r.summary
+                )),
+                LegOutcome::Failed { state, result, .. } => findings.push(format!(
+                    "- verify leg \"{}\" (agent {agent}): {} — {}",
+                    l.delegation_id,
+                    result
+                        .as_ref()
+                        .map(|r| r.decision.as_str().to_string())
+                        .unwrap_or(state.to_string()),
+                    result
+                        .as_ref()
+                        .map(|r| r.summary.clone())
+                        .unwrap_or_default()
+                )),
             }
         }
-        if streak >= streak_threshold(self.cfg) {
-            let short = &digest[..12];
-            if carry.repeat_count >= 1 {
-                self.event(
-                    &parent.root_id,
-                    Some(&parent.id),
-                    "delegation_loop_detected",
-                    format!(
-                        "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
-                    ),
-                    None,
-                )?;
-                let frame = self.frame(parent, &lines)?;
-                return self.finalize_with(
-                    parent,
-                    "no new durable side effect after a corrective nudge",
-                    frame,
-                    &[],
-                    carry,
-                );
-            }
+        findings
+    }
+
+    /// A failed verdict: a replan continuation, until the replan cap finalizes the tree.
+    fn replan(&self, parent: &Job, g: &Generation, carry: &Carry, findings: &[String]) -> R<()> {
+        let cap = self.cfg.max_verify_replan_attempts;
+        if carry.verify_attempt >= cap {
             self.event(
                 &parent.root_id,
                 Some(&parent.id),
-                "delegation_loop_warning",
+                EventKind::VerifyReplanExhausted,
                 format!(
-                    "delegation tree made no new durable side effect for {streak} consecutive generations (digest {short}); sending a corrective continuation"
+                    "independent verification failed after {cap} replan attempt(s); finalizing"
                 ),
                 None,
             )?;
-            let next = Carry {
-                hashes: carry.window_with(&hash),
-                repeat_count: carry.repeat_count + 1,
-                streak,
-                digest: Some(digest),
-                verify_attempt: carry.verify_attempt,
-                finalize_reason: None,
-            };
-            let prompt = prompts::corrective(&self.frame(parent, &lines)?, &set);
-            return self.enqueue_continuation(
+            let frame = self.frame(parent, &g.lines)?;
+            return self.finalize_with(
                 parent,
-                JobKind::Continuation,
-                prompt,
-                next,
-                "corrective",
+                &format!("verify→replan attempt cap of {cap} reached"),
+                frame,
+                &[],
+                carry,
             );
         }
-        let next = Carry {
-            hashes: carry.window_with(&hash),
-            repeat_count: 0,
-            streak,
-            digest: Some(digest),
-            verify_attempt: carry.verify_attempt,
-            finalize_reason: None,
-        };
-        let prompt = prompts::continuation(&self.frame(parent, &lines)?);
-        self.enqueue_continuation(parent, JobKind::Continuation, prompt, next, "synthesis")
+        let attempt = carry.verify_attempt + 1;
+        self.event(
+            &parent.root_id,
+            Some(&parent.id),
+            EventKind::VerifyReplanWarning,
+            format!("independent verification failed (attempt {attempt}/{cap}); enqueuing a replan continuation"),
+            None,
+        )?;
+        let next = g.next(carry, 0, attempt);
+        let prompt = prompts::replan(&self.frame(parent, &g.lines)?, findings, attempt, cap);
+        self.enqueue_continuation(parent, JobKind::Continuation, prompt, next, "replan")
+    }
+
+    /// No new durable side effect for a streak of generations: one corrective continuation,
+    /// then a finalize.
+    fn no_progress(&self, parent: &Job, g: &Generation, carry: &Carry) -> R<()> {
+        let (streak, short) = (g.streak, &g.digest[..12]);
+        if carry.repeat_count >= 1 {
+            self.event(
+                &parent.root_id,
+                Some(&parent.id),
+                EventKind::DelegationLoopDetected,
+                format!(
+                    "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
+                ),
+                None,
+            )?;
+            let frame = self.frame(parent, &g.lines)?;
+            return self.finalize_with(
+                parent,
+                "no new durable side effect after a corrective nudge",
+                frame,
+                &[],
+                carry,
+            );
+        }
+        self.event(
+            &parent.root_id,
+            Some(&parent.id),
+            EventKind::DelegationLoopWarning,
+            format!(
+                "delegation tree made no new durable side effect for {streak} consecutive generations (digest {short}); sending a corrective continuation"
+            ),
+            None,
+        )?;
+        let next = g.next(carry, carry.repeat_count + 1, carry.verify_attempt);
+        let prompt = prompts::corrective(&self.frame(parent, &g.lines)?, &g.set);
+        self.enqueue_continuation(parent, JobKind::Continuation, prompt, next, "corrective")
     }
 
     pub(super) fn leg_lines(&self, legs: &[Leg], outs: &[LegOutcome]) -> R<Vec<LegLine>> {
@@ -355,7 +378,7 @@ impl Ctx<'_, '_> {
                 self.event(
                     &p.root_id,
                     Some(&p.id),
-                    "delegation_budget_exceeded",
+                    EventKind::DelegationBudgetExceeded,
                     format!(
                         "{reason}; job {} ends on its own result without a {why} continuation",
                         p.id
@@ -371,7 +394,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &p.root_id,
                 Some(&p.id),
-                "delegation_budget_exceeded",
+                EventKind::DelegationBudgetExceeded,
                 format!(
                     "{reason}; the {why} continuation of job {} becomes the tree's finalize",
                     p.id
@@ -418,7 +441,7 @@ impl Ctx<'_, '_> {
         self.event(
             &p.root_id,
             Some(&p.id),
-            "delegation_continuation_enqueued",
+            EventKind::DelegationContinuationEnqueued,
             occupied,
             Some(json!({"job": id, "why": why})),
         )?;
@@ -426,7 +449,7 @@ impl Ctx<'_, '_> {
             self.event(
                 &p.root_id,
                 Some(&p.id),
-                "delegation_finalize_enqueued",
+                EventKind::DelegationFinalizeEnqueued,
                 format!("termination backstop tripped ({why}); enqueued a best-effort finalize continuation as job {id}"),
                 Some(json!({"job": id, "reason": why})),
             )?;

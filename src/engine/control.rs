@@ -10,7 +10,7 @@ use super::bounds::{active_ms, stop_reason};
 use super::ctx::Ctx;
 use super::{EngineError, Env};
 use crate::Invalid;
-use crate::domain::{JobKind, JobState, RunState};
+use crate::domain::{EventKind, JobKind, JobState, RunState};
 use crate::store::escalations;
 use crate::store::jobs::{self, FollowUp};
 use crate::store::runs;
@@ -50,7 +50,7 @@ pub fn kill_root(
     ctx.event(
         &root,
         Some(&root),
-        "delegation_killed",
+        EventKind::DelegationKilled,
         format!(
             "operator killed delegation tree rooted at {root}; new delegations and queued child legs stop, in-flight jobs {}",
             if force { "are terminated" } else { "finish" }
@@ -93,7 +93,7 @@ fn stop_tree(ctx: &Ctx<'_, '_>, root: &str, verb: &str) -> Result<Vec<String>, E
             ctx.event(
                 root,
                 Some(&parent),
-                "delegation_finalize_enqueued",
+                EventKind::DelegationFinalizeEnqueued,
                 format!(
                     "termination backstop tripped ({reason}); queued continuation {} now finalizes",
                     j.id
@@ -224,7 +224,7 @@ pub fn sweep(tx: &Tx<'_>, env: Env<'_>) -> Result<SweepReport, EngineError> {
             ctx.event(
                 &run.root_id,
                 Some(&run.root_id),
-                "delegation_walltime_exceeded",
+                EventKind::DelegationWalltimeExceeded,
                 format!(
                     "delegation tree {} ran {}, exceeding the wall-clock limit of {limit}; stopping new work",
                     run.root_id,

@@ -9,7 +9,7 @@ use super::{EngineError, Env, Hooks};
 use crate::clock::{Clock, Millis};
 use crate::config::OrchestrateConfig;
 use crate::contract::GitmootResult;
-use crate::domain::JobState;
+use crate::domain::{EventKind, JobState};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 use crate::store::runs;
@@ -62,7 +62,7 @@ impl Ctx<'_, '_> {
         &self,
         root: &str,
         job: Option<&str>,
-        kind: &str,
+        kind: EventKind,
         message: String,
         data: Option<Value>,
     ) -> R<()> {
@@ -105,7 +105,7 @@ impl Ctx<'_, '_> {
         self.event(
             &job.root_id,
             Some(&job.id),
-            "queued",
+            EventKind::Queued,
             format!("{} {} queued for {}", job.kind, job.action, job.agent),
             Some(json!({"agent": job.agent, "action": job.action, "parent": job.parent_id})),
         )
@@ -117,7 +117,13 @@ impl Ctx<'_, '_> {
         job.finished_ms = Some(self.now);
         job.updated_ms = self.now;
         jobs::put(self.tx, job)?;
-        self.event(&job.root_id, Some(&job.id), state.as_str(), message, None)?;
+        self.event(
+            &job.root_id,
+            Some(&job.id),
+            EventKind::entered(state),
+            message,
+            None,
+        )?;
         self.hooks.job_finished(self.tx, self.clock, job)
     }
 }

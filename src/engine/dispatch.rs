@@ -1,11 +1,12 @@
-//! Dispatching a result's delegations: every bound checked in the seed's order, then
-//! preflight, then the legs enqueued as one batch. Does not settle or advance legs (`batch`).
+//! Dispatching a result's delegations: the bounds catalogue (`bounds::first_stop`) walked
+//! in the seed's order, then the loop check and preflight, then the legs admitted as one
+//! batch. Does not settle or advance legs (`batch`).
 
-use super::bounds::{Carry, active_ms, set_hash, stop_reason, streak_threshold};
+use super::bounds::{Carry, Dispatching, first_stop, set_hash, streak_threshold};
 use super::ctx::{Ctx, R};
 use super::prompts;
 use crate::contract::{Delegation, GitmootResult};
-use crate::domain::{JobKind, RuntimeKind};
+use crate::domain::{EventKind, JobKind, RuntimeKind};
 use crate::store::agents;
 use crate::store::delegations::{self, Leg, LegState};
 use crate::store::jobs::{self, FollowUp, Job};
@@ -15,180 +16,115 @@ impl Ctx<'_, '_> {
     pub(super) fn dispatch(&self, job: &Job, r: &GitmootResult) -> R<()> {
         let set = &r.delegations;
         let n = set.len();
-        let root = job.root_id.as_str();
-        let ev = |kind: &str, msg: String| self.event(root, Some(&job.id), kind, msg, None);
+        let ev = |kind, msg| self.event(&job.root_id, Some(&job.id), kind, msg, None);
         if job.ephemeral.is_some() {
             return ev(
-                "delegation_ignored_ephemeral",
+                EventKind::DelegationIgnoredEphemeral,
                 format!("ephemeral workers cannot delegate; ignoring {n} delegation(s)"),
             );
         }
         if job.kind == JobKind::Finalize {
             return ev(
-                "delegation_finalized",
+                EventKind::DelegationFinalized,
                 format!("finalize continuation is terminal; ignoring {n} delegation(s)"),
             );
         }
-        let run = runs::require(self.tx, root)?;
+        let run = runs::require(self.tx, &job.root_id)?;
         let carry = Carry::from_value(job.carry.as_ref());
-        let cfg = self.cfg;
-        // A bound that holds ends the set: logged as its own kind, then the tree finalizes.
-        let refuse = |kind: &str, msg: String, reason: &str| -> R<()> {
-            ev(kind, msg)?;
-            self.finalize(job, reason, set, &carry)
+        // Legs admitted elsewhere in the tree but not yet enqueued already hold budget.
+        let tree = run.jobs + delegations::count_waiting(self.tx, &job.root_id)?;
+        let facts = Dispatching {
+            run: &run,
+            cfg: self.cfg,
+            now: self.now,
+            depth: job.depth,
+            width: n,
+            projected: projected_jobs(set),
+            tree,
         };
-        if let Some(reason) = stop_reason(&run) {
-            let kind = if run.killed {
-                "delegation_killed"
-            } else {
-                "delegation_walltime_exceeded"
-            };
-            return refuse(
-                kind,
-                format!("{reason}; not dispatching {n} delegation(s)"),
-                &reason,
-            );
-        }
-        if job.depth >= cfg.max_delegation_depth {
-            return refuse(
-                "delegation_depth_exceeded",
-                format!(
-                    "delegation depth {} reached the limit of {}; not dispatching {n} delegation(s)",
-                    job.depth, cfg.max_delegation_depth
-                ),
-                &format!(
-                    "delegation depth limit of {} reached",
-                    cfg.max_delegation_depth
-                ),
-            );
-        }
-        let projected = projected_jobs(set);
-        // Legs admitted elsewhere in the tree but not yet enqueued already hold budget, and
-        // one job is always kept for the tree's finalize, so the cap is never crossed.
-        let tree = run.jobs + delegations::count_waiting(self.tx, root)?;
-        if tree + projected + 1 > cfg.max_delegation_total_jobs {
-            ev(
-                "delegation_budget_exceeded",
-                format!(
-                    "delegation batch of {projected} new job(s) would exceed the per-root job budget of {} (tree at {}); not dispatching {n} delegation(s)",
-                    cfg.max_delegation_total_jobs, tree
-                ),
-            )?;
-            if self.nested(job)? {
-                // Only the top of the tree finalizes at the cap: a nested coordinator's
-                // refused set ends with its own result, which its parent synthesizes.
+        // A bound that holds ends the set: logged as its own kind, then the tree finalizes.
+        if let Some(stop) = first_stop(&facts) {
+            ev(stop.event_kind(), stop.message())?;
+            if stop.spares_nested() && self.nested(job)? {
                 return Ok(());
             }
-            return self.finalize(job, &self.budget_reason(), set, &carry);
-        }
-        let active = active_ms(&run, self.now);
-        if active > cfg.max_delegation_walltime.0 {
-            let limit = crate::duration::format_ms(cfg.max_delegation_walltime.0);
-            return refuse(
-                "delegation_walltime_exceeded",
-                format!(
-                    "delegation tree {root} ran {}, exceeding the wall-clock limit of {limit}; not dispatching {n} delegation(s)",
-                    crate::duration::format_ms(active)
-                ),
-                &format!("wall-clock limit of {limit} reached"),
-            );
-        }
-        let budget = cfg.max_delegation_token_budget;
-        let usd = cfg.max_delegation_cost_usd;
-        let spent = if budget > 0 && run.tokens >= budget {
-            Some((
-                "delegation_cost_exceeded",
-                format!("token budget {budget}"),
-                format!("used {}", run.tokens),
-            ))
-        } else if usd > 0.0 && run.cost_usd >= usd {
-            Some((
-                "delegation_cost_usd_exceeded",
-                format!("cost budget ${usd:.4}"),
-                format!("spent ${:.4}", run.cost_usd),
-            ))
-        } else {
-            None
-        };
-        if let Some((kind, limit, used)) = spent {
-            return refuse(
-                kind,
-                format!(
-                    "delegation tree {root} reached {limit} ({used}); not dispatching {n} delegation(s)"
-                ),
-                &format!("{limit} reached"),
-            );
-        }
-        if n as u32 > cfg.max_delegation_width {
-            let msg = format!(
-                "delegation set width {n} exceeds the per-coordinator limit of {}",
-                cfg.max_delegation_width
-            );
-            return refuse(
-                "delegation_width_exceeded",
-                format!("{msg}; not dispatching"),
-                &msg,
-            );
+            return self.finalize(job, &stop.reason(), set, &carry);
         }
         let hash = set_hash(set);
         if carry.hashes.contains(&hash) {
-            if carry.repeat_count >= 1 {
-                return refuse(
-                    "delegation_loop_detected",
-                    format!(
-                        "delegation set {hash} repeated after a corrective nudge (repeat count {}); not dispatching {n} delegation(s)",
-                        carry.repeat_count
-                    ),
-                    "delegation set repeated after a corrective nudge",
-                );
-            }
-            ev(
-                "delegation_loop_warning",
-                format!(
-                    "delegation set {hash} repeats a recent round; sending a corrective continuation instead of dispatching {n} delegation(s)"
-                ),
-            )?;
-            let next = Carry {
-                hashes: carry.window_with(&hash),
-                repeat_count: carry.repeat_count + 1,
-                finalize_reason: None,
-                ..carry.clone()
-            };
-            let prompt = prompts::corrective(&self.frame(job, &[])?, set);
-            return self.enqueue_continuation(
-                job,
-                JobKind::Continuation,
-                prompt,
-                next,
-                "corrective",
-            );
+            return self.repeated(job, set, &carry, &hash);
         }
         if let Some(reason) = self.preflight(job, set)? {
-            ev("delegation_preflight_failed", reason.clone())?;
-            let streak = carry.streak + 1;
-            if streak >= streak_threshold(cfg) && carry.repeat_count >= 1 {
-                return self.finalize(
-                    job,
-                    "delegation set named an unroutable agent after a corrective nudge",
-                    set,
-                    &carry,
-                );
-            }
-            let next = Carry {
-                repeat_count: carry.repeat_count + 1,
-                streak,
-                finalize_reason: None,
-                ..carry.clone()
-            };
-            let prompt = prompts::preflight(&self.frame(job, &[])?, &reason, set);
-            return self.enqueue_continuation(
+            return self.unroutable(job, set, &carry, reason);
+        }
+        self.admit(job, set)
+    }
+
+    /// A set that repeats a recent round: one corrective continuation, then a finalize.
+    fn repeated(&self, job: &Job, set: &[Delegation], carry: &Carry, hash: &str) -> R<()> {
+        let n = set.len();
+        let ev = |kind, msg| self.event(&job.root_id, Some(&job.id), kind, msg, None);
+        if carry.repeat_count >= 1 {
+            ev(
+                EventKind::DelegationLoopDetected,
+                format!(
+                    "delegation set {hash} repeated after a corrective nudge (repeat count {}); not dispatching {n} delegation(s)",
+                    carry.repeat_count
+                ),
+            )?;
+            return self.finalize(
                 job,
-                JobKind::Continuation,
-                prompt,
-                next,
-                "preflight",
+                "delegation set repeated after a corrective nudge",
+                set,
+                carry,
             );
         }
+        ev(
+            EventKind::DelegationLoopWarning,
+            format!(
+                "delegation set {hash} repeats a recent round; sending a corrective continuation instead of dispatching {n} delegation(s)"
+            ),
+        )?;
+        let next = Carry {
+            hashes: carry.window_with(hash),
+            repeat_count: carry.repeat_count + 1,
+            finalize_reason: None,
+            ..carry.clone()
+        };
+        let prompt = prompts::corrective(&self.frame(job, &[])?, set);
+        self.enqueue_continuation(job, JobKind::Continuation, prompt, next, "corrective")
+    }
+
+    /// A set naming an unroutable agent: a preflight continuation, until the streak ends it.
+    fn unroutable(&self, job: &Job, set: &[Delegation], carry: &Carry, reason: String) -> R<()> {
+        self.event(
+            &job.root_id,
+            Some(&job.id),
+            EventKind::DelegationPreflightFailed,
+            reason.clone(),
+            None,
+        )?;
+        let streak = carry.streak + 1;
+        if streak >= streak_threshold(self.cfg) && carry.repeat_count >= 1 {
+            return self.finalize(
+                job,
+                "delegation set named an unroutable agent after a corrective nudge",
+                set,
+                carry,
+            );
+        }
+        let next = Carry {
+            repeat_count: carry.repeat_count + 1,
+            streak,
+            finalize_reason: None,
+            ..carry.clone()
+        };
+        let prompt = prompts::preflight(&self.frame(job, &[])?, &reason, set);
+        self.enqueue_continuation(job, JobKind::Continuation, prompt, next, "preflight")
+    }
+
+    /// Admits the whole set as one batch: its legs wait, the coordinator follows the batch.
+    fn admit(&self, job: &Job, set: &[Delegation]) -> R<()> {
         for (i, d) in set.iter().enumerate() {
             delegations::put(
                 self.tx,
@@ -213,9 +149,12 @@ impl Ctx<'_, '_> {
         j.followup = FollowUp::Batch;
         j.updated_ms = self.now;
         jobs::put(self.tx, &j)?;
-        ev(
-            "delegation_batch",
-            format!("batch of {n} delegation(s) admitted"),
+        self.event(
+            &job.root_id,
+            Some(&job.id),
+            EventKind::DelegationBatch,
+            format!("batch of {} delegation(s) admitted", set.len()),
+            None,
         )?;
         self.advance_batch(&job.id)
     }

@@ -15,9 +15,9 @@ use super::{EngineError, Env};
 use crate::Invalid;
 use crate::clock::Millis;
 use crate::contract::HumanQuestion;
-use crate::domain::JobKind;
 /// The verbs this module resumes failure rounds with (the vocabulary crate spells them).
 pub use crate::domain::ResumeVerb;
+use crate::domain::{EventKind, JobKind};
 use crate::store::StoreError;
 use crate::store::delegations;
 use crate::store::escalations::{self, Round, RoundKind};
@@ -207,7 +207,7 @@ pub fn answer(
     ctx.event(
         &round.root_id,
         Some(&round.job_id),
-        "delegation_ask_answered",
+        EventKind::DelegationAskAnswered,
         format!(
             "human answered {} ask-gate question(s) for job {}",
             parsed.by_id.len(),
@@ -302,7 +302,7 @@ pub fn resume(
             ctx.event(
                 &parent.root_id,
                 Some(&parent.id),
-                "delegation_escalation_retry",
+                EventKind::DelegationEscalationRetry,
                 format!("delegation {did:?} re-run by a human as job {id}"),
                 None,
             )?;

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ctx::{Ctx, R};
 use crate::contract::GitmootResult;
-use crate::domain::{JobKind, RunState};
+use crate::domain::{EventKind, JobKind, RunState};
 use crate::store::StoreError;
 use crate::store::delegations::Leg;
 use crate::store::escalations::{self, Round, RoundKind};
@@ -65,7 +65,7 @@ impl Ctx<'_, '_> {
             return self.event(
                 &target.root_id,
                 Some(&target_id),
-                "delegation_ask_extended",
+                EventKind::DelegationAskExtended,
                 format!(
                     "job {} added {} question(s) to the open round",
                     asker.id,
@@ -102,7 +102,7 @@ impl Ctx<'_, '_> {
         self.event(
             &target.root_id,
             Some(&target_id),
-            "delegation_escalation_requested",
+            EventKind::DelegationEscalationRequested,
             format!("job {} is awaiting a human answer to {n} question(s)", target_id),
             Some(json!({"kind": "ask", "escalation": id, "asked_by": asker.id, "question": rendered.join("\n"), "paused_at": self.now})),
         )?;
@@ -133,7 +133,7 @@ impl Ctx<'_, '_> {
         self.event(
             &parent.root_id,
             Some(&parent.id),
-            "delegation_escalation_requested",
+            EventKind::DelegationEscalationRequested,
             format!("workflow awaiting human: {reason}"),
             Some(json!({"kind": "failure", "escalation": id, "delegation_id": leg.delegation_id, "child_job_id": failed_job, "question": leg.spec.prompt, "paused_at": self.now})),
         )?;
@@ -170,7 +170,7 @@ impl Ctx<'_, '_> {
         self.event(
             &round.root_id,
             Some(&round.job_id),
-            "delegation_escalation_resolved",
+            EventKind::DelegationEscalationResolved,
             format!("{} round on job {} resolved with {verb}", round.kind.as_str(), round.job_id),
             Some(json!({"kind": round.kind.as_str(), "escalation": round.id, "delegation_id": round.delegation_id, "child_job_id": round.failed_job_id, "reason": verb, "question": round.instructions, "answers": round.answers})),
         )?;

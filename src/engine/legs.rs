@@ -6,7 +6,7 @@ use super::ctx::{Ctx, R, parse_result};
 use super::prompts::{self, Upstream};
 use crate::config::OrchestrateConfig;
 use crate::contract::Delegation;
-use crate::domain::{Action, JobKind};
+use crate::domain::{Action, EventKind, JobKind};
 use crate::store::delegations::{self, Leg, LegState};
 use crate::store::jobs::Job;
 use crate::store::{StoreError, agents};
@@ -21,35 +21,12 @@ impl Ctx<'_, '_> {
         legs: &[Leg],
         guidance: Option<&str>,
     ) -> R<String> {
-        let d = leg.spec.clone();
         if leg.attempts == 0
-            && let Some(fp) = d
-                .fingerprint
-                .as_deref()
-                .map(str::trim)
-                .filter(|f| !f.is_empty())
-            && let Some(winner) = legs.iter().find(|l| {
-                l.delegation_id != d.id
-                    && l.state == LegState::Dispatched
-                    && l.spec.fingerprint.as_deref().map(str::trim) == Some(fp)
-            })
+            && let Some(winner) = self.dedupe(parent, leg, legs)?
         {
-            leg.state = LegState::Deduped;
-            leg.dedup_of = Some(winner.delegation_id.clone());
-            leg.updated_ms = self.now;
-            delegations::put(self.tx, leg)?;
-            self.event(
-                &parent.root_id,
-                Some(&parent.id),
-                "delegation_deduped",
-                format!(
-                    "delegation {:?} skipped: fingerprint {fp:?} already enqueued as delegation {:?}",
-                    d.id, winner.delegation_id
-                ),
-                None,
-            )?;
-            return Ok(winner.job_id.clone().unwrap_or_default());
+            return Ok(winner);
         }
+        let d = leg.spec.clone();
         let attempt = leg.attempts + 1;
         let base = if attempt == 1 {
             format!("{}/{}", parent.id, d.id)
@@ -57,46 +34,8 @@ impl Ctx<'_, '_> {
             format!("{}/{}.{attempt}", parent.id, d.id)
         };
         let id = self.fresh_id(&base)?;
-        let (agent_name, agent_model, agent_effort) = match (&d.agent, &d.ephemeral) {
-            (Some(name), _) => {
-                let a = agents::get(self.tx, name)?;
-                (
-                    name.clone(),
-                    a.as_ref().and_then(|a| a.model.clone()),
-                    a.and_then(|a| a.effort),
-                )
-            }
-            (None, Some(e)) => (
-                ephemeral_name(&parent.id, &d.id),
-                e.model.clone(),
-                e.effort.clone(),
-            ),
-            (None, None) => (String::new(), None, None),
-        };
-        let mut prompt = d.prompt.trim().to_string();
-        if self.cfg.inject_upstream_dep_context {
-            prompt.push_str(&self.upstream(&d, legs)?);
-        }
-        // A leg naming artifacts receives the coordinator's artifact_body (the brief).
-        if !d.artifacts.is_empty()
-            && let Some(body) = parse_result(parent.result.as_ref()).and_then(|r| r.artifact_body)
-        {
-            let mut remaining = prompts::AGGREGATE_CAP;
-            prompt.push_str(&format!(
-                "\n\nDelegation artifacts ({}) from job {}:\n",
-                d.artifacts.join(", "),
-                parent.id
-            ));
-            prompt.push_str(&prompts::inline_body(
-                &body,
-                self.body_cap(),
-                &mut remaining,
-                &parent.id,
-            ));
-        }
-        if let Some(g) = guidance.filter(|g| !g.trim().is_empty()) {
-            prompt.push_str(&format!("\n\nHuman guidance on resume: {}", g.trim()));
-        }
+        let (agent_name, agent_model, agent_effort) = self.leg_agent(parent, &d)?;
+        let prompt = self.leg_prompt(parent, &d, legs, guidance)?;
         let mut job = Job::queued(
             id.clone(),
             parent.root_id.clone(),
@@ -135,11 +74,109 @@ impl Ctx<'_, '_> {
         self.event(
             &parent.root_id,
             Some(&parent.id),
-            "delegation_enqueued",
+            EventKind::DelegationEnqueued,
             format!("delegation {:?} enqueued as job {id}", d.id),
             None,
         )?;
         Ok(id)
+    }
+
+    /// A first attempt whose fingerprint a dispatched sibling already carries is marked
+    /// deduplicated instead of run; the sibling's job id, when it is.
+    fn dedupe(&self, parent: &Job, leg: &mut Leg, legs: &[Leg]) -> R<Option<String>> {
+        let d = &leg.spec;
+        let Some(fp) = d
+            .fingerprint
+            .as_deref()
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+        else {
+            return Ok(None);
+        };
+        let Some(winner) = legs.iter().find(|l| {
+            l.delegation_id != d.id
+                && l.state == LegState::Dispatched
+                && l.spec.fingerprint.as_deref().map(str::trim) == Some(fp)
+        }) else {
+            return Ok(None);
+        };
+        let message = format!(
+            "delegation {:?} skipped: fingerprint {fp:?} already enqueued as delegation {:?}",
+            d.id, winner.delegation_id
+        );
+        leg.state = LegState::Deduped;
+        leg.dedup_of = Some(winner.delegation_id.clone());
+        leg.updated_ms = self.now;
+        delegations::put(self.tx, leg)?;
+        self.event(
+            &parent.root_id,
+            Some(&parent.id),
+            EventKind::DelegationDeduped,
+            message,
+            None,
+        )?;
+        Ok(Some(winner.job_id.clone().unwrap_or_default()))
+    }
+
+    /// The leg's agent with its model and effort: a registered agent's, or an ephemeral
+    /// worker's own.
+    fn leg_agent(
+        &self,
+        parent: &Job,
+        d: &Delegation,
+    ) -> R<(String, Option<String>, Option<String>)> {
+        Ok(match (&d.agent, &d.ephemeral) {
+            (Some(name), _) => {
+                let a = agents::get(self.tx, name)?;
+                (
+                    name.clone(),
+                    a.as_ref().and_then(|a| a.model.clone()),
+                    a.and_then(|a| a.effort),
+                )
+            }
+            (None, Some(e)) => (
+                ephemeral_name(&parent.id, &d.id),
+                e.model.clone(),
+                e.effort.clone(),
+            ),
+            (None, None) => (String::new(), None, None),
+        })
+    }
+
+    /// The leg's prompt: its own text, then the upstream results, the coordinator's brief
+    /// and a human's resume guidance where they apply.
+    fn leg_prompt(
+        &self,
+        parent: &Job,
+        d: &Delegation,
+        legs: &[Leg],
+        guidance: Option<&str>,
+    ) -> R<String> {
+        let mut prompt = d.prompt.trim().to_string();
+        if self.cfg.inject_upstream_dep_context {
+            prompt.push_str(&self.upstream(d, legs)?);
+        }
+        // A leg naming artifacts receives the coordinator's artifact_body (the brief).
+        if !d.artifacts.is_empty()
+            && let Some(body) = parse_result(parent.result.as_ref()).and_then(|r| r.artifact_body)
+        {
+            let mut remaining = prompts::AGGREGATE_CAP;
+            prompt.push_str(&format!(
+                "\n\nDelegation artifacts ({}) from job {}:\n",
+                d.artifacts.join(", "),
+                parent.id
+            ));
+            prompt.push_str(&prompts::inline_body(
+                &body,
+                self.body_cap(),
+                &mut remaining,
+                &parent.id,
+            ));
+        }
+        if let Some(g) = guidance.filter(|g| !g.trim().is_empty()) {
+            prompt.push_str(&format!("\n\nHuman guidance on resume: {}", g.trim()));
+        }
+        Ok(prompt)
     }
 
     pub(super) fn upstream(&self, d: &Delegation, legs: &[Leg]) -> R<String> {

@@ -37,10 +37,6 @@ pub use pricing::price_usd;
 pub use settle::{Outcome, Settlement, Usage, settle};
 pub use submit::{SubmitRoot, submit_root};
 
-/// The event a coordinator gets when its delegation set named an unroutable agent and
-/// nothing was dispatched; `job list`, `daemon status` and the control room surface it.
-pub use crate::store::events::PREFLIGHT_FAILED;
-
 use crate::store::Tx;
 
 use crate::Invalid;

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::ctx::{Ctx, R, Resolution, parse_result};
-use crate::domain::{JobKind, JobState, RunState};
+use crate::domain::{EventKind, JobKind, JobState, RunState};
 use crate::store::escalations;
 use crate::store::jobs::{self, FollowUp, Job};
 use crate::store::runs::{self, Run};
@@ -112,7 +112,7 @@ impl Ctx<'_, '_> {
         self.event(
             &run.root_id,
             None,
-            "run_finished",
+            EventKind::RunFinished,
             format!("run {}", run.state),
             Some(json!({"state": run.state})),
         )
@@ -136,7 +136,7 @@ impl Ctx<'_, '_> {
                     self.event(
                         &job.root_id,
                         Some(&job.id),
-                        "delegation_ignored_ask",
+                        EventKind::DelegationIgnoredAsk,
                         format!(
                             "result asks {} question(s); not dispatching {} delegation(s)",
                             r.human_questions.len(),

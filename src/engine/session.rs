@@ -14,7 +14,7 @@ use super::{EngineError, Env, Outcome, Settlement};
 use crate::Invalid;
 use crate::clock::Clock;
 use crate::contract::GitmootResult;
-use crate::domain::{Action, JobState};
+use crate::domain::{Action, EventKind, JobState};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs;
 
@@ -72,7 +72,7 @@ pub fn open(tx: &Tx<'_>, clock: &dyn Clock, s: SessionOpen) -> Result<String, En
     jobs::put(tx, &job)?;
     events::append(
         tx,
-        NewEvent::job(now, &id, &id, "session_opened")
+        NewEvent::job(now, &id, &id, EventKind::SessionOpened)
             .message(format!(
                 "session review opened by {agent} (reported, non_authoritative)"
             ))
@@ -104,8 +104,13 @@ pub fn note(tx: &Tx<'_>, clock: &dyn Clock, id: &str, text: &str) -> Result<(), 
     }
     events::append(
         tx,
-        NewEvent::job(clock.now_ms(), &job.root_id, &job.id, "session_note")
-            .message(text.trim().to_string()),
+        NewEvent::job(
+            clock.now_ms(),
+            &job.root_id,
+            &job.id,
+            EventKind::SessionNote,
+        )
+        .message(text.trim().to_string()),
     )?;
     Ok(())
 }

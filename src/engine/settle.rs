@@ -11,7 +11,7 @@ use super::pricing::price_usd;
 use super::{EngineError, Env};
 use crate::config::ResultChecks;
 use crate::contract::GitmootResult;
-use crate::domain::JobState;
+use crate::domain::{EventKind, JobState};
 use crate::store::events::{self, NewEvent};
 use crate::store::{jobs, runs};
 
@@ -119,7 +119,7 @@ pub fn settle(
     jobs::put_over(tx, &stored, &job)?;
     events::append(
         tx,
-        NewEvent::job(now, &job.root_id, &job.id, state.as_str())
+        NewEvent::job(now, &job.root_id, &job.id, EventKind::entered(state))
             .message(message)
             .data(json!({
                 "tokens_in": s.usage.tokens_in,

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::EngineError;
 use crate::clock::{Clock, Millis};
-use crate::domain::{Action, JobKind};
+use crate::domain::{Action, EventKind, JobKind};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 use crate::store::{agents, runs};
@@ -50,7 +50,7 @@ pub fn submit_root(tx: &Tx<'_>, clock: &dyn Clock, s: SubmitRoot) -> Result<Stri
     jobs::put(tx, &job)?;
     events::append(
         tx,
-        NewEvent::job(now, &id, &id, "queued")
+        NewEvent::job(now, &id, &id, EventKind::Queued)
             .message(format!(
                 "{} {} queued for {}",
                 job.kind, job.action, job.agent

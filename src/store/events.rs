@@ -11,47 +11,48 @@ use serde_json::Value;
 use super::Result;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
+use crate::domain::EventKind;
 
-/// The kind of event a coordinator's refused delegation set leaves: the only kind the log
-/// is ever searched by, so the only one its kind index holds. A macro, so the statements
-/// that search for it spell it as a literal (a bound kind could not use that index).
+/// `EventKind::DelegationPreflightFailed`, the only kind the log is ever searched by, so
+/// the only one its kind index holds. Also a macro, so the index's definition and the
+/// statements that search for it spell it as a literal (a bound kind could not use that
+/// partial index); a test holds the two spellings equal.
 macro_rules! preflight_kind {
     () => {
         "delegation_preflight_failed"
     };
 }
 
-pub const PREFLIGHT_FAILED: &str = preflight_kind!();
-
 /// What to append; `data` is stored as JSON when present.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NewEvent<'a> {
     pub ts_ms: Millis,
     pub root_id: Option<&'a str>,
     pub job_id: Option<&'a str>,
-    pub kind: &'a str,
+    pub kind: EventKind,
     pub message: String,
     pub data: Option<Value>,
 }
 
 impl<'a> NewEvent<'a> {
     /// An event of one job, filed under its tree so the tree's log shows it too.
-    pub fn job(ts_ms: Millis, root_id: &'a str, job_id: &'a str, kind: &'a str) -> Self {
+    pub fn job(ts_ms: Millis, root_id: &'a str, job_id: &'a str, kind: EventKind) -> Self {
         Self {
-            ts_ms,
             root_id: Some(root_id),
             job_id: Some(job_id),
-            kind,
-            ..Self::default()
+            ..Self::unrooted(ts_ms, kind)
         }
     }
 
     /// An event that belongs to no job tree (chat threads, memory).
-    pub fn unrooted(ts_ms: Millis, kind: &'a str) -> Self {
+    pub fn unrooted(ts_ms: Millis, kind: EventKind) -> Self {
         Self {
             ts_ms,
+            root_id: None,
+            job_id: None,
             kind,
-            ..Self::default()
+            message: String::new(),
+            data: None,
         }
     }
 
@@ -67,6 +68,8 @@ impl<'a> NewEvent<'a> {
     }
 }
 
+/// One stored event. `kind` is the text as stored, so a kind this build does not know
+/// (an older or newer store) still reads and shows; `is` compares against a known one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub id: i64,
@@ -80,6 +83,12 @@ pub struct Event {
     pub data: Option<Value>,
 }
 
+impl Event {
+    pub fn is(&self, kind: EventKind) -> bool {
+        self.kind == kind.as_str()
+    }
+}
+
 pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
     tx.into().one(
         "INSERT INTO events(ts_ms, root_id, job_id, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
@@ -88,7 +97,7 @@ pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
             e.ts_ms,
             e.root_id,
             e.job_id,
-            e.kind,
+            e.kind.as_str(),
             e.message,
             e.data.map(|d| d.to_string())
         ],
@@ -177,4 +186,17 @@ pub fn for_job<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Vec<Event>> {
         params![job_id],
         map,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_indexed_kind_is_the_variant_s_spelling() {
+        assert_eq!(
+            preflight_kind!(),
+            EventKind::DelegationPreflightFailed.as_str()
+        );
+    }
 }

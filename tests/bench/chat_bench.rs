@@ -4,7 +4,7 @@
 #[test]
 #[ignore]
 fn chat_bench_figures() {
-    let rows = gitmoot::bench::bench_chat();
+    let rows = gitmoot::bench::bench_chat().expect("the chat bench measures");
     for (k, v) in &rows {
         println!("{k:<40} {v}");
     }

@@ -11,6 +11,7 @@ use gitmoot_test_support as support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use gitmoot::domain::EventKind;
 use gitmoot::store::copy::{DERIVED, TABLES, schema_tables};
 use gitmoot::store::events::{self, NewEvent};
 use gitmoot::store::tx::{Value, params};
@@ -253,7 +254,12 @@ fn a_home_moves_to_postgres_and_back_row_for_row() {
     // New rows take ids past the copied ones instead of colliding with them.
     let last = events::last_id(pg.conn()).unwrap();
     let next = pg
-        .write(|tx| events::append(tx, NewEvent::unrooted(1, "moved").data(json!({"k": 1}))))
+        .write(|tx| {
+            events::append(
+                tx,
+                NewEvent::unrooted(1, EventKind::MemoryShared).data(json!({"k": 1})),
+            )
+        })
         .unwrap();
     assert_eq!(next, last + 1);
     pg.write(|tx| tx.execute("DELETE FROM events WHERE id = ?1", params![next]))

@@ -6,7 +6,7 @@ use gitmoot_test_support as support;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use gitmoot::domain::{Action, Delegation, JobKind, JobState, RunState};
+use gitmoot::domain::{Action, Delegation, EventKind, JobKind, JobState, RunState};
 use gitmoot::store::activity::{self, LiveSpend, NewActivity, Then};
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::delegations::{self, Leg, LegState};
@@ -441,11 +441,11 @@ fn the_aggregates_round_trip_on_both_backends() {
                 jobs::put(tx, &j)?;
                 events::append(
                     tx,
-                    NewEvent::job(12, "job-r", "job-r/a", events::PREFLIGHT_FAILED),
+                    NewEvent::job(12, "job-r", "job-r/a", EventKind::DelegationPreflightFailed),
                 )?;
                 events::append(
                     tx,
-                    NewEvent::job(13, "job-r", "job-r/a", events::PREFLIGHT_FAILED)
+                    NewEvent::job(13, "job-r", "job-r/a", EventKind::DelegationPreflightFailed)
                         .message("again".into())
                         .data(json!({"k": "v"})),
                 )?;

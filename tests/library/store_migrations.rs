@@ -82,32 +82,23 @@ fn a_database_from_a_newer_gitmoot_is_refused_untouched() {
 
 #[test]
 fn events_since_a_cursor_return_only_newer_changes() {
+    use gitmoot::domain::EventKind;
     use gitmoot::store::events::{self, NewEvent};
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("gitmoot.db")).unwrap();
-    let append = |store: &mut Store, kind: &'static str| {
+    let append = |store: &mut Store, kind: EventKind| {
         store
-            .write(|tx| {
-                events::append(
-                    tx,
-                    NewEvent {
-                        ts_ms: 1,
-                        kind,
-                        message: kind.into(),
-                        ..Default::default()
-                    },
-                )
-            })
+            .write(|tx| events::append(tx, NewEvent::unrooted(1, kind).message(kind.to_string())))
             .unwrap()
     };
-    append(&mut store, "a");
+    append(&mut store, EventKind::Queued);
     let cursor = events::last_id(store.conn()).unwrap();
-    append(&mut store, "b");
-    append(&mut store, "c");
+    append(&mut store, EventKind::Running);
+    append(&mut store, EventKind::Succeeded);
     let newer: Vec<String> = events::since(store.conn(), cursor, 100)
         .unwrap()
         .into_iter()
         .map(|e| e.kind)
         .collect();
-    assert_eq!(newer, ["b", "c"]);
+    assert_eq!(newer, ["running", "succeeded"]);
 }

@@ -81,9 +81,9 @@ fn cpu_ticks(pid: u32) -> Result<u64, String> {
 /// CPU of an idle `gitmoot tui` (embedded daemon, a few finished trees): `binary` runs in
 /// a private tmux pane; after it settles, its utime+stime over 30 s as a percentage of
 /// one core.
-pub fn bench_idle(binary: &Path) -> Vec<(String, String)> {
+pub fn bench_idle(binary: &Path) -> crate::bench::Measured {
     crate::bench::in_scratch("idle", |dir| idle(binary, dir))
-        .unwrap_or_else(|e| vec![("tui.idle.error".into(), e)])
+        .map_err(|e| crate::bench::Failure::new("tui.idle.error", e))
 }
 
 fn idle(binary: &Path, dir: &Path) -> Result<Vec<(String, String)>, String> {

@@ -25,11 +25,11 @@ const FIRST_FRAME_RUNS: usize = 7;
 const REFRESH_CHANGES: usize = 50;
 
 /// Runs the benchmark on a scratch file in the temp folder (removed afterwards).
-pub fn bench_tui() -> Vec<(String, String)> {
+pub fn bench_tui() -> super::Measured {
     super::in_scratch("tui", |dir| {
         measure(&dir.join("gitmoot.db"), SeedSize::SPEC)
     })
-    .unwrap_or_else(|e| vec![("tui.error".into(), e)])
+    .map_err(|e| super::Failure::new("tui.error", e))
 }
 
 pub(super) fn ms(d: Duration) -> f64 {

@@ -10,7 +10,7 @@ use crate::chat::messages::{self, Post};
 use crate::chat::threads::{self, NewThread};
 use crate::clock::{ManualClock, Millis};
 use crate::contract::{Delegation, FailurePolicy};
-use crate::domain::{Action, JobKind, JobState, RunState};
+use crate::domain::{Action, EventKind, JobKind, JobState, RunState};
 use crate::store::agents;
 use crate::store::chat::{AuthorKind, MessageKind};
 use crate::store::delegations::{self, Leg, LegState};
@@ -275,7 +275,7 @@ struct Tree {
 }
 
 /// The job's `kind` event at `ts`.
-fn event(tx: &Tx<'_>, job: &Job, kind: &str, ts: Millis) -> Result<(), StoreError> {
+fn event(tx: &Tx<'_>, job: &Job, kind: EventKind, ts: Millis) -> Result<(), StoreError> {
     events::append(
         tx,
         NewEvent::job(ts, &job.root_id, &job.id, kind).message(format!("job {} {kind}", job.id)),
@@ -328,8 +328,8 @@ fn seed_coordinator(tx: &Tx<'_>, tree: &Tree) -> Result<(), StoreError> {
         format!("Split change #{i} into {} review legs", tree.legs),
     ));
     jobs::put(tx, &root)?;
-    event(tx, &root, "queued", t0)?;
-    event(tx, &root, "succeeded", t0 + 2)
+    event(tx, &root, EventKind::Queued, t0)?;
+    event(tx, &root, EventKind::Succeeded, t0 + 2)
 }
 
 /// Leg `k`: its job in the state the tree's shape gives it, and its delegation row.
@@ -356,10 +356,10 @@ fn seed_leg(tx: &Tx<'_>, tree: &Tree, k: usize, out: &mut Seeded) -> Result<(), 
     job.repo = tree.repo.clone();
     job.depth = 1;
     job.state = tree.shape.leg_state(k, tree.legs);
-    event(tx, &job, "queued", t0 + 3)?;
+    event(tx, &job, EventKind::Queued, t0 + 3)?;
     if job.state != JobState::Queued {
         job.started_ms = Some(t0 + 4);
-        event(tx, &job, "started", t0 + 4)?;
+        event(tx, &job, EventKind::Running, t0 + 4)?;
     }
     match job.state {
         JobState::Succeeded => {
@@ -374,12 +374,12 @@ fn seed_leg(tx: &Tx<'_>, tree: &Tree, k: usize, out: &mut Seeded) -> Result<(), 
                 },
                 format!("Part {k} of change #{i} reviewed; {} findings", k % 3),
             ));
-            event(tx, &job, "succeeded", t0 + 5)?;
+            event(tx, &job, EventKind::Succeeded, t0 + 5)?;
         }
         JobState::Failed | JobState::Blocked | JobState::Cancelled => {
             job.finished_ms = Some(t0 + 5);
             job.error = Some(format!("leg {lid} {}", job.state));
-            event(tx, &job, job.state.as_str(), t0 + 5)?;
+            event(tx, &job, EventKind::entered(job.state), t0 + 5)?;
         }
         JobState::Running => out.running.push(job.id.clone()),
         JobState::Queued => {}
@@ -421,7 +421,7 @@ fn seed_continuation(tx: &Tx<'_>, tree: &Tree) -> Result<(), StoreError> {
     cont.parent_id = Some(root_id.clone());
     cont.repo = tree.repo.clone();
     cont.depth = 1;
-    event(tx, &cont, "queued", t0 + 6)?;
+    event(tx, &cont, EventKind::Queued, t0 + 6)?;
     match tree.shape {
         Shape::Done | Shape::Awaiting => {
             cont.state = JobState::Succeeded;
@@ -431,12 +431,12 @@ fn seed_continuation(tx: &Tx<'_>, tree: &Tree) -> Result<(), StoreError> {
                 "approved",
                 format!("Change #{i} is ready to merge"),
             ));
-            event(tx, &cont, "succeeded", t0 + 8)?;
+            event(tx, &cont, EventKind::Succeeded, t0 + 8)?;
         }
         Shape::Failed | Shape::Killed => {
             cont.state = JobState::Cancelled;
             cont.finished_ms = Some(t0 + 8);
-            event(tx, &cont, "cancelled", t0 + 8)?;
+            event(tx, &cont, EventKind::Cancelled, t0 + 8)?;
         }
         Shape::Running => {}
     }
@@ -485,7 +485,7 @@ pub(in crate::bench) fn settle_one(
         jobs::put(tx, &job)?;
         events::append(
             tx,
-            NewEvent::job(now, &job.root_id, &job.id, "succeeded")
+            NewEvent::job(now, &job.root_id, &job.id, EventKind::Succeeded)
                 .message(format!("job {job_id} succeeded")),
         )?;
         Ok(())

@@ -19,6 +19,7 @@ use super::{Plan, Ran};
 use crate::clock::Clock;
 use crate::config::ResultChecks;
 use crate::contract::{self, ContractErrors};
+use crate::domain::EventKind;
 use crate::engine::{self, Outcome};
 use crate::runtime::{self, KillRequest, RuntimeOutput, TokenUsage, process};
 use crate::store::events::{self, NewEvent};
@@ -264,7 +265,7 @@ async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, r
                 store,
                 sh.clock.as_ref(),
                 &j,
-                "malformed_output",
+                EventKind::MalformedOutput,
                 errs.to_string(),
                 json!({"errors": errs.lines()}),
             )?;
@@ -272,7 +273,7 @@ async fn note_repair(shared: &Arc<Shared>, job: &Job, errors: &ContractErrors, r
                 store,
                 sh.clock.as_ref(),
                 &j,
-                "repair_retry",
+                EventKind::RepairRetry,
                 format!(
                     "re-asking {} to repair its result (repair {repair})",
                     j.agent
@@ -290,7 +291,7 @@ fn append_event(
     store: &mut Store,
     clock: &dyn Clock,
     job: &Job,
-    kind: &str,
+    kind: EventKind,
     message: String,
     data: serde_json::Value,
 ) -> Result<(), StoreError> {

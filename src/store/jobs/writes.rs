@@ -45,7 +45,7 @@ pub fn quarantine<'a>(tx: impl Into<Tx<'a>>, u: &Unreadable, now: Millis) -> Res
             ts_ms: now,
             root_id: root.as_deref(),
             job_id: Some(&u.id),
-            kind: "job_quarantined",
+            kind: crate::domain::EventKind::JobQuarantined,
             message: reason.clone(),
             data: Some(serde_json::json!({"column": u.column, "raw": raw})),
         },
