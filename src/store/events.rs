@@ -14,12 +14,12 @@ use crate::clock::Millis;
 use crate::domain::EventKind;
 
 /// `EventKind::DelegationPreflightFailed`, the only kind the log is ever searched by, so
-/// the only one its kind index holds. Also a macro, so the index's definition and the
-/// statements that search for it spell it as a literal (a bound kind could not use that
-/// partial index); a test holds the two spellings equal.
+/// the only one its kind index holds, as the literal the vocabulary crate spells it with
+/// for SQL: the index's definition and the statements that search for it name it inline
+/// (a bound kind could not use that partial index).
 macro_rules! preflight_kind {
     () => {
-        "delegation_preflight_failed"
+        gitmoot_types::preflight_failed_kind!()
     };
 }
 

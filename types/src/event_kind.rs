@@ -10,6 +10,16 @@
 
 use crate::JobState;
 
+/// `EventKind::DelegationPreflightFailed`'s spelling as a literal, for SQL that must name
+/// it inline (the store's partial index on that one kind, and the queries it serves); a
+/// test holds it equal to the variant.
+#[macro_export]
+macro_rules! preflight_failed_kind {
+    () => {
+        "delegation_preflight_failed"
+    };
+}
+
 crate::named_enum!(
     /// The kind of one event row.
     EventKind, "event kind", {
@@ -99,6 +109,14 @@ impl EventKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_preflight_literal_is_the_variant_s_spelling() {
+        assert_eq!(
+            crate::preflight_failed_kind!(),
+            EventKind::DelegationPreflightFailed.as_str()
+        );
+    }
 
     #[test]
     fn a_state_change_is_logged_under_the_state_s_own_spelling() {
