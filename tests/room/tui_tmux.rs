@@ -7,32 +7,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use support::tmux::Tmux;
-use support::{gitmoot, json, shell_agent};
+use support::{gitmoot, json, shell_agent, stdout, wait_state};
 
 const WAIT: Duration = Duration::from_secs(60);
 
 /// A shell agent that ignores its prompt on stdin.
 fn agent(home: &Path, name: &str, script: &str) {
     shell_agent(home, name, &format!("cat >/dev/null\n{script}"), &[]);
-}
-
-fn run_state(home: &Path, root: &str) -> String {
-    json(home, &["job", "tree", root, "--json"])["run"]["state"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-fn wait_state(home: &Path, root: &str, want: &str) {
-    let start = std::time::Instant::now();
-    while run_state(home, root) != want {
-        assert!(
-            start.elapsed() < WAIT,
-            "run {root} never became {want}: {}",
-            json(home, &["job", "tree", root, "--json"])
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 const ASKER: &str = r#"if [ "$GITMOOT_JOB_KIND" = root ]; then
@@ -59,13 +40,13 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
     let t = Tmux::control_room("answer", &home, "");
     t.wait_for("daemon embedded", WAIT);
     t.wait_for("Which rollout?", WAIT);
-    wait_state(&home, &root, "awaiting_human");
+    wait_state(&home, &root, "awaiting_human", WAIT);
     t.keys(&["1"]);
     t.keys(&["a"]);
     t.wait_for("all at once", WAIT);
     t.keys(&["Down"]);
     t.keys(&["Enter"]);
-    wait_state(&home, &root, "done");
+    wait_state(&home, &root, "done", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     let kids = tree["tree"]["children"].as_array().unwrap();
     let cont = kids
@@ -103,7 +84,7 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
     t.keys(&["K"]);
     t.wait_for("Kill", WAIT);
     t.keys(&["y"]);
-    wait_state(&home, &root, "killed");
+    wait_state(&home, &root, "killed", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     assert_eq!(tree["run"]["killed"], true);
     t.keys(&["q"]);
@@ -114,7 +95,7 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
 fn quitting_gives_the_shell_its_terminal_back() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let t = Tmux::control_room("restore", &home, "");
     t.wait_for("daemon embedded", WAIT);
     t.keys(&["q"]);
@@ -140,7 +121,7 @@ fn quitting_gives_the_shell_its_terminal_back() {
 fn first_frames(name: &str, env: &[(&str, &Path)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let cmd = format!(
         "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
         support::bin(),
