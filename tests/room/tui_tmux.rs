@@ -16,6 +16,15 @@ fn agent(home: &Path, name: &str, script: &str) {
     shell_agent(home, name, &format!("cat >/dev/null\n{script}"), &[]);
 }
 
+/// Submits a root job to `agent`; returns whatever `job run` printed, trimmed.
+fn submit(home: &Path, agent: &str, prompt: &str) -> String {
+    let out = gitmoot(home)
+        .args(["job", "run", "--agent", agent, prompt])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 const ASKER: &str = r#"if [ "$GITMOOT_JOB_KIND" = root ]; then
 cat <<'JSON'
 I need a decision first.
@@ -31,11 +40,7 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     agent(&home, "asker", ASKER);
-    let out = gitmoot(&home)
-        .args(["job", "run", "--agent", "asker", "Ship the change"])
-        .output()
-        .unwrap();
-    let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let root = submit(&home, "asker", "Ship the change");
 
     let t = Tmux::control_room("answer", &home, "");
     t.wait_for("daemon embedded", WAIT);
@@ -72,11 +77,7 @@ fn an_operator_kills_a_root_with_keystrokes() {
         r#"[ "$GITMOOT_JOB_KIND" = root ] && sleep 2
 echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
     );
-    let out = gitmoot(&home)
-        .args(["job", "run", "--agent", "slow", "Soak for a while"])
-        .output()
-        .unwrap();
-    let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let root = submit(&home, "slow", "Soak for a while");
 
     let t = Tmux::control_room("kill", &home, "");
     t.wait_for("Soak for a while", WAIT);
