@@ -112,6 +112,18 @@ fn every_agent_field_round_trips() {
     );
 }
 
+/// Runs `args`, which must exit 2 with `needle` in its stderr; returns that stderr.
+fn refused(h: &Path, args: &[&str], needle: &str) -> String {
+    let out = gitmoot(h).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
+    err
+}
+
 #[test]
 fn each_invalid_agent_is_refused_with_exit_2_and_no_row() {
     let dir = tempfile::tempdir().unwrap();
@@ -202,15 +214,9 @@ fn each_invalid_agent_is_refused_with_exit_2_and_no_row() {
         ),
     ];
     for (args, needle) in cases {
-        let out = gitmoot(h).args(*args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let err = refused(h, args, needle);
         assert!(err.starts_with("error:"), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-        assert!(
-            err.contains(needle),
-            "{args:?}: expected {needle:?} in {err}"
-        );
     }
     let list = json(h, &["agent", "list", "--json"]);
     let names: Vec<&str> = list
@@ -330,13 +336,7 @@ fn job_run_refuses_what_the_gate_refuses() {
         (&["job", "show", "job-nope"], "job \"job-nope\" not found"),
     ];
     for (args, needle) in cases {
-        let out = gitmoot(h).args(*args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(needle),
-            "{args:?}: expected {needle:?} in {err}"
-        );
+        refused(h, args, needle);
     }
     assert_eq!(json(h, &["job", "list", "--json"]), serde_json::json!([]));
 }
