@@ -8,8 +8,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use serde_json::Value;
-use support::{gitmoot, json, shell_agent, stdout, wait_until};
+use support::{gitmoot, jobs, json, shell_agent, stdout, wait_until};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -137,13 +136,6 @@ fn spawn_daemon(h: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-fn jobs(h: &Path) -> Vec<Value> {
-    json(h, &["job", "list", "--json"])
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 fn hup(child: &Child) {

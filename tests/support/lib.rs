@@ -97,6 +97,14 @@ pub fn json(home: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(home, args)).unwrap()
 }
 
+/// Every job `job list --json` shows, as its JSON rows.
+pub fn jobs(home: &Path) -> Vec<Value> {
+    json(home, &["job", "list", "--json"])
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
 /// The state of the run rooted at `root`, as `job tree --json` reports it.
 pub fn run_state(home: &Path, root: &str) -> String {
     json(home, &["job", "tree", root, "--json"])["run"]["state"]
