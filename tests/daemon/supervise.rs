@@ -15,14 +15,6 @@ fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Registers `echo`, a shell agent that approves at once.
-fn echo_agent(h: &TestHome) {
-    h.shell_agent(
-        "echo",
-        &format!("cat >/dev/null\necho '{}'\n", result("approved", "fine")),
-    );
-}
-
 /// Whether process `pid` is gone within `secs` seconds.
 fn dies_within(secs: u64, pid: i32) -> bool {
     daemon_support::wait_until(std::time::Duration::from_secs(secs), || {
@@ -71,7 +63,7 @@ fn planted_secrets_and_the_home_do_not_reach_a_shell_agent() {
 #[test]
 fn every_printing_verb_into_a_closed_reader_exits_zero() {
     let h = TestHome::new();
-    echo_agent(&h);
+    h.approver("echo", "fine");
     let root = h.submit("echo", "a task", &[]);
     h.daemon_until_idle(1);
     h.ok(&["chat", "create", "room", "--repo", "acme/api"]);
@@ -286,7 +278,7 @@ fn corrupt(h: &TestHome, set: &str, id: &str) {
 #[test]
 fn a_corrupt_row_fails_only_its_job_and_reads_skip_it_by_name() {
     let h = TestHome::new();
-    echo_agent(&h);
+    h.approver("echo", "fine");
     let poisoned = h.submit("echo", "poisoned", &[]);
     let others: Vec<String> = (0..3)
         .map(|i| h.submit("echo", &format!("job {i}"), &[]))
@@ -487,7 +479,7 @@ fn a_setsid_grandchild_cannot_hold_a_slot_past_the_timeout() {
             pidfile.display()
         ),
     );
-    echo_agent(&h);
+    h.approver("echo", "fine");
     let stuck = h.submit("escaper", "escape", &["--timeout", "1s"]);
     let next = h.submit("echo", "after", &[]);
     let mut daemon = h
