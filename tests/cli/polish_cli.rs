@@ -277,8 +277,7 @@ fn at_80x24_ids_are_whole_help_shows_and_a_long_error_reads_in_the_log() {
     assert!(log.contains("not found"), "{log}");
     t.keys(&["Escape"]);
     t.wait_gone("END", wait);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", wait);
+    t.quit(wait);
 }
 
 #[test]

@@ -66,8 +66,7 @@ fn a_new_gate_rings_and_notifies_and_the_keyboard_answer_lands_in_its_thread() {
         json(&home, &["job", "show", &root, "--json"])["run_state"] == "done"
     });
     t.wait_for("0 running · 0 queued", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -92,8 +91,7 @@ fn with_bell_and_desktop_off_a_new_gate_sends_neither() {
     let text = String::from_utf8_lossy(&std::fs::read(&captured).unwrap()).into_owned();
     assert!(!text.contains("\x1b]9;"), "desktop notification sent");
     assert!(!text.contains('\x07'), "bell rung");
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -121,6 +119,5 @@ fi"#,
     assert!(screen.contains(&root), "{screen}");
     std::fs::write(&gate, "").unwrap();
     t.wait_for("Nothing waits for you.", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }

@@ -72,6 +72,5 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "limits live in con
     let msgs = msgs["messages"].as_array().cloned().unwrap_or_default();
     assert_eq!(msgs.len(), 2, "no copy of the promoted message: {msgs:?}");
     assert_eq!(msgs[0]["promoted_job_id"], job["id"], "{msgs:?}");
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }

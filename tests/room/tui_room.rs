@@ -218,8 +218,7 @@ fn a_vanished_daemon_is_reported_and_queued_rows_say_they_will_not_run() {
     // A spinner means running and nothing else: the queued root shows the queued glyph.
     assert!(row.contains('○'), "{row}");
     assert_eq!(run_state(&home, &root), "running");
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -235,8 +234,7 @@ fn the_control_room_takes_over_when_the_attached_daemon_stops() {
     t.wait_for("daemon embedded (took over)", WAIT);
     let root = submit(&home, "quick", "Run by the new daemon");
     wait_state(&home, &root, "done", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -295,6 +293,5 @@ fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&events.stdout).contains("run aborted"));
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }

@@ -63,8 +63,7 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
         cont["result"]["summary"], "done with: all at once",
         "{tree}"
     );
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -88,8 +87,7 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
     wait_state(&home, &root, "killed", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     assert_eq!(tree["run"]["killed"], true);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -99,8 +97,7 @@ fn quitting_gives_the_shell_its_terminal_back() {
     stdout(&home, &["agent", "list"]);
     let t = Tmux::control_room("restore", &home, "");
     t.wait_for("daemon embedded", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
     let screen = t.wait_for("icanon", WAIT);
     // Cooked mode is back: canonical input and echo are on again.
     assert!(
@@ -135,8 +132,7 @@ fn first_frames(name: &str, env: &[(&str, &Path)]) -> String {
     t.wait_for("Nothing waits for you", WAIT);
     t.keys(&["4"]);
     t.wait_for("inboxes", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
     std::fs::read_to_string(&bytes).unwrap_or_default()
 }
 
