@@ -2,6 +2,7 @@
 //! its `--json` shape and its exit code (0 ok, 1 refused, 2 bad input).
 
 use assert_cmd::Command;
+use gitmoot_test_support::agent_args::shell_agent_args;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -10,26 +11,8 @@ struct Home(tempfile::TempDir);
 impl Home {
     fn new() -> Self {
         let h = Self(tempfile::tempdir().unwrap());
-        h.ok(&[
-            "agent",
-            "add",
-            "codex-b",
-            "--runtime",
-            "shell",
-            "--command",
-            "cat",
-            "--repo",
-            "owner/repo",
-        ]);
-        h.ok(&[
-            "agent",
-            "add",
-            "researcher",
-            "--runtime",
-            "shell",
-            "--command",
-            "cat",
-        ]);
+        h.cat_agent("codex-b", &["--repo", "owner/repo"]);
+        h.cat_agent("researcher", &[]);
         h
     }
 
@@ -63,6 +46,18 @@ impl Home {
             .stderr(predicate::str::starts_with("error:").and(predicate::str::contains(text)));
     }
 
+    /// Registers a shell agent running `cat`, with `extra` flags.
+    fn cat_agent(&self, name: &str, extra: &[&str]) {
+        self.ok(&shell_agent_args(name, "cat", extra));
+    }
+
+    /// Each (args, exit code, stderr text) must fail as `fails` checks.
+    fn fails_each(&self, cases: &[(&[&str], i32, &str)]) {
+        for (args, code, text) in cases {
+            self.fails(args, *code, text);
+        }
+    }
+
     fn room(&self) -> &Self {
         self.ok(&[
             "chat",
@@ -88,16 +83,18 @@ fn create_slugifies_and_validates() {
         "the title is the name as typed: {out}"
     );
     assert!(out.contains("state: open\n"));
-    h.fails(
-        &["chat", "create", "***", "--repo", "owner/repo"],
-        2,
-        "invalid chat name \"***\": a thread slug must be topic-path-safe",
-    );
-    h.fails(
-        &["chat", "create", "x", "--repo", "noslash"],
-        2,
-        "must look like owner/name",
-    );
+    h.fails_each(&[
+        (
+            &["chat", "create", "***", "--repo", "owner/repo"],
+            2,
+            "invalid chat name \"***\": a thread slug must be topic-path-safe",
+        ),
+        (
+            &["chat", "create", "x", "--repo", "noslash"],
+            2,
+            "must look like owner/name",
+        ),
+    ]);
     h.cmd(&["chat", "create", "x"]).assert().code(2);
     // A duplicate name is bad input: exit 2 like every validation error.
     h.fails(
@@ -212,26 +209,28 @@ fn send_delivers_mentions_and_warns_on_unknown_names() {
     assert_eq!(v["author"], "codex-b");
     assert_eq!(v["reply_to"], 1);
     assert_eq!(v["kind"], "chat");
-    h.fails(
-        &["chat", "send", "release-room", "x", "--reply-to", "99"],
-        2,
-        "no message #99",
-    );
-    h.fails(
-        &["chat", "send", "release-room", "x", "--as", "nobody"],
-        2,
-        "agent \"nobody\" is not registered",
-    );
-    h.fails(
-        &["chat", "send", "release-room", "   "],
-        2,
-        "chat send requires a non-empty message",
-    );
-    h.fails(
-        &["chat", "send", "nowhere", "x"],
-        2,
-        "no chat thread \"nowhere\"",
-    );
+    h.fails_each(&[
+        (
+            &["chat", "send", "release-room", "x", "--reply-to", "99"],
+            2,
+            "no message #99",
+        ),
+        (
+            &["chat", "send", "release-room", "x", "--as", "nobody"],
+            2,
+            "agent \"nobody\" is not registered",
+        ),
+        (
+            &["chat", "send", "release-room", "   "],
+            2,
+            "chat send requires a non-empty message",
+        ),
+        (
+            &["chat", "send", "nowhere", "x"],
+            2,
+            "no chat thread \"nowhere\"",
+        ),
+    ]);
     h.cmd(&["chat", "send", "release-room", "x", "--ref", "nocolon"])
         .assert()
         .code(2);
@@ -316,16 +315,18 @@ fn close_reopen_rename() {
         h.ok(&["chat", "close", "release-room"]),
         "thread: release-room\nstate: archived\n"
     );
-    h.fails(
-        &["chat", "send", "release-room", "hi"],
-        1,
-        "thread \"release-room\" is archived; reopen it before sending",
-    );
-    h.fails(
-        &["chat", "task", "release-room", "@codex-b go"],
-        1,
-        "archived; reopen it before promoting",
-    );
+    h.fails_each(&[
+        (
+            &["chat", "send", "release-room", "hi"],
+            1,
+            "thread \"release-room\" is archived; reopen it before sending",
+        ),
+        (
+            &["chat", "task", "release-room", "@codex-b go"],
+            1,
+            "archived; reopen it before promoting",
+        ),
+    ]);
     assert!(
         h.ok(&["chat", "show", "release-room"])
             .contains("(archived)"),
@@ -361,8 +362,10 @@ fn read_marks_mentions() {
     h.ok(&["chat", "send", "release-room", "@codex-b one"]);
     h.ok(&["chat", "send", "release-room", "@codex-b two"]);
     h.ok(&["chat", "send", "release-room", "@codex-b three"]);
-    h.fails(&["chat", "read", "codex-b"], 2, "needs SEQ");
-    h.fails(&["chat", "read", "codex-b", "1"], 2, "needs --thread");
+    h.fails_each(&[
+        (&["chat", "read", "codex-b"], 2, "needs SEQ"),
+        (&["chat", "read", "codex-b", "1"], 2, "needs --thread"),
+    ]);
     assert_eq!(
         h.ok(&[
             "chat",
@@ -425,40 +428,42 @@ fn task_promotes_exactly_one_registered_agent() {
     assert_eq!(shown["messages"][0]["kind"], "promotion_request");
     assert_eq!(shown["messages"][0]["promoted_job_id"], id.as_str());
     h.fails(&["chat", "task", "release-room", "@codex-b inspect the adapter @ghost"], 1, "an identical promotion was already requested in this thread within the last 60s; not re-dispatching");
-    h.fails(
-        &["chat", "task", "release-room", "nobody named"],
-        2,
-        "chat task requires exactly one @agent mention that names a registered agent",
-    );
-    h.fails(
-        &["chat", "task", "release-room", "@codex-b and @researcher"],
-        2,
-        "chat task requires exactly one registered @agent, found 2: codex-b, researcher",
-    );
-    h.fails(
-        &[
-            "chat",
-            "task",
-            "release-room",
-            "@codex-b x",
-            "--action",
-            "deploy",
-        ],
-        2,
-        "unknown action \"deploy\"",
-    );
-    h.fails(
-        &[
-            "chat",
-            "task",
-            "release-room",
-            "@codex-b build",
-            "--action",
+    h.fails_each(&[
+        (
+            &["chat", "task", "release-room", "nobody named"],
+            2,
+            "chat task requires exactly one @agent mention that names a registered agent",
+        ),
+        (
+            &["chat", "task", "release-room", "@codex-b and @researcher"],
+            2,
+            "chat task requires exactly one registered @agent, found 2: codex-b, researcher",
+        ),
+        (
+            &[
+                "chat",
+                "task",
+                "release-room",
+                "@codex-b x",
+                "--action",
+                "deploy",
+            ],
+            2,
+            "unknown action \"deploy\"",
+        ),
+        (
+            &[
+                "chat",
+                "task",
+                "release-room",
+                "@codex-b build",
+                "--action",
+                "implement",
+            ],
+            2,
             "implement",
-        ],
-        2,
-        "implement",
-    );
+        ),
+    ]);
     let v = h.json(&[
         "chat",
         "task",
@@ -482,16 +487,18 @@ fn task_promotes_exactly_one_registered_agent() {
 fn answer_needs_a_linked_paused_job() {
     let h = Home::new();
     h.room();
-    h.fails(
-        &["chat", "answer", "release-room", "q1: 8080"],
-        1,
-        "thread \"release-room\" is not linked to a paused job",
-    );
-    h.fails(
-        &["chat", "answer", "release-room", " "],
-        2,
-        "chat answer requires a non-empty answer",
-    );
+    h.fails_each(&[
+        (
+            &["chat", "answer", "release-room", "q1: 8080"],
+            1,
+            "thread \"release-room\" is not linked to a paused job",
+        ),
+        (
+            &["chat", "answer", "release-room", " "],
+            2,
+            "chat answer requires a non-empty answer",
+        ),
+    ]);
 }
 
 #[test]
@@ -552,31 +559,33 @@ fn remember_captures_one_message_with_provenance() {
     assert_eq!(lead["trust"], "low");
     assert_eq!(lead["state"], "pending");
     assert_eq!(lead["repo"], "owner/repo");
-    h.fails(
-        &["chat", "remember", "release-room", "0"],
-        2,
-        "chat remember: invalid message sequence \"0\"",
-    );
-    h.fails(
-        &["chat", "remember", "release-room", "x1"],
-        2,
-        "invalid message sequence",
-    );
-    h.fails(
-        &["chat", "remember", "release-room", "1", "--tier", "global"],
-        2,
-        "chat remember: invalid --tier \"global\" (want repo|general)",
-    );
-    h.fails(
-        &["chat", "remember", "release-room", "1", "--agent", " "],
-        2,
-        "--agent cannot be empty",
-    );
-    h.fails(
-        &["chat", "remember", "release-room", "9"],
-        2,
-        "chat remember: no message #9 in thread \"release-room\"",
-    );
+    h.fails_each(&[
+        (
+            &["chat", "remember", "release-room", "0"],
+            2,
+            "chat remember: invalid message sequence \"0\"",
+        ),
+        (
+            &["chat", "remember", "release-room", "x1"],
+            2,
+            "invalid message sequence",
+        ),
+        (
+            &["chat", "remember", "release-room", "1", "--tier", "global"],
+            2,
+            "chat remember: invalid --tier \"global\" (want repo|general)",
+        ),
+        (
+            &["chat", "remember", "release-room", "1", "--agent", " "],
+            2,
+            "--agent cannot be empty",
+        ),
+        (
+            &["chat", "remember", "release-room", "9"],
+            2,
+            "chat remember: no message #9 in thread \"release-room\"",
+        ),
+    ]);
     // Confirm and share are explicit.
     let id = lead["id"].as_i64().unwrap().to_string();
     h.fails(
@@ -745,131 +754,63 @@ fn wait_wakes_when_another_process_sends() {
 #[test]
 fn moot_validates_seats_and_caps_agent_turns() {
     let h = Home::new();
-    h.ok(&[
-        "agent",
-        "add",
-        "alice",
-        "--runtime",
-        "shell",
-        "--command",
-        "cat",
-    ]);
-    h.ok(&[
-        "agent",
-        "add",
-        "bob",
-        "--runtime",
-        "shell",
-        "--command",
-        "cat",
-    ]);
-    h.ok(&[
-        "agent",
-        "add",
-        "writer",
-        "--runtime",
-        "shell",
-        "--command",
-        "cat",
-        "--capability",
-        "review",
-    ]);
-    h.fails(
-        &[
-            "moot",
+    h.cat_agent("alice", &[]);
+    h.cat_agent("bob", &[]);
+    h.cat_agent("writer", &["--capability", "review"]);
+    // (moot name, topic, --agents, --repo, the refusal); each exits 2.
+    let refuses_moots = |cases: &[(&str, &str, &str, &str, &str)]| {
+        for (name, topic, agents, repo, text) in cases {
+            h.fails(
+                &["moot", name, topic, "--agents", agents, "--repo", repo],
+                2,
+                text,
+            );
+        }
+    };
+    refuses_moots(&[
+        (
             "triage",
             "which bug first?",
-            "--agents",
             "alice,ghost",
-            "--repo",
             "owner/repo",
-        ],
-        2,
-        "agent \"ghost\" is not registered",
-    );
-    h.fails(
-        &[
-            "moot",
+            "agent \"ghost\" is not registered",
+        ),
+        (
             "triage",
             "which bug first?",
-            "--agents",
             "alice,codex-b",
-            "--repo",
             "acme/web",
-        ],
-        2,
-        "not allowed on repo acme/web",
-    );
-    h.fails(
-        &[
-            "moot",
+            "not allowed on repo acme/web",
+        ),
+        (
             "triage",
             "which bug first?",
-            "--agents",
             "writer",
-            "--repo",
             "owner/repo",
-        ],
-        2,
-        "lacks the ask capability",
-    );
-    h.fails(
-        &[
-            "moot",
+            "lacks the ask capability",
+        ),
+        (
             "triage",
             "  ",
-            "--agents",
             "alice",
-            "--repo",
             "owner/repo",
-        ],
-        2,
-        "moot requires a non-empty \"topic\"",
-    );
-    h.fails(
-        &[
-            "moot",
-            "***",
-            "t",
-            "--agents",
-            "alice",
-            "--repo",
-            "owner/repo",
-        ],
-        2,
-        "invalid moot name",
-    );
-    h.fails(
-        &[
-            "moot",
-            "triage",
-            "t",
-            "--agents",
-            " , ",
-            "--repo",
-            "owner/repo",
-        ],
-        2,
-        "moot requires --agents",
-    );
+            "moot requires a non-empty \"topic\"",
+        ),
+        ("***", "t", "alice", "owner/repo", "invalid moot name"),
+        ("triage", "t", " , ", "owner/repo", "moot requires --agents"),
+    ]);
     std::fs::write(
         h.0.path().join("config.toml"),
         "[chat]\nmoot_max_seats = 2\n",
     )
     .unwrap();
-    h.fails(
-        &[
-            "moot",
-            "triage",
-            "t",
-            "--agents",
-            "alice,bob,researcher",
-            "--repo",
-            "owner/repo",
-        ],
-        2,
+    refuses_moots(&[(
+        "triage",
+        "t",
+        "alice,bob,researcher",
+        "owner/repo",
         "moot: 3 seats requested but the seat limit is 2",
-    );
+    )]);
     assert_eq!(
         h.json(&["chat", "list", "--json"]),
         serde_json::json!([]),

@@ -70,6 +70,19 @@ fn send_req(token: &str, thread: &str, as_agent: Option<&str>, body: &str) -> Re
     }
 }
 
+/// What the relay holds in "room" past `since`, without waiting.
+fn peek(socket: &std::path::Path, token: &str, since: i64) -> relay::Response {
+    relay::wait_remote(
+        socket,
+        token,
+        "room",
+        None,
+        since,
+        std::time::Duration::ZERO,
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_seat_posts_as_its_agent_and_waits_through_the_socket() {
     let s = setup();
@@ -85,26 +98,10 @@ fn a_seat_posts_as_its_agent_and_waits_through_the_socket() {
     assert_eq!(m.seq, 1);
     assert_eq!(r.warnings.len(), 1);
     assert!(r.warnings[0].contains("@ghost"));
-    let w = relay::wait_remote(
-        relay.socket_path(),
-        &token,
-        "room",
-        None,
-        0,
-        std::time::Duration::ZERO,
-    )
-    .unwrap();
+    let w = peek(relay.socket_path(), &token, 0);
     assert_eq!(w.messages.len(), 1);
     assert_eq!(w.last_seq, 1);
-    let w = relay::wait_remote(
-        relay.socket_path(),
-        &token,
-        "room",
-        None,
-        1,
-        std::time::Duration::ZERO,
-    )
-    .unwrap();
+    let w = peek(relay.socket_path(), &token, 1);
     assert!(w.messages.is_empty());
     // bob's inbox got the mention through the relay's write.
     let store = Store::open(&s.home.db_path()).unwrap();

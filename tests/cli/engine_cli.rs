@@ -6,9 +6,9 @@ use assert_cmd::Command;
 use gitmoot::clock::SystemClock;
 use gitmoot::config::OrchestrateConfig;
 use gitmoot::contract::{Decision, Delegation, FailurePolicy, GitmootResult, HumanQuestion};
-use gitmoot::domain::Action;
 use gitmoot::engine::{self, Env, NoHooks, Outcome, Settlement};
 use gitmoot::store::Store;
+use gitmoot_test_support::engine::{self as engine_support, DelegationExt};
 use predicates::prelude::*;
 
 struct Home {
@@ -55,43 +55,11 @@ impl Home {
 }
 
 fn result(decision: Decision) -> GitmootResult {
-    GitmootResult {
-        decision,
-        summary: "s".into(),
-        findings: vec![],
-        changes_made: vec![],
-        tests_run: vec![],
-        needs: vec![],
-        delegations: vec![],
-        artifact_body: None,
-        human_questions: vec![],
-        evidence: Default::default(),
-        checks_blocked: None,
-        severity: None,
-        learnings: vec![],
-    }
+    engine_support::summary(engine_support::res(decision), "s")
 }
 
 fn leg(id: &str, policy: FailurePolicy) -> Delegation {
-    Delegation {
-        id: id.into(),
-        agent: Some("rev".into()),
-        ephemeral: None,
-        action: Action::Review,
-        prompt: "look".into(),
-        deps: vec![],
-        failure_policy: policy,
-        synthesis_rule: None,
-        quorum: None,
-        timeout_ms: None,
-        retry: 0,
-        worktree: None,
-        artifacts: vec![],
-        fingerprint: None,
-        model: None,
-        effort: None,
-        phase: None,
-    }
+    engine_support::d(id, "rev").prompt("look").policy(policy)
 }
 
 fn asking() -> GitmootResult {

@@ -8,13 +8,13 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
-use support::{gitmoot, json};
+use support::{gitmoot, json, stdout};
 
 #[test]
 fn home_and_database_are_private() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&home), 0o700);
     assert_eq!(mode(&home.join("logs")), 0o700);
@@ -38,8 +38,9 @@ fn gitmoot_home_env_is_used_without_the_flag() {
 fn every_agent_field_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path();
-    gitmoot(h)
-        .args([
+    stdout(
+        h,
+        &[
             "agent",
             "add",
             "builder",
@@ -60,9 +61,8 @@ fn every_agent_field_round_trips() {
             "--repo",
             "acme/web",
             "--chat-autorespond",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     let a = json(h, &["agent", "show", "builder", "--json"]);
     assert_eq!(a["name"], "builder");
     assert_eq!(a["runtime"], "codex");
@@ -77,8 +77,9 @@ fn every_agent_field_round_trips() {
     assert_eq!(a["chat_autorespond"], true);
     assert_eq!(a["command"], Value::Null);
 
-    gitmoot(h)
-        .args([
+    stdout(
+        h,
+        &[
             "agent",
             "add",
             "sh1",
@@ -86,9 +87,8 @@ fn every_agent_field_round_trips() {
             "shell",
             "--command",
             "echo hi",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     let s = json(h, &["agent", "show", "sh1", "--json"]);
     assert_eq!(s["command"], "echo hi");
     assert_eq!(s["capabilities"], serde_json::json!(["ask", "review"]));
@@ -97,7 +97,7 @@ fn every_agent_field_round_trips() {
     let list = json(h, &["agent", "list", "--json"]);
     assert_eq!(list.as_array().unwrap().len(), 2);
 
-    gitmoot(h).args(["agent", "rm", "sh1"]).assert().success();
+    stdout(h, &["agent", "rm", "sh1"]);
     gitmoot(h)
         .args(["agent", "rm", "sh1"])
         .assert()
@@ -112,14 +112,23 @@ fn every_agent_field_round_trips() {
     );
 }
 
+/// Runs `args`, which must exit 2 with `needle` in its stderr; returns that stderr.
+fn refused(h: &Path, args: &[&str], needle: &str) -> String {
+    let out = gitmoot(h).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
+    err
+}
+
 #[test]
 fn each_invalid_agent_is_refused_with_exit_2_and_no_row() {
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path();
-    gitmoot(h)
-        .args(["agent", "add", "taken", "--runtime", "claude"])
-        .assert()
-        .success();
+    stdout(h, &["agent", "add", "taken", "--runtime", "claude"]);
     let cases: &[(&[&str], &str)] = &[
         (
             &["agent", "add", "x", "--runtime", "gpt"],
@@ -205,15 +214,9 @@ fn each_invalid_agent_is_refused_with_exit_2_and_no_row() {
         ),
     ];
     for (args, needle) in cases {
-        let out = gitmoot(h).args(*args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let err = refused(h, args, needle);
         assert!(err.starts_with("error:"), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-        assert!(
-            err.contains(needle),
-            "{args:?}: expected {needle:?} in {err}"
-        );
     }
     let list = json(h, &["agent", "list", "--json"]);
     let names: Vec<&str> = list
@@ -233,12 +236,13 @@ fn each_invalid_agent_is_refused_with_exit_2_and_no_row() {
 fn job_run_then_job_show_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path();
-    gitmoot(h)
-        .args(["agent", "add", "rev", "--runtime", "codex", "--model", "o4"])
-        .assert()
-        .success();
-    let out = gitmoot(h)
-        .args([
+    stdout(
+        h,
+        &["agent", "add", "rev", "--runtime", "codex", "--model", "o4"],
+    );
+    let id = stdout(
+        h,
+        &[
             "job",
             "run",
             "--agent",
@@ -250,13 +254,10 @@ fn job_run_then_job_show_round_trips() {
             "--timeout",
             "10m",
             "Review the auth change\nsecond line",
-        ])
-        .assert()
-        .success();
-    let id = String::from_utf8(out.get_output().stdout.clone())
-        .unwrap()
-        .trim()
-        .to_string();
+        ],
+    )
+    .trim()
+    .to_string();
     assert!(id.starts_with("job-") && id.len() == 12, "{id}");
     let job = json(h, &["job", "show", &id, "--json"]);
     assert_eq!(job["id"], id.as_str());
@@ -297,8 +298,9 @@ fn job_run_then_job_show_round_trips() {
 fn job_run_refuses_what_the_gate_refuses() {
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path();
-    gitmoot(h)
-        .args([
+    stdout(
+        h,
+        &[
             "agent",
             "add",
             "asker",
@@ -308,9 +310,8 @@ fn job_run_refuses_what_the_gate_refuses() {
             "ask",
             "--repo",
             "acme/api",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     let cases: &[(&[&str], &str)] = &[
         (
             &["job", "run", "--agent", "ghost", "hi"],
@@ -335,13 +336,7 @@ fn job_run_refuses_what_the_gate_refuses() {
         (&["job", "show", "job-nope"], "job \"job-nope\" not found"),
     ];
     for (args, needle) in cases {
-        let out = gitmoot(h).args(*args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(needle),
-            "{args:?}: expected {needle:?} in {err}"
-        );
+        refused(h, args, needle);
     }
     assert_eq!(json(h, &["job", "list", "--json"]), serde_json::json!([]));
 }
@@ -372,8 +367,9 @@ fn a_bad_config_names_the_key_and_the_file_and_exits_2() {
 fn two_processes_writing_at_once_both_succeed() {
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path();
-    gitmoot(h)
-        .args([
+    stdout(
+        h,
+        &[
             "agent",
             "add",
             "w",
@@ -381,9 +377,8 @@ fn two_processes_writing_at_once_both_succeed() {
             "shell",
             "--command",
             "true",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     let bin = assert_cmd::cargo::cargo_bin("gitmoot");
     let script = format!(
         "for i in $(seq 200); do {bin} --home {home} job run --agent w \"write $i from $0\" >/dev/null || exit 1; done",

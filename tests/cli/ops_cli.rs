@@ -7,13 +7,10 @@ use gitmoot_test_support as support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::{ASKER, gitmoot, json, shell_agent, stdout};
+use support::{ASKER, gitmoot, jobs, json, shell_agent, stdout};
 
 fn drain(h: &Path) {
-    gitmoot(h)
-        .args(["daemon", "run", "--until-idle"])
-        .assert()
-        .success();
+    stdout(h, &["daemon", "run", "--until-idle"]);
 }
 
 /// Submits an asking root and runs it to its pause; returns (root, thread slug).
@@ -86,13 +83,6 @@ fn chat_answer_retitles_the_thread_too() {
     let (_, slug) = paused_asker(h);
     stdout(h, &["chat", "answer", &slug, "rollout: all at once"]);
     assert!(thread_title(h, &slug).ends_with("— answered"));
-}
-
-fn jobs(h: &Path) -> Vec<Value> {
-    json(h, &["job", "list", "--json"])
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 /// A coordinator whose set names a runtime instead of an agent; its corrective round

@@ -6,10 +6,11 @@ use gitmoot_test_support as support;
 
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::Value;
-use support::{gitmoot, json, shell_agent};
+use support::{gitmoot, jobs, json, shell_agent, stdout, wait_until};
+
+const WAIT: Duration = Duration::from_secs(60);
 
 /// The seeds' `[chat]`, `[orchestrate]` and `[agents.<name>]` examples, every knob they name.
 const SEED_EXAMPLE: &str = r#"
@@ -137,21 +138,6 @@ fn spawn_daemon(h: &Path) -> Child {
         .unwrap()
 }
 
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < Duration::from_secs(60), "never: {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn jobs(h: &Path) -> Vec<Value> {
-    json(h, &["job", "list", "--json"])
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
 fn hup(child: &Child) {
     // SAFETY: signalling our own child process.
     unsafe {
@@ -177,16 +163,13 @@ fn the_daemon_rereads_its_config_per_tick_and_on_sighup_without_stopping() {
         format!("{enrolled}[chat]\nauto_respond = false\n"),
     )
     .unwrap();
-    gitmoot(h)
-        .args(["chat", "create", "help", "--repo", "acme/api"])
-        .assert()
-        .success();
-    gitmoot(h)
-        .args(["chat", "send", "help", "@scout where is the feature flag?"])
-        .assert()
-        .success();
+    stdout(h, &["chat", "create", "help", "--repo", "acme/api"]);
+    stdout(
+        h,
+        &["chat", "send", "help", "@scout where is the feature flag?"],
+    );
     let mut daemon = spawn_daemon(h);
-    wait_for("the daemon is up", || {
+    wait_until("the daemon is up", WAIT, || {
         json(h, &["daemon", "status", "--json"])["running"] == true
     });
     std::thread::sleep(Duration::from_millis(600));
@@ -197,20 +180,20 @@ fn the_daemon_rereads_its_config_per_tick_and_on_sighup_without_stopping() {
         format!("{enrolled}[chat]\nauto_respond = true\n"),
     )
     .unwrap();
-    wait_for("the edited config starts the reply", || {
+    wait_until("the edited config starts the reply", WAIT, || {
         jobs(h).iter().any(|j| j["state"] == "running")
     });
     hup(&daemon);
     std::fs::write(h.join("config.toml"), "[chat]\nauto_respond = maybe\n").unwrap();
     hup(&daemon);
     let log = h.join("logs").join("gitmoot.log");
-    wait_for("the bad config is logged", || {
+    wait_until("the bad config is logged", WAIT, || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
             .contains("failed, keeping the previous config")
     });
     std::fs::write(&gate, "").unwrap();
-    wait_for("the running reply finishes", || {
+    wait_until("the running reply finishes", WAIT, || {
         jobs(h).iter().any(|j| j["state"] == "succeeded")
     });
     assert!(

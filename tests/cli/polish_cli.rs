@@ -7,7 +7,7 @@ use gitmoot_test_support as support;
 use std::time::Duration;
 
 use support::tmux::Tmux;
-use support::{bin, gitmoot, json, shell_agent};
+use support::{bin, gitmoot, json, shell_agent, stdout};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -125,10 +125,7 @@ fn lists_have_a_header_and_aligned_columns() {
     for l in &lines[1..] {
         assert_eq!(&l[col..col + 5], "shell", "{text}");
     }
-    gitmoot(&home)
-        .args(["job", "run", "--agent", "short", "x"])
-        .assert()
-        .success();
+    stdout(&home, &["job", "run", "--agent", "short", "x"]);
     let out = gitmoot(&home).args(["job", "list"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let head = text.lines().next().unwrap();
@@ -199,7 +196,7 @@ fn agent_add_warns_when_the_runtime_is_not_on_path() {
 fn daemon_status_json_has_a_numeric_pid() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let mut d = std::process::Command::new(bin())
         .arg("--home")
         .arg(&home)
@@ -280,8 +277,7 @@ fn at_80x24_ids_are_whole_help_shows_and_a_long_error_reads_in_the_log() {
     assert!(log.contains("not found"), "{log}");
     t.keys(&["Escape"]);
     t.wait_gone("END", wait);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", wait);
+    t.quit(wait);
 }
 
 #[test]
@@ -316,19 +312,16 @@ fn daemon_run_says_what_it_started_and_each_job_state_change() {
 fn chat_show_prints_posts_as_the_transcript_renders_them() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home)
-        .args(["chat", "create", "room", "--repo", "o/r"])
-        .assert()
-        .success();
-    gitmoot(&home)
-        .args([
+    stdout(&home, &["chat", "create", "room", "--repo", "o/r"]);
+    stdout(
+        &home,
+        &[
             "chat",
             "send",
             "room",
             "> Agent: `scout`\n**Decision:** `approved`\n- one\n    indented code",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     let out = gitmoot(&home)
         .args(["chat", "show", "room"])
         .output()

@@ -160,6 +160,16 @@ fn show_json(h: &TestHome, id: &str) -> serde_json::Value {
     serde_json::from_str(&h.ok(&["job", "show", id, "--json"])).unwrap()
 }
 
+/// The ids of the failed result checks `job show --json` lists, in order.
+fn check_ids(v: &serde_json::Value) -> Vec<&str> {
+    v["result_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
 fn result_checks_warn_by_default_with_an_event_and_a_mark() {
     let h = TestHome::new();
@@ -182,12 +192,7 @@ fn result_checks_warn_by_default_with_an_event_and_a_mark() {
         "{text}"
     );
     let v = show_json(&h, &root);
-    let ids: Vec<&str> = v["result_checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = check_ids(&v);
     assert_eq!(ids, ["implement-changes-listed", "implement-tests-listed"]);
 
     // A review claiming execution with nothing run, and a bare changes_requested.
@@ -199,12 +204,7 @@ fn result_checks_warn_by_default_with_an_event_and_a_mark() {
     let root = h.submit("rev", "review it", &["--action", "review"]);
     h.daemon_until_idle(1);
     let v = show_json(&h, &root);
-    let ids: Vec<&str> = v["result_checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = check_ids(&v);
     assert_eq!(
         ids,
         [

@@ -279,13 +279,7 @@ fn the_shell_contract_gives_prompt_on_stdin_and_in_a_file_and_the_job_env() {
 #[test]
 fn job_run_wait_runs_an_in_process_daemon_and_prints_the_result() {
     let h = TestHome::new();
-    h.shell_agent(
-        "echo",
-        &format!(
-            "cat >/dev/null\necho '{}'\n",
-            result("approved", "all good")
-        ),
-    );
+    h.approver("echo", "all good");
     let out = h.ok(&["job", "run", "--agent", "echo", "--wait", "check it"]);
     let mut lines = out.lines();
     assert!(lines.next().unwrap().ends_with(" done"), "{out}");
@@ -334,10 +328,7 @@ fn trivial_jobs_finishing_together_are_each_settled_once_and_leave_no_record() {
     // Jobs that end while the pool is busy are settled in batches, together with the
     // claim of their successors; every one must still settle exactly once.
     let h = TestHome::new();
-    h.shell_agent(
-        "quick",
-        &format!("cat >/dev/null\necho '{}'\n", result("approved", "done")),
-    );
+    h.approver("quick", "done");
     let ids: Vec<String> = (0..24)
         .map(|i| h.submit("quick", &format!("job {i}"), &[]))
         .collect();

@@ -365,8 +365,7 @@ fn the_control_room_runs_on_a_postgres_store_and_shows_others_work_live() {
         &["job", "run", "--agent", "worker", "second host's tree"],
     );
     t.wait_for(id.trim(), wait);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", wait);
+    t.quit(wait);
 }
 
 /// A store whose connection the server drops fails the one call that noticed, saying the

@@ -15,6 +15,13 @@ fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Whether process `pid` is gone within `secs` seconds.
+fn dies_within(secs: u64, pid: i32) -> bool {
+    daemon_support::wait_until(std::time::Duration::from_secs(secs), || {
+        !daemon_support::alive(pid)
+    })
+}
+
 #[test]
 fn planted_secrets_and_the_home_do_not_reach_a_shell_agent() {
     let h = TestHome::new();
@@ -56,10 +63,7 @@ fn planted_secrets_and_the_home_do_not_reach_a_shell_agent() {
 #[test]
 fn every_printing_verb_into_a_closed_reader_exits_zero() {
     let h = TestHome::new();
-    h.shell_agent(
-        "echo",
-        &format!("cat >/dev/null\necho '{}'\n", result("approved", "fine")),
-    );
+    h.approver("echo", "fine");
     let root = h.submit("echo", "a task", &[]);
     h.daemon_until_idle(1);
     h.ok(&["chat", "create", "room", "--repo", "acme/api"]);
@@ -105,6 +109,24 @@ fn every_printing_verb_into_a_closed_reader_exits_zero() {
     }
 }
 
+/// Runs `args` with `input` on its stdin, capturing both outputs.
+fn pipe_in(h: &TestHome, args: &[&str], input: &str) -> std::process::Output {
+    let mut child = h
+        .cmd(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn big_prompt() -> String {
     let line = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\n";
     line.repeat(1024 * 1024 / line.len() + 1)
@@ -136,20 +158,7 @@ fn a_one_mib_prompt_goes_in_through_a_file_and_through_stdin() {
         ])
         .trim()
         .to_string();
-    let mut child = h
-        .cmd(&["job", "run", "--agent", "reader", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(prompt.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = pipe_in(&h, &["job", "run", "--agent", "reader", "-"], &prompt);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let by_stdin = String::from_utf8(out.stdout).unwrap().trim().to_string();
     for id in [&by_file, &by_stdin] {
@@ -172,20 +181,7 @@ fn a_one_mib_prompt_goes_in_through_a_file_and_through_stdin() {
         "--message-file",
         file.to_str().unwrap(),
     ]);
-    let mut child = h
-        .cmd(&["chat", "task", "room", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(body.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = pipe_in(&h, &["chat", "task", "room", "-"], &body);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let shown = h.ok(&["chat", "show", "room", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
@@ -269,26 +265,25 @@ fn a_config_that_is_not_utf8_and_a_corrupt_store_are_named_and_refused() {
     );
 }
 
-#[test]
-fn a_corrupt_row_fails_only_its_job_and_reads_skip_it_by_name() {
-    let h = TestHome::new();
-    h.shell_agent(
-        "echo",
-        &format!("cat >/dev/null\necho '{}'\n", result("approved", "fine")),
-    );
-    let poisoned = h.submit("echo", "poisoned", &[]);
-    let others: Vec<String> = (0..3)
-        .map(|i| h.submit("echo", &format!("job {i}"), &[]))
-        .collect();
+/// Writes `set` (an SQL assignment) into job `id`'s row behind the store's back.
+fn corrupt(h: &TestHome, set: &str, id: &str) {
     h.store()
         .conn()
         .sqlite()
         .unwrap()
-        .execute(
-            "UPDATE jobs SET ephemeral = '{not json' WHERE id = ?1",
-            [&poisoned],
-        )
+        .execute(&format!("UPDATE jobs SET {set} WHERE id = ?1"), [id])
         .unwrap();
+}
+
+#[test]
+fn a_corrupt_row_fails_only_its_job_and_reads_skip_it_by_name() {
+    let h = TestHome::new();
+    h.approver("echo", "fine");
+    let poisoned = h.submit("echo", "poisoned", &[]);
+    let others: Vec<String> = (0..3)
+        .map(|i| h.submit("echo", &format!("job {i}"), &[]))
+        .collect();
+    corrupt(&h, "ephemeral = '{not json'", &poisoned);
     h.daemon_until_idle(2);
     for id in &others {
         assert_eq!(h.job(id).state, JobState::Succeeded, "{id}");
@@ -304,15 +299,7 @@ fn a_corrupt_row_fails_only_its_job_and_reads_skip_it_by_name() {
     assert!(evs.iter().any(|e| e.kind == "job_quarantined"), "{evs:?}");
 
     // A row whose state is garbage: `job list` still lists the rest and names the bad one.
-    h.store()
-        .conn()
-        .sqlite()
-        .unwrap()
-        .execute(
-            "UPDATE jobs SET state = 'bogus' WHERE id = ?1",
-            [&others[0]],
-        )
-        .unwrap();
+    corrupt(&h, "state = 'bogus'", &others[0]);
     let out = h.cmd(&["job", "list"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -331,6 +318,16 @@ fn a_corrupt_row_fails_only_its_job_and_reads_skip_it_by_name() {
     assert_eq!(h.job(&next).state, JobState::Succeeded);
 }
 
+/// The relay sockets under the system's temporary folder, where none may be left.
+fn relay_sockets_in_tmp() -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with("gitmoot-relay-"))
+        .collect()
+}
+
 #[test]
 fn the_relay_socket_lives_in_the_home_and_stale_ones_are_cleaned() {
     let h = TestHome::new();
@@ -340,12 +337,7 @@ fn the_relay_socket_lives_in_the_home_and_stale_ones_are_cleaned() {
     // A socket file left by a daemon that died (pid far beyond pid_max).
     let stale = run.join("relay-2147483600.sock");
     std::fs::write(&stale, "").unwrap();
-    let before: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n.to_string_lossy().starts_with("gitmoot-relay-"))
-        .collect();
+    let before = relay_sockets_in_tmp();
     h.daemon_until_idle(1);
     assert!(!stale.exists(), "the stale socket was left");
     let left: Vec<_> = std::fs::read_dir(&run).unwrap().flatten().collect();
@@ -353,11 +345,8 @@ fn the_relay_socket_lives_in_the_home_and_stale_ones_are_cleaned() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&run).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
-    let after: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n.to_string_lossy().starts_with("gitmoot-relay-"))
+    let after: Vec<_> = relay_sockets_in_tmp()
+        .into_iter()
         .filter(|n| !before.contains(n))
         .collect();
     assert!(after.is_empty(), "{after:?}");
@@ -467,18 +456,13 @@ fn an_interrupted_wait_leaves_no_running_job_and_no_live_agent() {
                 .and_then(|r| r.split_whitespace().nth(1).map(str::to_string))
                 .and_then(|p| p.parse::<i32>().ok());
             if let Some(leader) = leader.filter(|p| *p > 1) {
-                assert!(daemon_support::wait_until(
-                    std::time::Duration::from_secs(10),
-                    || !daemon_support::alive(leader)
-                ));
+                assert!(dies_within(10, leader));
             }
             h.daemon_until_idle(1);
             assert!(running_jobs(&h).is_empty());
         }
         assert!(
-            daemon_support::wait_until(std::time::Duration::from_secs(10), || {
-                !daemon_support::alive(agent)
-            }),
+            dies_within(10, agent),
             "agent {agent} outlived the interrupted wait (signal {sig})"
         );
     }
@@ -495,10 +479,7 @@ fn a_setsid_grandchild_cannot_hold_a_slot_past_the_timeout() {
             pidfile.display()
         ),
     );
-    h.shell_agent(
-        "echo",
-        &format!("cat >/dev/null\necho '{}'\n", result("approved", "fine")),
-    );
+    h.approver("echo", "fine");
     let stuck = h.submit("escaper", "escape", &["--timeout", "1s"]);
     let next = h.submit("echo", "after", &[]);
     let mut daemon = h
@@ -515,9 +496,7 @@ fn a_setsid_grandchild_cannot_hold_a_slot_past_the_timeout() {
     assert_eq!(h.job(&next).state, JobState::Succeeded);
     let escaped = daemon_support::read_pid(&pidfile);
     assert!(
-        daemon_support::wait_until(std::time::Duration::from_secs(10), || {
-            !daemon_support::alive(escaped)
-        }),
+        dies_within(10, escaped),
         "the setsid grandchild {escaped} survived"
     );
 }

@@ -9,57 +9,46 @@ use gitmoot::contract::{Decision, FailurePolicy};
 use gitmoot::domain::{JobKind, RunState};
 use gitmoot::engine::ResumeVerb;
 
-/// A root result with `decision` and one question: the gate opens, the run waits for a
+const EVERY_DECISION: &[Decision] = &[
+    Decision::Approved,
+    Decision::ChangesRequested,
+    Decision::Blocked,
+    Decision::Implemented,
+    Decision::Failed,
+    Decision::Skipped,
+];
+
+/// A root result with any decision and one question: the gate opens, the run waits for a
 /// human, `job pending` lists it, an event carries the question, and the answer moves on.
-fn questions_open_a_gate(decision: Decision) {
-    let mut h = H::new();
-    h.ok("", asking(res(decision), &[("q1", "Which database?")]));
-    assert_eq!(h.run().state, RunState::AwaitingHuman, "{decision:?}");
-    let pending = gitmoot::engine::pending(&h.store.conn()).unwrap();
-    assert_eq!(pending.len(), 1, "{decision:?}");
-    assert_eq!(pending[0].questions[0].prompt, "Which database?");
-    let ev = h.events("delegation_escalation_requested");
-    assert_eq!(ev.len(), 1, "{decision:?}");
-    assert!(
-        ev[0].data.as_ref().unwrap()["question"]
-            .as_str()
-            .unwrap()
-            .contains("q1: Which database?")
-    );
-    let next = h.answer("", "q1: sqlite").unwrap();
-    assert_eq!(next, Some(h.id("continuation")), "{decision:?}");
-    assert!(h.job("continuation").prompt.contains("answer: sqlite"));
-    assert_eq!(h.run().state, RunState::Running);
-}
-
 #[test]
-fn questions_with_approved_open_a_gate() {
-    questions_open_a_gate(Decision::Approved);
-}
-
-#[test]
-fn questions_with_changes_requested_open_a_gate() {
-    questions_open_a_gate(Decision::ChangesRequested);
-}
-
-#[test]
-fn questions_with_blocked_open_a_gate() {
-    questions_open_a_gate(Decision::Blocked);
-}
-
-#[test]
-fn questions_with_implemented_open_a_gate() {
-    questions_open_a_gate(Decision::Implemented);
-}
-
-#[test]
-fn questions_with_failed_open_a_gate() {
-    questions_open_a_gate(Decision::Failed);
-}
-
-#[test]
-fn questions_with_skipped_open_a_gate() {
-    questions_open_a_gate(Decision::Skipped);
+fn questions_open_a_gate_whatever_the_decision() {
+    for &decision in EVERY_DECISION {
+        let mut h = H::new();
+        h.ok("", asking(res(decision), &[("q1", "Which database?")]));
+        assert_eq!(h.run().state, RunState::AwaitingHuman, "{decision:?}");
+        let pending = gitmoot::engine::pending(&h.store.conn()).unwrap();
+        assert_eq!(pending.len(), 1, "{decision:?}");
+        assert_eq!(
+            pending[0].questions[0].prompt, "Which database?",
+            "{decision:?}"
+        );
+        let ev = h.events("delegation_escalation_requested");
+        assert_eq!(ev.len(), 1, "{decision:?}");
+        assert!(
+            ev[0].data.as_ref().unwrap()["question"]
+                .as_str()
+                .unwrap()
+                .contains("q1: Which database?"),
+            "{decision:?}"
+        );
+        let next = h.answer("", "q1: sqlite").unwrap();
+        assert_eq!(next, Some(h.id("continuation")), "{decision:?}");
+        assert!(
+            h.job("continuation").prompt.contains("answer: sqlite"),
+            "{decision:?}"
+        );
+        assert_eq!(h.run().state, RunState::Running, "{decision:?}");
+    }
 }
 
 #[test]

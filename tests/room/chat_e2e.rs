@@ -7,17 +7,14 @@ use gitmoot_test_support as support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::{bin, gitmoot, json, shell_agent};
+use support::{bin, gitmoot, json, shell_agent, stdout};
 
 fn agent(home: &Path, name: &str, script: &str) {
     shell_agent(home, name, script, &["--repo", "acme/api"]);
 }
 
 fn drain(home: &Path) {
-    gitmoot(home)
-        .args(["daemon", "run", "--until-idle", "--parallel", "3"])
-        .assert()
-        .success();
+    stdout(home, &["daemon", "run", "--until-idle", "--parallel", "3"]);
 }
 
 fn messages(home: &Path, thread: &str) -> Vec<Value> {
@@ -36,19 +33,16 @@ fn a_promoted_message_runs_and_its_result_comes_back_to_the_thread() {
         "scout",
         r#"cat >/dev/null; echo 'Found it. {"gitmoot_result": {"decision": "approved", "summary": "limits live in gateway/limits.toml"}}'"#,
     );
-    gitmoot(h)
-        .args(["chat", "create", "planning", "--repo", "acme/api"])
-        .assert()
-        .success();
-    gitmoot(h)
-        .args([
+    stdout(h, &["chat", "create", "planning", "--repo", "acme/api"]);
+    stdout(
+        h,
+        &[
             "chat",
             "task",
             "planning",
             "@scout where do the rate limits live?",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     drain(h);
     let msgs = messages(h, "planning");
     let promotion = msgs
@@ -136,10 +130,7 @@ fi"#,
         "{system}"
     );
 
-    gitmoot(h)
-        .args(["chat", "answer", &thread, "db: sqlite"])
-        .assert()
-        .success();
+    stdout(h, &["chat", "answer", &thread, "db: sqlite"]);
     drain(h);
     let tree = json(h, &["job", "tree", &root, "--json"]);
     assert_eq!(tree["run"]["state"], "done", "{tree}");
@@ -174,8 +165,9 @@ echo '{{"gitmoot_result": {{"decision": "approved", "summary": "{seat} posted '$
         );
         agent(h, seat, &script);
     }
-    gitmoot(h)
-        .args([
+    stdout(
+        h,
+        &[
             "moot",
             "design",
             "Cache invalidation strategy",
@@ -185,9 +177,8 @@ echo '{{"gitmoot_result": {{"decision": "approved", "summary": "{seat} posted '$
             "acme/api",
             "--max-messages",
             "9",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     drain(h);
     let msgs = messages(h, "design");
     let turns = msgs
@@ -235,14 +226,11 @@ fn the_daemon_tick_answers_mentions_only_when_both_switches_are_on() {
         script,
         &["--repo", "acme/api", "--chat-autorespond"],
     );
-    gitmoot(h)
-        .args(["chat", "create", "help", "--repo", "acme/api"])
-        .assert()
-        .success();
-    gitmoot(h)
-        .args(["chat", "send", "help", "@scout where is the feature flag?"])
-        .assert()
-        .success();
+    stdout(h, &["chat", "create", "help", "--repo", "acme/api"]);
+    stdout(
+        h,
+        &["chat", "send", "help", "@scout where is the feature flag?"],
+    );
     drain(h);
     assert_eq!(
         json(h, &["job", "list", "--json"]),

@@ -6,20 +6,12 @@
 use gitmoot_test_support as support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::tmux::Tmux;
-use support::{ASKER, gitmoot, json, shell_agent};
+use support::{ASKER, gitmoot, json, shell_agent, wait_until};
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "never: {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 fn submit(home: &Path, agent: &str, prompt: &str) -> String {
     let out = gitmoot(home)
@@ -41,7 +33,7 @@ fn a_new_gate_rings_and_notifies_and_the_keyboard_answer_lands_in_its_thread() {
     t.keys(&["2"]);
     let root = submit(&home, "asker", "Ship the change");
     t.wait_for("Which rollout?", WAIT);
-    wait_until("the bell and the desktop notification", || {
+    wait_until("the bell and the desktop notification", WAIT, || {
         let bytes = std::fs::read(&captured).unwrap_or_default();
         let text = String::from_utf8_lossy(&bytes);
         text.contains('\x07')
@@ -53,7 +45,7 @@ fn a_new_gate_rings_and_notifies_and_the_keyboard_answer_lands_in_its_thread() {
     t.keys(&["a"]);
     t.wait_for("all at once", WAIT);
     t.keys(&["Enter"]);
-    wait_until("the answer is posted to the thread", || {
+    wait_until("the answer is posted to the thread", WAIT, || {
         let threads = json(&home, &["chat", "list", "--json"]);
         threads[0]["title"]
             .as_str()
@@ -70,12 +62,11 @@ fn a_new_gate_rings_and_notifies_and_the_keyboard_answer_lands_in_its_thread() {
         "{msgs}"
     );
     // The answer queues a continuation; quitting while it runs would ask what becomes of it.
-    wait_until("the answered tree finishes", || {
+    wait_until("the answered tree finishes", WAIT, || {
         json(&home, &["job", "show", &root, "--json"])["run_state"] == "done"
     });
     t.wait_for("0 running · 0 queued", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -100,8 +91,7 @@ fn with_bell_and_desktop_off_a_new_gate_sends_neither() {
     let text = String::from_utf8_lossy(&std::fs::read(&captured).unwrap()).into_owned();
     assert!(!text.contains("\x1b]9;"), "desktop notification sent");
     assert!(!text.contains('\x07'), "bell rung");
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -129,6 +119,5 @@ fi"#,
     assert!(screen.contains(&root), "{screen}");
     std::fs::write(&gate, "").unwrap();
     t.wait_for("Nothing waits for you.", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }

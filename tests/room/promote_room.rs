@@ -8,7 +8,7 @@ use gitmoot_test_support as support;
 use std::time::Duration;
 
 use support::tmux::Tmux;
-use support::{gitmoot, json, shell_agent};
+use support::{json, shell_agent, stdout};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -23,23 +23,20 @@ fn the_promote_dialog_shows_its_choices_unzoomed_and_promotes_the_chosen_action(
 echo '{"gitmoot_result": {"decision": "approved", "summary": "limits live in config/limits.toml"}}'"#,
         &["--repo", "acme/api"],
     );
-    gitmoot(&home)
-        .args(["chat", "create", "planning", "--repo", "acme/api"])
-        .assert()
-        .success();
-    gitmoot(&home)
-        .args([
+    stdout(&home, &["chat", "create", "planning", "--repo", "acme/api"]);
+    stdout(
+        &home,
+        &[
             "chat",
             "send",
             "planning",
             "@scout where do the rate limits live?",
-        ])
-        .assert()
-        .success();
-    gitmoot(&home)
-        .args(["chat", "send", "planning", "--as", "scout", "looking now"])
-        .assert()
-        .success();
+        ],
+    );
+    stdout(
+        &home,
+        &["chat", "send", "planning", "--as", "scout", "looking now"],
+    );
     let unread =
         |home: &std::path::Path| json(home, &["chat", "list", "--json"])[0]["unread"].clone();
     assert_eq!(
@@ -75,6 +72,5 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "limits live in con
     let msgs = msgs["messages"].as_array().cloned().unwrap_or_default();
     assert_eq!(msgs.len(), 2, "no copy of the promoted message: {msgs:?}");
     assert_eq!(msgs[0]["promoted_job_id"], job["id"], "{msgs:?}");
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }

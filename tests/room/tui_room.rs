@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::tmux::Tmux;
-use support::{bin, gitmoot, json, shell_agent};
+use support::{bin, gitmoot, json, run_state, shell_agent, stdout, wait_state};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -33,25 +33,6 @@ fn submit(home: &Path, agent: &str, prompt: &str) -> String {
         .unwrap();
     assert!(out.status.success());
     String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-fn run_state(home: &Path, root: &str) -> String {
-    json(home, &["job", "tree", root, "--json"])["run"]["state"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-fn wait_state(home: &Path, root: &str, want: &str) {
-    let start = Instant::now();
-    while run_state(home, root) != want {
-        assert!(
-            start.elapsed() < WAIT,
-            "run {root} never became {want}: {}",
-            json(home, &["job", "tree", root, "--json"])
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 fn daemon_pid(home: &Path) -> Option<i32> {
@@ -88,7 +69,7 @@ fn quitting_with_a_running_job_detaches_and_the_job_still_succeeds() {
     t.keys(&["d"]);
     let screen = t.wait_for("TUI-EXITED", WAIT);
     assert!(screen.contains("detached: the daemon"), "{screen}");
-    wait_state(&home, &root, "done");
+    wait_state(&home, &root, "done", WAIT);
     let job = json(&home, &["job", "show", &root, "--json"]);
     assert_eq!(job["state"], "succeeded", "{job}");
 }
@@ -152,7 +133,7 @@ fn a_closed_terminal_detaches_and_the_job_still_succeeds() {
     t.wait_for("1 running", WAIT);
     // Killing the tmux server hangs up the control room's terminal.
     drop(t);
-    wait_state(&home, &root, "done");
+    wait_state(&home, &root, "done", WAIT);
 }
 
 #[test]
@@ -160,7 +141,7 @@ fn ctrl_z_then_fg_comes_back_redrawn_with_working_input() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     let _stop = StopDaemon(home.clone());
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let t = Tmux::start(
         "suspend",
         "env PS1='READY> ' bash --norc --noprofile -i",
@@ -221,7 +202,7 @@ fn a_vanished_daemon_is_reported_and_queued_rows_say_they_will_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     let _stop = StopDaemon(home.clone());
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let outside = outside_daemon(&home);
     let t = Tmux::control_room("vanish", &home, "--no-daemon");
     t.wait_for("daemon attached (viewer)", WAIT);
@@ -237,8 +218,7 @@ fn a_vanished_daemon_is_reported_and_queued_rows_say_they_will_not_run() {
     // A spinner means running and nothing else: the queued root shows the queued glyph.
     assert!(row.contains('○'), "{row}");
     assert_eq!(run_state(&home, &root), "running");
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -253,16 +233,15 @@ fn the_control_room_takes_over_when_the_attached_daemon_stops() {
     stop(outside);
     t.wait_for("daemon embedded (took over)", WAIT);
     let root = submit(&home, "quick", "Run by the new daemon");
-    wait_state(&home, &root, "done");
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    wait_state(&home, &root, "done", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
 fn a_detached_daemon_stops_once_its_home_is_removed() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let mut daemon = outside_daemon(&home);
     let start = Instant::now();
     // The daemon keeps writing its status file, so removal can race with it.
@@ -295,13 +274,13 @@ fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
     shell_agent(&home, "flaky", "cat >/dev/null\nexit 3", &[]);
     let root = submit(&home, "coord", "Risky plan");
     let t = Tmux::control_room("abort", &home, "");
-    wait_state(&home, &root, "awaiting_human");
+    wait_state(&home, &root, "awaiting_human", WAIT);
     t.wait_for("failure", WAIT);
     t.keys(&["1"]);
     t.keys(&["x"]);
     t.wait_for("the run ends as aborted", WAIT);
     t.keys(&["y"]);
-    wait_state(&home, &root, "aborted");
+    wait_state(&home, &root, "aborted", WAIT);
     let screen = t.wait_for("⊗", WAIT);
     assert!(
         screen.lines().any(|l| l.contains('⊗') && l.contains(&root)),
@@ -314,6 +293,5 @@ fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&events.stdout).contains("run aborted"));
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use support::tmux::Tmux;
-use support::{gitmoot, json, shell_agent};
+use support::{gitmoot, json, shell_agent, stdout, wait_state};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -16,23 +16,13 @@ fn agent(home: &Path, name: &str, script: &str) {
     shell_agent(home, name, &format!("cat >/dev/null\n{script}"), &[]);
 }
 
-fn run_state(home: &Path, root: &str) -> String {
-    json(home, &["job", "tree", root, "--json"])["run"]["state"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-fn wait_state(home: &Path, root: &str, want: &str) {
-    let start = std::time::Instant::now();
-    while run_state(home, root) != want {
-        assert!(
-            start.elapsed() < WAIT,
-            "run {root} never became {want}: {}",
-            json(home, &["job", "tree", root, "--json"])
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// Submits a root job to `agent`; returns whatever `job run` printed, trimmed.
+fn submit(home: &Path, agent: &str, prompt: &str) -> String {
+    let out = gitmoot(home)
+        .args(["job", "run", "--agent", agent, prompt])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 const ASKER: &str = r#"if [ "$GITMOOT_JOB_KIND" = root ]; then
@@ -50,22 +40,18 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     agent(&home, "asker", ASKER);
-    let out = gitmoot(&home)
-        .args(["job", "run", "--agent", "asker", "Ship the change"])
-        .output()
-        .unwrap();
-    let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let root = submit(&home, "asker", "Ship the change");
 
     let t = Tmux::control_room("answer", &home, "");
     t.wait_for("daemon embedded", WAIT);
     t.wait_for("Which rollout?", WAIT);
-    wait_state(&home, &root, "awaiting_human");
+    wait_state(&home, &root, "awaiting_human", WAIT);
     t.keys(&["1"]);
     t.keys(&["a"]);
     t.wait_for("all at once", WAIT);
     t.keys(&["Down"]);
     t.keys(&["Enter"]);
-    wait_state(&home, &root, "done");
+    wait_state(&home, &root, "done", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     let kids = tree["tree"]["children"].as_array().unwrap();
     let cont = kids
@@ -77,8 +63,7 @@ fn an_operator_answers_a_paused_tree_with_keystrokes_and_it_finishes() {
         cont["result"]["summary"], "done with: all at once",
         "{tree}"
     );
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
@@ -91,11 +76,7 @@ fn an_operator_kills_a_root_with_keystrokes() {
         r#"[ "$GITMOOT_JOB_KIND" = root ] && sleep 2
 echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
     );
-    let out = gitmoot(&home)
-        .args(["job", "run", "--agent", "slow", "Soak for a while"])
-        .output()
-        .unwrap();
-    let root = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let root = submit(&home, "slow", "Soak for a while");
 
     let t = Tmux::control_room("kill", &home, "");
     t.wait_for("Soak for a while", WAIT);
@@ -103,22 +84,20 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
     t.keys(&["K"]);
     t.wait_for("Kill", WAIT);
     t.keys(&["y"]);
-    wait_state(&home, &root, "killed");
+    wait_state(&home, &root, "killed", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     assert_eq!(tree["run"]["killed"], true);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
 }
 
 #[test]
 fn quitting_gives_the_shell_its_terminal_back() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let t = Tmux::control_room("restore", &home, "");
     t.wait_for("daemon embedded", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
     let screen = t.wait_for("icanon", WAIT);
     // Cooked mode is back: canonical input and echo are on again.
     assert!(
@@ -140,7 +119,7 @@ fn quitting_gives_the_shell_its_terminal_back() {
 fn first_frames(name: &str, env: &[(&str, &Path)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    gitmoot(&home).args(["agent", "list"]).assert().success();
+    stdout(&home, &["agent", "list"]);
     let cmd = format!(
         "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
         support::bin(),
@@ -153,8 +132,7 @@ fn first_frames(name: &str, env: &[(&str, &Path)]) -> String {
     t.wait_for("Nothing waits for you", WAIT);
     t.keys(&["4"]);
     t.wait_for("inboxes", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("TUI-EXITED", WAIT);
+    t.quit(WAIT);
     std::fs::read_to_string(&bytes).unwrap_or_default()
 }
 

@@ -72,6 +72,14 @@ impl TestHome {
         path
     }
 
+    /// Registers a shell agent that approves at once with `summary`.
+    pub fn approver(&self, name: &str, summary: &str) {
+        self.shell_agent(
+            name,
+            &format!("cat >/dev/null\necho '{}'\n", result("approved", summary)),
+        );
+    }
+
     /// Submits a root job; returns its id.
     pub fn submit(&self, agent: &str, prompt: &str, extra: &[&str]) -> String {
         let mut args = vec!["job", "run", "--agent", agent];

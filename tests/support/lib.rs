@@ -97,6 +97,35 @@ pub fn json(home: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(home, args)).unwrap()
 }
 
+/// Every job `job list --json` shows, as its JSON rows.
+pub fn jobs(home: &Path) -> Vec<Value> {
+    json(home, &["job", "list", "--json"])
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The state of the run rooted at `root`, as `job tree --json` reports it.
+pub fn run_state(home: &Path, root: &str) -> String {
+    json(home, &["job", "tree", root, "--json"])["run"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Polls until the run rooted at `root` is `want`; past `limit` it fails showing the tree.
+pub fn wait_state(home: &Path, root: &str, want: &str, limit: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while run_state(home, root) != want {
+        assert!(
+            start.elapsed() < limit,
+            "run {root} never became {want}: {}",
+            json(home, &["job", "tree", root, "--json"])
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// A coordinator that asks the human which rollout to take on its root run and approves
 /// once answered: the gate the operations tests answer through every surface.
 pub const ASKER: &str = r#"cat >/dev/null

@@ -75,6 +75,12 @@ impl Tmux {
         self.tmux(&["pipe-pane", "-o", &format!("cat >> {}", path.display())]);
     }
 
+    /// Quits a control room with `q` and waits for its pane's `TUI-EXITED`; returns the screen.
+    pub fn quit(&self, timeout: Duration) -> String {
+        self.keys(&["q"]);
+        self.wait_for("TUI-EXITED", timeout)
+    }
+
     /// Waits until the screen contains `needle`, returning the screen; panics with the last
     /// screen after `timeout`.
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
