@@ -22,38 +22,18 @@ impl Validator {
                 ));
                 continue;
             };
-            let id = match opt_str(obj, "id") {
-                Ok(Some(id)) if !id.trim().is_empty() => id.trim().to_owned(),
-                Ok(_) => {
-                    self.err(format!("human_questions[{i}] id is required"));
-                    continue;
-                }
-                Err(kind) => {
-                    self.err(format!(
-                        "human_questions[{i}] id must be a string (got {kind})"
-                    ));
-                    continue;
-                }
+            let Some(id) = self.required_str(&format!("human_questions[{i}]"), obj, "id") else {
+                continue;
             };
+            let id = id.trim().to_owned();
             if !seen.insert(id.clone()) {
                 self.err(format!("human_questions[{i}] id {id:?} is not unique"));
             }
-            let prompt = match opt_str(obj, "prompt") {
-                Ok(Some(p)) if !p.trim().is_empty() => p.to_owned(),
-                Ok(_) => {
-                    self.err(format!(
-                        "human_questions[{i}] (id {id:?}) prompt is required"
-                    ));
-                    String::new()
-                }
-                Err(kind) => {
-                    self.err(format!(
-                        "human_questions[{i}] (id {id:?}) prompt must be a string (got {kind})"
-                    ));
-                    String::new()
-                }
-            };
             let prefix = format!("human_questions[{i}] (id {id:?})");
+            let prompt = self
+                .required_str(&prefix, obj, "prompt")
+                .unwrap_or_default()
+                .to_owned();
             let choices = self.strict_list(&prefix, "choices", obj.get("choices"));
             out.push(HumanQuestion {
                 id,
@@ -76,30 +56,13 @@ impl Validator {
                 ));
                 continue;
             };
-            let key = match opt_str(obj, "key") {
-                Ok(Some(k)) if !k.trim().is_empty() => k.trim().to_owned(),
-                Ok(_) => {
-                    self.err(format!("learnings[{i}] key is required"));
-                    continue;
-                }
-                Err(kind) => {
-                    self.err(format!("learnings[{i}] key must be a string (got {kind})"));
-                    continue;
-                }
+            let Some(key) = self.required_str(&format!("learnings[{i}]"), obj, "key") else {
+                continue;
             };
-            let content = match opt_str(obj, "content") {
-                Ok(Some(c)) if !c.trim().is_empty() => Some(c.to_owned()),
-                Ok(_) => {
-                    self.err(format!("learnings[{i}] (key {key:?}) content is required"));
-                    None
-                }
-                Err(kind) => {
-                    self.err(format!(
-                        "learnings[{i}] (key {key:?}) content must be a string (got {kind})"
-                    ));
-                    None
-                }
-            };
+            let key = key.trim().to_owned();
+            let content = self
+                .required_str(&format!("learnings[{i}] (key {key:?})"), obj, "content")
+                .map(str::to_owned);
             let scope = match opt_str(obj, "scope") {
                 Ok(None) => Some(LearningScope::Repo),
                 Ok(Some(s)) if s.trim().is_empty() => Some(LearningScope::Repo),
