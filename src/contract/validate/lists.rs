@@ -15,17 +15,9 @@ impl Validator {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let Value::Object(obj) = item else {
-                self.err(format!(
-                    "human_questions[{i}] must be an object with id and prompt (got {})",
-                    kind_of(item)
-                ));
+            let Some((obj, id)) = self.entry("human_questions", ("id", "prompt"), i, item) else {
                 continue;
             };
-            let Some(id) = self.required_str(&format!("human_questions[{i}]"), obj, "id") else {
-                continue;
-            };
-            let id = id.trim().to_owned();
             if !seen.insert(id.clone()) {
                 self.err(format!("human_questions[{i}] id {id:?} is not unique"));
             }
@@ -49,17 +41,9 @@ impl Validator {
         let items = self.array_of("learnings", raw);
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let Value::Object(obj) = item else {
-                self.err(format!(
-                    "learnings[{i}] must be an object with key and content (got {})",
-                    kind_of(item)
-                ));
+            let Some((obj, key)) = self.entry("learnings", ("key", "content"), i, item) else {
                 continue;
             };
-            let Some(key) = self.required_str(&format!("learnings[{i}]"), obj, "key") else {
-                continue;
-            };
-            let key = key.trim().to_owned();
             let content = self
                 .required_str(&format!("learnings[{i}] (key {key:?})"), obj, "content")
                 .map(str::to_owned);
@@ -92,6 +76,27 @@ impl Validator {
             }
         }
         out
+    }
+
+    /// Entry `i` of the list `field`: an object with its `key` field (trimmed), or `None`
+    /// once it is told it must be an object with `key` and `body`, or that the key is
+    /// missing or not a string.
+    fn entry<'v>(
+        &mut self,
+        field: &str,
+        (key, body): (&str, &str),
+        i: usize,
+        item: &'v Value,
+    ) -> Option<(&'v serde_json::Map<String, Value>, String)> {
+        let Value::Object(obj) = item else {
+            self.err(format!(
+                "{field}[{i}] must be an object with {key} and {body} (got {})",
+                kind_of(item)
+            ));
+            return None;
+        };
+        let value = self.required_str(&format!("{field}[{i}]"), obj, key)?;
+        Some((obj, value.trim().to_owned()))
     }
 
     /// A structural list: identifiers the engine consumes, so strings only.
