@@ -227,8 +227,7 @@ mod tests {
 
     #[test]
     fn arguments_follow_policy_model_effort_and_git() {
-        let dir = std::env::temp_dir().join(format!("gm-codex-{}", crate::ids::random_hex(4)));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::ids::scratch_dir("codex");
         let mut req = request(RuntimeKind::Codex, "ask", &dir);
         req.policy = AutonomyPolicy::WorkspaceWrite;
         req.model = Some("gpt-5");
