@@ -8,13 +8,10 @@
 use std::time::Duration;
 
 use crate::clock::SystemClock;
-use crate::daemon::Daemon;
 use crate::domain::{Action, JobState};
 use crate::engine::{SubmitRoot, submit_root};
-use crate::home::Home;
 use crate::store::activity::{self, MAX_RECORDS};
-use crate::store::agents;
-use crate::store::{Store, jobs};
+use crate::store::jobs;
 
 /// `lines` lines in 100 bursts 10 ms apart, then the result.
 fn agent_command(lines: usize) -> String {
@@ -39,10 +36,8 @@ pub(crate) fn bench_activity_with(lines: usize) -> super::Measured {
 
 fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
-    let home = Home::resolve(Some(dir)).map_err(|e| err(&e))?;
-    let mut store = Store::open_home(&home).map_err(|e| err(&e))?;
     let command = agent_command(lines);
-    agents::insert(store.conn(), &super::shell_agent("chatty", &command)).map_err(|e| err(&e))?;
+    let (home, mut store) = super::home_with_agent(dir, "chatty", &command)?;
     // As `daemon run --parallel 1` builds it.
     let rt = crate::daemon::runtime(1).map_err(|e| err(&e))?;
     // The bare figure is the best of three runs (one before and two after the job's), so
@@ -66,13 +61,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
             )
         })
         .map_err(|e| err(&e))?;
-    rt.block_on(
-        Daemon::new(home.clone())
-            .parallel(Some(1))
-            .until_idle(true)
-            .run(),
-    )
-    .map_err(|e| err(&e))?;
+    super::run_until_idle(&rt, &home, 1)?;
     for _ in 0..2 {
         bare = bare.min(rt.block_on(super::sh_runs(&command, b"talk", 1))?);
     }

@@ -11,11 +11,7 @@ use std::time::{Duration, Instant};
 use crate::clock::SystemClock;
 use crate::domain::{Action, JobState};
 use crate::engine::{SubmitRoot, submit_root};
-use crate::home::Home;
-use crate::store::agents;
 use crate::store::{Store, jobs};
-
-use crate::daemon::Daemon;
 
 pub(super) const AGENT_COMMAND: &str =
     r#"printf '%s\n' '{"gitmoot_result":{"decision":"approved","summary":"ok"}}'"#;
@@ -32,10 +28,7 @@ pub(crate) fn bench_daemon_with(n: usize) -> super::Measured {
 }
 
 fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, String> {
-    let home = Home::resolve(Some(dir)).map_err(|e| e.to_string())?;
-    let mut store = Store::open_home(&home).map_err(|e| e.to_string())?;
-    agents::insert(store.conn(), &super::shell_agent("bench", AGENT_COMMAND))
-        .map_err(|e| e.to_string())?;
+    let (home, mut store) = super::home_with_agent(dir, "bench", AGENT_COMMAND)?;
     // Each pass runs on the runtime `daemon run --parallel N` builds; the anchor on the
     // parallel-1 one.
     let runtime = |parallel| crate::daemon::runtime(parallel).map_err(|e| e.to_string());
@@ -67,13 +60,7 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
         let rt = runtime(parallel)?;
         let cpu = cpu_ms();
         let started = Instant::now();
-        rt.block_on(
-            Daemon::new(home.clone())
-                .parallel(Some(parallel))
-                .until_idle(true)
-                .run(),
-        )
-        .map_err(|e| e.to_string())?;
+        super::run_until_idle(&rt, &home, parallel)?;
         let took = started.elapsed();
         let cpu = cpu_ms() - cpu;
         let succeeded =

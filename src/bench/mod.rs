@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, SystemClock};
 use crate::domain::Capability;
+use crate::home::Home;
 use crate::runtime::{Invocation, Stdin, process};
+use crate::store::Store;
 use crate::store::agents::Agent;
 
 /// A measurement's figures: (figure, value) rows.
@@ -78,6 +80,32 @@ fn shell_agent(name: &str, command: &str) -> Agent {
         created_ms: SystemClock.now_ms(),
         ..Agent::shell(name, command)
     }
+}
+
+/// A home in `dir` whose store has the benches' agent `name`, running `command`.
+fn home_with_agent(dir: &Path, name: &str, command: &str) -> Result<(Home, Store), String> {
+    let home = Home::resolve(Some(dir)).map_err(|e| e.to_string())?;
+    let store = Store::open_home(&home).map_err(|e| e.to_string())?;
+    crate::store::agents::insert(store.conn(), &shell_agent(name, command))
+        .map_err(|e| e.to_string())?;
+    Ok((home, store))
+}
+
+/// A daemon on `rt` at `parallel` running the home's queue until it is idle, as
+/// `daemon run --parallel N --until-idle` does.
+fn run_until_idle(
+    rt: &tokio::runtime::Runtime,
+    home: &Home,
+    parallel: usize,
+) -> Result<(), String> {
+    rt.block_on(
+        crate::daemon::Daemon::new(home.clone())
+            .parallel(Some(parallel))
+            .until_idle(true)
+            .run(),
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
 }
 
 /// The seeded stores' agent: a shell agent running `true` that can ask and review,
@@ -382,16 +410,7 @@ pub fn run(a: BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     attach_anchors(&mut figures);
     if a.json {
-        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "figures": figures,
-                "loadavg": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
-            }))?
-        )?;
-        return Ok(());
+        return write_json(out, &figures);
     }
     writeln!(out, "| figure | backend | value | target |")?;
     writeln!(out, "|---|---|---|---|")?;
@@ -416,22 +435,27 @@ fn run_scale(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let figures = scale::bench_scale(&std::env::current_exe()?, &sizes);
     if a.json {
-        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
         let rows: Vec<_> = figures
             .iter()
             .map(|(figure, value)| serde_json::json!({"figure": figure, "value": value}))
             .collect();
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "figures": rows,
-                "loadavg": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
-            }))?
-        )?;
-        return Ok(());
+        return write_json(out, &rows);
     }
     write!(out, "{}", scale::table(&sizes, &figures))?;
+    Ok(())
+}
+
+/// `--json`: the figures with the machine's load at the time, which says how far to trust them.
+fn write_json(out: &mut dyn Write, figures: &impl Serialize) -> anyhow::Result<()> {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(&serde_json::json!({
+            "figures": figures,
+            "loadavg": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+        }))?
+    )?;
     Ok(())
 }
 

@@ -15,19 +15,8 @@ use crate::store::{Store, jobs};
 
 fn result(decision: Decision, delegations: Vec<Delegation>) -> GitmootResult {
     GitmootResult {
-        decision,
-        summary: "bench".into(),
-        findings: vec![],
-        changes_made: vec![],
-        tests_run: vec![],
-        needs: vec![],
         delegations,
-        artifact_body: None,
-        human_questions: vec![],
-        evidence: Default::default(),
-        checks_blocked: None,
-        severity: None,
-        learnings: vec![],
+        ..GitmootResult::new(decision, "bench")
     }
 }
 

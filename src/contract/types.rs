@@ -139,3 +139,25 @@ pub struct GitmootResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub learnings: Vec<Learning>,
 }
+
+impl GitmootResult {
+    /// A result with this decision and summary and every list and option empty, for the
+    /// code that hands the engine a result of its own (the benches) to start from.
+    pub fn new(decision: Decision, summary: impl Into<String>) -> Self {
+        Self {
+            decision,
+            summary: summary.into(),
+            findings: vec![],
+            changes_made: vec![],
+            tests_run: vec![],
+            needs: vec![],
+            delegations: vec![],
+            artifact_body: None,
+            human_questions: vec![],
+            evidence: Evidence::default(),
+            checks_blocked: None,
+            severity: None,
+            learnings: vec![],
+        }
+    }
+}

@@ -163,6 +163,27 @@ impl Validator {
         self.errors.push(msg.into());
     }
 
+    /// `field` of `obj` as a string that is not blank, or `None` once the entry at `at` is
+    /// told the field is missing or not a string.
+    fn required_str<'v>(
+        &mut self,
+        at: &str,
+        obj: &'v serde_json::Map<String, Value>,
+        field: &str,
+    ) -> Option<&'v str> {
+        match opt_str(obj, field) {
+            Ok(Some(s)) if !s.trim().is_empty() => Some(s),
+            Ok(_) => {
+                self.err(format!("{at} {field} is required"));
+                None
+            }
+            Err(kind) => {
+                self.err(format!("{at} {field} must be a string (got {kind})"));
+                None
+            }
+        }
+    }
+
     fn string(&mut self, field: &str, raw: &RawValue) -> Option<String> {
         match serde_json::from_str::<String>(raw.get()) {
             Ok(s) => Some(s),

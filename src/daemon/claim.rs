@@ -263,8 +263,7 @@ mod tests {
     use crate::store::agents::{self, Agent};
 
     fn store() -> (Store, PathBuf) {
-        let dir = std::env::temp_dir().join(format!("gm-claim-{}", crate::ids::random_hex(4)));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::ids::scratch_dir("claim");
         let store = Store::open(&dir.join("gitmoot.db")).unwrap();
         agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
         (store, dir)

@@ -112,8 +112,7 @@ mod tests {
 
     #[test]
     fn a_second_holder_is_refused_with_the_first_pid() {
-        let dir = std::env::temp_dir().join(format!("gm-lock-{}", crate::ids::random_hex(4)));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::ids::scratch_dir("lock");
         let path = dir.join("daemon.lock");
         assert_eq!(holder(&path), None);
         let first = DaemonLock::acquire(&path).unwrap();

@@ -144,7 +144,7 @@ mod tests {
     use super::*;
 
     fn repo() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("gm-wt-{}", crate::ids::random_hex(4)));
+        let dir = crate::ids::scratch_dir("wt");
         let repo = dir.join("repo");
         std::fs::create_dir_all(&repo).unwrap();
         let run = |args: &[&str]| {

@@ -152,9 +152,8 @@ impl Ctx<'_, '_> {
                 continue;
             }
             if !self.budget_allows_one_more(&parent.root_id)? {
-                self.event(
-                    &parent.root_id,
-                    Some(&parent.id),
+                self.job_event(
+                    parent,
                     EventKind::DelegationRetryRefused,
                     format!(
                         "delegation {:?} not retried: the per-root job budget of {} is reached",
@@ -166,9 +165,8 @@ impl Ctx<'_, '_> {
             }
             let mut l = leg.clone();
             let new_id = self.enqueue_leg(parent, &mut l, legs, None)?;
-            self.event(
-                &parent.root_id,
-                Some(&parent.id),
+            self.job_event(
+                parent,
                 EventKind::DelegationRetry,
                 format!(
                     "delegation {:?} retry {}/{} enqueued as job {new_id} after {job_id} failed",
@@ -305,13 +303,7 @@ impl Ctx<'_, '_> {
         p.followup_reason = Some(msg.clone());
         p.updated_ms = self.now;
         jobs::put(self.tx, &p)?;
-        self.event(
-            &p.root_id,
-            Some(&p.id),
-            EventKind::DelegationBlocked,
-            msg,
-            None,
-        )?;
+        self.job_event(&p, EventKind::DelegationBlocked, msg, None)?;
         self.propagate(&p)
     }
 

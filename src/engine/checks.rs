@@ -67,9 +67,8 @@ impl Ctx<'_, '_> {
                 .map(|f| json!({"id": f.id, "explanation": f.explanation}))
                 .collect();
             payloads::set_checks(self.tx, &job.id, &Value::Array(rows.clone()), self.now)?;
-            self.event(
-                &job.root_id,
-                Some(&job.id),
+            self.job_event(
+                job,
                 EventKind::ResultChecksFailed,
                 CheckFailure::summarize(failed),
                 Some(json!({"policy": self.cfg.result_checks, "checks": rows})),
@@ -78,9 +77,8 @@ impl Ctx<'_, '_> {
         if approved_with_notes(self.cfg, r) {
             payloads::set_resolution(self.tx, &job.id, APPROVED_WITH_NOTES, self.now)?;
             let sev = r.severity.map(|s| format!("{s:?}")).unwrap_or_default();
-            self.event(
-                &job.root_id,
-                Some(&job.id),
+            self.job_event(
+                job,
                 EventKind::ReviewApprovedWithNotes,
                 format!(
                     "changes_requested at {sev} is below the blocking severity {:?}; resolved as approved-with-notes",

@@ -172,9 +172,8 @@ impl Ctx<'_, '_> {
     fn replan(&self, parent: &Job, g: &Generation, carry: &Carry, findings: &[String]) -> R<()> {
         let cap = self.cfg.max_verify_replan_attempts;
         if carry.verify_attempt >= cap {
-            self.event(
-                &parent.root_id,
-                Some(&parent.id),
+            self.job_event(
+                parent,
                 EventKind::VerifyReplanExhausted,
                 format!(
                     "independent verification failed after {cap} replan attempt(s); finalizing"
@@ -191,9 +190,8 @@ impl Ctx<'_, '_> {
             );
         }
         let attempt = carry.verify_attempt + 1;
-        self.event(
-            &parent.root_id,
-            Some(&parent.id),
+        self.job_event(
+            parent,
             EventKind::VerifyReplanWarning,
             format!("independent verification failed (attempt {attempt}/{cap}); enqueuing a replan continuation"),
             None,
@@ -208,9 +206,8 @@ impl Ctx<'_, '_> {
     fn no_progress(&self, parent: &Job, g: &Generation, carry: &Carry) -> R<()> {
         let (streak, short) = (g.streak, &g.digest[..12]);
         if carry.repeat_count >= 1 {
-            self.event(
-                &parent.root_id,
-                Some(&parent.id),
+            self.job_event(
+                parent,
                 EventKind::DelegationLoopDetected,
                 format!(
                     "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
@@ -226,9 +223,8 @@ impl Ctx<'_, '_> {
                 carry,
             );
         }
-        self.event(
-            &parent.root_id,
-            Some(&parent.id),
+        self.job_event(
+            parent,
             EventKind::DelegationLoopWarning,
             format!(
                 "delegation tree made no new durable side effect for {streak} consecutive generations (digest {short}); sending a corrective continuation"
@@ -375,9 +371,8 @@ impl Ctx<'_, '_> {
         if (no_room_left || kind != JobKind::Finalize) && self.budget_room(&p.root_id)? <= 1 {
             let reason = self.budget_reason();
             if no_room_left {
-                self.event(
-                    &p.root_id,
-                    Some(&p.id),
+                self.job_event(
+                    &p,
                     EventKind::DelegationBudgetExceeded,
                     format!(
                         "{reason}; job {} ends on its own result without a {why} continuation",
@@ -391,9 +386,8 @@ impl Ctx<'_, '_> {
                 jobs::put(self.tx, &p)?;
                 return self.propagate(&p);
             }
-            self.event(
-                &p.root_id,
-                Some(&p.id),
+            self.job_event(
+                &p,
                 EventKind::DelegationBudgetExceeded,
                 format!(
                     "{reason}; the {why} continuation of job {} becomes the tree's finalize",
@@ -438,17 +432,15 @@ impl Ctx<'_, '_> {
         } else {
             format!("delegation continuation enqueued as job {id}")
         };
-        self.event(
-            &p.root_id,
-            Some(&p.id),
+        self.job_event(
+            &p,
             EventKind::DelegationContinuationEnqueued,
             occupied,
             Some(json!({"job": id, "why": why})),
         )?;
         if kind == JobKind::Finalize {
-            self.event(
-                &p.root_id,
-                Some(&p.id),
+            self.job_event(
+                &p,
                 EventKind::DelegationFinalizeEnqueued,
                 format!("termination backstop tripped ({why}); enqueued a best-effort finalize continuation as job {id}"),
                 Some(json!({"job": id, "reason": why})),

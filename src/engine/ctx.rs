@@ -80,6 +80,17 @@ impl Ctx<'_, '_> {
         Ok(())
     }
 
+    /// `event` about `job`, in its tree.
+    pub fn job_event(
+        &self,
+        job: &Job,
+        kind: EventKind,
+        message: String,
+        data: Option<Value>,
+    ) -> R<()> {
+        self.event(&job.root_id, Some(&job.id), kind, message, data)
+    }
+
     /// The first free id among `base`, `base.2`, `base.3`… (ids are never reused).
     pub(super) fn fresh_id(&self, base: &str) -> R<String> {
         if !jobs::exists(self.tx, base)? {
@@ -102,9 +113,8 @@ impl Ctx<'_, '_> {
         run.jobs += 1;
         run.updated_ms = self.now;
         runs::put(self.tx, &run)?;
-        self.event(
-            &job.root_id,
-            Some(&job.id),
+        self.job_event(
+            job,
             EventKind::Queued,
             format!("{} {} queued for {}", job.kind, job.action, job.agent),
             Some(json!({"agent": job.agent, "action": job.action, "parent": job.parent_id})),
@@ -117,13 +127,7 @@ impl Ctx<'_, '_> {
         job.finished_ms = Some(self.now);
         job.updated_ms = self.now;
         jobs::put(self.tx, job)?;
-        self.event(
-            &job.root_id,
-            Some(&job.id),
-            EventKind::entered(state),
-            message,
-            None,
-        )?;
+        self.job_event(job, EventKind::entered(state), message, None)?;
         self.hooks.job_finished(self.tx, self.clock, job)
     }
 }

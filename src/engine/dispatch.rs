@@ -97,9 +97,8 @@ impl Ctx<'_, '_> {
 
     /// A set naming an unroutable agent: a preflight continuation, until the streak ends it.
     fn unroutable(&self, job: &Job, set: &[Delegation], carry: &Carry, reason: String) -> R<()> {
-        self.event(
-            &job.root_id,
-            Some(&job.id),
+        self.job_event(
+            job,
             EventKind::DelegationPreflightFailed,
             reason.clone(),
             None,
@@ -149,9 +148,8 @@ impl Ctx<'_, '_> {
         j.followup = FollowUp::Batch;
         j.updated_ms = self.now;
         jobs::put(self.tx, &j)?;
-        self.event(
-            &job.root_id,
-            Some(&job.id),
+        self.job_event(
+            job,
             EventKind::DelegationBatch,
             format!("batch of {} delegation(s) admitted", set.len()),
             None,

@@ -299,9 +299,8 @@ pub fn resume(
             };
             ctx.resolve_round(&mut round, "retry", None, instr.clone())?;
             let id = ctx.enqueue_leg(&parent, &mut leg, &legs, instr.as_deref())?;
-            ctx.event(
-                &parent.root_id,
-                Some(&parent.id),
+            ctx.job_event(
+                &parent,
                 EventKind::DelegationEscalationRetry,
                 format!("delegation {did:?} re-run by a human as job {id}"),
                 None,

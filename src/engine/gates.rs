@@ -130,9 +130,8 @@ impl Ctx<'_, '_> {
             failed_job,
             Some(leg.delegation_id.clone()),
         )?;
-        self.event(
-            &parent.root_id,
-            Some(&parent.id),
+        self.job_event(
+            parent,
             EventKind::DelegationEscalationRequested,
             format!("workflow awaiting human: {reason}"),
             Some(json!({"kind": "failure", "escalation": id, "delegation_id": leg.delegation_id, "child_job_id": failed_job, "question": leg.spec.prompt, "paused_at": self.now})),

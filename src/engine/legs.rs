@@ -71,9 +71,8 @@ impl Ctx<'_, '_> {
         leg.attempts = attempt;
         leg.updated_ms = self.now;
         delegations::put(self.tx, leg)?;
-        self.event(
-            &parent.root_id,
-            Some(&parent.id),
+        self.job_event(
+            parent,
             EventKind::DelegationEnqueued,
             format!("delegation {:?} enqueued as job {id}", d.id),
             None,
@@ -108,13 +107,7 @@ impl Ctx<'_, '_> {
         leg.dedup_of = Some(winner.delegation_id.clone());
         leg.updated_ms = self.now;
         delegations::put(self.tx, leg)?;
-        self.event(
-            &parent.root_id,
-            Some(&parent.id),
-            EventKind::DelegationDeduped,
-            message,
-            None,
-        )?;
+        self.job_event(parent, EventKind::DelegationDeduped, message, None)?;
         Ok(Some(winner.job_id.clone().unwrap_or_default()))
     }
 

@@ -133,9 +133,8 @@ impl Ctx<'_, '_> {
             if !r.human_questions.is_empty() {
                 self.open_ask(job, r)?;
                 if !r.delegations.is_empty() {
-                    self.event(
-                        &job.root_id,
-                        Some(&job.id),
+                    self.job_event(
+                        job,
                         EventKind::DelegationIgnoredAsk,
                         format!(
                             "result asks {} question(s); not dispatching {} delegation(s)",

@@ -244,11 +244,7 @@ fn envelope_of(stdout: &str) -> Option<Value> {
     {
         return Some(v);
     }
-    stdout
-        .lines()
-        .rev()
-        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-        .find(is_result)
+    super::json_lines(stdout).rev().find(is_result)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::activity::{ActivityKind, EventSink, LiveUsage};
 use super::{
     Prepared, ProcessOutput, Request, RuntimeOutput, TokenUsage, exit_failure, in_git_work_tree,
-    num,
+    json_lines, num,
 };
 use crate::domain::{AutonomyPolicy, RuntimeKind};
 
@@ -66,10 +66,7 @@ pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     let mut usage = TokenUsage::default();
     let mut last_error: Option<String> = None;
     let mut failed = false;
-    for line in stdout.lines() {
-        let Ok(ev) = serde_json::from_str::<Value>(line.trim()) else {
-            continue;
-        };
+    for ev in json_lines(&stdout) {
         match ev.get("type").and_then(Value::as_str).unwrap_or_default() {
             "item.completed" => {
                 let item = ev.get("item").unwrap_or(&Value::Null);
@@ -118,13 +115,7 @@ pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
             (None, None) => "codex: the turn failed".into(),
         }),
     };
-    RuntimeOutput {
-        text: texts.join("\n"),
-        usage,
-        vendor_cost_usd: None,
-        error,
-        truncated: false,
-    }
+    RuntimeOutput::streamed(&texts, usage, error)
 }
 
 /// One `--json` event: commands as they start and finish, file changes, tool calls,
@@ -236,8 +227,7 @@ mod tests {
 
     #[test]
     fn arguments_follow_policy_model_effort_and_git() {
-        let dir = std::env::temp_dir().join(format!("gm-codex-{}", crate::ids::random_hex(4)));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::ids::scratch_dir("codex");
         let mut req = request(RuntimeKind::Codex, "ask", &dir);
         req.policy = AutonomyPolicy::WorkspaceWrite;
         req.model = Some("gpt-5");
@@ -279,8 +269,7 @@ mod tests {
             "{\"type\":\"item.completed\",\"item\":{\"id\":\"i1\",\"type\":\"agent_message\",\"text\":\"{\\\"gitmoot_result\\\":{}}\"}}\n",
             "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1200,\"cached_input_tokens\":1000,\"output_tokens\":80}}\n",
         );
-        let r = interpret(&output(stream, "", 0));
-        assert_clean(&r, "{\"gitmoot_result\":{}}", 1200, 80);
+        assert_clean(interpret, stream, "{\"gitmoot_result\":{}}", 1200, 80);
     }
 
     #[test]

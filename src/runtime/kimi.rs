@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::activity::{ActivityKind, EventSink, LiveUsage, compact, content_text};
 use super::{
     ARG_PROMPT_MAX, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput, Stdin,
-    TokenUsage, exit_failure, num, write_private,
+    TokenUsage, exit_failure, json_lines, num, write_private,
 };
 use crate::domain::RuntimeKind;
 
@@ -53,10 +53,7 @@ pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     let stdout = out.stdout_text();
     let mut texts: Vec<String> = Vec::new();
     let mut usage = TokenUsage::default();
-    for line in stdout.lines() {
-        let Ok(msg) = serde_json::from_str::<Value>(line.trim()) else {
-            continue;
-        };
+    for msg in json_lines(&stdout) {
         if msg.get("role").and_then(Value::as_str) == Some("assistant") {
             match msg.get("content") {
                 Some(Value::String(s)) => texts.push(s.clone()),
@@ -89,13 +86,7 @@ pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
             e
         }
     });
-    RuntimeOutput {
-        text: texts.join("\n"),
-        usage,
-        vendor_cost_usd: None,
-        error,
-        truncated: false,
-    }
+    RuntimeOutput::streamed(&texts, usage, error)
 }
 
 /// One stream-json message: assistant text and tool calls, tool results, usage.
@@ -198,8 +189,13 @@ mod tests {
             "{\"role\":\"assistant\",\"content\":[{\"type\":\"think\",\"think\":\"hmm\"},{\"type\":\"text\",\"text\":\"{\\\"gitmoot_result\\\":{}}\"}]}\n",
             "{\"usage\":{\"input_tokens\":300,\"output_tokens\":20}}\n",
         );
-        let r = interpret(&output(stream, "", 0));
-        assert_clean(&r, "Looking at the code.\n{\"gitmoot_result\":{}}", 300, 20);
+        assert_clean(
+            interpret,
+            stream,
+            "Looking at the code.\n{\"gitmoot_result\":{}}",
+            300,
+            20,
+        );
     }
 
     #[test]

@@ -61,6 +61,17 @@ pub(crate) struct RuntimeOutput {
 }
 
 impl RuntimeOutput {
+    /// A streaming runtime's run: its text messages joined a line apart, no vendor cost.
+    fn streamed(texts: &[String], usage: TokenUsage, error: Option<String>) -> Self {
+        Self {
+            text: texts.join("\n"),
+            usage,
+            vendor_cost_usd: None,
+            error,
+            truncated: false,
+        }
+    }
+
     fn failed(reason: impl Into<String>) -> Self {
         Self {
             error: Some(reason.into()),
@@ -408,6 +419,14 @@ pub(crate) fn in_git_work_tree(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
 }
 
+/// The JSON values of a JSONL stream; lines that are not JSON (runtimes interleave log
+/// lines) are skipped.
+pub(crate) fn json_lines(stream: &str) -> impl DoubleEndedIterator<Item = serde_json::Value> + '_ {
+    stream
+        .lines()
+        .filter_map(|l| serde_json::from_str(l.trim()).ok())
+}
+
 /// Reads a JSON number as u64 (absent or negative → 0).
 pub(crate) fn num(v: &serde_json::Value, key: &str) -> u64 {
     v.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0)
@@ -427,8 +446,16 @@ pub(crate) mod test_support {
         }
     }
 
-    /// A run that succeeded with exactly this text and these token counts (no cache use).
-    pub(crate) fn assert_clean(r: &RuntimeOutput, text: &str, tokens_in: u64, tokens_out: u64) {
+    /// `stream`, printed by a run that exited 0 and read by the adapter's `interpret`, is a
+    /// success with exactly this text and these token counts (no cache use).
+    pub(crate) fn assert_clean(
+        interpret: fn(&ProcessOutput) -> RuntimeOutput,
+        stream: &str,
+        text: &str,
+        tokens_in: u64,
+        tokens_out: u64,
+    ) {
+        let r = interpret(&output(stream, "", 0));
         assert_eq!(r.error, None);
         assert_eq!(r.text, text);
         assert_eq!(

@@ -462,6 +462,29 @@ pub(crate) fn write_changes_from<'a>(
     update_columns(tx.into(), table, &names, after, &changed)
 }
 
+/// A row type with one whole-row write path: its table, its columns (the key first) and
+/// its values in their order, so `put_row` and `put_row_over` serve every such table.
+pub(crate) trait Columns {
+    const TABLE: &'static str;
+    const COLS: &'static str;
+    /// The row's values in the order of `COLS`, handed to `f`.
+    fn with_values<R>(&self, f: impl FnOnce(&[&dyn value::Param]) -> R) -> R;
+}
+
+/// `write_changed` of a whole row.
+pub(crate) fn put_row<'a, T: Columns>(tx: impl Into<Tx<'a>>, row: &T) -> Result<()> {
+    row.with_values(|values| write_changed(tx, T::TABLE, T::COLS, values))
+}
+
+/// `write_changes_from` of `after` over the row read as `before`.
+pub(crate) fn put_row_over<'a, T: Columns>(
+    tx: impl Into<Tx<'a>>,
+    before: &T,
+    after: &T,
+) -> Result<()> {
+    before.with_values(|b| after.with_values(|a| write_changes_from(tx, T::TABLE, T::COLS, b, a)))
+}
+
 /// Updates the `changed` columns (by index into `names` and `values`) of the row keyed by
 /// the first one.
 fn update_columns(

@@ -78,39 +78,41 @@ fn from_row(r: &Row<'_>) -> Result<Run> {
 /// Writes the run, new or existing, in place and only in the columns that changed (see
 /// `write_changed`): a settlement moves its tokens, cost and `updated_ms`, not its row.
 pub fn put<'a>(tx: impl Into<Tx<'a>>, run: &Run) -> Result<()> {
-    with_values(run, |values| super::write_changed(tx, "runs", COLS, values))
+    super::put_row(tx, run)
 }
 
 /// `put` of `after` over the row the caller read as `before` in this transaction and has
 /// not written since (see `write_changes_from`).
 pub fn put_over<'a>(tx: impl Into<Tx<'a>>, before: &Run, after: &Run) -> Result<()> {
-    with_values(before, |b| {
-        with_values(after, |a| super::write_changes_from(tx, "runs", COLS, b, a))
-    })
+    super::put_row_over(tx, before, after)
 }
 
-/// The row's values in the order of `COLS`, handed to `f`.
-fn with_values<R>(run: &Run, f: impl FnOnce(&[&dyn Param]) -> R) -> R {
-    let tokens = run.tokens as i64;
-    // In the order of `COLS`.
-    let values: [&dyn Param; 15] = [
-        &run.root_id,
-        &run.state,
-        &run.title,
-        &run.repo,
-        &run.killed,
-        &run.kill_force,
-        &run.paused_ms,
-        &run.paused_since_ms,
-        &run.jobs,
-        &tokens,
-        &run.cost_usd,
-        &run.stop_reason,
-        &run.created_ms,
-        &run.finished_ms,
-        &run.updated_ms,
-    ];
-    f(&values)
+impl super::Columns for Run {
+    const TABLE: &'static str = "runs";
+    const COLS: &'static str = COLS;
+    fn with_values<R>(&self, f: impl FnOnce(&[&dyn Param]) -> R) -> R {
+        let run = self;
+        let tokens = run.tokens as i64;
+        // In the order of `COLS`.
+        let values: [&dyn Param; 15] = [
+            &run.root_id,
+            &run.state,
+            &run.title,
+            &run.repo,
+            &run.killed,
+            &run.kill_force,
+            &run.paused_ms,
+            &run.paused_since_ms,
+            &run.jobs,
+            &tokens,
+            &run.cost_usd,
+            &run.stop_reason,
+            &run.created_ms,
+            &run.finished_ms,
+            &run.updated_ms,
+        ];
+        f(&values)
+    }
 }
 
 pub fn get<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Option<Run>> {

@@ -103,26 +103,12 @@ pub fn buffer_to_svg(buf: &Buffer) -> String {
             if text.trim().is_empty() {
                 continue;
             }
-            let weight = if m.contains(Modifier::BOLD) {
-                " font-weight=\"bold\""
-            } else {
-                ""
-            };
-            let italic = if m.contains(Modifier::ITALIC) {
-                " font-style=\"italic\""
-            } else {
-                ""
-            };
-            let opacity = if m.contains(Modifier::DIM) {
-                " opacity=\"0.6\""
-            } else {
-                ""
-            };
-            let underline = if m.contains(Modifier::UNDERLINED) {
-                " text-decoration=\"underline\""
-            } else {
-                ""
-            };
+            let attr =
+                |flag: Modifier, attr: &'static str| if m.contains(flag) { attr } else { "" };
+            let weight = attr(Modifier::BOLD, " font-weight=\"bold\"");
+            let italic = attr(Modifier::ITALIC, " font-style=\"italic\"");
+            let opacity = attr(Modifier::DIM, " opacity=\"0.6\"");
+            let underline = attr(Modifier::UNDERLINED, " text-decoration=\"underline\"");
             out.push_str(&format!(
                 "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\" textLength=\"{:.1}\" lengthAdjust=\"spacingAndGlyphs\"{weight}{italic}{opacity}{underline}>{}</text>\n",
                 start as f32 * CELL_W,

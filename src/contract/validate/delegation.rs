@@ -131,57 +131,36 @@ impl Validator {
 
     /// The entry's `id`: required, a string without surrounding whitespace.
     fn entry_id(&mut self, field: &str, obj: &serde_json::Map<String, Value>) -> String {
-        match opt_str(obj, "id") {
-            Ok(Some(id)) if !id.trim().is_empty() => {
-                if id.trim() != id {
-                    self.err(format!(
-                        "{field}: id must not have leading or trailing whitespace"
-                    ));
-                }
-                id.to_owned()
-            }
-            Ok(_) => {
-                self.err(format!("{field}: id is required"));
-                String::new()
-            }
-            Err(kind) => {
-                self.err(format!("{field}: id must be a string (got {kind})"));
-                String::new()
-            }
+        let Some(id) = self.required_str(&format!("{field}:"), obj, "id") else {
+            return String::new();
+        };
+        if id.trim() != id {
+            self.err(format!(
+                "{field}: id must not have leading or trailing whitespace"
+            ));
         }
+        id.to_owned()
     }
 
     /// The entry's `action`: required, and a leg may only ask or review.
     fn leg_action(&mut self, field: &str, obj: &serde_json::Map<String, Value>) -> Option<Action> {
-        match opt_str(obj, "action") {
-            Ok(Some(a)) if !a.trim().is_empty() => {
-                if a.trim() != a {
-                    self.err(format!(
-                        "{field}: action must not have leading or trailing whitespace"
-                    ));
-                    None
-                } else {
-                    match a.parse::<Action>() {
-                        Ok(Action::Implement) => {
-                            self.err(format!(
-                                "{field}: action \"implement\" is refused: delegation legs may only ask or review"
-                            ));
-                            None
-                        }
-                        Ok(action) => Some(action),
-                        Err(_) => {
-                            self.err(format!("{field}: action {a:?} must be one of ask, review"));
-                            None
-                        }
-                    }
-                }
-            }
-            Ok(_) => {
-                self.err(format!("{field}: action is required"));
+        let a = self.required_str(&format!("{field}:"), obj, "action")?;
+        if a.trim() != a {
+            self.err(format!(
+                "{field}: action must not have leading or trailing whitespace"
+            ));
+            return None;
+        }
+        match a.parse::<Action>() {
+            Ok(Action::Implement) => {
+                self.err(format!(
+                    "{field}: action \"implement\" is refused: delegation legs may only ask or review"
+                ));
                 None
             }
-            Err(kind) => {
-                self.err(format!("{field}: action must be a string (got {kind})"));
+            Ok(action) => Some(action),
+            Err(_) => {
+                self.err(format!("{field}: action {a:?} must be one of ask, review"));
                 None
             }
         }
@@ -189,17 +168,8 @@ impl Validator {
 
     /// The entry's `prompt`, trimmed: required.
     fn prompt(&mut self, field: &str, obj: &serde_json::Map<String, Value>) -> String {
-        match opt_str(obj, "prompt") {
-            Ok(Some(p)) if !p.trim().is_empty() => p.trim().to_owned(),
-            Ok(_) => {
-                self.err(format!("{field}: prompt is required"));
-                String::new()
-            }
-            Err(kind) => {
-                self.err(format!("{field}: prompt must be a string (got {kind})"));
-                String::new()
-            }
-        }
+        self.required_str(&format!("{field}:"), obj, "prompt")
+            .map_or_else(String::new, |p| p.trim().to_owned())
     }
 
     /// The entry's `retry`: an integer >= 0 that fits a u32, 0 when absent.

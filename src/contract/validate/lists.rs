@@ -15,45 +15,17 @@ impl Validator {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let Value::Object(obj) = item else {
-                self.err(format!(
-                    "human_questions[{i}] must be an object with id and prompt (got {})",
-                    kind_of(item)
-                ));
+            let Some((obj, id)) = self.entry("human_questions", ("id", "prompt"), i, item) else {
                 continue;
-            };
-            let id = match opt_str(obj, "id") {
-                Ok(Some(id)) if !id.trim().is_empty() => id.trim().to_owned(),
-                Ok(_) => {
-                    self.err(format!("human_questions[{i}] id is required"));
-                    continue;
-                }
-                Err(kind) => {
-                    self.err(format!(
-                        "human_questions[{i}] id must be a string (got {kind})"
-                    ));
-                    continue;
-                }
             };
             if !seen.insert(id.clone()) {
                 self.err(format!("human_questions[{i}] id {id:?} is not unique"));
             }
-            let prompt = match opt_str(obj, "prompt") {
-                Ok(Some(p)) if !p.trim().is_empty() => p.to_owned(),
-                Ok(_) => {
-                    self.err(format!(
-                        "human_questions[{i}] (id {id:?}) prompt is required"
-                    ));
-                    String::new()
-                }
-                Err(kind) => {
-                    self.err(format!(
-                        "human_questions[{i}] (id {id:?}) prompt must be a string (got {kind})"
-                    ));
-                    String::new()
-                }
-            };
             let prefix = format!("human_questions[{i}] (id {id:?})");
+            let prompt = self
+                .required_str(&prefix, obj, "prompt")
+                .unwrap_or_default()
+                .to_owned();
             let choices = self.strict_list(&prefix, "choices", obj.get("choices"));
             out.push(HumanQuestion {
                 id,
@@ -69,37 +41,12 @@ impl Validator {
         let items = self.array_of("learnings", raw);
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let Value::Object(obj) = item else {
-                self.err(format!(
-                    "learnings[{i}] must be an object with key and content (got {})",
-                    kind_of(item)
-                ));
+            let Some((obj, key)) = self.entry("learnings", ("key", "content"), i, item) else {
                 continue;
             };
-            let key = match opt_str(obj, "key") {
-                Ok(Some(k)) if !k.trim().is_empty() => k.trim().to_owned(),
-                Ok(_) => {
-                    self.err(format!("learnings[{i}] key is required"));
-                    continue;
-                }
-                Err(kind) => {
-                    self.err(format!("learnings[{i}] key must be a string (got {kind})"));
-                    continue;
-                }
-            };
-            let content = match opt_str(obj, "content") {
-                Ok(Some(c)) if !c.trim().is_empty() => Some(c.to_owned()),
-                Ok(_) => {
-                    self.err(format!("learnings[{i}] (key {key:?}) content is required"));
-                    None
-                }
-                Err(kind) => {
-                    self.err(format!(
-                        "learnings[{i}] (key {key:?}) content must be a string (got {kind})"
-                    ));
-                    None
-                }
-            };
+            let content = self
+                .required_str(&format!("learnings[{i}] (key {key:?})"), obj, "content")
+                .map(str::to_owned);
             let scope = match opt_str(obj, "scope") {
                 Ok(None) => Some(LearningScope::Repo),
                 Ok(Some(s)) if s.trim().is_empty() => Some(LearningScope::Repo),
@@ -129,6 +76,27 @@ impl Validator {
             }
         }
         out
+    }
+
+    /// Entry `i` of the list `field`: an object with its `key` field (trimmed), or `None`
+    /// once it is told it must be an object with `key` and `body`, or that the key is
+    /// missing or not a string.
+    fn entry<'v>(
+        &mut self,
+        field: &str,
+        (key, body): (&str, &str),
+        i: usize,
+        item: &'v Value,
+    ) -> Option<(&'v serde_json::Map<String, Value>, String)> {
+        let Value::Object(obj) = item else {
+            self.err(format!(
+                "{field}[{i}] must be an object with {key} and {body} (got {})",
+                kind_of(item)
+            ));
+            return None;
+        };
+        let value = self.required_str(&format!("{field}[{i}]"), obj, key)?;
+        Some((obj, value.trim().to_owned()))
     }
 
     /// A structural list: identifiers the engine consumes, so strings only.

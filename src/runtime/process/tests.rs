@@ -49,8 +49,7 @@ async fn stdin_beyond_the_pipe_buffer_arrives_whole_and_a_child_that_reads_none_
 
 #[tokio::test]
 async fn the_deadline_kills_the_whole_group() {
-    let dir = std::env::temp_dir().join(format!("gm-proc-{}", crate::ids::random_hex(4)));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::ids::scratch_dir("proc");
     let pidfile = dir.join("pid");
     let inv = sh(&format!(
         "sleep 300 & echo $! > {}; wait",
@@ -173,8 +172,7 @@ async fn lines_are_fed_as_they_arrive_and_the_capture_is_unchanged() {
     let (tx, mut rx) = mpsc::channel(16);
     // The second line is printed only after the test has seen the first, so the
     // feed must deliver lines while the child still runs.
-    let dir = std::env::temp_dir().join(format!("gm-lines-{}", crate::ids::random_hex(4)));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::ids::scratch_dir("lines");
     let gate = dir.join("go");
     let inv = sh(&format!(
         "echo one; echo warn >&2; while [ ! -e {} ]; do sleep 0.01; done; printf 'two\\nthree'",

@@ -301,21 +301,23 @@ impl Theme {
                     | Slot::PaneTitle
                     | Slot::FooterKey
                     | Slot::JobFailed
-                    | Slot::JobBlocked => m(Modifier::BOLD),
-                    Slot::RunFailed | Slot::RunBlocked | Slot::RunAwaiting | Slot::AttentionAsk => {
-                        m(Modifier::BOLD)
-                    }
-                    Slot::AttentionFailure | Slot::DialogDanger | Slot::StatusWarn => {
-                        m(Modifier::BOLD)
-                    }
+                    | Slot::JobBlocked
+                    | Slot::RunFailed
+                    | Slot::RunBlocked
+                    | Slot::RunAwaiting
+                    | Slot::AttentionAsk
+                    | Slot::AttentionFailure
+                    | Slot::DialogDanger
+                    | Slot::StatusWarn => m(Modifier::BOLD),
                     Slot::Muted
                     | Slot::PaneBorder
                     | Slot::JobCancelled
                     | Slot::JobQueued
-                    | Slot::DagEdge => m(Modifier::DIM),
-                    Slot::RunKilled | Slot::ChatSystem | Slot::AttentionAge | Slot::FooterDesc => {
-                        m(Modifier::DIM)
-                    }
+                    | Slot::DagEdge
+                    | Slot::RunKilled
+                    | Slot::ChatSystem
+                    | Slot::AttentionAge
+                    | Slot::FooterDesc => m(Modifier::DIM),
                     Slot::ChatMention | Slot::FilterMatch => m(Modifier::UNDERLINED),
                     _ => Style::default(),
                 };

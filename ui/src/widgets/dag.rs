@@ -175,27 +175,33 @@ struct Grid {
 
 impl Grid {
     fn hline(&mut self, y: usize, x0: usize, x1: usize) {
-        let (a, b) = (x0.min(x1), x0.max(x1));
-        for x in a..=b {
-            let i = y * self.w + x;
-            if x > a {
-                self.bits[i] |= L;
-            }
-            if x < b {
-                self.bits[i] |= R;
-            }
-        }
+        let w = self.w;
+        self.line(x0, x1, (L, R), move |x| y * w + x);
     }
 
     fn vline(&mut self, x: usize, y0: usize, y1: usize) {
-        let (a, b) = (y0.min(y1), y0.max(y1));
-        for y in a..=b {
-            let i = y * self.w + x;
-            if y > a {
-                self.bits[i] |= U;
+        let w = self.w;
+        self.line(y0, y1, (U, D), move |y| y * w + x);
+    }
+
+    /// Joins the cells from `p0` to `p1` along one axis: each gets `toward_low` where a
+    /// cell lies before it and `toward_high` where one lies after; `cell` maps a position
+    /// on the axis to its index.
+    fn line(
+        &mut self,
+        p0: usize,
+        p1: usize,
+        (toward_low, toward_high): (u8, u8),
+        cell: impl Fn(usize) -> usize,
+    ) {
+        let (a, b) = (p0.min(p1), p0.max(p1));
+        for p in a..=b {
+            let i = cell(p);
+            if p > a {
+                self.bits[i] |= toward_low;
             }
-            if y < b {
-                self.bits[i] |= D;
+            if p < b {
+                self.bits[i] |= toward_high;
             }
         }
     }
