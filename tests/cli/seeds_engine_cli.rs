@@ -346,18 +346,17 @@ fn session_review_jobs_open_note_close_and_record() {
     h.daemon_until_idle(1);
     assert_eq!(h.job(&id).state, JobState::Running);
 
-    let out = h
-        .cmd(&[
-            "job",
-            "close",
-            &id,
-            "--decision",
-            "changes_requested",
-            "--summary",
-            "fix it",
-        ])
-        .output()
-        .unwrap();
+    // The same close, first without the severity a changes_requested needs, then with it.
+    let close = [
+        "job",
+        "close",
+        &id,
+        "--decision",
+        "changes_requested",
+        "--summary",
+        "fix it",
+    ];
+    let out = h.cmd(&close).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -367,18 +366,10 @@ fn session_review_jobs_open_note_close_and_record() {
     assert_eq!(h.job(&id).state, JobState::Running, "nothing changed");
 
     h.ok(&[
-        "job",
-        "close",
-        &id,
-        "--decision",
-        "changes_requested",
-        "--summary",
-        "fix it",
-        "--severity",
-        "P1",
-        "--finding",
-        "the retry loop never ends",
-    ]);
+        &close[..],
+        &["--severity", "P1", "--finding", "the retry loop never ends"],
+    ]
+    .concat());
     let v = show_json(&h, &id);
     assert_eq!(v["state"], "succeeded");
     assert_eq!(v["result"]["severity"], "P1");

@@ -6,6 +6,7 @@ use gitmoot::contract::{
     HumanQuestion, Severity, SynthesisRule, parse, to_json,
 };
 use gitmoot::domain::{Action, AutonomyPolicy, Capability, RuntimeKind};
+use gitmoot_test_support::engine::EVERY_DECISION;
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -139,14 +140,7 @@ fn finding() -> impl Strategy<Value = serde_json::Value> {
 
 fn result() -> impl Strategy<Value = GitmootResult> {
     (
-        select(vec![
-            Decision::Approved,
-            Decision::ChangesRequested,
-            Decision::Blocked,
-            Decision::Implemented,
-            Decision::Failed,
-            Decision::Skipped,
-        ]),
+        select(EVERY_DECISION.to_vec()),
         text(),
         proptest::collection::vec(finding(), 0..3),
         (

@@ -9,15 +9,6 @@ use gitmoot::contract::{Decision, FailurePolicy};
 use gitmoot::domain::{JobKind, RunState};
 use gitmoot::engine::ResumeVerb;
 
-const EVERY_DECISION: &[Decision] = &[
-    Decision::Approved,
-    Decision::ChangesRequested,
-    Decision::Blocked,
-    Decision::Implemented,
-    Decision::Failed,
-    Decision::Skipped,
-];
-
 /// A root result with any decision and one question: the gate opens, the run waits for a
 /// human, `job pending` lists it, an event carries the question, and the answer moves on.
 #[test]

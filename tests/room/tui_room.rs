@@ -55,42 +55,65 @@ impl Drop for StopDaemon {
     }
 }
 
-#[test]
-fn quitting_with_a_running_job_detaches_and_the_job_still_succeeds() {
+/// A control room over one root job of a `slow` agent that sleeps `secs`, once its status
+/// bar shows the job running. Fields drop in order: the terminal, then the daemon, then the
+/// folder, as the locals they stand for did.
+struct OneRunning {
+    t: Tmux,
+    root: String,
+    _stop: StopDaemon,
+    home: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// `config`, when given, is the home's config.toml before the job is submitted.
+fn one_running(name: &str, secs: u32, prompt: &str, config: Option<&str>) -> OneRunning {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    let _stop = StopDaemon(home.clone());
-    sleeper(&home, "slow", 3);
-    let root = submit(&home, "slow", "Long haul");
-    let t = Tmux::control_room("detach", &home, "");
+    let stop = StopDaemon(home.clone());
+    sleeper(&home, "slow", secs);
+    if let Some(config) = config {
+        std::fs::write(home.join("config.toml"), config).unwrap();
+    }
+    let root = submit(&home, "slow", prompt);
+    let t = Tmux::control_room(name, &home, "");
     t.wait_for("1 running", WAIT);
+    OneRunning {
+        t,
+        root,
+        _stop: stop,
+        home,
+        _dir: dir,
+    }
+}
+
+/// Asks to quit with work running and answers the question with `choice`.
+fn quit_choosing(t: &Tmux, choice: &str) {
     t.keys(&["q"]);
     t.wait_for("Quit the control room?", WAIT);
-    t.keys(&["d"]);
-    let screen = t.wait_for("TUI-EXITED", WAIT);
+    t.keys(&[choice]);
+}
+
+#[test]
+fn quitting_with_a_running_job_detaches_and_the_job_still_succeeds() {
+    let r = one_running("detach", 3, "Long haul", None);
+    quit_choosing(&r.t, "d");
+    let screen = r.t.wait_for("TUI-EXITED", WAIT);
     assert!(screen.contains("detached: the daemon"), "{screen}");
-    wait_state(&home, &root, "done", WAIT);
-    let job = json(&home, &["job", "show", &root, "--json"]);
+    wait_state(&r.home, &r.root, "done", WAIT);
+    let job = json(&r.home, &["job", "show", &r.root, "--json"]);
     assert_eq!(job["state"], "succeeded", "{job}");
 }
 
 #[test]
 fn wait_shows_what_is_left_then_quits_and_stops_the_daemon() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("h");
-    let _stop = StopDaemon(home.clone());
-    sleeper(&home, "slow", 3);
-    let root = submit(&home, "slow", "Finish first");
-    let t = Tmux::control_room("wait", &home, "");
-    t.wait_for("1 running", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("Quit the control room?", WAIT);
-    t.keys(&["w"]);
-    t.wait_for("stopping: 1 job(s)", WAIT);
-    t.wait_for("TUI-EXITED", WAIT);
-    assert_eq!(run_state(&home, &root), "done");
+    let r = one_running("wait", 3, "Finish first", None);
+    quit_choosing(&r.t, "w");
+    r.t.wait_for("stopping: 1 job(s)", WAIT);
+    r.t.wait_for("TUI-EXITED", WAIT);
+    assert_eq!(run_state(&r.home, &r.root), "done");
     assert_eq!(
-        daemon_pid(&home),
+        daemon_pid(&r.home),
         None,
         "the daemon kept running after wait"
     );
@@ -98,23 +121,11 @@ fn wait_shows_what_is_left_then_quits_and_stops_the_daemon() {
 
 #[test]
 fn kill_stops_the_daemon_with_its_graceful_shutdown() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("h");
-    let _stop = StopDaemon(home.clone());
-    sleeper(&home, "slow", 30);
-    std::fs::write(
-        home.join("config.toml"),
-        "[daemon]\nshutdown_grace = \"1s\"\n",
-    )
-    .unwrap();
-    let root = submit(&home, "slow", "Too long");
-    let t = Tmux::control_room("kill", &home, "");
-    t.wait_for("1 running", WAIT);
-    t.keys(&["q"]);
-    t.wait_for("Quit the control room?", WAIT);
-    t.keys(&["k"]);
-    t.wait_for("TUI-EXITED", WAIT);
-    let job = json(&home, &["job", "show", &root, "--json"]);
+    let grace = "[daemon]\nshutdown_grace = \"1s\"\n";
+    let r = one_running("kill", 30, "Too long", Some(grace));
+    quit_choosing(&r.t, "k");
+    r.t.wait_for("TUI-EXITED", WAIT);
+    let job = json(&r.home, &["job", "show", &r.root, "--json"]);
     assert_eq!(job["state"], "failed", "{job}");
     assert!(
         job["error"].as_str().unwrap().contains("daemon shut down"),
@@ -124,16 +135,10 @@ fn kill_stops_the_daemon_with_its_graceful_shutdown() {
 
 #[test]
 fn a_closed_terminal_detaches_and_the_job_still_succeeds() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("h");
-    let _stop = StopDaemon(home.clone());
-    sleeper(&home, "slow", 3);
-    let root = submit(&home, "slow", "Survive the hang-up");
-    let t = Tmux::control_room("hangup", &home, "");
-    t.wait_for("1 running", WAIT);
+    let r = one_running("hangup", 3, "Survive the hang-up", None);
     // Killing the tmux server hangs up the control room's terminal.
-    drop(t);
-    wait_state(&home, &root, "done", WAIT);
+    drop(r.t);
+    wait_state(&r.home, &r.root, "done", WAIT);
 }
 
 #[test]

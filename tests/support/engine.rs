@@ -289,6 +289,16 @@ pub fn env<'a>(clock: &'a ManualClock, cfg: &'a OrchestrateConfig) -> Env<'a> {
     }
 }
 
+/// The six decisions a result may carry, for the suites that try each one.
+pub const EVERY_DECISION: &[Decision] = &[
+    Decision::Approved,
+    Decision::ChangesRequested,
+    Decision::Blocked,
+    Decision::Implemented,
+    Decision::Failed,
+    Decision::Skipped,
+];
+
 pub fn res(decision: Decision) -> GitmootResult {
     GitmootResult {
         decision,
