@@ -53,7 +53,7 @@ pub fn logs(ctx: &Ctx, id: &str, follow: bool, as_json: bool) -> anyhow::Result<
 /// One record a line, each reaching the reader at once (`--follow` streams them).
 fn print_record(out: &mut Out, r: &Record, as_json: bool) -> anyhow::Result<()> {
     if as_json {
-        writeln!(out, "{}", serde_json::to_string(r)?)?;
+        out.json_line(r)?;
     } else {
         writeln!(
             out,

@@ -177,14 +177,17 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             },
             &mut output::Out::lines(),
         ),
-        Command::DemoAgent { role } => crate::demo::agent::run(role, &mut output::Out::lines()),
+        Command::DemoAgent { role } => {
+            // Its stdout is the result the daemon parses, not a terminal's text.
+            crate::demo::agent::run(role, &mut output::Out::lines().exact())
+        }
         Command::Bench(a) => crate::bench::run(a, &mut output::Out::lines()),
         Command::Completions { shell } => {
             // Rendered first: `generate` panics on a write error, and a closed stdout
             // must come back as one.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "gitmoot", &mut script);
-            let mut out = output::Out::block();
+            let mut out = output::Out::block().exact();
             std::io::Write::write_all(&mut out, &script)?;
             Ok(out.finish()?)
         }

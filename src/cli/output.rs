@@ -1,6 +1,7 @@
 //! The CLI's standard output: `Out`, the one writer every verb prints through (a reader
-//! that goes away is a normal end, not a failure), and the shared shapes printed through
-//! it: JSON documents, aligned tables, human-readable ages.
+//! that goes away is a normal end, not a failure; text written to it is stripped of
+//! terminal control, JSON is written exact), and the shared shapes printed through it:
+//! JSON documents, aligned tables, human-readable ages.
 //!
 //! Owns how output reaches stdout; must not decide what a verb prints or read the store.
 
@@ -13,8 +14,20 @@ use crate::clock::Millis;
 /// Standard output as the verbs write it. Every write error comes back as an
 /// `io::Error`; one of kind `BrokenPipe` carries [`ReaderGone`], so `main` ends quietly
 /// with exit 0 when the reader of the pipe left (`gitmoot job list | head -1`) and only then.
+///
+/// Human text is the chokepoint for agent-controlled strings (summaries, prompts, titles,
+/// errors, chat bodies): every `write` passes through the control room's own
+/// `sanitize::clean_keeping_tabs`, so an agent can neither set the terminal's title, write
+/// its clipboard (OSC 52) nor clear the screen, and newlines and tabs stay layout. The CLI
+/// prints no styling of its own, so nothing intended is lost. Each `write` is cleaned on
+/// its own: `writeln!` hands each formatted field over in one piece, so an unterminated
+/// sequence swallows the rest of its own field only. JSON (`json`, `json_line`, an
+/// [`Out::exact`] writer) is written byte for byte: serde escapes C0 controls itself and
+/// `--json` must hold the agent's text exactly.
 pub(crate) struct Out {
     sink: Sink,
+    /// Whether `write` strips terminal control (off for machine output).
+    scrub: bool,
 }
 
 enum Sink {
@@ -35,6 +48,7 @@ impl Out {
     pub fn lines() -> Self {
         Self {
             sink: Sink::Lines(io::stdout()),
+            scrub: true,
         }
     }
 
@@ -43,7 +57,15 @@ impl Out {
     pub fn block() -> Self {
         Self {
             sink: Sink::Block(BufWriter::new(io::stdout().lock())),
+            scrub: true,
         }
+    }
+
+    /// Written byte for byte: for machine output (a JSON stream, a completion script, a
+    /// demo agent's result), which is no terminal's text.
+    pub fn exact(mut self) -> Self {
+        self.scrub = false;
+        self
     }
 
     /// Writes what is still buffered.
@@ -53,18 +75,44 @@ impl Out {
 
     /// One pretty JSON document and a newline.
     pub fn json<T: Serialize + ?Sized>(&mut self, value: &T) -> anyhow::Result<()> {
-        writeln!(self, "{}", serde_json::to_string_pretty(value)?)?;
+        self.exact_line(&serde_json::to_string_pretty(value)?)
+    }
+
+    /// One compact JSON document and a newline: a JSON Lines row.
+    pub fn json_line<T: Serialize + ?Sized>(&mut self, value: &T) -> anyhow::Result<()> {
+        self.exact_line(&serde_json::to_string(value)?)
+    }
+
+    /// `text` and a newline, past the scrubbing.
+    fn exact_line(&mut self, text: &str) -> anyhow::Result<()> {
+        let sink = self.sink_mut();
+        sink.write_all(text.as_bytes())
+            .and_then(|()| sink.write_all(b"\n"))
+            .map_err(mark_reader_gone)?;
         Ok(())
+    }
+
+    fn sink_mut(&mut self) -> &mut dyn Write {
+        match &mut self.sink {
+            Sink::Lines(w) => w,
+            Sink::Block(w) => w,
+        }
     }
 }
 
 impl Write for Out {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.sink {
-            Sink::Lines(w) => w.write(buf),
-            Sink::Block(w) => w.write(buf),
-        }
-        .map_err(mark_reader_gone)
+        let clean;
+        let bytes = if self.scrub && !plain(buf) {
+            // Bytes that are not UTF-8 are no text a reader wants either: they print as
+            // U+FFFD, as `from_utf8_lossy` spells them.
+            clean = gitmoot_ui::sanitize::clean_keeping_tabs(&String::from_utf8_lossy(buf));
+            clean.as_bytes()
+        } else {
+            buf
+        };
+        self.sink_mut().write_all(bytes).map_err(mark_reader_gone)?;
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -74,6 +122,13 @@ impl Write for Out {
         }
         .map_err(mark_reader_gone)
     }
+}
+
+/// Printable ASCII, newlines and tabs only: nothing to strip (the common case, copied
+/// without a scan of its chars).
+fn plain(buf: &[u8]) -> bool {
+    buf.iter()
+        .all(|&b| matches!(b, b' '..=b'~' | b'\n' | b'\t'))
 }
 
 /// A broken pipe on stdout, told apart from one on an agent's pipe or the relay socket.
@@ -106,9 +161,19 @@ pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()>
 /// `kubectl get` prints and what scripts `awk`, and this is a dozen lines against a crate
 /// with borders, styling and terminal-width probing the CLI does not want.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    // Cleaned before measuring, so a cell's escapes cannot shift the columns and a
+    // newline in it cannot forge a row.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| gitmoot_ui::sanitize::clean_line(c))
+                .collect()
+        })
+        .collect();
     let width = |s: &str| s.chars().count();
     let mut widths: Vec<usize> = headers.iter().map(|h| width(h)).collect();
-    for r in rows {
+    for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(width(cell));
         }
@@ -126,7 +191,7 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         s.trim_end().to_string() + "\n"
     };
     let mut out = line(headers.to_vec());
-    for r in rows {
+    for r in &rows {
         out.push_str(&line(r.iter().map(String::as_str).collect()));
     }
     out

@@ -47,9 +47,9 @@ pub(crate) struct JsonStream<W: Write> {
 }
 
 impl JsonStream<Out> {
-    /// A stream to standard output, in blocks.
+    /// A stream to standard output, in blocks, exact (JSON escapes what it must).
     pub fn stdout(lines: bool) -> Self {
-        Self::new(Out::block(), lines)
+        Self::new(Out::block().exact(), lines)
     }
 }
 

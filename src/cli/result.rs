@@ -44,7 +44,11 @@ fn check(file: Option<PathBuf>) -> anyhow::Result<()> {
     let text = String::from_utf8_lossy(&bytes);
     match crate::contract::parse(&text) {
         Ok(result) => {
-            writeln!(Out::lines(), "{}", crate::contract::to_json(&result))?;
+            writeln!(
+                Out::lines().exact(),
+                "{}",
+                crate::contract::to_json(&result)
+            )?;
             Ok(())
         }
         Err(errors) => {

@@ -16,3 +16,4 @@ mod ops_config;
 mod polish_cli;
 mod seeds_engine_cli;
 mod store_copy;
+mod terminal_escapes;

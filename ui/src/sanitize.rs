@@ -2,7 +2,8 @@
 //!
 //! Owns the one rule "an agent can never drive the operator's terminal": every string that
 //! came from an agent, a prompt or a chat message passes through [`clean`] (single line
-//! contexts use [`clean_line`]). Must not touch styling or layout.
+//! contexts use [`clean_line`]); the CLI's human output uses [`clean_keeping_tabs`]. Must
+//! not touch styling or layout.
 
 /// What a byte-level scanner is in the middle of.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -24,11 +25,22 @@ enum Mode {
 /// characters. Keeps `\n`; turns `\t` into four spaces; drops `\r` (a carriage return
 /// would let text overwrite what came before it on the same line) and backspace.
 pub fn clean(input: &str) -> String {
+    strip(input, "    ")
+}
+
+/// [`clean`] with `\t` kept as it is: for a terminal's plain text, where a tab is layout
+/// the reader expects (a widget cannot draw one, a terminal can).
+pub fn clean_keeping_tabs(input: &str) -> String {
+    strip(input, "\t")
+}
+
+/// The scanner both faces share; `tab` is what a `\t` becomes.
+fn strip(input: &str, tab: &str) -> String {
     let mut out = String::with_capacity(input.len());
     let mut mode = Mode::Text;
     for c in input.chars() {
         mode = match mode {
-            Mode::Text => text_char(c, &mut out),
+            Mode::Text => text_char(c, tab, &mut out),
             Mode::Escape => match c {
                 '[' => Mode::Csi,
                 ']' | 'P' | 'X' | '^' | '_' => Mode::StringSeq,
@@ -60,7 +72,7 @@ pub fn clean(input: &str) -> String {
     out
 }
 
-fn text_char(c: char, out: &mut String) -> Mode {
+fn text_char(c: char, tab: &str, out: &mut String) -> Mode {
     match c {
         '\u{1b}' => Mode::Escape,
         '\u{9b}' => Mode::Csi,
@@ -70,7 +82,7 @@ fn text_char(c: char, out: &mut String) -> Mode {
             Mode::Text
         }
         '\t' => {
-            out.push_str("    ");
+            out.push_str(tab);
             Mode::Text
         }
         // Other C0, DEL and C1 controls; also bidi overrides, which can reorder what the
@@ -149,6 +161,15 @@ mod tests {
     #[test]
     fn tabs_become_spaces_and_newlines_stay() {
         assert_eq!(clean("a\tb\nc"), "a    b\nc");
+    }
+
+    #[test]
+    fn the_terminal_face_keeps_tabs_and_strips_the_rest() {
+        assert_eq!(clean_keeping_tabs("a\tb\nc"), "a\tb\nc");
+        assert_eq!(
+            clean_keeping_tabs("\x1b]52;c;ZXZpbA==\x07x\x1b[2J\ty\r"),
+            "x\ty"
+        );
     }
 
     #[test]

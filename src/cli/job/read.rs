@@ -159,7 +159,7 @@ pub(super) fn events(ctx: &Ctx, id: &str, follow: bool, json: bool) -> anyhow::R
         }
         for e in &batch {
             if json {
-                writeln!(out, "{}", serde_json::to_string(e)?)?;
+                out.json_line(e)?;
             } else {
                 writeln!(
                     out,
