@@ -1,4 +1,4 @@
-//! `gitmoot daemon run|status` and the waiting half of `job run --wait`.
+//! `gitmoot daemon run|status|stop` and the waiting half of `job run --wait`.
 //!
 //! Thin glue over `crate::daemon`: flags in, the daemon's report out.
 
@@ -12,7 +12,7 @@ use clap::Subcommand;
 use super::Ctx;
 use super::output::{Out, age, table};
 use crate::clock::now_ms;
-use crate::daemon::{Daemon, DaemonError, DaemonExit, LockError, ShutdownHandle};
+use crate::daemon::{Daemon, DaemonError, DaemonExit, LockError, ShutdownHandle, StopMode};
 use crate::domain::{EventKind, JobKind, JobState, RunState};
 use crate::store::jobs::{self, Job};
 use crate::store::runs;
@@ -38,6 +38,16 @@ pub enum DaemonCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Stop the home's daemon and wait until it has exited: no new claims, running jobs
+    /// get [daemon].shutdown_grace.
+    Stop {
+        /// Let every running and queued job finish first.
+        #[arg(long, conflicts_with = "kill")]
+        wait: bool,
+        /// Terminate the running jobs now (recorded failed); queued jobs stay queued.
+        #[arg(long)]
+        kill: bool,
+    },
 }
 
 pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
@@ -48,7 +58,29 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
             labels,
         } => run_foreground(ctx, parallel, until_idle, labels),
         DaemonCmd::Status { json } => status(ctx, json),
+        DaemonCmd::Stop { wait, kill } => stop(ctx, wait, kill),
     }
+}
+
+/// `daemon stop`: signals the daemon the home's lock names (see `daemon::shutdown`) and
+/// waits until it has let go of the lock or died.
+fn stop(ctx: &Ctx, wait: bool, kill: bool) -> anyhow::Result<()> {
+    let (mode, how) = match (wait, kill) {
+        (true, _) => (StopMode::Finish, "every running and queued job finished"),
+        (_, true) => (StopMode::Kill, "its running jobs were terminated"),
+        _ => (
+            StopMode::Graceful,
+            "no new claims; running jobs had [daemon].shutdown_grace",
+        ),
+    };
+    let lock = ctx.home.daemon_lock_path();
+    let pid = crate::daemon::request_stop(&lock, mode)?;
+    let me = pid.to_string();
+    while crate::pid::is_alive(pid) && crate::daemon::lock::holder(&lock).is_some_and(|p| p == me) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    writeln!(Out::lines(), "daemon pid {pid} stopped: {how}")?;
+    Ok(())
 }
 
 /// `daemon run`: the pool in the foreground, one line per job state change on stdout.
@@ -208,16 +240,16 @@ pub(crate) fn wait_for_root(
             if detach_on_interrupt {
                 // The tree stays queued/running for a daemon; an embedded one dies with
                 // this process and the next daemon's recovery settles what it ran.
-                eprintln!(
+                say(format_args!(
                     "interrupted: run {root} is left to a daemon (`gitmoot daemon run` continues it)"
-                );
+                ));
                 std::process::exit(super::interrupt::exit_status());
             }
             match signals {
                 1 => {
-                    eprintln!(
+                    say(format_args!(
                         "interrupted: cancelling run {root} (interrupt again to kill its agents now)"
-                    );
+                    ));
                     let killed = store.write(|tx| {
                         crate::engine::kill_root(
                             tx,
@@ -231,7 +263,9 @@ pub(crate) fn wait_for_root(
                     }
                 }
                 2 => {
-                    eprintln!("interrupted again: killing the agents of run {root}");
+                    say(format_args!(
+                        "interrupted again: killing the agents of run {root}"
+                    ));
                     let running = jobs::by_root_in_state(store.conn(), root, JobState::Running)?;
                     let ids: Vec<&str> = running.iter().map(|j| j.id.as_str()).collect();
                     crate::runtime::process::kill_marked(&ids);
@@ -255,7 +289,7 @@ pub(crate) fn wait_for_root(
         h.join()?;
     }
     if handled > 0 {
-        eprintln!("run {root} ended {state}");
+        say(format_args!("run {root} ended {state}"));
         std::process::exit(super::interrupt::exit_status());
     }
     let mut out = Out::lines();
@@ -282,6 +316,12 @@ pub(crate) fn wait_for_root(
         }
         other => Err(anyhow::anyhow!("run {root} ended {other}")),
     }
+}
+
+/// One line on stderr that never panics: after a hang-up the terminal may be gone, and
+/// the waiter still has its run to settle.
+fn say(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// The job whose result is the tree's: the root, or the last of its continuation chain.

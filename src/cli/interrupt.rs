@@ -1,6 +1,10 @@
-//! SIGINT/SIGTERM for a command that waits in the foreground (`job run --wait`): the
-//! signals are counted instead of ending the process, so the command can cancel its work
-//! on the first and force on the second.
+//! SIGINT/SIGTERM/SIGHUP for a command that waits in the foreground (`job run --wait`):
+//! the signals are counted instead of ending the process, so the command can cancel its
+//! work on the first and force on the second. A hang-up (a closed terminal, a dropped SSH
+//! session) is an interrupt like the others: left to its default it would end the waiter
+//! with its job still `running` and its registration in the store. `gitmoot daemon stop`'s
+//! SIGUSR2 (`--kill`) counts as an interrupt too, and its SIGUSR1 (`--wait`) is ignored: the
+//! waiter then simply finishes its tree.
 //!
 //! Owns only the counting; what an interrupt means is the waiting command's business.
 
@@ -15,9 +19,14 @@ extern "C" fn on_signal(sig: libc::c_int) {
     COUNT.fetch_add(1, Ordering::SeqCst);
 }
 
-/// From now on SIGINT and SIGTERM are counted, not fatal.
+/// From now on SIGINT, SIGTERM, SIGHUP and SIGUSR2 are counted, not fatal, and SIGUSR1 is
+/// ignored.
 pub(crate) fn count_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    // SAFETY: ignoring a signal installs no handler at all.
+    unsafe {
+        libc::signal(libc::SIGUSR1, libc::SIG_IGN);
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR2] {
         // SAFETY: the handler only touches atomics, which is async-signal-safe.
         unsafe {
             libc::signal(
@@ -28,12 +37,13 @@ pub(crate) fn count_signals() {
     }
 }
 
-/// How many SIGINT/SIGTERM arrived so far.
+/// How many interrupting signals arrived so far.
 pub fn received() -> u32 {
     COUNT.load(Ordering::SeqCst)
 }
 
-/// The shell's exit status for death by the last signal (130 for SIGINT, 143 for SIGTERM).
+/// The shell's exit status for death by the last signal (130 for SIGINT, 143 for SIGTERM,
+/// 129 for SIGHUP).
 pub(crate) fn exit_status() -> i32 {
     128 + LAST.load(Ordering::SeqCst)
 }

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use lock::{DaemonLock, LockError};
-pub use shutdown::ShutdownHandle;
+pub use shutdown::{ShutdownHandle, StopError, StopMode, request_stop};
 pub use status::{DaemonStatus, report as status_report};
 
 use crate::clock::{Clock, SystemClock};

@@ -213,7 +213,7 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     tracing::info!(parallel = pool.parallel, lock = %lock.path().display(), "daemon: started");
     let exit = match pool.drive(&mut wakers).await? {
         Some(exit) => exit,
-        None => pool.drain().await,
+        None => pool.drain(wakers.stop.is_immediate()).await,
     };
     pool.close().await?;
     tracing::info!(?exit, "daemon: stopped");

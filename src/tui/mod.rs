@@ -104,7 +104,8 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
             if let Some(pid) = watch.own_pid() {
                 eprintln!(
                     "detached: the daemon (pid {pid}) keeps running this home's jobs; \
-                     `gitmoot daemon status` shows them, `gitmoot tui` attaches again"
+                     `gitmoot daemon status` shows them, `gitmoot tui` attaches again, \
+                     `gitmoot daemon stop` stops it"
                 );
             }
             Ok(())

@@ -9,4 +9,5 @@ mod daemon_lifecycle;
 mod pg_fleet;
 mod real_cli;
 mod runtime_adapters;
+mod stopping;
 mod supervise;

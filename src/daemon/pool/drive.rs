@@ -35,6 +35,8 @@ impl Pool {
             if w.stop.is_requested() {
                 return Ok(None);
             }
+            // `daemon stop --wait`: the daemon ends the way `--until-idle` does.
+            self.until_idle |= w.stop.is_finishing();
             // A detached daemon outlives its control room; once its home is deleted (a
             // throwaway test or demo home) there is nothing left to run for.
             if !root.exists() {

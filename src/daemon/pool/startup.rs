@@ -126,10 +126,10 @@ fn wakers(
     location: &Location,
     shared: &Shared,
 ) -> Result<(Wakers, Option<Reload>), DaemonError> {
-    if d.signals {
-        shutdown::on_signals(d.shutdown.clone())?;
-    }
     let wake = Arc::new(Notify::new());
+    if d.signals {
+        shutdown::on_signals(d.shutdown.clone(), wake.clone())?;
+    }
     let store_watch = StoreWatch::for_location(location, &wake);
     let reload = match &d.config_file {
         Some(path) => {

@@ -12,10 +12,13 @@ use super::Pool;
 use super::tick::settle_all;
 
 impl Pool {
-    /// Waits out `[daemon].shutdown_grace` for the jobs in flight, then terminates the
-    /// rest and waits for them.
-    pub(super) async fn drain(&mut self) -> DaemonExit {
-        let grace_ms = self.shared.config().daemon.shutdown_grace.0.max(0);
+    /// Waits out `[daemon].shutdown_grace` for the jobs in flight (none with `immediate`,
+    /// `daemon stop --kill`), then terminates the rest and waits for them.
+    pub(super) async fn drain(&mut self, immediate: bool) -> DaemonExit {
+        let grace_ms = match immediate {
+            true => 0,
+            false => self.shared.config().daemon.shutdown_grace.0.max(0),
+        };
         let grace = Duration::from_millis(grace_ms as u64);
         let deadline = tokio::time::sleep(grace);
         tokio::pin!(deadline);
@@ -26,10 +29,13 @@ impl Pool {
             }
         }
         let terminated = self.inflight.len();
-        let why = format!(
-            "daemon shut down: terminated after the {} shutdown grace",
-            crate::duration::format_ms(grace.as_millis() as i64)
-        );
+        let why = match immediate {
+            true => "daemon shut down: terminated by `gitmoot daemon stop --kill`".to_string(),
+            false => format!(
+                "daemon shut down: terminated after the {} shutdown grace",
+                crate::duration::format_ms(grace.as_millis() as i64)
+            ),
+        };
         let ids: Vec<String> = self.inflight.keys().cloned().collect();
         for id in &ids {
             self.kill(id, &why);

@@ -162,9 +162,10 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
                     text,
                 ),
                 say(
-                    "    in the background; `gitmoot tui` attaches to it again",
+                    "    in the background; `gitmoot tui` attaches to it again,",
                     muted,
                 ),
+                say("    `gitmoot daemon stop` stops it", muted),
                 say(
                     " w  wait: quit once every running and queued job has finished",
                     text,
