@@ -19,6 +19,69 @@ pub fn kind(raw: &RawValue) -> &'static str {
     }
 }
 
+/// How deep a `gitmoot_result` may nest, the result object itself being level 1: its
+/// fields are decoded one by one by a parser that refuses 128 levels of its own.
+pub const MAX_DEPTH: usize = 128;
+
+/// Why JSON text that scans as well-formed still cannot be decoded, named for the error
+/// line: nesting past [`MAX_DEPTH`] (counting from `depth`, the level `json` sits in) or a
+/// `\u` escape that is half of a UTF-16 surrogate pair. One linear pass, no recursion, so
+/// any depth is safe to ask about.
+pub(crate) fn defect(json: &str, mut depth: usize) -> Option<String> {
+    let bytes = json.as_bytes();
+    let (mut i, mut in_str) = (0, false);
+    while i < bytes.len() {
+        match (in_str, bytes[i]) {
+            (true, b'\\') if bytes.get(i + 1) == Some(&b'u') => {
+                match escape_surrogate(bytes, i) {
+                    Ok(len) => i += len,
+                    Err(unit) => {
+                        return Some(format!(
+                            "holds an invalid UTF-16 surrogate (\\u{unit:04x} is not half of a pair)"
+                        ));
+                    }
+                }
+                continue;
+            }
+            (true, b'\\') => i += 1,
+            (_, b'"') => in_str = !in_str,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(format!("is nested deeper than {MAX_DEPTH} levels"));
+                }
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The length of the `\u` escape (or surrogate pair) at `at`; `Err(unit)` names a
+/// surrogate that has no partner.
+fn escape_surrogate(bytes: &[u8], at: usize) -> Result<usize, u32> {
+    let Some(unit) = hex_unit(bytes, at + 2) else {
+        // Not four hex digits: the raw decoder refuses such text before it gets here.
+        return Ok(2);
+    };
+    let high = (0xD800..0xDC00).contains(&unit);
+    let low_follows = bytes.get(at + 6..at + 8) == Some(&b"\\u"[..])
+        && hex_unit(bytes, at + 8).is_some_and(|low| (0xDC00..0xE000).contains(&low));
+    match unit {
+        _ if high && low_follows => Ok(12),
+        0xD800..=0xDFFF => Err(unit),
+        _ => Ok(6),
+    }
+}
+
+/// The four hex digits starting at `at`, as a UTF-16 code unit.
+fn hex_unit(bytes: &[u8], at: usize) -> Option<u32> {
+    let digits = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
+    u32::from_str_radix(digits, 16).ok()
+}
+
 /// An object's members in the order written, duplicates included.
 pub(crate) struct Entries<'a>(pub Vec<(String, &'a RawValue)>);
 
@@ -191,6 +254,32 @@ mod tests {
             canonical_object(&raw(r#"{"name":"a","name":"b"}"#)),
             Err("name".to_owned())
         );
+    }
+
+    #[test]
+    fn defects_name_depth_and_unpaired_surrogates_only() {
+        let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert_eq!(
+            defect(&deep[1..deep.len() - 1], 1),
+            None,
+            "128 levels in all"
+        );
+        assert!(defect(&deep, 1).unwrap().contains("nested deeper than 128"));
+        for fine in [
+            r#""\ud83d\ude00""#,
+            r#""\\ud800""#,
+            r#"["\u00e9", "\uDBFF\uDFFF"]"#,
+        ] {
+            assert_eq!(defect(fine, 1), None, "{fine}");
+        }
+        for lone in [r#""\ud800""#, r#""\udc00x""#, r#""\ud800\u0041""#] {
+            assert!(
+                defect(lone, 1)
+                    .unwrap()
+                    .contains("invalid UTF-16 surrogate"),
+                "{lone}"
+            );
+        }
     }
 
     #[test]

@@ -42,21 +42,29 @@ pub(crate) const FIELDS: &[&str] = &[
 /// Validates the value of `gitmoot_result`; `Err` holds every error line, in report order.
 pub fn result(raw: &RawValue) -> Result<GitmootResult, Vec<String>> {
     let Some(entries) = Entries::of(raw) else {
-        return Err(vec![format!(
-            "gitmoot_result must be a JSON object (got {})",
-            decode::kind(raw)
-        )]);
+        let why = decode::defect(raw.get(), 0)
+            .unwrap_or_else(|| format!("must be a JSON object (got {})", decode::kind(raw)));
+        return Err(vec![format!("gitmoot_result {why}")]);
     };
     let mut v = Validator::default();
     let mut fields: HashMap<&str, &RawValue> = HashMap::new();
+    let mut undecodable = false;
     for (key, value) in &entries.0 {
         if !FIELDS.contains(&key.as_str()) {
             v.err(unsupported_field(key));
+        } else if let Some(why) = decode::defect(value.get(), 1) {
+            // The field cannot be read at all, so its rules (and those that depend on it)
+            // would only restate that as a wrong type.
+            v.err(format!("gitmoot_result {key} {why}"));
+            undecodable = true;
         } else {
             // A repeated field keeps its last value, as the original's JSON decoder does:
             // rejecting it would lose a whole result over a harmless repetition.
             fields.insert(key.as_str(), value);
         }
+    }
+    if undecodable {
+        return Err(v.errors);
     }
     let get = |name: &str| {
         fields

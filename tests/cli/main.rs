@@ -1,6 +1,7 @@
 //! The command line through the real binary on scratch homes: validation and exit codes,
 //! the foundation verbs, operations, config, the contract and engine verbs, activity, chat
-//! and its relay, concurrent writers, and store copies.
+//! and its relay, concurrent writers, store copies, and the small edges (decoder messages,
+//! status file modes, the PATH check of shell commands).
 
 mod activity_cli;
 mod chat_cli;
@@ -15,5 +16,6 @@ mod ops_cli;
 mod ops_config;
 mod polish_cli;
 mod seeds_engine_cli;
+mod small_edges;
 mod store_copy;
 mod terminal_escapes;
