@@ -4,6 +4,8 @@
 //! Owns the file's shape and the report; the pool only calls `write` and `remove`.
 
 use crate::store::Tx;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -34,10 +36,20 @@ pub fn path(home: &Home) -> PathBuf {
     home.root().join("daemon-status.json")
 }
 
-/// Replaces the file atomically so readers never see half of it.
+/// Replaces the file atomically so readers never see half of it. The file names the jobs
+/// and agents at work, so it is the owner's alone (0600) whatever the umask; the mode is
+/// set on the open temporary too, as one left by an older daemon keeps its own.
 pub fn write(path: &Path, s: &StatusFile) -> std::io::Result<()> {
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec(s)?)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(&serde_json::to_vec(s)?)?;
+    drop(file);
     std::fs::rename(tmp, path)
 }
 

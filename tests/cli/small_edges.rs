@@ -1,6 +1,9 @@
 //! The small edges of issue #25 through the real binary on scratch homes: the result
 //! decoder naming what it could not read (nesting too deep, an unpaired surrogate) instead
-//! of a wrong type, and never overflowing its stack on deep input.
+//! of a wrong type, and never overflowing its stack on deep input; the daemon's status
+//! file private (0600) whatever the umask.
+
+use std::time::Duration;
 
 use gitmoot_test_support as support;
 
@@ -42,4 +45,67 @@ fn a_lone_surrogate_in_a_string_is_named() {
         "{stderr}"
     );
     assert!(!stderr.contains("must be a string"), "{stderr}");
+}
+
+/// A daemon stopped when the test ends, a failed assertion included.
+struct Daemon(Option<std::process::Child>);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.take() {
+            support::stop_daemon(child);
+        }
+    }
+}
+
+/// `daemon run` on `home` started under umask 0, as a service manager might start it.
+fn daemon_under_umask_0(home: &std::path::Path) -> Daemon {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(support::bin());
+    cmd.arg("--home")
+        .arg(home)
+        .args(["daemon", "run"])
+        .env_remove("GITMOOT_HOME")
+        .env_remove("GITMOOT_STORE")
+        .env_remove(gitmoot::chat::relay::ENV_SOCKET)
+        .env_remove(gitmoot::chat::relay::ENV_TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: umask is async-signal-safe and only sets the child's own mask.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0);
+            Ok(())
+        });
+    }
+    Daemon(Some(cmd.spawn().unwrap()))
+}
+
+#[test]
+fn the_daemon_status_file_is_0600_under_umask_0_and_stays_so_when_rewritten() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[daemon]\ntick = \"200ms\"\n",
+    )
+    .unwrap();
+    let status = home.path().join("daemon-status.json");
+    let _daemon = daemon_under_umask_0(home.path());
+    let mode = || std::fs::metadata(&status).map(|m| m.permissions().mode() & 0o777);
+    let tick = || {
+        std::fs::read(&status)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|v| v["last_tick_ms"].clone())
+    };
+    support::wait_until("the status file", Duration::from_secs(20), || {
+        tick().is_some()
+    });
+    assert_eq!(mode().unwrap(), 0o600, "as first written");
+    let first = tick().unwrap();
+    support::wait_until("a rewrite", Duration::from_secs(20), || {
+        tick().is_some_and(|t| t != first)
+    });
+    assert_eq!(mode().unwrap(), 0o600, "once rewritten");
 }
