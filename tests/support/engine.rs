@@ -300,21 +300,7 @@ pub const EVERY_DECISION: &[Decision] = &[
 ];
 
 pub fn res(decision: Decision) -> GitmootResult {
-    GitmootResult {
-        decision,
-        summary: format!("{} summary", decision.as_str()),
-        findings: vec![],
-        changes_made: vec![],
-        tests_run: vec![],
-        needs: vec![],
-        delegations: vec![],
-        artifact_body: None,
-        human_questions: vec![],
-        evidence: Default::default(),
-        checks_blocked: None,
-        severity: None,
-        learnings: vec![],
-    }
+    GitmootResult::new(decision, format!("{} summary", decision.as_str()))
 }
 
 pub fn approved() -> GitmootResult {
