@@ -72,13 +72,12 @@ pub fn stop_daemon(mut d: std::process::Child) {
     d.wait().unwrap();
 }
 
-/// Polls `cond` every 50 ms; panics naming `what` once `limit` has passed.
-pub fn wait_until(what: &str, limit: std::time::Duration, mut cond: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+/// `daemon::wait_until` that panics naming `what` once `limit` has passed.
+pub fn wait_until(what: &str, limit: std::time::Duration, cond: impl FnMut() -> bool) {
+    assert!(
+        daemon::wait_until(limit, cond),
+        "timed out waiting for {what}"
+    );
 }
 
 /// Runs `args`, which must succeed; returns its stdout.
