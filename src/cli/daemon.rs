@@ -75,8 +75,9 @@ fn stop(ctx: &Ctx, wait: bool, kill: bool) -> anyhow::Result<()> {
     };
     let lock = ctx.home.daemon_lock_path();
     let pid = crate::daemon::request_stop(&lock, mode)?;
-    let me = pid.to_string();
-    while crate::pid::is_alive(pid) && crate::daemon::lock::holder(&lock).is_some_and(|p| p == me) {
+    // "Stopped" means the process is gone, not only its lock: a daemon releases the lock
+    // a moment before it exits.
+    while crate::pid::is_alive(pid) {
         std::thread::sleep(Duration::from_millis(50));
     }
     writeln!(Out::lines(), "daemon pid {pid} stopped: {how}")?;
