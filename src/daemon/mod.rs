@@ -27,7 +27,7 @@ pub use lock::{DaemonLock, LockError};
 pub use shutdown::{ShutdownHandle, StopError, StopMode, request_stop};
 pub use status::{DaemonStatus, report as status_report};
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, SteadyClock};
 use crate::config::Config;
 use crate::domain::RuntimeKind;
 use crate::engine::{self, EngineError, Hooks, NoHooks, Outcome, Settlement, Usage};
@@ -208,7 +208,7 @@ impl Daemon {
             only_root: None,
             labels: None,
             hooks: Arc::new(NoHooks),
-            clock: Arc::new(SystemClock),
+            clock: Arc::new(SteadyClock::default()),
             signals: false,
             shutdown: ShutdownHandle::default(),
         }

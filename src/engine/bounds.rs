@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::Millis;
+use crate::clock::{Clock, Millis};
 use crate::config::OrchestrateConfig;
 use crate::contract::{Delegation, GitmootResult};
 use crate::domain::EventKind;
@@ -128,16 +128,18 @@ pub fn stop_reason(run: &Run) -> Option<String> {
     }
 }
 
-/// Milliseconds the tree has been active, paused time excluded.
-pub fn active_ms(run: &Run, now: Millis) -> i64 {
-    let paused_now = run.paused_since_ms.map(|p| now - p).unwrap_or(0);
-    now - run.created_ms - run.paused_ms - paused_now
+/// Milliseconds the tree has been active since its root's creation, paused time excluded,
+/// as `clock` measures it (the daemon's corrects steps of the wall clock).
+pub fn active_ms(run: &Run, clock: &dyn Clock, now: Millis) -> i64 {
+    let paused = run.paused_ms + run.paused_since_ms.map(|p| now - p).unwrap_or(0);
+    clock.active_ms(&run.root_id, now - run.created_ms - paused, paused)
 }
 
 /// What the bounds read about one delegation set at dispatch.
 pub(super) struct Dispatching<'a> {
     pub run: &'a Run,
     pub cfg: &'a OrchestrateConfig,
+    pub clock: &'a dyn Clock,
     pub now: Millis,
     /// The coordinator's depth in its tree.
     pub depth: u32,
@@ -230,8 +232,11 @@ fn job_budget(d: &Dispatching<'_>) -> Option<Stop> {
     })
 }
 
+/// Checked only here, when a coordinator fans out: the bound drops new delegations and
+/// never cancels a job that is queued or running.
 fn wall_clock(d: &Dispatching<'_>) -> Option<Stop> {
-    let (active, limit) = (active_ms(d.run, d.now), d.cfg.max_delegation_walltime.0);
+    let active = active_ms(d.run, d.clock, d.now);
+    let limit = d.cfg.max_delegation_walltime.0;
     (active > limit).then(|| Stop::WallClock {
         root: d.run.root_id.clone(),
         active,
@@ -454,6 +459,7 @@ mod tests {
             tree: run.jobs,
             run: &run,
             cfg: &cfg,
+            clock: &crate::clock::SystemClock,
             now: 120_000,
             depth,
             width,

@@ -195,13 +195,11 @@ pub fn may_start(conn: &Tx<'_>, job: &jobs::Job) -> Result<bool, EngineError> {
 pub struct SweepReport {
     /// Rounds auto-finalized by the escalation TTL.
     pub expired_rounds: Vec<i64>,
-    /// Runs stopped by the wall-clock bound.
-    pub walltime_stopped: Vec<String>,
     /// Stopped runs that ended with nothing left to run.
     pub ended: Vec<String>,
 }
 
-/// The daemon's tick: TTL auto-finalize, the wall-clock bound, and stopped trees ending.
+/// The daemon's tick: TTL auto-finalize and stopped trees ending.
 pub fn sweep(tx: &Tx<'_>, env: Env<'_>) -> Result<SweepReport, EngineError> {
     let ctx = Ctx::new(tx, env);
     let mut report = SweepReport::default();
@@ -213,32 +211,15 @@ pub fn sweep(tx: &Tx<'_>, env: Env<'_>) -> Result<SweepReport, EngineError> {
         ctx.after_round_timeout(&r)?;
         report.expired_rounds.push(r.id);
     }
-    for mut run in runs::live(tx)? {
-        if stop_reason(&run).is_none()
-            && active_ms(&run, ctx.now) > env.cfg.max_delegation_walltime.0
-        {
-            let limit = crate::duration::format_ms(env.cfg.max_delegation_walltime.0);
-            run.stop_reason = Some(format!("wall-clock limit of {limit} reached"));
-            run.updated_ms = ctx.now;
-            runs::put(tx, &run)?;
-            ctx.event(
-                &run.root_id,
-                Some(&run.root_id),
-                EventKind::DelegationWalltimeExceeded,
-                format!(
-                    "delegation tree {} ran {}, exceeding the wall-clock limit of {limit}; stopping new work",
-                    run.root_id,
-                    crate::duration::format_ms(active_ms(&run, ctx.now))
-                ),
-                None,
-            )?;
-            stop_tree(&ctx, &run.root_id, "walltime")?;
-            report.walltime_stopped.push(run.root_id.clone());
-        } else if stop_reason(&run).is_some() {
+    for run in runs::live(tx)? {
+        // The wall-clock bound is only checked when a coordinator fans out (`bounds`); the
+        // tick just lets this process's clock see the tree early, so it measures its age.
+        active_ms(&run, ctx.clock, ctx.now);
+        if stop_reason(&run).is_some() {
             end_if_idle(&ctx, &run.root_id)?;
-        }
-        if runs::require(tx, &run.root_id)?.state.is_terminal() && stop_reason(&run).is_some() {
-            report.ended.push(run.root_id.clone());
+            if runs::require(tx, &run.root_id)?.state.is_terminal() {
+                report.ended.push(run.root_id.clone());
+            }
         }
     }
     Ok(report)

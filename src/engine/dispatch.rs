@@ -36,6 +36,7 @@ impl Ctx<'_, '_> {
         let facts = Dispatching {
             run: &run,
             cfg: self.cfg,
+            clock: self.clock,
             now: self.now,
             depth: job.depth,
             width: n,

@@ -1,6 +1,7 @@
 //! The daemon and the runtimes through the real binary: its lifecycle, the embedded daemon,
 //! fleets on one store (SQLite and PostgreSQL), supervision of agents' processes, the
-//! runtime adapters, and the real Claude Code and Codex CLIs against model stand-ins.
+//! runtime adapters, the wall-clock bound, and the real Claude Code and Codex CLIs against
+//! model stand-ins.
 
 mod daemon_e2e;
 mod daemon_embedded;
@@ -11,3 +12,4 @@ mod real_cli;
 mod runtime_adapters;
 mod stopping;
 mod supervise;
+mod walltime_e2e;

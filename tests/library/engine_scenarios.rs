@@ -451,22 +451,70 @@ fn wall_clock_bound_excludes_paused_time_and_trips_at_dispatch() {
 }
 
 #[test]
-fn wall_clock_sweep_stops_a_running_tree_gracefully() {
-    let mut h = H::fanned(vec![d("a", "rev"), d("b", "rev").deps(&["a"])]);
+fn wall_clock_bound_never_cancels_queued_or_running_work() {
+    let mut h = H::fanned(vec![
+        d("a", "rev"),
+        d("b", "rev").deps(&["a"]),
+        d("c", "rev"),
+    ]);
     h.start("a");
     h.clock.advance(2 * 3_600_000 + 1);
-    let rep = h.sweep();
-    assert_eq!(rep.walltime_stopped, [h.root.clone()]);
+    h.sweep();
+    assert_eq!(h.job("a").state, JobState::Running);
+    assert_eq!(h.queued(), ["c"], "a queued leg is not cancelled");
+    assert!(
+        h.events("delegation_walltime_exceeded").is_empty(),
+        "no coordinator fanned out, so nothing trips"
+    );
     h.ok("a", approved());
-    assert!(h.try_job("b").is_none());
-    let f = finalize_of(&h, "continuation");
+    assert_eq!(
+        h.queued(),
+        ["b", "c"],
+        "a leg admitted before the limit runs"
+    );
+    h.ok("b", approved());
+    h.ok("c", approved());
+    h.ok("continuation", fan(vec![d("y", "rev")]));
+    h.assert_first_event(
+        "delegation_walltime_exceeded",
+        "not dispatching 1 delegation(s)",
+    );
+    assert!(
+        h.try_job("continuation/y").is_none(),
+        "the new fan-out is dropped"
+    );
+    let f = finalize_of(&h, "continuation/continuation");
     assert!(
         f.prompt.contains("wall-clock limit of 2h reached"),
         "{}",
         f.prompt
     );
-    h.ok("continuation", approved());
+    h.ok("continuation/continuation", approved());
     assert_eq!(h.run().state, RunState::Done);
+}
+
+#[test]
+fn a_forward_clock_step_neither_ages_nor_cancels_a_tree() {
+    let mut h = H::fanned(vec![d("a", "coord"), d("b", "rev")]);
+    h.start("a");
+    // The daemon's tick sees the tree before the system clock is set 3 h ahead.
+    h.sweep();
+    h.clock.step(3 * 3_600_000);
+    h.sweep();
+    assert_eq!(h.job("a").state, JobState::Running);
+    assert_eq!(h.queued(), ["b"], "nothing is cancelled by the step");
+    h.ok("a", fan(vec![d("x", "rev")]));
+    assert!(
+        h.events("delegation_walltime_exceeded").is_empty(),
+        "a step of the clock is not time the tree ran"
+    );
+    assert_eq!(h.queued(), ["a/x", "b"]);
+    // Time that really passes still counts.
+    h.clock.advance(2 * 3_600_000 + 1);
+    h.ok("a/x", approved());
+    h.ok("a/continuation", fan(vec![d("z", "rev")]));
+    assert_eq!(h.events("delegation_walltime_exceeded").len(), 1);
+    assert!(h.try_job("a/continuation/z").is_none());
 }
 
 #[test]
