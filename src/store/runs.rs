@@ -129,6 +129,39 @@ pub fn require<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Run> {
 }
 
 /// Runs newest first, at most `limit`.
+/// A run row, or what made it unreadable (the id is its root job's, the column `runs.…`).
+pub type Readable = std::result::Result<Run, super::jobs::Unreadable>;
+
+fn readable(r: &Row<'_>) -> Result<Readable> {
+    match from_row(r) {
+        Ok(run) => Ok(Ok(run)),
+        Err(StoreError::Column { index, reason }) => Ok(Err(super::jobs::Unreadable {
+            id: r.get(0).unwrap_or_default(),
+            column: format!("runs.{}", COLS.split(", ").nth(index).unwrap_or("?")),
+            reason,
+        })),
+        Err(e) => Err(e),
+    }
+}
+
+/// `get` for a reader that shows a damaged row rather than failing on it.
+pub fn get_readable<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Option<Readable>> {
+    tx.into().query_opt(
+        &format!("SELECT {COLS} FROM runs WHERE root_id = ?1"),
+        params![root_id],
+        readable,
+    )
+}
+
+/// `list` for a reader that shows a damaged row rather than failing on it.
+pub fn list_readable<'a>(tx: impl Into<Tx<'a>>, limit: usize) -> Result<Vec<Readable>> {
+    tx.into().query_map(
+        &format!("SELECT {COLS} FROM runs ORDER BY created_ms DESC, rowid DESC LIMIT ?1"),
+        params![limit],
+        readable,
+    )
+}
+
 pub fn list<'a>(tx: impl Into<Tx<'a>>, limit: usize) -> Result<Vec<Run>> {
     tx.into().query_map(
         &format!("SELECT {COLS} FROM runs ORDER BY created_ms DESC, rowid DESC LIMIT ?1"),

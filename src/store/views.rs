@@ -4,48 +4,117 @@
 //! Owns only the SQL and plain rows; turning them into view models is `tui::load`'s, and
 //! nothing here writes.
 
-use super::Result;
-use super::tx::{Tx, params};
-use crate::domain::JobState;
+use super::tx::{Row, Tx, params};
+use super::{Result, StoreError};
+use crate::domain::{JobKind, JobState};
 use gitmoot_types::JobNode;
 
+/// What each column of `tree_rows`' select reads, `table.column`, to name a damaged one.
+const TREE_COLUMNS: [&str; 17] = [
+    "jobs.id",
+    "jobs.parent_id",
+    "jobs.delegation_id",
+    "jobs.kind",
+    "jobs.agent",
+    "jobs.action",
+    "jobs.state",
+    "jobs.result",
+    "jobs.result",
+    "jobs.depth",
+    "jobs.started_ms",
+    "jobs.finished_ms",
+    "jobs.tokens_in",
+    "delegations.spec",
+    "jobs.created_ms",
+    "jobs.attempt",
+    "jobs.result",
+];
+
 /// Every job of the tree rooted at `root_id`, oldest first, each a tree row of its own (the
-/// children are nested by the caller from `parent_id`).
+/// children are nested by the caller from `parent_id`). A row that does not decode (bad
+/// result JSON, an unknown state, text in an integer column) comes back marked
+/// `unreadable` with the column named, so one damaged row never hides its tree.
 pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<JobNode>> {
+    // JSON is read only where it is valid: SQLite fails the whole query on one bad document.
     tx.into().query_map(
         "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
-                json_extract(j.result, '$.decision'), json_extract(j.result, '$.summary'), j.depth,
-                j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out, json_extract(d.spec, '$.deps'),
-                j.created_ms, j.attempt
+                CASE WHEN json_valid(j.result) THEN json_extract(j.result, '$.decision') END,
+                CASE WHEN json_valid(j.result) THEN json_extract(j.result, '$.summary') END,
+                j.depth, j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out,
+                CASE WHEN json_valid(d.spec) THEN json_extract(d.spec, '$.deps') END,
+                j.created_ms, j.attempt,
+                CASE WHEN j.result IS NULL OR json_valid(j.result) THEN 1 ELSE 0 END
          FROM jobs j
          LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
          WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
         params![root_id],
         |r| {
-        let deps: Option<String> = r.get(13)?;
-        Ok(JobNode {
-            id: r.get(0)?,
-            parent_id: r.get(1)?,
-            delegation_id: r.get(2)?,
-            kind: r.get(3)?,
-            agent: r.get(4)?,
-            action: r.get(5)?,
-            state: r.get(6)?,
-            decision: r.get(7)?,
-            summary: r.get(8)?,
-            depth: r.get(9)?,
-            deps: deps
-                .and_then(|d| serde_json::from_str(&d).ok())
-                .unwrap_or_default(),
-            created_ms: r.get(14)?,
-            started_ms: r.get(10)?,
-            finished_ms: r.get(11)?,
-            tokens: r.get::<i64>(12)? as u64,
-            attempt: r.get(15)?,
-            children: Vec::new(),
-        })
+            let damaged = match tree_row(r) {
+                Ok(node) if r.get::<i64>(16)? == 1 => return Ok(node),
+                Ok(_) => 16,
+                Err(StoreError::Column { index, .. }) => index,
+                Err(e) => return Err(e),
+            };
+            Ok(unreadable_row(r, TREE_COLUMNS[damaged.min(16)]))
         },
     )
+}
+
+fn tree_row(r: &Row<'_>) -> Result<JobNode> {
+    let deps: Option<String> = r.get(13)?;
+    Ok(JobNode {
+        id: r.get(0)?,
+        parent_id: r.get(1)?,
+        delegation_id: r.get(2)?,
+        kind: r.get(3)?,
+        agent: r.get(4)?,
+        action: r.get(5)?,
+        state: r.get(6)?,
+        decision: r.get(7)?,
+        summary: r.get(8)?,
+        depth: r.get(9)?,
+        deps: deps
+            .and_then(|d| serde_json::from_str(&d).ok())
+            .unwrap_or_default(),
+        created_ms: r.get(14)?,
+        started_ms: r.get(10)?,
+        finished_ms: r.get(11)?,
+        tokens: r.get::<i64>(12)? as u64,
+        attempt: r.get(15)?,
+        unreadable: None,
+        children: Vec::new(),
+    })
+}
+
+/// A damaged row as far as it still reads: where it sits in its tree (its depth from its
+/// id's path when the depth itself is what broke) and the column that did not decode.
+fn unreadable_row(r: &Row<'_>, column: &str) -> JobNode {
+    let id: String = r.get(0).unwrap_or_default();
+    let parent_id: Option<String> = r.get(1).ok().flatten();
+    JobNode {
+        kind: r.get(3).unwrap_or(if parent_id.is_none() {
+            JobKind::Root
+        } else {
+            JobKind::Leg
+        }),
+        parent_id,
+        delegation_id: r.get(2).ok().flatten(),
+        agent: r.get(4).unwrap_or_default(),
+        action: r.get(5).unwrap_or_default(),
+        state: r.get(6).unwrap_or(JobState::Failed),
+        decision: None,
+        summary: None,
+        depth: r.get(9).unwrap_or_else(|_| id.matches('/').count() as u32),
+        deps: Vec::new(),
+        created_ms: r.get(14).unwrap_or(0),
+        started_ms: r.get(10).ok().flatten(),
+        finished_ms: r.get(11).ok().flatten(),
+        tokens: 0,
+        attempt: r.get(15).unwrap_or(1),
+        unreadable: Some(column.to_string()),
+        children: Vec::new(),
+        id,
+    }
 }
 
 /// The newest message, the newest mention, the agents' unread total and the human's: any

@@ -123,15 +123,15 @@ impl Loader {
         let mut linked = false;
         let mut touched = Vec::new();
         if self.cursor == 0 {
-            for run in runs::list(conn, ROOTS_SHOWN)? {
-                let view = root_view(conn, &run)?;
-                self.roots.insert(run.root_id.clone(), view);
+            for run in runs::list_readable(conn, ROOTS_SHOWN)? {
+                let view = readable_root_view(conn, run)?;
+                self.roots.insert(view.id.clone(), view);
             }
         } else if last > self.cursor {
             for root in views::touched_roots(conn, self.cursor)? {
                 linked = linked || crate::store::chat::link(conn, &root)?.is_some();
-                if let Some(run) = runs::get(conn, &root)? {
-                    let view = root_view(conn, &run)?;
+                if let Some(run) = runs::get_readable(conn, &root)? {
+                    let view = readable_root_view(conn, run)?;
                     self.roots.insert(root.clone(), view);
                 }
                 touched.push(root);
@@ -246,6 +246,24 @@ struct ChatPanes {
 /// the pane is re-read on either and otherwise reused.
 type AttentionKey = (i64, i64, i64);
 
+/// A tree whose run row is damaged still shows its jobs: its root row is marked with the
+/// run's column, and the run's figures (state, title, totals) read as blank.
+fn readable_root_view(conn: &Tx<'_>, run: runs::Readable) -> Result<RootView> {
+    let u = match run {
+        Ok(run) => return root_view(conn, &run),
+        Err(u) => u,
+    };
+    let mut stand_in = runs::Run::new(u.id.clone(), String::new(), None, 0);
+    stand_in.state = crate::domain::RunState::Blocked;
+    let mut view = root_view(conn, &stand_in)?;
+    view.created_ms = view.tree.created_ms;
+    if view.tree.id.is_empty() {
+        view.tree.id = u.id;
+    }
+    view.tree.unreadable.get_or_insert(u.column);
+    Ok(view)
+}
+
 /// The light columns of a tree's jobs, with each leg's deps from its delegation spec.
 fn root_view(conn: &Tx<'_>, run: &runs::Run) -> Result<RootView> {
     let mut nodes: Vec<JobNode> = views::tree_rows(conn, &run.root_id)?
@@ -320,6 +338,7 @@ fn placeholder() -> JobNode {
         finished_ms: None,
         tokens: 0,
         attempt: 1,
+        unreadable: None,
         children: Vec::new(),
     }
 }
@@ -468,8 +487,11 @@ fn inboxes(conn: &Tx<'_>) -> Result<Vec<Inbox>> {
 }
 
 fn detail(conn: &Tx<'_>, job_id: &str) -> Result<Option<JobDetail>> {
-    let Some(job) = jobs::get(conn, job_id)? else {
-        return Ok(None);
+    // A damaged row has no drawer; its tree row already names the job and the column.
+    let job = match jobs::get(conn, job_id) {
+        Ok(Some(job)) => job,
+        Err(crate::store::StoreError::Unreadable(_)) | Ok(None) => return Ok(None),
+        Err(e) => return Err(e.into()),
     };
     let notes: Vec<String> = engine::checks::marks(conn, &job)
         .unwrap_or_default()

@@ -1,8 +1,9 @@
-//! The control room: its executor and loads on real stores, the room in a real terminal
+//! The control room: its executor and loads on real stores (a damaged one too), the room in a real terminal
 //! (tmux), the operations and promotion it offers, the screenshots, the demo, and chat end
 //! to end.
 
 mod chat_e2e;
+mod damaged_store;
 mod demo_headless;
 mod ops_room;
 mod promote_room;

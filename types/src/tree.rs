@@ -46,6 +46,10 @@ pub struct JobNode {
     pub tokens: u64,
     /// 1 for a leg's first run; a retry counts up (shown as `integration.2`).
     pub attempt: u32,
+    /// The column (`table.column`) the store could not read when its row is damaged: the
+    /// row is drawn marked `unreadable`, stays selectable, and counts in no rollup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
     pub children: Vec<JobNode>,
 }
 
@@ -54,6 +58,7 @@ impl JobNode {
     pub fn rollup(&self) -> Rollup {
         let mut r = Rollup::default();
         self.walk(&mut |n| match n.state {
+            _ if n.unreadable.is_some() => {}
             JobState::Running => r.running += 1,
             JobState::Queued => r.queued += 1,
             JobState::Succeeded => r.done += 1,

@@ -1,6 +1,6 @@
 //! The Job tree pane: a header row, then roots newest first, then legs and continuations,
 //! with fold markers, state glyphs and colours, spinners, per-node rollups, elapsed time
-//! and tokens.
+//! and tokens; a row the store could not read is marked `!` and names its job and column.
 //!
 //! Owns drawing of `rows::tree_rows`; folding and filtering live in `rows`. Width
 //! priorities: a root's job id (the operator's only handle) is never cut; the fixed
@@ -153,7 +153,9 @@ fn row<'a>(
     let edge = row_style(theme.style(Slot::DagEdge), selected, theme);
     let text = row_style(theme.style(Slot::Text), selected, theme);
     let n = r.node;
-    let (glyph, gslot) = if n.kind == JobKind::Root {
+    let (glyph, gslot) = if n.unreadable.is_some() {
+        ("!", Slot::JobFailed)
+    } else if n.kind == JobKind::Root {
         root_glyph(r.root, state.tick)
     } else {
         (job_glyph(n.state, state.tick), job_slot(n.state))
@@ -220,6 +222,10 @@ fn lead(r: &TreeRow) -> String {
 /// The label's two parts: the head (the id, never cut) and the tail (title or agent).
 fn head_and_tail(r: &TreeRow, idle: bool) -> (String, String) {
     let n = r.node;
+    // A damaged row names its whole job id and the column: nothing else in it can be trusted.
+    if let Some(column) = &n.unreadable {
+        return (format!("{}  unreadable: {column}", n.id), String::new());
+    }
     let waiting = if n.kind == JobKind::Root {
         !r.root.state.is_terminal() && n.rollup().queued > 0
     } else {

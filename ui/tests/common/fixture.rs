@@ -32,6 +32,7 @@ fn node(id: &str, kind: JobKind, agent: &str, action: &str, state: JobState) -> 
         finished_ms: None,
         tokens: 0,
         attempt: 1,
+        unreadable: None,
         children: Vec::new(),
     }
 }
