@@ -147,9 +147,13 @@ fn status(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
     if json {
         return out.json(&s);
     }
-    match &s.pid {
-        Some(pid) => writeln!(out, "daemon running pid {pid}")?,
-        None => writeln!(out, "daemon stopped")?,
+    match (&s.pid, &s.waiter_pid) {
+        (Some(pid), _) => writeln!(out, "daemon running pid {pid}")?,
+        (None, Some(pid)) => writeln!(
+            out,
+            "daemon stopped; `job run --wait` pid {pid} runs its own tree and holds the home until it ends"
+        )?,
+        (None, None) => writeln!(out, "daemon stopped")?,
     }
     if let Some(up) = s.uptime_ms {
         writeln!(out, "uptime: {}", age(now, now - up))?;

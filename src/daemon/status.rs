@@ -81,6 +81,9 @@ pub struct DaemonStatus {
     pub jobs: Vec<StatusJob>,
     /// Every daemon whose lease in the store's `daemons` table is current, newest first.
     pub daemons: Vec<LiveDaemon>,
+    /// The pid of a `job run --wait` that holds the home to run its own tree: it is not a
+    /// daemon (`running` is false), and no daemon can start beside it until it ends.
+    pub waiter_pid: Option<u32>,
 }
 
 /// One live daemon of the `daemons` table.
@@ -111,7 +114,12 @@ pub fn report(
     lease_ms: Millis,
 ) -> Result<DaemonStatus, StoreError> {
     let mut live = Vec::new();
+    let mut waiters = Vec::new();
     for d in daemons::unstopped(conn, Some(now - lease_ms))? {
+        if d.is_waiter() {
+            waiters.push(d);
+            continue;
+        }
         live.push(LiveDaemon {
             running_jobs: daemons::running_jobs(conn, &d.id)?.len(),
             id: d.id,
@@ -123,10 +131,19 @@ pub fn report(
         });
     }
     let holder = super::lock::holder(&home.daemon_lock_path());
+    let holder_pid: Option<u32> = holder.as_deref().and_then(|p| p.trim().parse().ok());
+    let host = super::lease::hostname();
+    let waiter_pid =
+        holder_pid.filter(|p| waiters.iter().any(|w| w.pid == *p as i64 && w.host == host));
+    let (holder, holder_pid) = match waiter_pid {
+        Some(_) => (None, None),
+        None => (holder, holder_pid),
+    };
     let file = holder.as_ref().and_then(|_| read(&path(home)));
     Ok(DaemonStatus {
+        waiter_pid,
         running: holder.is_some(),
-        pid: holder.as_deref().and_then(|p| p.trim().parse().ok()),
+        pid: holder_pid,
         uptime_ms: file.as_ref().map(|f| now - f.started_ms),
         parallel: file.as_ref().map(|f| f.parallel),
         last_tick_ms: file.as_ref().map(|f| f.last_tick_ms),

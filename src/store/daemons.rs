@@ -26,6 +26,23 @@ pub struct DaemonRow {
 
 const COLS: &str = "id, host, pid, parallel, labels, started_ms, heartbeat_ms, stopped_ms";
 
+/// The id prefix of a `job run --wait` waiter's row: it registers so its running jobs are
+/// recovered like any daemon's once its lease lapses, but it runs one tree and is no daemon.
+const WAITER: &str = "w-";
+
+/// A fresh registration id: `d-…` for a daemon, `w-…` for a waiter.
+pub fn new_id(waiter: bool) -> String {
+    let prefix = if waiter { WAITER } else { "d-" };
+    format!("{prefix}{}", crate::ids::random_hex(6))
+}
+
+impl DaemonRow {
+    /// A `job run --wait` process, not a daemon: never listed or counted as one.
+    pub fn is_waiter(&self) -> bool {
+        self.id.starts_with(WAITER)
+    }
+}
+
 fn row(r: &Row<'_>) -> Result<DaemonRow> {
     let labels: String = r.get(4)?;
     Ok(DaemonRow {

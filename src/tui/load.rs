@@ -348,7 +348,10 @@ fn counts(conn: &Tx<'_>, beat_since: i64) -> Result<Counts> {
         running: jobs::count_state(conn, JobState::Running)? as u32,
         queued: jobs::count_state(conn, JobState::Queued)? as u32,
         awaiting: views::awaiting_runs(conn)?,
-        daemons: crate::store::daemons::unstopped(conn, Some(beat_since))?.len() as u32,
+        daemons: crate::store::daemons::unstopped(conn, Some(beat_since))?
+            .iter()
+            .filter(|d| !d.is_waiter())
+            .count() as u32,
     })
 }
 

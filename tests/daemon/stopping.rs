@@ -1,4 +1,5 @@
-//! Stopping work from outside, through the real binary: a hang-up of `job run --wait` and
+//! Stopping work from outside, through the real binary: a hang-up of `job run --wait` (and
+//! its waiter, live or killed, never listed as a daemon) and
 //! `gitmoot daemon stop` in its three ways (default, `--wait`, `--kill`) and its refusals.
 
 use gitmoot_test_support::daemon as daemon_support;
@@ -113,6 +114,39 @@ fn a_hang_up_of_a_wait_settles_its_job_terminated_and_leaves_no_daemon_listed() 
     let s = daemon_status(&h);
     assert_eq!(s["running"], false, "{s}");
     assert_eq!(s["daemons"], serde_json::json!([]), "{s}");
+}
+
+#[test]
+fn a_waiter_live_or_killed_is_never_listed_as_a_daemon() {
+    let h = TestHome::new();
+    let pidfile = sleeper(&h, "slow", 300);
+    let mut child = h
+        .cmd(&["job", "run", "--agent", "slow", "--wait", "take your time"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent = started(&pidfile);
+    let s = daemon_status(&h);
+    assert_eq!(s["daemons"], serde_json::json!([]), "{s}");
+    assert_eq!(s["running"], false, "{s}");
+    assert_eq!(s["waiter_pid"], child.id(), "{s}");
+    let text = h.ok(&["daemon", "status"]);
+    assert!(text.contains("`job run --wait` pid"), "{text}");
+    assert!(!text.contains("daemons attached"), "{text}");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let s = daemon_status(&h);
+    assert_eq!(s["daemons"], serde_json::json!([]), "{s}");
+    assert_eq!(s["running"], false, "{s}");
+    assert_eq!(s["waiter_pid"], serde_json::Value::Null, "{s}");
+    // The killed waiter's agent is left behind (its group is the agent's own); end it.
+    // SAFETY: signalling the process group of an agent this test started.
+    unsafe {
+        libc::kill(-agent, libc::SIGKILL);
+        libc::kill(agent, libc::SIGKILL);
+    }
 }
 
 #[test]

@@ -168,7 +168,7 @@ pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
         relay: start_relay(d),
     });
     let registration = Arc::new(Registration {
-        id: format!("d-{}", crate::ids::random_hex(6)),
+        id: crate::store::daemons::new_id(d.only_root.is_some()),
         host: lease::hostname(),
         labels: d
             .labels
