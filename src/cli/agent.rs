@@ -231,7 +231,7 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
 /// warning: the agent is still registered, as the binary may be installed later).
 fn missing_program(agent: &Agent) -> Option<String> {
     let program = match (&agent.command, agent.runtime) {
-        (Some(c), _) => c.split_whitespace().next()?.to_string(),
+        (Some(c), _) => plain_program(c)?.to_string(),
         (None, RuntimeKind::Shell) => return None,
         (None, r) => r.to_string(),
     };
@@ -241,4 +241,22 @@ fn missing_program(agent: &Agent) -> Option<String> {
     let path = std::env::var_os("PATH")?;
     let found = std::env::split_paths(&path).any(|d| d.join(&program).is_file());
     (!found).then_some(program)
+}
+
+/// Shell words that are not programs on PATH: keywords and the builtins with no binary.
+const SHELL_WORDS: &[&str] = &[
+    "!", "{", "}", "[[", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+    "function", "if", "select", "then", "time", "until", "while", ".", "alias", "builtin", "cd",
+    "command", "declare", "eval", "exec", "exit", "export", "let", "local", "read", "readonly",
+    "return", "set", "shift", "source", "trap", "typeset", "ulimit", "umask", "unset", "wait",
+];
+
+/// The first word of `command` when it is a plain program invocation; `None` for anything
+/// the shell reads first (a keyword, a builtin, an assignment, a subshell or group, an
+/// expansion or quoting), whose program cannot be known without running it: the check
+/// must never warn about a command that runs fine.
+fn plain_program(command: &str) -> Option<&str> {
+    let first = command.split_whitespace().next()?;
+    let shell = |c: char| "=$`'\"\\(){};&|<>*?[~#".contains(c);
+    (!SHELL_WORDS.contains(&first) && !first.contains(shell)).then_some(first)
 }

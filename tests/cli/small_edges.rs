@@ -1,7 +1,8 @@
 //! The small edges of issue #25 through the real binary on scratch homes: the result
 //! decoder naming what it could not read (nesting too deep, an unpaired surrogate) instead
 //! of a wrong type, and never overflowing its stack on deep input; the daemon's status
-//! file private (0600) whatever the umask.
+//! file private (0600) whatever the umask; `agent add --command` checking the first word
+//! against PATH only for a plain program invocation.
 
 use std::time::Duration;
 
@@ -108,4 +109,39 @@ fn the_daemon_status_file_is_0600_under_umask_0_and_stays_so_when_rewritten() {
         tick().is_some_and(|t| t != first)
     });
     assert_eq!(mode().unwrap(), 0o600, "once rewritten");
+}
+
+/// `agent add NAME --runtime shell --command COMMAND` on a fresh home: its stderr.
+fn add_shell_agent(name: &str, command: &str) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let out = support::gitmoot(home.path())
+        .args(support::agent_args::shell_agent_args(name, command, &[]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{command}: {stderr}");
+    stderr
+}
+
+#[test]
+fn agent_add_checks_only_a_plain_program_and_never_warns_about_shell_syntax() {
+    for command in [
+        "for i in 1 2; do echo \"$i\"; done",
+        "while read -r line; do echo \"$line\"; done",
+        "if true; then cat; fi",
+        "H=$(hostname); echo \"$H\"",
+        "cd repo && no-such-program-xyz --go",
+        "(no-such-program-xyz)",
+        "{ no-such-program-xyz; }",
+        "\"$HOME/bin/tool\" --go",
+        "exec cat",
+    ] {
+        let stderr = add_shell_agent("sh", command);
+        assert!(!stderr.contains("is not on PATH"), "{command}: {stderr}");
+    }
+    let stderr = add_shell_agent("plain", "no-such-program-xyz --go");
+    assert!(
+        stderr.contains("`no-such-program-xyz` is not on PATH"),
+        "a plain program is still checked: {stderr}"
+    );
 }
