@@ -1,6 +1,7 @@
 //! The seat relay against a real unix socket: the per-seat token, its binding to one agent
 //! and one thread, the repo scope, socket permissions, and `chat send`/`chat wait` routed
-//! through it from a child process that never opens the store.
+//! through it from a child process that never opens the store; and a real moot's seats,
+//! whose daemon-issued tokens post only to their thread, as their agent, while their job runs.
 
 use gitmoot_test_support as support;
 
@@ -299,4 +300,153 @@ fn the_moot_cap_holds_through_the_relay() {
     )
     .unwrap();
     assert!(w.cap_reached);
+}
+
+/// `chat show THREAD --json`'s messages as (kind, author, body).
+fn messages(home: &std::path::Path, thread: &str) -> Vec<(String, String, String)> {
+    let shown: serde_json::Value =
+        serde_json::from_str(&stdout(home, &["chat", "show", thread, "--json"])).unwrap();
+    shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let text = |k: &str| m[k].as_str().unwrap_or_default().to_string();
+            (text("kind"), text("author"), text("body"))
+        })
+        .collect()
+}
+
+/// A shell agent whose script runs `gitmoot` as a seat does: through the relay its
+/// environment names, on a home that does not exist.
+fn seat_agent(home: &std::path::Path, name: &str, body: &str) {
+    let ghost = home.join("no/such/home");
+    let script = format!(
+        "cat >/dev/null\nG=\"{} --home {}\"\n{body}\n",
+        support::bin(),
+        ghost.display()
+    );
+    let path = home.join(format!("{name}.sh"));
+    std::fs::write(&path, script).unwrap();
+    stdout(
+        home,
+        &shell_agent_args(
+            name,
+            &format!("sh {}", path.display()),
+            &["--repo", "owner/repo", "--policy", "workspace-write"],
+        ),
+    );
+}
+
+/// Each refusal through a real moot's seats: the daemon issues each seat its token. The
+/// first seat posts once (its token, so the next seat can try it) and then tries another
+/// thread and another agent's name; the second, once the first has finished, tries the
+/// finished seat's token and a forged one. Every refusal names its reason, nothing but the
+/// first seat's one post is written, and the other thread stays empty.
+#[test]
+fn a_moot_seat_s_token_posts_only_to_its_thread_as_its_agent_while_its_job_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    std::fs::create_dir_all(&home).unwrap();
+    let refused = |var: &str, cmd: &str, why: &str| {
+        format!(
+            "out=$({cmd} 2>&1); case \"$out\" in *\"{why}\"*) {var}=refused ;; *) {var}=\"written:$?\" ;; esac"
+        )
+    };
+    seat_agent(
+        &home,
+        "alice",
+        &[
+            "$G chat send duo \"token:$GITMOOT_RELAY_TOKEN\" >/dev/null 2>&1 && sent=yes || sent=no"
+                .to_string(),
+            refused(
+                "other",
+                "$G chat send elsewhere 'wrong thread'",
+                "token not valid for this thread",
+            ),
+            refused(
+                "as",
+                "$G chat send duo 'pretending' --as bob",
+                "cannot send as",
+            ),
+            r#"echo "{\"gitmoot_result\":{\"decision\":\"approved\",\"summary\":\"sent=$sent other=$other as=$as\"}}""#
+                .to_string(),
+        ]
+        .join("\n"),
+    );
+    seat_agent(
+        &home,
+        "bob",
+        &[
+            "tok=$($G chat wait duo --since-seq 0 --timeout 5s | sed -n 's/.*token:\\([0-9a-f][0-9a-f]*\\).*/\\1/p' | head -n 1)"
+                .to_string(),
+            "[ -n \"$tok\" ] || tok=missing".to_string(),
+            refused(
+                "finished",
+                "GITMOOT_RELAY_TOKEN=$tok $G chat send duo 'after the seat ended'",
+                "invalid or expired token",
+            ),
+            refused(
+                "forged",
+                &format!(
+                    "GITMOOT_RELAY_TOKEN={} $G chat send duo 'forged'",
+                    "ab".repeat(32)
+                ),
+                "invalid or expired token",
+            ),
+            r#"[ "$tok" = missing ] && finished=no-token"#.to_string(),
+            r#"echo "{\"gitmoot_result\":{\"decision\":\"approved\",\"summary\":\"finished=$finished forged=$forged\"}}""#
+                .to_string(),
+        ]
+        .join("\n"),
+    );
+    stdout(
+        &home,
+        &["chat", "create", "elsewhere", "--repo", "owner/repo"],
+    );
+    std::fs::write(home.join("config.toml"), "[daemon]\nparallel = 1\n").unwrap();
+    let convened = stdout(
+        &home,
+        &[
+            "moot",
+            "duo",
+            "topic",
+            "--agents",
+            "alice,bob",
+            "--repo",
+            "owner/repo",
+        ],
+    );
+    stdout(&home, &["daemon", "run", "--until-idle"]);
+
+    let seat = |name: &str| {
+        let id = convened
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("seat {name}: ")))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no seat {name}: {convened}"))
+            .to_string();
+        let job: serde_json::Value =
+            serde_json::from_str(&stdout(&home, &["job", "show", &id, "--json"])).unwrap();
+        job["result"]["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(seat("alice"), "sent=yes other=refused as=refused");
+    assert_eq!(seat("bob"), "finished=refused forged=refused");
+    let duo = messages(&home, "duo");
+    // The seats' results are linked in by the daemon (`job_result`); posts are `chat`.
+    let posts: Vec<_> = duo.iter().filter(|(kind, ..)| kind == "chat").collect();
+    assert_eq!(posts.len(), 1, "only alice's one post: {duo:?}");
+    assert_eq!(posts[0].1, "alice");
+    assert!(posts[0].2.starts_with("token:"), "{duo:?}");
+    assert!(
+        duo.iter().all(|(.., body)| {
+            !["pretending", "after the seat ended", "forged"].contains(&body.as_str())
+        }),
+        "{duo:?}"
+    );
+    assert_eq!(messages(&home, "elsewhere"), [], "the other thread");
+    assert!(!home.join("no").exists(), "the seats never opened a store");
 }
