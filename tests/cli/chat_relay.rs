@@ -258,23 +258,25 @@ fn the_cli_routes_send_and_wait_through_the_relay_without_the_store() {
         .stderr(predicate::str::starts_with("error: dial chat relay:"));
 }
 
+/// `moot duo topic` with seats alice and bob on owner/repo, and `extra`; its stdout.
+fn convene_duo(home: &std::path::Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "moot",
+        "duo",
+        "topic",
+        "--agents",
+        "alice,bob",
+        "--repo",
+        "owner/repo",
+    ];
+    args.extend_from_slice(extra);
+    stdout(home, &args)
+}
+
 #[test]
 fn the_moot_cap_holds_through_the_relay() {
     let s = setup();
-    stdout(
-        s.dir.path(),
-        &[
-            "moot",
-            "duo",
-            "topic",
-            "--agents",
-            "alice,bob",
-            "--repo",
-            "owner/repo",
-            "--max-messages",
-            "1",
-        ],
-    );
+    convene_duo(s.dir.path(), &["--max-messages", "1"]);
     let store = Store::open(&s.home.db_path()).unwrap();
     let t = gitmoot::chat::threads::resolve(&store.conn(), "duo", None).unwrap();
     let relay = Relay::start(&s.home).unwrap();
@@ -405,18 +407,7 @@ fn a_moot_seat_s_token_posts_only_to_its_thread_as_its_agent_while_its_job_runs(
         &["chat", "create", "elsewhere", "--repo", "owner/repo"],
     );
     std::fs::write(home.join("config.toml"), "[daemon]\nparallel = 1\n").unwrap();
-    let convened = stdout(
-        &home,
-        &[
-            "moot",
-            "duo",
-            "topic",
-            "--agents",
-            "alice,bob",
-            "--repo",
-            "owner/repo",
-        ],
-    );
+    let convened = convene_duo(&home, &[]);
     stdout(&home, &["daemon", "run", "--until-idle"]);
 
     let seat = |name: &str| {

@@ -64,6 +64,19 @@ fn working(h: &TestHome, secs: u32, n: usize) -> (Vec<String>, Child, i32) {
     (jobs, d, started(&pidfile))
 }
 
+/// A `job run --wait` of a shell agent that works five minutes, and its agent's pid once
+/// it runs.
+fn waiter(h: &TestHome) -> (Child, i32) {
+    let pidfile = sleeper(h, "slow", 300);
+    let child = h
+        .cmd(&["job", "run", "--agent", "slow", "--wait", "take your time"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, started(&pidfile))
+}
+
 fn daemon_status(h: &TestHome) -> serde_json::Value {
     serde_json::from_str(&h.ok(&["daemon", "status", "--json"])).unwrap()
 }
@@ -90,14 +103,7 @@ fn stopped(h: &TestHome, args: &[&str]) {
 #[test]
 fn a_hang_up_of_a_wait_settles_its_job_terminated_and_leaves_no_daemon_listed() {
     let h = TestHome::new();
-    let pidfile = sleeper(&h, "slow", 300);
-    let mut child = h
-        .cmd(&["job", "run", "--agent", "slow", "--wait", "take your time"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let agent = started(&pidfile);
+    let (mut child, agent) = waiter(&h);
     signal(child.id(), libc::SIGHUP);
     let status = exited(&mut child).expect("the waiter outlived its hang-up");
     assert_eq!(status.code(), Some(129));
@@ -119,14 +125,7 @@ fn a_hang_up_of_a_wait_settles_its_job_terminated_and_leaves_no_daemon_listed() 
 #[test]
 fn a_waiter_live_or_killed_is_never_listed_as_a_daemon() {
     let h = TestHome::new();
-    let pidfile = sleeper(&h, "slow", 300);
-    let mut child = h
-        .cmd(&["job", "run", "--agent", "slow", "--wait", "take your time"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let agent = started(&pidfile);
+    let (mut child, agent) = waiter(&h);
     let s = daemon_status(&h);
     assert_eq!(s["daemons"], serde_json::json!([]), "{s}");
     assert_eq!(s["running"], false, "{s}");
