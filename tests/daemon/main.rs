@@ -2,6 +2,7 @@
 //! fleets on one store (SQLite and PostgreSQL), supervision of agents' processes, the
 //! runtime adapters, and the real Claude Code and Codex CLIs against model stand-ins.
 
+mod containment;
 mod daemon_e2e;
 mod daemon_embedded;
 mod daemon_fleet;
