@@ -1,7 +1,7 @@
 //! What every runtime's child gets on top of its adapter's command line: a temporary
 //! folder of its own (`TMPDIR`, in the run's private scratch outside the home), an
-//! environment in which no variable names the gitmoot home (the chat relay's socket is
-//! handed over as a link in that folder), and the kernel confinement of its policy
+//! environment in which no variable names the gitmoot home (a socket the daemon hands
+//! over, the chat relay's, travels as a link in that folder), and the kernel confinement of its policy
 //! (`sandbox/`), with the runtime's state folder made first so the runtime can write it.
 //!
 //! Owns the hand-over only; what the confinement does is `sandbox/`'s.
@@ -11,13 +11,16 @@ use std::path::Path;
 
 use super::sandbox::{self, Confinement};
 use super::{Prepared, Request, RuntimeError, private_dir};
-use crate::chat::relay::ENV_SOCKET;
 
 pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), RuntimeError> {
     let tmp = private_dir(req.scratch, "tmp")?;
     let inv = &mut prepared.invocation;
-    if let Some((_, socket)) = inv.env.iter_mut().find(|(k, _)| k == ENV_SOCKET) {
-        *socket = relay_link(Path::new(socket.as_str()), &tmp.0)?;
+    for (_, socket) in inv
+        .env
+        .iter_mut()
+        .filter(|(k, _)| req.sockets.contains(&k.as_str()))
+    {
+        *socket = socket_link(Path::new(socket.as_str()), &tmp.0)?;
     }
     let home = req.home.to_string_lossy().into_owned();
     // Whatever the allow-lists let through (an operator's `[runtimes.*] env`, a path
@@ -45,10 +48,11 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
     Ok(())
 }
 
-/// The relay's socket as the agent reaches it: a hard link (or, across file systems, a
-/// symbolic link) in its own folder, so the variable names that folder, not the home.
-fn relay_link(socket: &Path, dir: &Path) -> Result<String, RuntimeError> {
-    let link = dir.join("relay.sock");
+/// A socket as the agent reaches it: a hard link (or, across file systems, a symbolic
+/// link) in its own folder, so the variable names that folder, not the home.
+fn socket_link(socket: &Path, dir: &Path) -> Result<String, RuntimeError> {
+    let name = socket.file_name().unwrap_or(std::ffi::OsStr::new("socket"));
+    let link = dir.join(name);
     let _ = std::fs::remove_file(&link);
     std::fs::hard_link(socket, &link).or_else(|_| std::os::unix::fs::symlink(socket, &link))?;
     Ok(link.display().to_string())

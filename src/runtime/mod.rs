@@ -116,6 +116,8 @@ pub struct Request<'a> {
     pub scratch: &'a Path,
     /// The gitmoot home: no variable the agent gets may name it.
     pub home: &'a Path,
+    /// Variables of `env` naming a socket in the home, handed over as links instead.
+    pub sockets: &'a [&'a str],
     /// `GITMOOT_*` variables describing the job.
     pub env: Vec<(String, String)>,
 }
@@ -486,6 +488,7 @@ pub(crate) mod test_support {
             cwd,
             scratch: cwd,
             home: Path::new("/nonexistent/gitmoot-home"),
+            sockets: &[],
             env: vec![],
         }
     }

@@ -95,6 +95,7 @@ pub(super) async fn run_once(
         cwd: dir,
         scratch: &shared.prompt_dir,
         home: shared.home.root(),
+        sockets: &[crate::chat::relay::ENV_SOCKET],
         env,
     };
     let prepared = match runtime::prepare(&req) {
