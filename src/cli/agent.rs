@@ -154,16 +154,12 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
     }
 }
 
-/// Whether nothing enforces the agent's read-only policy: kimi's headless mode has no
-/// permission switch, and a shell command is held to it by Landlock only where the kernel
-/// has it; claude and codex get the policy as their own sandbox flag.
+/// Whether nothing enforces the agent's policy: every runtime is confined by the kernel
+/// where it has Landlock; without it claude and codex still get the policy as their own
+/// sandbox flag, while kimi (no permission switch) and a shell command get nothing.
 fn policy_is_advisory(runtime: RuntimeKind, policy: AutonomyPolicy) -> bool {
-    policy == AutonomyPolicy::ReadOnly
-        && match runtime {
-            RuntimeKind::Kimi => true,
-            RuntimeKind::Shell => !crate::runtime::sandbox::enforceable(),
-            RuntimeKind::Claude | RuntimeKind::Codex => false,
-        }
+    crate::runtime::sandbox::advisory(policy)
+        && matches!(runtime, RuntimeKind::Kimi | RuntimeKind::Shell)
 }
 
 /// The policy as listed: `read-only (advisory)` where nothing enforces it.
@@ -205,8 +201,8 @@ fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<()> {
     store.write(|tx| agents::insert(tx, &agent))?;
     if policy_is_advisory(agent.runtime, agent.policy) {
         eprintln!(
-            "warning: read-only is advisory for {} agents here: nothing stops {} from writing (claude and codex enforce it in their own sandboxes, shell agents under Landlock where the kernel has it)",
-            agent.runtime, agent.name
+            "warning: {} is advisory for {} agents here: this kernel has no Landlock, so nothing stops {} from writing (claude and codex enforce it in their own sandboxes)",
+            agent.policy, agent.runtime, agent.name
         );
     }
     writeln!(

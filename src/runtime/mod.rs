@@ -8,6 +8,7 @@
 pub mod activity;
 pub mod claude;
 pub mod codex;
+mod contain;
 pub mod kimi;
 pub mod process;
 pub mod sandbox;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use crate::config::RuntimeConfig;
 use crate::domain::{Action, AutonomyPolicy, JobKind, RuntimeKind};
 
+pub(crate) use contain::run_root;
 pub use process::{Exit, Invocation, KillRequest, OutputLine, OutputStream, ProcessOutput, Stdin};
 
 /// Prompts longer than this travel on stdin or in a file, never as one argument
@@ -112,6 +114,10 @@ pub struct Request<'a> {
     pub cwd: &'a Path,
     /// Private folder for prompt files; removed files never outlive the run.
     pub scratch: &'a Path,
+    /// The gitmoot home: no variable the agent gets may name it.
+    pub home: &'a Path,
+    /// Variables of `env` naming a socket in the home, handed over as links instead.
+    pub sockets: &'a [&'a str],
     /// `GITMOOT_*` variables describing the job.
     pub env: Vec<(String, String)>,
 }
@@ -209,14 +215,16 @@ pub(crate) fn write_private(dir: &Path, stem: &str, text: &str) -> std::io::Resu
     Ok(TempPath(path))
 }
 
-/// Builds the command line for `req`.
+/// Builds the command line for `req`, confined to its policy (`contain.rs`).
 pub fn prepare(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
-    match req.kind {
-        RuntimeKind::Claude => Ok(claude::build(req)),
-        RuntimeKind::Codex => Ok(codex::build(req)),
-        RuntimeKind::Kimi => kimi::build(req),
-        RuntimeKind::Shell => shell::build(req),
-    }
+    let mut prepared = match req.kind {
+        RuntimeKind::Claude => claude::build(req),
+        RuntimeKind::Codex => codex::build(req),
+        RuntimeKind::Kimi => kimi::build(req)?,
+        RuntimeKind::Shell => shell::build(req)?,
+    };
+    contain::contain(req, &mut prepared)?;
+    Ok(prepared)
 }
 
 /// Reads the child's output in the runtime's format.
@@ -479,6 +487,8 @@ pub(crate) mod test_support {
             prompt,
             cwd,
             scratch: cwd,
+            home: Path::new("/nonexistent/gitmoot-home"),
+            sockets: &[],
             env: vec![],
         }
     }

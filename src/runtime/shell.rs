@@ -1,18 +1,14 @@
 //! The shell adapter: the agent's command run with `sh -c`, the prompt on stdin and in the
-//! file named by `$GITMOOT_PROMPT_FILE`, stdout as the output, no token usage. A
-//! `read-only` agent runs under the kernel's Landlock where it has one (see `sandbox.rs`):
-//! it may write only beneath `/dev` and its own `$TMPDIR`, a private folder of the run.
+//! file named by `$GITMOOT_PROMPT_FILE`, stdout as the output, no token usage. Like every
+//! runtime it runs confined to its policy (see `contain.rs`).
 //!
 //! Owns only the shell contract of SPEC §6; process handling is in `process.rs`.
-
-use std::path::Path;
 
 use super::{
     Invocation, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput, Stdin, exit_failure,
     write_private,
 };
-use crate::domain::{AutonomyPolicy, RuntimeKind};
-use crate::runtime::sandbox::{self, ReadOnly};
+use crate::domain::RuntimeKind;
 
 pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     let command = req
@@ -22,25 +18,15 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     let file = write_private(req.scratch, "prompt", req.prompt)?;
     let mut env = req.env.clone();
     env.push(("GITMOOT_PROMPT_FILE".into(), file.0.display().to_string()));
-    let mut temp = vec![file];
-    let mut sandbox = None;
-    if req.policy == AutonomyPolicy::ReadOnly && sandbox::enforceable() {
-        let tmp = super::private_dir(req.scratch, "tmp")?;
-        sandbox = Some(ReadOnly::new(&[Path::new("/dev"), &tmp.0]));
-        env.retain(|(k, _)| k != "TMPDIR");
-        env.push(("TMPDIR".into(), tmp.0.display().to_string()));
-        temp.push(tmp);
-    }
     Ok(Prepared {
         invocation: Invocation {
             env,
-            sandbox,
             ..req.invocation(
                 vec!["-c".into(), command.into()],
                 Stdin::Bytes(req.prompt.as_bytes().to_vec()),
             )
         },
-        temp,
+        temp: vec![file],
     })
 }
 

@@ -271,9 +271,16 @@ fn the_shell_contract_gives_prompt_on_stdin_and_in_a_file_and_the_job_env() {
     }
     // The home stays the daemon's: an agent that knew it could answer its own gates.
     assert!(!text.contains("GITMOOT_HOME"), "{text}");
-    // The prompt file is gone once the job ended.
-    let tmp: Vec<_> = std::fs::read_dir(h.path().join("tmp")).unwrap().collect();
-    assert!(tmp.is_empty(), "{tmp:?}");
+    // The prompt file lives outside the home and is gone once the job ended.
+    let prompt = text
+        .lines()
+        .find_map(|l| l.strip_prefix("GITMOOT_PROMPT_FILE="))
+        .unwrap();
+    assert!(
+        !prompt.starts_with(&*h.path().to_string_lossy()),
+        "{prompt}"
+    );
+    assert!(!std::path::Path::new(prompt).exists(), "{prompt}");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! runtime adapters, the wall-clock bound, and the real Claude Code and Codex CLIs against
 //! model stand-ins.
 
+mod containment;
 mod daemon_e2e;
 mod daemon_embedded;
 mod daemon_fleet;

@@ -30,9 +30,16 @@ fn setup(extra_config: &str) -> TestHome {
 }
 
 fn run_daemon(h: &TestHome) -> Vec<Value> {
-    let log = h.file("fake.log");
+    // Confined agents write only their runtime's state folder (and their own): the fakes
+    // log into one folder that is each runtime's state folder at once.
+    let state = h.file(".kimi");
+    std::fs::create_dir_all(&state).unwrap();
+    let log = state.join("fake.log");
     succeed(
         h.cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
+            .env("HOME", h.file(""))
+            .env("CLAUDE_CONFIG_DIR", &state)
+            .env("CODEX_HOME", &state)
             .env("FAKE_LOG", &log),
     );
     std::fs::read_to_string(&log)

@@ -598,12 +598,6 @@ echo "{{\"gitmoot_result\":{{\"decision\":\"approved\",\"summary\":\"$w $t\"}}}}
         ])
         .output()
         .unwrap();
-    // Kimi's headless mode has no permission switch: its read-only stays advisory.
-    assert!(
-        stderr_of(&kimi).contains("warning: read-only is advisory for kimi agents"),
-        "{}",
-        stderr_of(&kimi)
-    );
     let list = h.ok(&["agent", "list"]);
     let line = |name: &str| {
         list.lines()
@@ -611,9 +605,16 @@ echo "{{\"gitmoot_result\":{{\"decision\":\"approved\",\"summary\":\"$w $t\"}}}}
             .unwrap()
             .to_string()
     };
-    assert!(line("km-ro").ends_with("read-only (advisory)"), "{list}");
     assert!(line("sh-ww").ends_with("workspace-write"), "{list}");
     if !gitmoot::runtime::sandbox::enforceable() {
+        // Kimi's headless mode has no permission switch: without Landlock its read-only
+        // is advisory.
+        assert!(
+            stderr_of(&kimi).contains("warning: read-only is advisory for kimi agents"),
+            "{}",
+            stderr_of(&kimi)
+        );
+        assert!(line("km-ro").ends_with("read-only (advisory)"), "{list}");
         // A kernel without Landlock: nothing holds a shell agent to read-only, and it says so.
         assert!(
             stderr_of(&ro).starts_with("warning: read-only is advisory for shell agents"),
@@ -625,6 +626,13 @@ echo "{{\"gitmoot_result\":{{\"decision\":\"approved\",\"summary\":\"$w $t\"}}}}
     }
     assert!(stderr_of(&ro).is_empty(), "{}", stderr_of(&ro));
     assert!(line("sh-ro").ends_with("read-only"), "{list}");
+    // Landlock holds every runtime, kimi included, to its policy.
+    assert!(
+        !stderr_of(&kimi).contains("advisory"),
+        "{}",
+        stderr_of(&kimi)
+    );
+    assert!(line("km-ro").ends_with("read-only"), "{list}");
     assert!(
         h.ok(&["agent", "show", "sh-ro"])
             .contains("policy:       read-only\n")
@@ -644,11 +652,18 @@ echo "{{\"gitmoot_result\":{{\"decision\":\"approved\",\"summary\":\"$w $t\"}}}}
     assert!(!target.exists(), "the read-only agent wrote a file");
     assert!(keep.exists(), "the read-only agent removed a file");
 
+    // Outside its working folder a workspace-write agent is refused as well.
     let ww_job = h.submit("sh-ww", "try to write", &[]);
     h.daemon_until_idle(1);
-    assert_eq!(summary(&ww_job), "wrote tmp-ok");
-    assert!(target.exists());
-    assert!(!keep.exists());
+    assert_eq!(summary(&ww_job), "refused tmp-ok");
+    assert!(
+        !target.exists(),
+        "the workspace-write agent wrote outside its folder"
+    );
+    assert!(
+        keep.exists(),
+        "the workspace-write agent removed a file outside its folder"
+    );
 }
 
 #[test]

@@ -63,11 +63,12 @@ impl TestHome {
         let path = self.file(&format!("{name}.sh"));
         std::fs::write(&path, script).unwrap();
         let command = format!("sh {}", path.display());
-        // Test agents write files to report what they saw; `read-only` would refuse it.
+        // Test agents write files to report what they saw, outside their working folder,
+        // where `read-only` and `workspace-write` are refused by the kernel.
         self.ok(&shell_agent_args(
             name,
             &command,
-            &["--policy", "workspace-write"],
+            &["--policy", "danger-full-access"],
         ));
         path
     }

@@ -135,8 +135,9 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "done"}}'
 fi"#;
 
 /// Writes `script` into the home and registers it as a shell agent (plus `extra` flags).
-/// Test agents write files to report what they saw, so unless `extra` names a policy they
-/// are `workspace-write` (a `read-only` shell agent is held to it by Landlock).
+/// Test agents write files to report what they saw, wherever the test keeps them, so
+/// unless `extra` names a policy they are `danger-full-access` (`read-only` and
+/// `workspace-write` agents are held to their folders by the kernel).
 pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
     std::fs::create_dir_all(home).unwrap();
     let path = home.join(format!("{name}.sh"));
@@ -147,7 +148,7 @@ pub fn shell_agent(home: &Path, name: &str, script: &str, extra: &[&str]) {
         .args(if extra.contains(&"--policy") {
             &[][..]
         } else {
-            &["--policy", "workspace-write"][..]
+            &["--policy", "danger-full-access"][..]
         })
         .assert()
         .success();

@@ -69,6 +69,21 @@ pub(super) async fn run_once(
     };
     env.extend(runtime::job_env(&identity, repair));
     env.extend(seat_env.iter().cloned());
+    // A job with no checkout of its own works in a folder of its own run, outside the home.
+    let work = if dir == shared.scratch_dir {
+        match runtime::private_dir(&shared.prompt_dir, "work") {
+            Ok(w) => Some(w),
+            Err(e) => {
+                return RuntimeOutput {
+                    error: Some(format!("making the run's folder: {e}")),
+                    ..RuntimeOutput::default()
+                };
+            }
+        }
+    } else {
+        None
+    };
+    let dir = work.as_ref().map_or(dir, |w| w.0.as_path());
     let req = Request {
         kind: plan.kind,
         binary: plan.binary.clone(),
@@ -79,6 +94,8 @@ pub(super) async fn run_once(
         prompt,
         cwd: dir,
         scratch: &shared.prompt_dir,
+        home: shared.home.root(),
+        sockets: &[crate::chat::relay::ENV_SOCKET],
         env,
     };
     let prepared = match runtime::prepare(&req) {
@@ -136,7 +153,7 @@ pub(super) async fn run_once(
         }
         result
     };
-    drop(prepared);
+    drop((prepared, work));
     match result {
         Ok(out) => runtime::interpret(plan.kind, &out),
         Err(e) => RuntimeOutput {

@@ -51,30 +51,19 @@ struct Dirs {
 
 impl Dirs {
     fn make(root: &Path) -> Result<Self, DaemonError> {
+        // What an agent is handed (its prompt, scratch and temporary folders) lives
+        // outside the home, whose path it must not learn.
+        let runs = crate::runtime::run_root()?;
         let dirs = Dirs {
-            scratch: root.join("scratch"),
-            prompt: root.join("tmp"),
+            scratch: runs.join("scratch"),
+            prompt: runs,
             worktrees: root.join("worktrees"),
         };
-        for dir in [
-            &dirs.scratch,
-            &dirs.prompt,
-            &dirs.worktrees,
-            &root.join("runs"),
-        ] {
+        for dir in [&dirs.scratch, &dirs.worktrees, &root.join("runs")] {
             private_dir(dir)?;
         }
-        // Prompt files and run folders live only while their run does (spares while their
-        // daemon does); this daemon holds the home's lock, so any left in the folder belong
-        // to a daemon that died. So do spare records; a record itself waits for recovery.
-        if let Ok(entries) = std::fs::read_dir(&dirs.prompt) {
-            for entry in entries.flatten() {
-                let _ = match entry.file_type() {
-                    Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
-                    _ => std::fs::remove_file(entry.path()),
-                };
-            }
-        }
+        // This daemon holds the home's lock, so spare records left in it belong to a
+        // daemon that died; a record itself waits for recovery.
         crate::runtime::spare::remove_all(&root.join("runs"));
         Ok(dirs)
     }

@@ -78,6 +78,7 @@ impl Pool {
         while self.notifying.join_next().await.is_some() {}
         status::remove(&self.status_path);
         crate::runtime::spare::remove_all(&self.shared.prompt_dir);
+        let _ = std::fs::remove_dir_all(&self.shared.prompt_dir);
         crate::runtime::spare::remove_all(&self.shared.home.root().join("runs"));
         let reg = self.registration.clone();
         self.shared

@@ -8,7 +8,9 @@ use super::{JOB_MARKER, TERM_GRACE};
 /// The guard: reads `+ PGID` (a job's group started) and `- PGID` (it ended) until end of
 /// input, which comes only once this process is gone (it holds the only write end), and
 /// then kills every group still listed, in one call, so the moment between the daemon's
-/// death and its agents' is as short as one process can make it.
+/// death and its agents' is as short as one process can make it. With a job cgroup
+/// (`$CG`, see `cgroup.rs`) it kills the whole cgroup first, which holds every process
+/// the jobs started, then removes the cgroup once it is empty.
 const GUARD_SCRIPT: &str = r#"s=' '
 while read -r op g; do
   case $op in
@@ -16,7 +18,10 @@ while read -r op g; do
     -) case $s in *" -$g "*) s="${s%% -$g *} ${s#* -$g }" ;; esac ;;
   esac
 done
-[ "$s" = ' ' ] || kill -9 $s"#;
+[ -z "$CG" ] || echo 1 > "$CG/cgroup.kill"
+[ "$s" = ' ' ] || kill -9 $s
+i=0
+while [ -n "$CG" ] && [ $i -lt 50 ] && ! rmdir "$CG" 2>/dev/null; do sleep 0.1; i=$((i+1)); done"#;
 
 /// One small `sh` per supervising process that kills its jobs' process groups once it is
 /// gone, however it died, so a crashed daemon's agents cannot run on unsupervised.
@@ -28,6 +33,8 @@ done
 pub(super) struct Guard {
     /// The guard's stdin; `None` once it is found dead, until the next job respawns it.
     feed: std::sync::Mutex<Option<std::process::ChildStdin>>,
+    /// The cgroup every job's child joins, where the kernel offers one.
+    pub(super) cgroup: Option<super::cgroup::JobCgroup>,
 }
 
 /// The process's guard, started with the first job.
@@ -35,6 +42,7 @@ pub(super) fn guard() -> &'static Guard {
     static GUARD: std::sync::OnceLock<Guard> = std::sync::OnceLock::new();
     GUARD.get_or_init(|| Guard {
         feed: std::sync::Mutex::new(None),
+        cgroup: super::cgroup::make(),
     })
 }
 
@@ -49,7 +57,7 @@ impl Guard {
         }
         // First job, or the guard was killed: the groups it listed are unguarded now, but
         // each leader still dies with its supervising thread (PR_SET_PDEATHSIG).
-        let mut pipe = Self::start()?;
+        let mut pipe = self.start()?;
         Self::send(&mut pipe, '+', pgid)?;
         *feed = Some(pipe);
         Ok(())
@@ -70,13 +78,17 @@ impl Guard {
         pipe.write_all(format!("{op} {pgid}\n").as_bytes())
     }
 
-    fn start() -> std::io::Result<std::process::ChildStdin> {
+    fn start(&self) -> std::io::Result<std::process::ChildStdin> {
         use std::os::unix::process::CommandExt;
         // Its own group, so a Ctrl-C meant for the daemon's terminal does not take the
-        // guard down first; no environment, nothing of the daemon's.
-        let mut child = std::process::Command::new("/bin/sh")
+        // guard down first; no environment but the cgroup, nothing of the daemon's.
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.env_clear();
+        if let Some(cg) = &self.cgroup {
+            cmd.env("CG", &cg.dir).env("PATH", "/usr/bin:/bin");
+        }
+        let mut child = cmd
             .args(["-c", GUARD_SCRIPT])
-            .env_clear()
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

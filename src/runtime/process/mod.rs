@@ -6,6 +6,7 @@
 //! belongs to the adapters in the sibling files.
 
 mod capture;
+mod cgroup;
 mod group;
 mod record;
 mod spawn;
@@ -80,8 +81,8 @@ pub struct Invocation {
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
     pub stdin: Stdin,
-    /// Enforced `read-only` for a runtime without a sandbox of its own.
-    pub sandbox: Option<super::sandbox::ReadOnly>,
+    /// The kernel confinement of the agent's policy (`None`: unconfined).
+    pub sandbox: Option<super::sandbox::Confinement>,
 }
 
 /// Why a child was terminated from outside before it exited by itself.
@@ -245,6 +246,7 @@ async fn start(
         &inv.env,
         inv.cwd.as_deref(),
         inv.sandbox.as_ref(),
+        guard().cgroup.as_ref().map(|cg| cg.procs.as_c_str()),
     )
     .map_err(spawn_error)?;
     let stdio::Stdio {

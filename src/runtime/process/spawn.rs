@@ -9,7 +9,7 @@
 //! Landlock sandbox), so the steps are made here: raw syscalls on memory prepared before
 //! the clone, like `posix_spawn` does itself.
 
-use std::ffi::{CString, c_int, c_void};
+use std::ffi::{CStr, CString, c_int, c_void};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use tokio::io::unix::AsyncFd;
 
-use crate::runtime::sandbox::ReadOnly;
+use crate::runtime::sandbox::Confinement;
 
 /// The child's stack until it execs: its set-up is a few syscalls, the Landlock rules the
 /// deepest of them.
@@ -32,7 +32,9 @@ pub(super) struct Spec<'a> {
     argv: Vec<CString>,
     envp: Vec<CString>,
     cwd: Option<CString>,
-    sandbox: Option<&'a ReadOnly>,
+    sandbox: Option<&'a Confinement>,
+    /// The job cgroup's `cgroup.procs`, which the child joins first (see `cgroup.rs`).
+    cgroup: Option<&'a CStr>,
 }
 
 impl<'a> Spec<'a> {
@@ -43,7 +45,8 @@ impl<'a> Spec<'a> {
         args: &[String],
         env: &[(String, String)],
         cwd: Option<&Path>,
-        sandbox: Option<&'a ReadOnly>,
+        sandbox: Option<&'a Confinement>,
+        cgroup: Option<&'a CStr>,
     ) -> std::io::Result<Self> {
         let c = |bytes: &[u8]| {
             CString::new(bytes).map_err(|_| {
@@ -69,12 +72,13 @@ impl<'a> Spec<'a> {
             envp,
             cwd,
             sandbox,
+            cgroup,
         })
     }
 
     /// Starts the child with `stdio` as its descriptors 0, 1 and 2, leading a new process
-    /// group, killed when the spawning thread ends (PR_SET_PDEATHSIG), sandboxed when the
-    /// spec says so. Returns once it has exec'd, or with the error that stopped it.
+    /// group, killed when the spawning thread ends (PR_SET_PDEATHSIG), in the job cgroup
+    /// where there is one, confined when the spec says so. Returns once it has exec'd, or with the error that stopped it.
     pub(super) fn spawn(&self, stdio: [&OwnedFd; 3]) -> std::io::Result<Child> {
         // A source among 0, 1 and 2 (a daemon started with one closed) would be
         // overwritten by an earlier dup2; a clone of it lands at 3 or above.
@@ -98,6 +102,7 @@ impl<'a> Spec<'a> {
             cwd: self.cwd.as_ref().map_or(std::ptr::null(), |d| d.as_ptr()),
             stdio: fds,
             sandbox: self.sandbox,
+            cgroup: self.cgroup.map_or(std::ptr::null(), CStr::as_ptr),
             error: AtomicI32::new(0),
         };
         let mut stack = vec![0u8; CHILD_STACK];
@@ -157,7 +162,8 @@ struct ChildArgs<'a> {
     envp: *const *const libc::c_char,
     cwd: *const libc::c_char,
     stdio: [RawFd; 3],
-    sandbox: Option<&'a ReadOnly>,
+    sandbox: Option<&'a Confinement>,
+    cgroup: *const libc::c_char,
     /// The errno of the step that failed; 0 while none did.
     error: AtomicI32,
 }
@@ -195,17 +201,30 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
         if libc::setpgid(0, 0) != 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
             return fail(errno());
         }
+        // Into the job cgroup before anything else can start: what it starts stays there.
+        // Best effort: without it the guard still kills the process group.
+        if !a.cgroup.is_null() {
+            let fd = libc::open(a.cgroup, libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd >= 0 {
+                libc::write(fd, c"0".as_ptr().cast(), 1);
+                libc::close(fd);
+            }
+        }
         // Every source is 3 or above (see `spawn`), so none is overwritten here.
         for (target, &fd) in a.stdio.iter().enumerate() {
             if libc::dup2(fd, target as RawFd) < 0 {
                 return fail(errno());
             }
         }
+        // The mount view first: the working directory must be taken inside it.
+        if let Some(confinement) = a.sandbox {
+            confinement.enter_view();
+        }
         if !a.cwd.is_null() && libc::chdir(a.cwd) != 0 {
             return fail(errno());
         }
-        if let Some(ro) = a.sandbox
-            && let Err(e) = ro.apply()
+        if let Some(confinement) = a.sandbox
+            && let Err(e) = confinement.restrict()
         {
             return fail(e.raw_os_error().unwrap_or(libc::EPERM));
         }

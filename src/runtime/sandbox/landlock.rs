@@ -1,16 +1,12 @@
-//! Kernel-enforced `read-only` for agents whose runtime has no sandbox of its own (shell):
-//! a Landlock ruleset that denies every filesystem write except beneath a few folders the
-//! run needs (`/dev`, the run's private temp folder). Reading and executing stay allowed.
+//! The Landlock half of an agent's confinement: a ruleset that refuses every filesystem
+//! write except beneath the paths its policy leaves writable, and (ABI 6) every signal and
+//! abstract unix socket that leads outside the agent's own process tree.
 //!
 //! The ruleset is applied in the child between its start and its exec, while it still
 //! shares the daemon's memory (`process/spawn.rs`), so `apply` makes only raw syscalls on
-//! memory prepared before the start. Where the kernel has no Landlock, nothing
-//! is enforced and `enforceable` says so, for `agent add` to warn and listings to mark the
-//! policy advisory. Owns no process handling (that is `process.rs`).
+//! memory prepared before the start. Knows nothing of policies (that is `sandbox/mod.rs`).
 
 use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::OnceLock;
 
 // The kernel's ABI (include/uapi/linux/landlock.h): facts, not code, carried over.
@@ -25,10 +21,16 @@ const MAKE_ANY: u64 = 0b111_1111 << 6;
 const REFER: u64 = 1 << 13;
 /// ABI 3: truncating a file.
 const TRUNCATE: u64 = 1 << 14;
+/// ABI 6: connecting to an abstract unix socket bound outside the domain.
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+/// ABI 6: sending a signal to a process outside the domain (`kill -0` included).
+const SCOPE_SIGNAL: u64 = 1 << 1;
 
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
 }
 
 #[repr(C, packed)]
@@ -54,11 +56,6 @@ pub(crate) fn abi() -> i64 {
     })
 }
 
-/// Whether `read-only` can be enforced for a shell agent on this machine.
-pub fn enforceable() -> bool {
-    abi() >= 1
-}
-
 /// The write rights this kernel can refuse.
 fn write_rights(abi: i64) -> u64 {
     let mut rights = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_ANY;
@@ -71,23 +68,37 @@ fn write_rights(abi: i64) -> u64 {
     rights
 }
 
-/// A prepared read-only ruleset: no writes outside `writable`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadOnly {
-    writable: Vec<CString>,
-    rights: u64,
+/// The scopes this kernel can close.
+fn scopes(abi: i64) -> u64 {
+    if abi >= 6 {
+        SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET
+    } else {
+        0
+    }
 }
 
-impl ReadOnly {
-    /// The ruleset for this kernel; only worth applying where `enforceable` holds.
-    pub fn new(writable: &[&Path]) -> Self {
-        let writable = writable
-            .iter()
-            .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
-            .collect();
-        ReadOnly {
+/// Whether this kernel keeps a confined agent's signals inside its own tree.
+pub fn scopes_signals() -> bool {
+    scopes(abi()) & SCOPE_SIGNAL != 0
+}
+
+/// A prepared ruleset: no writes outside `writable`, no signals out of the domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ruleset {
+    /// Each writable path, and whether it is a folder (a file takes only file rights).
+    writable: Vec<(CString, bool)>,
+    rights: u64,
+    scoped: u64,
+}
+
+impl Ruleset {
+    /// The ruleset for this kernel; only worth applying where `abi() >= 1`.
+    pub(super) fn new(writable: Vec<(CString, bool)>) -> Self {
+        let abi = abi();
+        Ruleset {
             writable,
-            rights: write_rights(abi()),
+            rights: write_rights(abi),
+            scoped: scopes(abi),
         }
     }
 
@@ -96,10 +107,14 @@ impl ReadOnly {
     /// # Safety
     /// Meant for a child before its exec: it allocates nothing and calls only async-signal-safe
     /// syscalls (open, close, prctl, the Landlock calls).
-    pub(crate) unsafe fn apply(&self) -> std::io::Result<()> {
+    pub(super) unsafe fn apply(&self) -> std::io::Result<()> {
         let attr = RulesetAttr {
             handled_access_fs: self.rights,
+            handled_access_net: 0,
+            scoped: self.scoped,
         };
+        // Kernels before ABI 4 know only the first field; a longer attribute whose extra
+        // fields are zero is accepted by every version.
         // SAFETY: `attr` lives across the call and its size is passed with it.
         let ruleset = unsafe {
             libc::syscall(
@@ -113,15 +128,16 @@ impl ReadOnly {
             return Err(std::io::Error::last_os_error());
         }
         let ruleset = ruleset as i32;
-        for dir in &self.writable {
-            // SAFETY: a NUL-terminated path made before the child started; a missing folder
+        let file_rights = self.rights & (WRITE_FILE | TRUNCATE);
+        for (path, is_dir) in &self.writable {
+            // SAFETY: a NUL-terminated path made before the child started; a missing path
             // simply gets no rule.
-            let fd = unsafe { libc::open(dir.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
             if fd < 0 {
                 continue;
             }
             let rule = PathBeneathAttr {
-                allowed_access: self.rights,
+                allowed_access: if *is_dir { self.rights } else { file_rights },
                 parent_fd: fd,
             };
             // SAFETY: `rule` lives across the call; both descriptors are ours.
@@ -160,5 +176,11 @@ mod tests {
         assert_ne!(write_rights(2) & REFER, 0);
         assert_ne!(write_rights(3) & TRUNCATE, 0);
         assert_eq!(write_rights(1) & (1 << 2), 0, "reading is never refused");
+    }
+
+    #[test]
+    fn signals_are_scoped_from_abi_6() {
+        assert_eq!(scopes(5), 0);
+        assert_ne!(scopes(6) & SCOPE_SIGNAL, 0);
     }
 }

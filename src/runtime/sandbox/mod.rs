@@ -1,0 +1,158 @@
+//! An agent's confinement by the kernel, whatever its runtime: which paths its autonomy
+//! policy leaves writable (`read-only`: its own temporary folder; `workspace-write` and
+//! `auto`: its working directory too; both: the runtime's own state folder and `/dev`;
+//! `danger-full-access`: no confinement), and the two mechanisms that hold it there,
+//! applied in the child before its exec (`process/spawn.rs`):
+//! - Landlock (`landlock.rs`): no file created, written, truncated, renamed or removed
+//!   outside those paths; from ABI 6 no signal and no abstract unix socket outside the
+//!   agent's own process tree.
+//! - A private read-only mount view (`view.rs`): no `chmod`, `chown`, `utimes` or
+//!   `setxattr` outside those paths, where a mount namespace can be made.
+//!
+//! Where the kernel has no Landlock nothing is enforced and `enforceable` says so, for
+//! `agent add` to warn and listings to mark the policy advisory. Owns no process handling.
+
+mod landlock;
+mod view;
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::domain::{AutonomyPolicy, RuntimeKind};
+pub use landlock::scopes_signals;
+use landlock::{Ruleset, abi};
+use view::View;
+
+/// Whether this kernel can hold an agent to a policy other than `danger-full-access`.
+pub fn enforceable() -> bool {
+    abi() >= 1
+}
+
+/// Whether nothing holds an agent of this policy to it on this machine.
+pub fn advisory(policy: AutonomyPolicy) -> bool {
+    policy != AutonomyPolicy::DangerFullAccess && !enforceable()
+}
+
+/// A prepared confinement: what the child may still write, as C data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    writable: Vec<(CString, bool)>,
+    ruleset: Ruleset,
+    view: View,
+}
+
+impl Confinement {
+    /// Everything but `writable` (and what lies beneath) becomes unwritable; missing
+    /// paths are left out.
+    pub fn new(writable: &[PathBuf]) -> Self {
+        let writable: Vec<(CString, bool)> = writable
+            .iter()
+            .filter_map(|p| {
+                let meta = std::fs::metadata(p).ok()?;
+                let c = CString::new(p.as_os_str().as_bytes()).ok()?;
+                Some((c, meta.is_dir()))
+            })
+            .collect();
+        Confinement {
+            ruleset: Ruleset::new(writable.clone()),
+            view: View::new(),
+            writable,
+        }
+    }
+
+    /// Enters the read-only mount view (before the change to the working directory,
+    /// which must resolve inside the view).
+    ///
+    /// # Safety
+    /// For a child before its exec: no allocation, only async-signal-safe syscalls.
+    pub(crate) unsafe fn enter_view(&self) {
+        // SAFETY: forwarded; the view is best effort (Landlock still holds writes).
+        unsafe {
+            self.view.enter(&self.writable);
+        }
+    }
+
+    /// Applies the Landlock ruleset for good.
+    ///
+    /// # Safety
+    /// For a child before its exec: no allocation, only async-signal-safe syscalls.
+    pub(crate) unsafe fn restrict(&self) -> std::io::Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.ruleset.apply() }
+    }
+}
+
+/// The paths an agent of `policy` may write, or `None` when it is not confined.
+pub fn writable(
+    policy: AutonomyPolicy,
+    kind: RuntimeKind,
+    cwd: &Path,
+    tmp: &Path,
+    env: &[(String, String)],
+) -> Option<Vec<PathBuf>> {
+    let mut paths = vec![PathBuf::from("/dev"), tmp.to_path_buf()];
+    match policy {
+        AutonomyPolicy::DangerFullAccess => return None,
+        AutonomyPolicy::ReadOnly => {}
+        AutonomyPolicy::WorkspaceWrite | AutonomyPolicy::Auto => paths.push(cwd.to_path_buf()),
+    }
+    paths.extend(state_paths(kind, env));
+    Some(paths)
+}
+
+/// The runtime's own state: where its CLI keeps sessions, logs and config, which it writes
+/// on every run whatever its policy (read from the child's environment).
+pub fn state_paths(kind: RuntimeKind, env: &[(String, String)]) -> Vec<PathBuf> {
+    let var = |name: &str| {
+        env.iter()
+            .find(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    let home = var("HOME");
+    let in_home = |name: &str| home.as_ref().map(|h| h.join(name));
+    match kind {
+        RuntimeKind::Shell => Vec::new(),
+        // Claude Code also rewrites `~/.claude.json` (in place when it cannot make its
+        // lock and temporary files beside it, which it cannot here).
+        RuntimeKind::Claude => match var("CLAUDE_CONFIG_DIR") {
+            Some(dir) => vec![dir],
+            None => [in_home(".claude"), in_home(".claude.json")]
+                .into_iter()
+                .flatten()
+                .collect(),
+        },
+        RuntimeKind::Codex => var("CODEX_HOME")
+            .or_else(|| in_home(".codex"))
+            .into_iter()
+            .collect(),
+        RuntimeKind::Kimi => in_home(".kimi").into_iter().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_policy_leaves_its_own_paths_writable() {
+        let env = vec![("HOME".to_string(), "/u".to_string())];
+        let (cwd, tmp) = (Path::new("/w"), Path::new("/t"));
+        let paths = |p| writable(p, RuntimeKind::Codex, cwd, tmp, &env);
+        assert_eq!(paths(AutonomyPolicy::DangerFullAccess), None);
+        let ro = paths(AutonomyPolicy::ReadOnly).unwrap();
+        assert!(ro.contains(&tmp.to_path_buf()) && ro.contains(&PathBuf::from("/u/.codex")));
+        assert!(!ro.contains(&cwd.to_path_buf()));
+        assert!(
+            paths(AutonomyPolicy::WorkspaceWrite)
+                .unwrap()
+                .contains(&cwd.to_path_buf())
+        );
+        assert!(
+            writable(AutonomyPolicy::ReadOnly, RuntimeKind::Shell, cwd, tmp, &env)
+                .unwrap()
+                .iter()
+                .all(|p| !p.starts_with("/u"))
+        );
+    }
+}
