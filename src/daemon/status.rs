@@ -122,11 +122,15 @@ pub fn report(
             heartbeat_ms: d.heartbeat_ms,
         });
     }
-    let holder = super::lock::holder(&home.daemon_lock_path());
-    let file = holder.as_ref().and_then(|_| read(&path(home)));
+    // The lock of a SQLite store may be held by a daemon of another home (`--store`):
+    // what it is doing is in that home's status file.
+    let holder = super::lock::holder_home(&super::lock::path_for(home));
+    let file = holder
+        .as_ref()
+        .and_then(|(_, h)| read(&path(&Home::resolve(Some(Path::new(h))).ok()?)));
     Ok(DaemonStatus {
         running: holder.is_some(),
-        pid: holder.as_deref().and_then(|p| p.trim().parse().ok()),
+        pid: holder.as_ref().and_then(|(p, _)| p.trim().parse().ok()),
         uptime_ms: file.as_ref().map(|f| now - f.started_ms),
         parallel: file.as_ref().map(|f| f.parallel),
         last_tick_ms: file.as_ref().map(|f| f.last_tick_ms),
