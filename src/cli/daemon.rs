@@ -121,8 +121,11 @@ fn run_foreground(
     )?;
     let cursor = follow_job_states(ctx.home.clone(), cursor, daemon.shutdown_handle());
     let exit = rt.block_on(daemon.run());
-    // The last changes land after the poller's final read: print them before exiting.
-    if let Ok(store) = ctx.store() {
+    // The last changes land after the poller's final read: print them before exiting
+    // (not from a home removed under the daemon, which opening the store would make again).
+    if ctx.home.root().exists()
+        && let Ok(store) = ctx.store()
+    {
         print_job_states(&store, &cursor)?;
     }
     match exit? {

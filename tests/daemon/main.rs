@@ -10,4 +10,5 @@ mod pg_fleet;
 mod real_cli;
 mod runtime_adapters;
 mod stopping;
+mod store_edges;
 mod supervise;

@@ -116,6 +116,9 @@ impl Pool {
     /// running ones run on, the ended ones wait in `done` to be settled (see `outage`).
     async fn wait_for_space(&mut self, w: &Wakers, e: &super::super::DaemonError) {
         let pause = self.disk_full.failed(e, self.inflight.len());
+        // The next pass beats, whatever else it has to do: only a committed write says the
+        // space is back (a pass with nothing to write goes through on a full disk too).
+        self.last_beat_ms = 0;
         tokio::select! {
             Some(res) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => self.finished(res),
             _ = tokio::time::sleep(pause) => {},
