@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use support::daemon::{alive, read_pid, result};
-use support::{gitmoot, json, shell_agent, wait_until};
+use support::{gitmoot, job_state as state, json, shell_agent, wait_until};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -44,13 +44,6 @@ fn sleeper(home: &Path, dir: &Path, name: &str, secs: u32) -> PathBuf {
 fn submit(home: &Path, agent: &str) -> String {
     let args = ["job", "run", "--agent", agent, "--json", "work"];
     json(home, &args)["id"].as_str().unwrap().to_string()
-}
-
-fn state(home: &Path, id: &str) -> String {
-    json(home, &["job", "show", id, "--json"])["state"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 /// The pid in `pidfile` once the agent wrote it.
@@ -132,6 +125,33 @@ impl Drop for Daemon {
     }
 }
 
+/// A home `a` whose `slow` agent works `secs` on one job under a daemon that runs it.
+struct Working {
+    home: PathBuf,
+    job: String,
+    daemon: Daemon,
+    agent: i32,
+}
+
+fn working(dir: &Path, secs: u32) -> Working {
+    let home = home(dir, "a", "");
+    let pidfile = sleeper(&home, dir, "slow", secs);
+    let job = submit(&home, "slow");
+    let daemon = Daemon::start(&home);
+    let agent = started(&pidfile);
+    Working {
+        home,
+        job,
+        daemon,
+        agent,
+    }
+}
+
+/// The URL that names `home`'s own SQLite file.
+fn url_of(home: &Path) -> String {
+    format!("sqlite:{}", home.join("gitmoot.db").display())
+}
+
 /// A daemon that `cmd` tried to start beside the running one: it must refuse, naming the
 /// holder's pid and home, and exit non-zero.
 fn refused(mut cmd: assert_cmd::Command, holder: u32, holder_home: &Path) {
@@ -149,12 +169,13 @@ fn refused(mut cmd: assert_cmd::Command, holder: u32, holder_home: &Path) {
 #[test]
 fn a_second_daemon_on_one_sqlite_file_is_refused_however_it_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let a = home(dir.path(), "a", "");
-    let pidfile = sleeper(&a, dir.path(), "slow", 4);
-    let job = submit(&a, "slow");
-    let mut daemon = Daemon::start(&a);
-    let agent = started(&pidfile);
-    let url = format!("sqlite:{}", a.join("gitmoot.db").display());
+    let Working {
+        home: a,
+        job,
+        mut daemon,
+        agent,
+    } = working(dir.path(), 4);
+    let url = url_of(&a);
     let b = home(dir.path(), "b", "");
     let mut by_flag = gitmoot(&b);
     by_flag.args(["--store", &url]);
@@ -191,13 +212,14 @@ fn a_second_daemon_on_one_sqlite_file_is_refused_however_it_names_the_file() {
 #[test]
 fn a_control_room_on_another_daemons_store_attaches_instead_of_starting_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let a = home(dir.path(), "a", "");
-    let pidfile = sleeper(&a, dir.path(), "slow", 4);
-    let job = submit(&a, "slow");
-    let mut daemon = Daemon::start(&a);
-    let agent = started(&pidfile);
+    let Working {
+        home: a,
+        job,
+        mut daemon,
+        agent,
+    } = working(dir.path(), 4);
     let b = home(dir.path(), "b", "");
-    let url = format!("sqlite:{}", a.join("gitmoot.db").display());
+    let url = url_of(&a);
     let t = support::tmux::Tmux::control_room("storelock", &b, &format!("--store {url}"));
     t.wait_for("daemon attached", WAIT);
     assert!(
@@ -287,20 +309,14 @@ fn a_full_disk_keeps_the_jobs_says_so_once_and_resumes_when_space_returns() {
     assert!(daemon.stop().success());
 }
 
-/// A home whose `slow` agent runs under a daemon: (home, daemon, agent's pid).
-fn working(dir: &Path, secs: u32) -> (PathBuf, Daemon, i32) {
-    let a = home(dir, "a", "");
-    let pidfile = sleeper(&a, dir, "slow", secs);
-    submit(&a, "slow");
-    let daemon = Daemon::start(&a);
-    let agent = started(&pidfile);
-    (a, daemon, agent)
-}
-
 #[test]
 fn a_store_deleted_under_its_daemon_stops_it_loudly_and_no_empty_store_replaces_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, mut daemon, _) = working(dir.path(), 1);
+    let Working {
+        home: a,
+        mut daemon,
+        ..
+    } = working(dir.path(), 1);
     let db = a.join("gitmoot.db");
     std::fs::remove_file(&db).unwrap();
     assert!(!daemon.exit().success(), "{:?}", daemon.lines());
@@ -322,7 +338,11 @@ fn a_store_deleted_under_its_daemon_stops_it_loudly_and_no_empty_store_replaces_
 #[test]
 fn a_store_replaced_under_its_daemon_stops_it_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, mut daemon, _) = working(dir.path(), 1);
+    let Working {
+        home: a,
+        mut daemon,
+        ..
+    } = working(dir.path(), 1);
     let db = a.join("gitmoot.db");
     let copy = a.join("copy.db");
     std::fs::copy(&db, &copy).unwrap();
@@ -335,7 +355,11 @@ fn a_store_replaced_under_its_daemon_stops_it_naming_the_file() {
 #[test]
 fn a_home_removed_under_its_daemon_stops_it_with_a_message() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, mut daemon, _) = working(dir.path(), 1);
+    let Working {
+        home: a,
+        mut daemon,
+        ..
+    } = working(dir.path(), 1);
     // The daemon keeps writing its status file, so removal can race with it.
     wait_until("the home to be removed", WAIT, || {
         std::fs::remove_dir_all(&a).is_ok()
