@@ -197,15 +197,7 @@ fn a_second_daemon_on_one_sqlite_file_is_refused_however_it_names_the_file() {
     // `daemon status` and `daemon stop` from the other home find the daemon by the same lock.
     let status = json(&d, &["daemon", "status", "--json"]);
     assert_eq!(status["pid"].as_u64(), Some(daemon.child.id() as u64));
-    let out = gitmoot(&b)
-        .args(["--store", &url, "daemon", "stop"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::stdout(&b, &["--store", &url, "daemon", "stop"]);
     assert!(daemon.exit().success(), "{:?}", daemon.lines());
 }
 
