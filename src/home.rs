@@ -89,9 +89,6 @@ impl Home {
     pub(crate) fn artifacts_dir(&self) -> PathBuf {
         self.root.join("artifacts")
     }
-    pub(crate) fn daemon_lock_path(&self) -> PathBuf {
-        self.root.join("daemon.lock")
-    }
     pub(crate) fn keymap_path(&self) -> PathBuf {
         self.root.join("keymap.toml")
     }

@@ -19,7 +19,7 @@ use crate::store::runs;
 
 #[derive(Debug, Subcommand)]
 pub enum DaemonCmd {
-    /// Run the worker pool in the foreground (one daemon per home).
+    /// Run the worker pool in the foreground (one daemon per SQLite store and per home).
     Run {
         /// Jobs run at once (default [daemon].parallel, 2).
         #[arg(long)]
@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, cmd: DaemonCmd) -> anyhow::Result<()> {
     }
 }
 
-/// `daemon stop`: signals the daemon the home's lock names (see `daemon::shutdown`) and
+/// `daemon stop`: signals the daemon the store's lock names (see `daemon::shutdown`) and
 /// waits until it has let go of the lock or died.
 fn stop(ctx: &Ctx, wait: bool, kill: bool) -> anyhow::Result<()> {
     let (mode, how) = match (wait, kill) {
@@ -73,7 +73,7 @@ fn stop(ctx: &Ctx, wait: bool, kill: bool) -> anyhow::Result<()> {
             "no new claims; running jobs had [daemon].shutdown_grace",
         ),
     };
-    let lock = ctx.home.daemon_lock_path();
+    let lock = crate::daemon::lock::path_for(&ctx.home);
     let pid = crate::daemon::request_stop(&lock, mode)?;
     // "Stopped" means the process is gone, not only its lock: a daemon releases the lock
     // a moment before it exits.
@@ -121,8 +121,11 @@ fn run_foreground(
     )?;
     let cursor = follow_job_states(ctx.home.clone(), cursor, daemon.shutdown_handle());
     let exit = rt.block_on(daemon.run());
-    // The last changes land after the poller's final read: print them before exiting.
-    if let Ok(store) = ctx.store() {
+    // The last changes land after the poller's final read: print them before exiting
+    // (not from a home removed under the daemon, which opening the store would make again).
+    if ctx.home.root().exists()
+        && let Ok(store) = ctx.store()
+    {
         print_job_states(&store, &cursor)?;
     }
     match exit? {

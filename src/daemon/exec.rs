@@ -165,8 +165,9 @@ struct Ran {
 /// exactly as it settles a job that was cut off while running.
 pub struct Finished {
     job: Job,
-    /// Taken by `settle`.
-    settlement: Option<engine::Settlement>,
+    /// Read by `settle`, which may run again when the transaction it ran in did not
+    /// commit (a full disk).
+    settlement: engine::Settlement,
     activity: Leftover,
     cache: (u64, u64),
     capture: Option<engine::observe::Capture>,
@@ -187,11 +188,7 @@ impl Finished {
     pub fn settle(&mut self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<JobState, EngineError> {
         let now = env.clock.now_ms();
         live::write_final(tx, &self.job, now, &self.activity, self.cache)?;
-        let settlement = self
-            .settlement
-            .take()
-            .expect("the pool settles a finished job once");
-        let state = engine::settle(tx, env, &self.job.id, settlement)?;
+        let state = engine::settle(tx, env, &self.job.id, self.settlement.clone())?;
         if let Some(c) = &self.capture {
             engine::observe::record(tx, env.clock.now_ms(), &self.job.id, c)?;
         }
@@ -236,7 +233,7 @@ pub async fn execute(
     );
     Finished {
         job: claimed.job,
-        settlement: Some(settlement),
+        settlement,
         activity: ran.activity,
         cache: (ran.usage.cache_read, ran.usage.cache_creation),
         capture,

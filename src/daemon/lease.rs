@@ -5,9 +5,9 @@
 //!
 //! A daemon that finds its own lease taken over must not run its jobs on (another daemon
 //! already settled them): it stops with `DaemonError::LeaseLost`, and its agents die with
-//! it. On a home whose daemon lock this one holds, every other unstopped row belongs to a
-//! daemon that died without deregistering: start-up marks them stopped at once and the
-//! restart recovery settles their jobs. Owns those passes only; what a recovered job means
+//! it. On a SQLite store whose daemon lock this one holds, every other unstopped row
+//! belongs to a daemon that died without deregistering: start-up marks them stopped at once
+//! and the restart recovery settles their jobs. Owns those passes only; what a recovered job means
 //! for its tree is the engine's (through `recovery`).
 
 use crate::clock::Millis;
@@ -48,7 +48,7 @@ pub(crate) fn hostname() -> String {
     }
 }
 
-/// Registers this daemon. `exclusive`: it holds the home's lock, so every other unstopped
+/// Registers this daemon. `exclusive`: it holds the store's lock, so every other unstopped
 /// daemon is dead and is marked stopped now (its jobs are the restart recovery's).
 pub fn register(
     store: &mut Store,

@@ -1,5 +1,5 @@
-//! The worker pool over the store: one daemon per home, claiming, locks, timeouts, crash
-//! recovery and graceful shutdown.
+//! The worker pool over the store: one daemon per SQLite store (per home on PostgreSQL),
+//! claiming, locks, timeouts, crash recovery and graceful shutdown.
 //!
 //! `Daemon` is the builder the CLI (`daemon run`, `job run --wait`), the control room and
 //! the benchmark use; `pool` is its loop, `exec` the per-job pipeline. Engine decisions
@@ -12,6 +12,7 @@ pub mod human_notify;
 pub mod lease;
 pub mod live;
 pub mod lock;
+mod outage;
 mod pool;
 pub mod recovery;
 mod reload;
@@ -20,6 +21,7 @@ pub mod status;
 mod store_watch;
 pub mod worktree;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -141,6 +143,21 @@ pub enum DaemonError {
         "daemon {0}: its lease ran out and another daemon took its jobs over; stopping so none runs twice"
     )]
     LeaseLost(String),
+    #[error(
+        "the store {} was {how} under the running daemon; it stopped claiming and exits rather than write to a file nobody reads ({left})",
+        path.display()
+    )]
+    StoreGone {
+        path: PathBuf,
+        how: &'static str,
+        left: String,
+    },
+    #[error("the home {} was removed under the running daemon; it stopped", .0.display())]
+    HomeRemoved(PathBuf),
+    #[error(
+        "the disk holding the store {store} is full ({cause}); free space, then start the daemon again"
+    )]
+    DiskFull { store: String, cause: String },
 }
 
 impl From<std::io::Error> for DaemonError {
@@ -156,7 +173,12 @@ impl DaemonError {
             Self::Invalid(_) => true,
             Self::Store(e) => e.is_invalid(),
             Self::Engine(e) => e.is_invalid(),
-            Self::Lock(_) | Self::Io(_) | Self::LeaseLost(_) => false,
+            Self::Lock(_)
+            | Self::Io(_)
+            | Self::LeaseLost(_)
+            | Self::StoreGone { .. }
+            | Self::HomeRemoved(_)
+            | Self::DiskFull { .. } => false,
         }
     }
 
@@ -167,6 +189,14 @@ impl DaemonError {
             _ => false,
         }
     }
+}
+
+/// Says `line` on stderr as well as in the log: what the operator must hear while the
+/// daemon runs on (the log may sit on the very disk that is full). A closed stderr is no
+/// reason to stop.
+pub(crate) fn notice(line: std::fmt::Arguments<'_>) {
+    tracing::error!("{line}");
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Why a daemon returned.
@@ -274,6 +304,17 @@ impl Daemon {
         self.shutdown.clone()
     }
 
+    /// The daemon lock of the home's store (see `lock`). The store is opened (made, when
+    /// new) first: a lock file beside no store says the store vanished, which
+    /// `Store::open` refuses, and a new store's lock must not look like that.
+    fn lock(&self) -> Result<DaemonLock, DaemonError> {
+        let location = crate::store::Location::of_home(&self.home).map_err(StoreError::from)?;
+        if matches!(location, crate::store::Location::Sqlite(_)) {
+            drop(crate::store::Store::open_location(&location)?);
+        }
+        Ok(DaemonLock::acquire_for(&self.home)?)
+    }
+
     fn effective_parallel(&self) -> Result<usize, crate::Invalid> {
         match self.parallel.unwrap_or(self.config.daemon.parallel) {
             0 => Err(crate::Invalid("--parallel must be at least 1".into())),
@@ -281,18 +322,18 @@ impl Daemon {
         }
     }
 
-    /// Takes the home's lock, recovers orphaned jobs and runs the pool until idle (with
+    /// Takes the store's lock, recovers orphaned jobs and runs the pool until idle (with
     /// `until_idle`) or until a stop is requested.
     pub async fn run(self) -> Result<DaemonExit, DaemonError> {
         self.effective_parallel()?;
-        let lock = DaemonLock::acquire(&self.home.daemon_lock_path())?;
+        let lock = self.lock()?;
         pool::run(self, lock).await
     }
 
     /// Runs the daemon on its own thread with its own tokio runtime. The lock is taken
-    /// before this returns, so a `LockError::Held` means another daemon serves the home.
+    /// before this returns, so a `LockError::Held` means another daemon serves the store.
     pub fn spawn(self) -> Result<DaemonHandle, DaemonError> {
-        let lock = DaemonLock::acquire(&self.home.daemon_lock_path())?;
+        let lock = self.lock()?;
         let shutdown = self.shutdown.clone();
         let parallel = self.effective_parallel()?;
         let thread = std::thread::Builder::new()

@@ -23,6 +23,7 @@ use super::claim::Claimed;
 use super::exec::{self, Finished, Plan};
 use super::lease::Registration;
 use super::lock::DaemonLock;
+use super::outage::{DiskFull, Gone, StoreFile};
 use super::reload::Reload;
 use super::shutdown::ShutdownHandle;
 use super::status::{self, RunningJob, StatusFile};
@@ -72,6 +73,11 @@ struct Pool {
     /// `claim_ahead` on SQLite only: on PostgreSQL every commit waits for the server's flush
     /// under the writers' lock, a cost above what refilling a slot sooner gains.
     claims_ahead: bool,
+    /// The SQLite file this daemon opened, to notice it deleted or replaced.
+    store_file: Option<StoreFile>,
+    /// What went away under the daemon, once something did: it then stops and fails.
+    gone: Option<Gone>,
+    disk_full: DiskFull,
 }
 
 impl Pool {
@@ -207,16 +213,36 @@ struct Wakers {
     store_watch: Option<StoreWatch>,
 }
 
-/// Runs the daemon holding `lock`: start-up, the loop, then the shut-down.
+/// Runs the daemon holding `lock`: start-up, the loop, then the shut-down. A daemon whose
+/// store or home went away fails once it has stopped (see `outage`).
 pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, DaemonError> {
+    let store = crate::store::Location::of_home(&d.home).map(|l| l.display());
+    run_holding(d, lock).await.map_err(|e| match store {
+        // What is full, not only that something is: the store's own error names no file.
+        Ok(store) if super::outage::is_disk_full(&e) => DaemonError::DiskFull {
+            store,
+            cause: e.to_string(),
+        },
+        _ => e,
+    })
+}
+
+async fn run_holding(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, DaemonError> {
     let (mut pool, mut wakers) = startup::open(&d).await?;
     tracing::info!(parallel = pool.parallel, lock = %lock.path().display(), "daemon: started");
     let exit = match pool.drive(&mut wakers).await? {
         Some(exit) => exit,
         None => pool.drain(wakers.stop.is_immediate()).await,
     };
-    pool.close().await?;
+    let gone = pool.gone.take();
+    let runs = pool.shared.home.root().join("runs");
+    let left = pool
+        .close(gone.as_ref().is_none_or(Gone::store_usable))
+        .await?;
     tracing::info!(?exit, "daemon: stopped");
     drop(lock);
-    Ok(exit)
+    match gone {
+        Some(gone) => Err(gone.into_error(left, &runs)),
+        None => Ok(exit),
+    }
 }

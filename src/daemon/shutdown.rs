@@ -2,7 +2,7 @@
 //! --wait`) can trigger, and the signal listeners of the foreground daemon; also its SIGHUP
 //! listener, which asks for a config reload instead.
 //!
-//! `gitmoot daemon stop` reaches a daemon by a signal to the pid its home's lock records
+//! `gitmoot daemon stop` reaches a daemon by a signal to the pid its store's lock records
 //! (`request_stop`), one signal per way of stopping, so nothing is left behind in the home
 //! to be misread by a later daemon: SIGTERM (and SIGINT) stop claiming and give running jobs
 //! `[daemon].shutdown_grace`; SIGUSR1 (`--wait`) lets the daemon run on until nothing is
@@ -114,7 +114,7 @@ pub(crate) fn on_hangup(flag: Arc<AtomicBool>, wake: Arc<Notify>) -> std::io::Re
 /// Why `daemon stop` could not ask a daemon to stop.
 #[derive(Debug, thiserror::Error)]
 pub enum StopError {
-    #[error("no daemon is running for this home (lock {0})")]
+    #[error("no daemon is running for this store (lock {0})")]
     NotRunning(std::path::PathBuf),
     #[error("signalling the daemon (pid {pid}): {cause}")]
     Signal { pid: i32, cause: std::io::Error },

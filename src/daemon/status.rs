@@ -130,8 +130,10 @@ pub fn report(
             heartbeat_ms: d.heartbeat_ms,
         });
     }
-    let holder = super::lock::holder(&home.daemon_lock_path());
-    let holder_pid: Option<u32> = holder.as_deref().and_then(|p| p.trim().parse().ok());
+    // The lock of a SQLite store may be held by a daemon of another home (`--store`):
+    // what it is doing is in that home's status file.
+    let holder = super::lock::holder_home(&super::lock::path_for(home));
+    let holder_pid: Option<u32> = holder.as_ref().and_then(|(p, _)| p.trim().parse().ok());
     let host = super::lease::hostname();
     let waiter_pid =
         holder_pid.filter(|p| waiters.iter().any(|w| w.pid == *p as i64 && w.host == host));
@@ -139,7 +141,9 @@ pub fn report(
         Some(_) => (None, None),
         None => (holder, holder_pid),
     };
-    let file = holder.as_ref().and_then(|_| read(&path(home)));
+    let file = holder
+        .as_ref()
+        .and_then(|(_, h)| read(&path(&Home::resolve(Some(Path::new(h))).ok()?)));
     Ok(DaemonStatus {
         waiter_pid,
         running: holder.is_some(),

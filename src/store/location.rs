@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use super::StoreError;
 use crate::Invalid;
 use crate::home::Home;
 
@@ -39,6 +40,35 @@ impl Location {
         match home.store_url() {
             Some(url) => Self::parse(url),
             None => Ok(Self::Sqlite(home.db_path())),
+        }
+    }
+
+    /// The single-daemon lock of a SQLite store: `<file>.lock` beside the file (a symlink
+    /// resolved first), so every home, flag and URL that reaches one file meets one lock on
+    /// the file's own filesystem. `None` on PostgreSQL, whose store many daemons share
+    /// under leases.
+    pub fn daemon_lock(&self) -> Option<PathBuf> {
+        let Self::Sqlite(path) = self else {
+            return None;
+        };
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let mut name = real.file_name()?.to_os_string();
+        name.push(".lock");
+        Some(real.with_file_name(name))
+    }
+
+    /// Refuses a SQLite store whose file is gone while its daemon lock stays
+    /// (`StoreError::Vanished`).
+    pub(crate) fn refuse_vanished(&self) -> Result<(), StoreError> {
+        let Self::Sqlite(path) = self else {
+            return Ok(());
+        };
+        match self.daemon_lock() {
+            Some(lock) if !path.exists() && lock.exists() => Err(StoreError::Vanished {
+                path: path.clone(),
+                lock,
+            }),
+            _ => Ok(()),
         }
     }
 

@@ -76,6 +76,14 @@ pub enum StoreError {
         path: PathBuf,
         cause: rusqlite::Error,
     },
+    /// The SQLite file is gone while the daemon lock beside it stays: it was deleted or
+    /// moved under a daemon (or since one ran), and a new empty store must not replace it
+    /// unasked.
+    #[error(
+        "store {} is missing but its daemon lock {} is still there: the file was deleted or moved while a daemon used it; restore it, or remove {} to start an empty store",
+        path.display(), lock.display(), lock.display()
+    )]
+    Vanished { path: PathBuf, lock: PathBuf },
     /// Connecting to or migrating a PostgreSQL store failed.
     #[error("store {url}: {}", postgres_text(.cause))]
     Server { url: String, cause: postgres::Error },
@@ -175,6 +183,8 @@ impl Store {
     /// Opens (creating with private permissions) and migrates the home's database.
     pub fn open_home(home: &Home) -> Result<Self> {
         let location = Location::of_home(home)?;
+        // Before `ensure` would make the home's own file again.
+        location.refuse_vanished()?;
         // The home holds this host's config, logs and artifacts whatever the store.
         home.ensure()?;
         Self::open_location(&location)
@@ -211,6 +221,7 @@ impl Store {
 
     /// Opens and migrates the database at `path`; a failure names the file.
     pub fn open(path: &Path) -> Result<Self> {
+        Location::Sqlite(path.to_path_buf()).refuse_vanished()?;
         Self::open_inner(path).map_err(|e| match e {
             StoreError::Sqlite(cause) => StoreError::File {
                 path: path.to_path_buf(),
@@ -313,7 +324,7 @@ impl Store {
             }
             Conn::Pg(c, _) => {
                 begin_pg(c)?;
-                finish_pg(c, f(&Tx::pg(c)))
+                pg::finish(c, f(&Tx::pg(c)))
             }
         }
     }
@@ -374,25 +385,6 @@ impl Store {
                 "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint",
                 &[],
             ),
-        }
-    }
-}
-
-/// Ends a PostgreSQL transaction by `f`'s outcome.
-fn finish_pg<T, E: From<StoreError>>(
-    c: &pg::PgConn,
-    out: std::result::Result<T, E>,
-) -> std::result::Result<T, E> {
-    match out {
-        Ok(v) => {
-            c.commit()?;
-            Ok(v)
-        }
-        Err(e) => {
-            // The error `f` met is the one to report; a failed rollback (the connection
-            // gone) only repeats it.
-            let _ = c.rollback();
-            Err(e)
         }
     }
 }

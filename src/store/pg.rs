@@ -536,6 +536,25 @@ fn numeric(raw: &[u8]) -> std::result::Result<Value<'static>, BoxError> {
     })
 }
 
+/// Ends a PostgreSQL transaction by `f`'s outcome.
+pub(super) fn finish<T, E: From<StoreError>>(
+    c: &PgConn,
+    out: std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    match out {
+        Ok(v) => {
+            c.commit()?;
+            Ok(v)
+        }
+        Err(e) => {
+            // The error `f` met is the one to report; a failed rollback (the connection
+            // gone) only repeats it.
+            let _ = c.rollback();
+            Err(e)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::translate;

@@ -1,7 +1,7 @@
 //! The control room's daemon and the truth about it. The daemon a control room embeds is a
 //! `gitmoot daemon run` child in its own session: quitting with detach, Ctrl-z, a closed
 //! terminal or a crash of the control room never stops the work it runs. The probe reads
-//! the home's lock holder and the daemon's heartbeat file (never the store) so the status
+//! the store's lock holder and the daemon's heartbeat file (never the store) so the status
 //! bar follows a daemon that starts, freezes or goes away, and takes over when allowed.
 //!
 //! Owns that child process and the probe; decides nothing about what is drawn.
@@ -69,7 +69,7 @@ impl DaemonWatch {
     /// has none and it may.
     pub fn probe(&mut self, now: Millis) -> DaemonStatus {
         self.reap();
-        let holder = lock::holder(&self.home.daemon_lock_path());
+        let holder = lock::holder(&lock::path_for(&self.home));
         let own = self.child.as_ref().map(|c| c.id().to_string());
         let mine = if self.took_over {
             DaemonStatus::TookOver
@@ -122,9 +122,13 @@ impl DaemonWatch {
             .append(true)
             .open(self.home.logs_dir().join("daemon.log"))?;
         let mut cmd = Command::new(std::env::current_exe()?);
-        cmd.arg("--home")
-            .arg(self.home.root())
-            .args(["daemon", "run"])
+        cmd.arg("--home").arg(self.home.root());
+        // The control room's own store, however it was named: its daemon must serve (and
+        // lock) the same one.
+        if let Some(url) = self.home.store_url() {
+            cmd.arg("--store").arg(url);
+        }
+        cmd.args(["daemon", "run"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);

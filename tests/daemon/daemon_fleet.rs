@@ -9,7 +9,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{gitmoot, json, shell_agent, spawn_daemon, stop_daemon, wait_until};
+use support::{
+    gitmoot, job_state as state, json, shell_agent, spawn_daemon, stop_daemon, wait_until,
+};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -34,13 +36,6 @@ fn submit(home: &Path, extra: &[&str]) -> String {
     args.extend_from_slice(extra);
     args.push("do the thing");
     json(home, &args)["id"].as_str().unwrap().to_string()
-}
-
-fn state(home: &Path, id: &str) -> String {
-    json(home, &["job", "show", id, "--json"])["state"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 fn sql(home: &Path, statements: &str) {

@@ -12,5 +12,6 @@ mod pg_fleet;
 mod real_cli;
 mod runtime_adapters;
 mod stopping;
+mod store_edges;
 mod supervise;
 mod walltime_e2e;

@@ -96,6 +96,14 @@ pub fn json(home: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(home, args)).unwrap()
 }
 
+/// The state of job `id`, as `job show --json` reports it.
+pub fn job_state(home: &Path, id: &str) -> String {
+    json(home, &["job", "show", id, "--json"])["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Every job `job list --json` shows, as its JSON rows.
 pub fn jobs(home: &Path) -> Vec<Value> {
     json(home, &["job", "list", "--json"])

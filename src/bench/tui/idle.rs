@@ -108,8 +108,8 @@ fn idle(binary: &Path, dir: &Path) -> Result<Vec<(String, String)>, String> {
     std::thread::sleep(IDLE_SETTLE);
     let pid = pane.pid()?;
     // The embedded daemon is the control room's own `daemon run` child: count it too.
-    let daemon: Option<u32> =
-        crate::daemon::lock::holder(&home.daemon_lock_path()).and_then(|p| p.parse().ok());
+    let daemon: Option<u32> = crate::daemon::lock::holder(&crate::daemon::lock::path_for(&home))
+        .and_then(|p| p.parse().ok());
     let ticks = || -> Result<u64, String> {
         Ok(cpu_ticks(pid)? + daemon.map(cpu_ticks).transpose()?.unwrap_or(0))
     };

@@ -42,7 +42,8 @@ pub(super) fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         drop(store);
         return crate::cli::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
     }
-    let no_daemon = crate::daemon::lock::holder(&ctx.home.daemon_lock_path()).is_none();
+    let no_daemon =
+        crate::daemon::lock::holder(&crate::daemon::lock::path_for(&ctx.home)).is_none();
     let beat_since = crate::clock::now_ms() - ctx.config()?.daemon.lease.0;
     let unserved = match &a.on {
         Some(label) => !crate::store::daemons::unstopped(store.conn(), Some(beat_since))?

@@ -4,8 +4,8 @@
 //! Decides only when to pass and when to wait; what a pass does is `tick.rs`'s, and the
 //! shutdown that follows the loop is `stop.rs`'s.
 
-use super::super::lease;
 use super::super::{DaemonError, DaemonExit};
+use super::super::{lease, outage};
 use super::tick::TickReport;
 use super::{Pool, Wakers};
 
@@ -37,10 +37,11 @@ impl Pool {
             }
             // `daemon stop --wait`: the daemon ends the way `--until-idle` does.
             self.until_idle |= w.stop.is_finishing();
-            // A detached daemon outlives its control room; once its home is deleted (a
-            // throwaway test or demo home) there is nothing left to run for.
-            if !root.exists() {
-                tracing::warn!(home = %root.display(), "daemon: the home was removed; stopping");
+            // A detached daemon outlives its control room; once its home (or its store's
+            // file) is gone there is nothing left to run for, and writing on would lose it.
+            if let Some(gone) = outage::gone(&root, self.store_file.as_ref()) {
+                tracing::error!(?gone, "daemon: stopping: its home or store went away");
+                self.gone = Some(gone);
                 return Ok(None);
             }
             let reloaded = self.maybe_reload();
@@ -66,8 +67,13 @@ impl Pool {
                     self.reconnect(w).await?;
                     continue;
                 }
+                Err(e) if outage::is_disk_full(&e) => {
+                    self.wait_for_space(w, &e).await;
+                    continue;
+                }
                 other => other?,
             };
+            self.disk_full.passed();
             match self.act(started_ahead, report) {
                 Next::Idle => return Ok(Some(DaemonExit::Idle)),
                 Next::Again => continue,
@@ -104,6 +110,20 @@ impl Pool {
             _ = w.stop.requested() => {},
         }
         Ok(())
+    }
+
+    /// Waits before the next try at a store whose disk is full, keeping every job: the
+    /// running ones run on, the ended ones wait in `done` to be settled (see `outage`).
+    async fn wait_for_space(&mut self, w: &Wakers, e: &super::super::DaemonError) {
+        let pause = self.disk_full.failed(e, self.inflight.len());
+        // The next pass beats, whatever else it has to do: only a committed write says the
+        // space is back (a pass with nothing to write goes through on a full disk too).
+        self.last_beat_ms = 0;
+        tokio::select! {
+            Some(res) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => self.finished(res),
+            _ = tokio::time::sleep(pause) => {},
+            _ = w.stop.requested() => {},
+        }
     }
 
     /// Kills what the pass found cancelled, notifies its gates, starts what it claimed.

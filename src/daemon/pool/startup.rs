@@ -14,6 +14,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use super::super::lease::{self, Registration};
+use super::super::outage::{DiskFull, StoreFile};
 use super::super::reload::Reload;
 use super::super::shutdown::on_hangup;
 use super::super::store_watch::StoreWatch;
@@ -77,7 +78,7 @@ async fn register_and_recover(
 ) -> Result<(), DaemonError> {
     let recovered = shared
         .with_store(move |store, sh| {
-            // On the home's own SQLite file this daemon holds the only lock: every other
+            // On a SQLite file this daemon holds the store's only lock: every other
             // registered daemon is dead and every running job an orphan. A shared
             // PostgreSQL store has live daemons elsewhere, whose jobs (and this host's
             // from before a crash) are recovered only once their lease runs out.
@@ -144,6 +145,7 @@ pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
     let dirs = Dirs::make(d.home.root())?;
     let location = Location::of_home(&d.home).map_err(StoreError::from)?;
     let store = Store::open_location(&location)?;
+    let store_file = StoreFile::of(&location);
     store.tune_for_batches()?;
     let git_checkouts = worktree::git_checkouts(&d.config);
     let shared = Arc::new(Shared {
@@ -191,6 +193,9 @@ pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
         last_beat_ms: shared_now,
         registration,
         claims_ahead: matches!(location, Location::Sqlite(_)),
+        store_file,
+        gone: None,
+        disk_full: DiskFull::new(&location),
     };
     Ok((pool, wakers))
 }

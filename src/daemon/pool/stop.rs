@@ -71,18 +71,30 @@ impl Pool {
     }
 
     /// Settles the last jobs, waits for the notify commands, removes the status file and
-    /// the spares, and marks this daemon stopped.
-    pub(super) async fn close(mut self) -> Result<(), DaemonError> {
-        self.settle_done().await;
+    /// the spares, and marks this daemon stopped. Without a `store_usable` (its file went)
+    /// nothing is written: the ended jobs keep their stdout records, and how many there
+    /// are is returned.
+    pub(super) async fn close(mut self, store_usable: bool) -> Result<usize, DaemonError> {
+        let left = match store_usable {
+            true => {
+                self.settle_done().await;
+                0
+            }
+            false => std::mem::take(&mut self.done).len(),
+        };
         // Each command is bounded by its own command_timeout.
         while self.notifying.join_next().await.is_some() {}
         status::remove(&self.status_path);
         crate::runtime::spare::remove_all(&self.shared.prompt_dir);
         let _ = std::fs::remove_dir_all(&self.shared.prompt_dir);
         crate::runtime::spare::remove_all(&self.shared.home.root().join("runs"));
+        if !store_usable {
+            return Ok(left);
+        }
         let reg = self.registration.clone();
         self.shared
             .with_store(move |store, sh| lease::deregister(store, &reg, sh.clock.now_ms()))
-            .await
+            .await?;
+        Ok(left)
     }
 }

@@ -45,8 +45,6 @@ impl TickReport {
 
 /// What a pass takes from the pool before it holds the store.
 struct Pass {
-    /// The jobs that ended since the last pass, to settle now.
-    done: Vec<Finished>,
     last_version: Option<i64>,
     free: usize,
     ctx: ClaimContext,
@@ -91,19 +89,20 @@ fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonEr
 
 /// The jobs that ended settle and their successors are claimed in one transaction: one
 /// commit per pass however many jobs it handles. A failed claim is undone alone; the
-/// settlements still commit before it is reported.
+/// settlements still commit before it is reported. `done` is emptied only once they did:
+/// a transaction that could not commit (a full disk) leaves them for the next pass.
 fn settle_and_claim(
     store: &mut Store,
     sh: &Shared,
     free: usize,
-    mut done: Vec<Finished>,
+    done: &mut Vec<Finished>,
     ctx: &ClaimContext,
 ) -> Result<Vec<Claimed>, DaemonError> {
     if free == 0 && done.is_empty() {
         return Ok(Vec::new());
     }
     let claimed = store.write(|tx| -> Result<_, DaemonError> {
-        settle_all(tx, sh, &ctx.config, &mut done)?;
+        settle_all(tx, sh, &ctx.config, done)?;
         if free == 0 {
             return Ok(Ok(Vec::new()));
         }
@@ -111,16 +110,21 @@ fn settle_and_claim(
             claim::claim(tx, sh.clock.as_ref(), free, ctx)
         })?)
     })?;
-    for f in done {
+    for f in done.drain(..) {
         f.cleanup();
     }
     Ok(claimed?)
 }
 
 impl Pass {
-    fn run(self, store: &mut Store, sh: &Shared) -> Result<TickReport, DaemonError> {
+    fn run(
+        self,
+        store: &mut Store,
+        sh: &Shared,
+        done: &mut Vec<Finished>,
+    ) -> Result<TickReport, DaemonError> {
         let version = store.data_version()?;
-        let idle = self.woke_only && !self.sweep_due && !self.beat_due && self.done.is_empty();
+        let idle = self.woke_only && !self.sweep_due && !self.beat_due && done.is_empty();
         if idle && self.last_version == Some(version) {
             return Ok(TickReport::empty(version));
         }
@@ -131,7 +135,7 @@ impl Pass {
         if self.sweep_due {
             sweep(store, sh, config)?;
         }
-        let claimed = settle_and_claim(store, sh, self.free, self.done, &self.ctx)?;
+        let claimed = settle_and_claim(store, sh, self.free, done, &self.ctx)?;
         // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
         let notify = if !config.notify.command.trim().is_empty() {
             store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
@@ -183,7 +187,6 @@ impl Pool {
             self.last_beat_ms = now;
         }
         let pass = Pass {
-            done: std::mem::take(&mut self.done),
             last_version: self.data_version,
             free: self.parallel.saturating_sub(self.inflight.len()),
             ctx: self.claim_context(HashSet::new()),
@@ -195,9 +198,10 @@ impl Pool {
             beat_due,
             registration: self.registration.clone(),
         };
+        let done = &mut self.done;
         let report = self
             .shared
-            .with_store_here(|store, sh| pass.run(store, sh))?;
+            .with_store_here(|store, sh| pass.run(store, sh, done))?;
         self.data_version = Some(report.data_version);
         Ok(report)
     }
