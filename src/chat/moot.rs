@@ -2,8 +2,6 @@
 //! read-only ask root job, talking through `chat send --as` / `chat wait`. Owns the moot
 //! seats and writes the markers `cap` reads.
 
-use std::path::Path;
-
 use crate::store::Tx;
 use serde::Serialize;
 
@@ -29,8 +27,6 @@ pub struct MootRequest<'a> {
     pub repo: &'a str,
     /// Overrides `[chat].moot_message_cap` for this moot.
     pub max_messages: Option<u32>,
-    /// The home the seats' commands name with `--home`.
-    pub home: &'a Path,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,7 +123,6 @@ pub fn convene(
             message_cap,
             a,
             announcement.seq,
-            r.home,
         );
         // The thread was made on `r.repo`, so its job runs there too.
         let job_id = submit_root(
@@ -187,16 +182,17 @@ fn seat_prompt(
     cap: i64,
     agent: &str,
     since: i64,
-    home: &Path,
 ) -> String {
-    let (slug, repo, home) = (&thread.slug, &thread.repo, home.display());
+    // No `--home`: a seat's `chat send`/`wait` go through its relay and never open the store,
+    // and an agent must not learn where the home is.
+    let (slug, repo) = (&thread.slug, &thread.repo);
     format!(
         "You are seat @{agent} in a moot on chat thread \"{slug}\" ({repo}).\n\
          Topic: {topic}\n\
          Seats: {seats}. Message cap: {cap} agent turns in total; the moot hard-stops at the cap, with no extension.\n\n\
          Converse by running these commands:\n\
-         \x20 gitmoot chat send {slug} \"<your message>\" --as {agent} --repo {repo} --home {home}\n\
-         \x20 gitmoot chat wait {slug} --since-seq <last-seq> --repo {repo} --home {home}\n\
+         \x20 gitmoot chat send {slug} \"<your message>\" --as {agent} --repo {repo}\n\
+         \x20 gitmoot chat wait {slug} --since-seq <last-seq> --repo {repo}\n\
          Start with --since-seq {since} and feed each printed `last-seq: N` into the next wait.\n\
          Stop when you have nothing new to add, when wait prints \"MOOT CAP REACHED\", or when a send is refused.\n\
          Then return a gitmoot_result whose summary states what you KNOW, what you are UNSURE of, and what you \

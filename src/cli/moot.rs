@@ -36,7 +36,6 @@ pub fn run(ctx: &Ctx, a: MootArgs) -> anyhow::Result<()> {
     let cfg = ctx.config()?;
     let roster = moot::parse_roster(&a.agents);
     let mut store = ctx.store()?;
-    let home = ctx.home.root().to_path_buf();
     let c = write_retry(&mut store, |tx| {
         moot::convene(
             tx,
@@ -48,7 +47,6 @@ pub fn run(ctx: &Ctx, a: MootArgs) -> anyhow::Result<()> {
                 agents: roster.clone(),
                 repo: a.repo.trim(),
                 max_messages: a.max_messages,
-                home: &home,
             },
         )
     })?;
