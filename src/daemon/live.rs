@@ -33,7 +33,7 @@ use crate::store::{StoreError, runs};
 pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(200);
 /// Lines buffered between the child's pipes and the parser, and the bytes they may hold.
 const LINE_QUEUE: usize = 4096;
-const LINE_BYTES: usize = 2 * 1024 * 1024;
+const LINE_BYTES: usize = 256 * 1024;
 
 /// What was not written yet when the job's last run ended.
 #[derive(Debug, Default)]

@@ -14,8 +14,9 @@ use daemon_support::{TestHome, result, wait_until};
 use gitmoot::domain::JobState;
 use gitmoot::runtime::process::read_record;
 
-/// What each agent prints between its first line and its result.
-const PRINTED: u64 = 200_000_000;
+/// What each agent prints between its first line and its result: 25 times the cap, kept
+/// small enough that the group's other tests do not starve beside it.
+const PRINTED: u64 = 100_000_000;
 const AGENTS: usize = 4;
 /// The cap of a stdout record: its first 1 MiB and last 3 MiB.
 const RECORD_CAP: u64 = 4 * 1024 * 1024;
@@ -75,7 +76,7 @@ fn check_kept_record(h: &TestHome, marker: &Path, result_line: &str) {
     assert!(found, "{} never held the result at its end", path.display());
     assert!(
         kept.1,
-        "200 MB were printed: the record says nothing was cut"
+        "far more than the cap was printed: the record says nothing was cut"
     );
     assert!(
         kept.0.starts_with(b"FIRST-LINE\n"),
@@ -90,7 +91,7 @@ fn agents_printing_far_past_the_caps_keep_records_and_memory_bounded_and_still_s
     let markers = h.file("markers");
     std::fs::create_dir_all(&markers).unwrap();
     let result_line = result("approved", "bounded");
-    // 4 KB lines: enough lines to exercise the feed, few enough to print 200 MB fast.
+    // 4 KB lines: enough lines to exercise the feed, few enough to print 100 MB fast (25 times the cap; `gitmoot bench` prints 200 MB).
     h.shell_agent(
         "chatty",
         &format!(

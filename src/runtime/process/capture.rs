@@ -121,6 +121,8 @@ impl Capture {
             feed.finish().await;
         }
         let (a, b) = self.last.as_slices();
+        // One allocation of the kept size, not a doubling past it.
+        self.first.reserve_exact(self.last.len());
         self.first.extend_from_slice(a);
         self.first.extend_from_slice(b);
         (self.first, self.dropped)
