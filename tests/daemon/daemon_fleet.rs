@@ -117,10 +117,24 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         ),
     );
     wait_until("the takeover", WAIT, || state(&home, &orphan) != "running");
-    assert_eq!(state(&home, &orphan), "failed");
+    // An ask whose daemon was lost runs again (issue 25), here waiting for its label.
+    assert_eq!(state(&home, &orphan), "queued");
     let shown = json(&home, &["job", "show", &orphan, "--json"]);
-    let error = shown["error"].as_str().unwrap_or_default();
-    assert!(error.contains("daemon restarted"), "{shown}");
+    assert_eq!(shown["attempt"], 2, "{shown}");
+    assert!(shown["error"].is_null(), "{shown}");
+    let events = json(&home, &["job", "events", &orphan, "--json"]);
+    let requeued: Vec<&Value> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "job_requeued")
+        .collect();
+    assert_eq!(requeued.len(), 1, "{events}");
+    let why = requeued[0]["message"].as_str().unwrap();
+    assert!(
+        why.starts_with("lease lost") && why.contains("d-gone"),
+        "{events}"
+    );
     let status = json(&home, &["daemon", "status", "--json"]);
     let ids: Vec<&str> = status["daemons"]
         .as_array()
@@ -136,6 +150,16 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         Value::Array(vec![]),
         "a clean exit deregisters"
     );
+    let out = gitmoot(&home)
+        .args(["daemon", "run", "--labels", "elsewhere", "--until-idle"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(state(&home, &orphan), "succeeded");
 }
 
 #[test]

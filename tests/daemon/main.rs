@@ -7,6 +7,7 @@ mod daemon_embedded;
 mod daemon_fleet;
 mod daemon_lifecycle;
 mod pg_fleet;
+mod pg_recovery;
 mod real_cli;
 mod runtime_adapters;
 mod stopping;

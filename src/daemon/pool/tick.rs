@@ -91,34 +91,55 @@ fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonEr
 
 /// The jobs that ended settle and their successors are claimed in one transaction: one
 /// commit per pass however many jobs it handles. A failed claim is undone alone; the
-/// settlements still commit before it is reported.
+/// settlements still commit before it is reported. `done` keeps the finished jobs until
+/// that commit: when the store is lost on the way, the pool settles them again once it is
+/// back (a finished agent's work is never dropped with a transaction).
 fn settle_and_claim(
     store: &mut Store,
     sh: &Shared,
     free: usize,
-    mut done: Vec<Finished>,
+    done: &mut Vec<Finished>,
     ctx: &ClaimContext,
 ) -> Result<Vec<Claimed>, DaemonError> {
     if free == 0 && done.is_empty() {
         return Ok(Vec::new());
     }
     let claimed = store.write(|tx| -> Result<_, DaemonError> {
-        settle_all(tx, sh, &ctx.config, &mut done)?;
+        settle_all(tx, sh, &ctx.config, done)?;
         if free == 0 {
             return Ok(Ok(Vec::new()));
         }
-        Ok(crate::store::savepoint(tx, || {
-            claim::claim(tx, sh.clock.as_ref(), free, ctx)
-        })?)
+        fenced_claim(tx, sh, free, ctx)
     })?;
-    for f in done {
+    for f in done.drain(..) {
         f.cleanup();
     }
     Ok(claimed?)
 }
 
+/// Claims up to `free` jobs in `tx` — only while this daemon's lease is its own, renewed in
+/// that same transaction: a daemon paused between its heartbeat and its claim, whose jobs
+/// another daemon took over meanwhile, must not claim them again when it wakes.
+fn fenced_claim(
+    tx: &Tx<'_>,
+    sh: &Shared,
+    free: usize,
+    ctx: &ClaimContext,
+) -> Result<Result<Vec<Claimed>, engine::EngineError>, DaemonError> {
+    let now = sh.clock.now_ms();
+    if let Some(id) = &ctx.daemon_id
+        && !crate::store::daemons::beat(tx, id, now)?
+    {
+        return Err(DaemonError::LeaseLost(id.clone()));
+    }
+    Ok(crate::store::savepoint(tx, || {
+        claim::claim(tx, sh.clock.as_ref(), free, ctx)
+    })?)
+}
+
 impl Pass {
-    fn run(self, store: &mut Store, sh: &Shared) -> Result<TickReport, DaemonError> {
+    /// One pass; what of `done` it could not settle stays in it.
+    fn run(&mut self, store: &mut Store, sh: &Shared) -> Result<TickReport, DaemonError> {
         let version = store.data_version()?;
         let idle = self.woke_only && !self.sweep_due && !self.beat_due && self.done.is_empty();
         if idle && self.last_version == Some(version) {
@@ -131,7 +152,7 @@ impl Pass {
         if self.sweep_due {
             sweep(store, sh, config)?;
         }
-        let claimed = settle_and_claim(store, sh, self.free, self.done, &self.ctx)?;
+        let claimed = settle_and_claim(store, sh, self.free, &mut self.done, &self.ctx)?;
         // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
         let notify = if !config.notify.command.trim().is_empty() {
             store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
@@ -182,7 +203,7 @@ impl Pool {
         if beat_due {
             self.last_beat_ms = now;
         }
-        let pass = Pass {
+        let mut pass = Pass {
             done: std::mem::take(&mut self.done),
             last_version: self.data_version,
             free: self.parallel.saturating_sub(self.inflight.len()),
@@ -195,9 +216,9 @@ impl Pool {
             beat_due,
             registration: self.registration.clone(),
         };
-        let report = self
-            .shared
-            .with_store_here(|store, sh| pass.run(store, sh))?;
+        let report = self.shared.with_store_here(|store, sh| pass.run(store, sh));
+        self.done = pass.done;
+        let report = report?;
         self.data_version = Some(report.data_version);
         Ok(report)
     }
@@ -243,7 +264,7 @@ impl Pool {
         let claimed = self
             .shared
             .with_store_here(|store, sh| -> Result<_, DaemonError> {
-                let claimed = store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?;
+                let claimed = store.write(|tx| fenced_claim(tx, sh, free, &ctx))??;
                 Ok(exec::planned(store, claimed, &ctx.config))
             })?;
         let started = !claimed.is_empty();
