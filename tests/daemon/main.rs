@@ -8,6 +8,7 @@ mod daemon_fleet;
 mod daemon_lifecycle;
 mod pg_fleet;
 mod pg_recovery;
+mod pg_soak;
 mod real_cli;
 mod runtime_adapters;
 mod stopping;
