@@ -170,6 +170,7 @@ esac"#,
         .unwrap();
     assert!(all.len() >= ROOTS * 6, "{} jobs", all.len());
     let (starts, ends) = effects(&log);
+    let mut reasons: Vec<String> = Vec::new();
     for (key, n) in &starts {
         assert_eq!(*n, 1, "{key} started {n} times");
     }
@@ -189,6 +190,18 @@ esac"#,
                 .any(|e| e.kind == "failed" || e.message.contains("daemon restarted")),
             "{}: {evs:?}",
             j.id
+        );
+        reasons.extend(
+            evs.iter()
+                .filter(|e| e.kind == "job_requeued" || e.kind == "job_recovered")
+                .map(|e| e.message.clone()),
+        );
+    }
+    // Both losses happened, each said as what it was.
+    for loss in ["host lost", "lease lost"] {
+        assert!(
+            reasons.iter().any(|m| m.starts_with(loss)),
+            "no job says {loss}: {reasons:?}"
         );
     }
 }
