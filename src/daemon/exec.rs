@@ -7,6 +7,7 @@
 //! settle; `runs.rs` runs it until its output settles it, `once.rs` is one run. Owns the
 //! per-job pipeline; claiming, locks and the pool's bookkeeping are elsewhere.
 
+mod fence;
 mod once;
 mod runs;
 
@@ -20,9 +21,10 @@ use super::claim::{Claimed, Placement};
 use super::live::{self, Leftover, Recorder};
 use crate::config::Config;
 use crate::contract::EphemeralSpec;
-use crate::domain::{AutonomyPolicy, JobState, RuntimeKind};
+use crate::domain::{AutonomyPolicy, EventKind, JobState, RuntimeKind};
 use crate::engine::{self, EngineError, Outcome};
 use crate::runtime::{self, KillRequest, TokenUsage};
+use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
 use crate::store::{Store, Tx, agents};
 use runs::run_runs;
@@ -164,10 +166,13 @@ struct Ran {
 /// settlement committed, by [`Finished::cleanup`]), so recovery settles it from the record
 /// exactly as it settles a job that was cut off while running.
 pub struct Finished {
+    /// The job as it was claimed: its daemon and attempt are the claim's fencing token.
     job: Job,
-    /// Read by `settle`, which may run again when the transaction it ran in did not
-    /// commit (a full disk).
+    /// Kept until the settlement commits: a transaction the store lost is written again.
     settlement: engine::Settlement,
+    /// Set when this daemon stopped the agent because it was itself lost (`Loss`): a run
+    /// cut off that way did not fail, so it is released, not settled as failed.
+    released: Option<engine::lost::Loss>,
     activity: Leftover,
     cache: (u64, u64),
     capture: Option<engine::observe::Capture>,
@@ -183,16 +188,98 @@ impl Finished {
         &self.job.root_id
     }
 
+    /// Marks a run this daemon cut off because it was lost itself (see `released`).
+    pub(crate) fn release_for(&mut self, loss: engine::lost::Loss) {
+        self.released = Some(loss);
+    }
+
     /// Writes the last activity, settles the job through the engine and records what its
-    /// checkout touched, all in `tx`; returns the state it settled in.
-    pub fn settle(&mut self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<JobState, EngineError> {
+    /// checkout touched, all in `tx` — if the job is still this claim (`fence`); a finished
+    /// run whose job a takeover released and nothing claimed since is settled late, and a
+    /// run cut off because this daemon was lost releases its job instead.
+    pub fn settle(&mut self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<(), EngineError> {
         let now = env.clock.now_ms();
+        let stored = crate::store::jobs::require(tx, &self.job.id)?;
+        let parsed = matches!(self.settlement.outcome, Outcome::Parsed(_));
+        match (fence::claim_of(&stored, &self.job), self.released) {
+            (fence::Claim::Ours, Some(loss)) if !parsed && stored.state == JobState::Running => {
+                let detail = "its daemon stopped the agent while it could not reach the store";
+                engine::lost::release(tx, env, &self.job.id, loss, detail)?;
+                return Ok(());
+            }
+            // Settled already: the commit reached the store though its answer was lost.
+            (fence::Claim::Ours, _)
+                if stored.state.is_terminal() && stored.runtime_pid.is_none() =>
+            {
+                return Ok(());
+            }
+            (fence::Claim::Ours, _) => {}
+            (fence::Claim::Released, _) if parsed => self.reclaim(tx, env, &stored)?,
+            (claim, _) => return self.discard(tx, now, &stored, claim),
+        }
         live::write_final(tx, &self.job, now, &self.activity, self.cache)?;
-        let state = engine::settle(tx, env, &self.job.id, self.settlement.clone())?;
+        engine::settle(tx, env, &self.job.id, self.settlement.clone())?;
         if let Some(c) = &self.capture {
             engine::observe::record(tx, env.clock.now_ms(), &self.job.id, c)?;
         }
-        Ok(state)
+        Ok(())
+    }
+
+    /// Takes a released job back under this run's claim, its finished work to be settled.
+    fn reclaim(&self, tx: &Tx<'_>, env: engine::Env<'_>, stored: &Job) -> Result<(), EngineError> {
+        let mut back = stored.clone();
+        back.state = JobState::Running;
+        back.attempt = self.job.attempt;
+        back.started_ms = self.job.started_ms;
+        back.updated_ms = env.clock.now_ms();
+        crate::store::jobs::put_over(tx, stored, &back)?;
+        if stored.state == JobState::Interrupted {
+            engine::lost::resume_clock(tx, env, &self.job.root_id)?;
+        }
+        let event = NewEvent::job(
+            env.clock.now_ms(),
+            &self.job.root_id,
+            &self.job.id,
+            EventKind::JobRecovered,
+        )
+        .message(format!(
+            "lease lost: the daemon that ran attempt {} lost its lease, yet its agent had finished and nothing claimed the job since; settled from that run",
+            self.job.attempt
+        ));
+        events::append(tx, event)?;
+        Ok(())
+    }
+
+    /// Leaves a job this run no longer speaks for as the store has it, saying why.
+    fn discard(
+        &self,
+        tx: &Tx<'_>,
+        now: crate::clock::Millis,
+        stored: &Job,
+        claim: fence::Claim,
+    ) -> Result<(), EngineError> {
+        let why = match claim {
+            fence::Claim::Stale => format!(
+                "the job was claimed again (attempt {} on {})",
+                stored.attempt,
+                stored.daemon_id.as_deref().unwrap_or("-")
+            ),
+            _ => "its agent ended without a result".to_string(),
+        };
+        let event = NewEvent::job(
+            now,
+            &self.job.root_id,
+            &self.job.id,
+            EventKind::JobSettlementDiscarded,
+        )
+        .message(format!(
+            "lease lost: attempt {} ended on {} after its lease was taken over, and {why}; its outcome is discarded, the job stays {}",
+            self.job.attempt,
+            self.job.daemon_id.as_deref().unwrap_or("-"),
+            stored.state
+        ));
+        events::append(tx, event)?;
+        Ok(())
     }
 
     /// Once the settlement committed (or failed: recovery then fails the job), the stdout
@@ -234,6 +321,7 @@ pub async fn execute(
     Finished {
         job: claimed.job,
         settlement,
+        released: None,
         activity: ran.activity,
         cache: (ran.usage.cache_read, ran.usage.cache_creation),
         capture,

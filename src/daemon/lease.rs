@@ -16,8 +16,9 @@ use std::sync::Arc;
 
 use crate::store::{Store, jobs};
 
-use super::recovery::{self, Local};
+use super::recovery::{self, Local, Unfinished};
 use super::{DaemonError, Shared};
+use crate::engine::lost::Loss;
 
 /// This daemon's registration, fixed for its life.
 #[derive(Debug, Clone)]
@@ -81,8 +82,9 @@ pub fn register(
 }
 
 /// One heartbeat: renews this daemon's lease, then recovers the running jobs of every
-/// daemon whose lease ran out (each taken over by exactly one daemon). Returns the ids of
-/// the jobs it recovered.
+/// daemon whose lease ran out (each taken over by exactly one daemon) and of every daemon
+/// that stopped over a lease ago with jobs still running. Returns the ids of the jobs it
+/// recovered.
 pub fn beat(
     store: &mut Store,
     sh: &Shared,
@@ -114,23 +116,58 @@ pub fn beat(
             jobs = orphans.len(),
             "daemon: a daemon's lease ran out; recovering its running jobs"
         );
-        let local = if dead.host == reg.host {
-            Local::Yes
-        } else {
-            Local::No
+        let (local, loss) = match gone_here(&dead, reg) {
+            true => (Local::Yes, Loss::HostLost),
+            false => (Local::No, Loss::LeaseLost),
         };
-        let config = sh.config();
-        recovered.extend(recovery::recover_jobs(
-            store,
-            sh.home.root(),
-            sh.clock.as_ref(),
-            &config,
-            &*sh.hooks,
-            orphans,
-            local,
-        )?);
+        recovered.extend(recover(store, sh, orphans, local, loss)?);
+    }
+    let mut stopped: Vec<(String, Vec<jobs::Job>)> = Vec::new();
+    for (job, daemon) in daemons::orphaned_running(store.conn(), expired_before)? {
+        let job = jobs::require(store.conn(), &job)?;
+        match stopped.iter_mut().find(|(d, _)| *d == daemon) {
+            Some((_, list)) => list.push(job),
+            None => stopped.push((daemon, vec![job])),
+        }
+    }
+    for (daemon, orphans) in stopped {
+        tracing::warn!(daemon = %daemon, jobs = orphans.len(), "daemon: a stopped daemon left running jobs; recovering them");
+        let row = daemons::get(store.conn(), &daemon)?;
+        let local = match row.is_some_and(|d| gone_here(&d, reg)) {
+            true => Local::Yes,
+            false => Local::No,
+        };
+        recovered.extend(recover(store, sh, orphans, local, Loss::DaemonStopped)?);
     }
     Ok(recovered)
+}
+
+/// Whether `dead` ran on this host and its process is gone: only then are its leftover
+/// processes ours to kill. A daemon whose process is still alive was only paused (or is
+/// hung): its agents are left to finish, as it may still settle them.
+fn gone_here(dead: &DaemonRow, reg: &Registration) -> bool {
+    dead.host == reg.host && !crate::pid::is_alive(dead.pid as i32)
+}
+
+/// Recovers a lost daemon's `orphans`: settled from a finished agent's record, else
+/// released for `loss` (see `engine::lost`).
+fn recover(
+    store: &mut Store,
+    sh: &Shared,
+    orphans: Vec<jobs::Job>,
+    local: Local,
+    loss: Loss,
+) -> Result<Vec<String>, DaemonError> {
+    let config = sh.config();
+    Ok(recovery::recover_jobs(
+        store,
+        sh.home.root(),
+        sh.env(&config),
+        &config,
+        orphans,
+        local,
+        Unfinished::Release(loss),
+    )?)
 }
 
 /// Why a daemon stopped its own jobs while it could not reach the store.

@@ -7,6 +7,7 @@
 //! file, and applies the config `reload.rs` reads; each job's own work is `exec::execute`.
 
 mod drive;
+mod lost;
 mod startup;
 mod stop;
 mod tick;
@@ -155,13 +156,18 @@ impl Pool {
             Ok((id, _)) => *id,
             Err(e) => e.id(),
         };
+        let mut loss = None;
         if let Some(job) = self.task_jobs.remove(&task) {
             if let Err(e) = &res {
                 tracing::error!(job = %job, "job task ended abnormally: {e}");
             }
+            loss = self.loss_of(&job);
             self.inflight.remove(&job);
         }
-        if let Ok((_, f)) = res {
+        if let Ok((_, mut f)) = res {
+            if let Some(loss) = loss {
+                f.release_for(loss);
+            }
             self.done.push(f);
         }
     }

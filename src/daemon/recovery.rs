@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{EventKind, JobState};
+use crate::engine::lost::Loss;
 use crate::engine::{self, EngineError, Hooks, Outcome, Settlement};
 use std::path::{Path, PathBuf};
 
@@ -95,7 +96,20 @@ pub(crate) fn recover(
             orphans.push(jobs::require(store.conn(), &id)?);
         }
     }
-    recover_jobs(store, home, clock, config, hooks, orphans, Local::Yes)
+    let env = engine::Env {
+        clock,
+        cfg: &config.orchestrate,
+        hooks,
+    };
+    recover_jobs(
+        store,
+        home,
+        env,
+        config,
+        orphans,
+        Local::Yes,
+        Unfinished::Fail,
+    )
 }
 
 /// Removes the stdout records of jobs that are not running. A daemon lists an ended
@@ -127,17 +141,28 @@ pub(crate) enum Local {
     No,
 }
 
-/// Settles `orphans`, running jobs whose daemon is gone, as a restart does: from the
-/// agent's recorded output when it finished, else failed with `RECOVERED_REASON` (the
-/// engine retries it when it has retries left). Returns their ids.
+/// What becomes of a recovered job whose agent left no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unfinished {
+    /// This home's daemon restarted (SQLite): failed with `RECOVERED_REASON`; the engine
+    /// retries a leg with retries left as a new attempt.
+    Fail,
+    /// A daemon of a shared store was lost: read-only work runs again, an `implement`
+    /// waits `interrupted` (`engine::lost`).
+    Release(Loss),
+}
+
+/// Settles `orphans`, running jobs whose daemon is gone: from the agent's recorded output
+/// when it finished, else as `unfinished` says. Each is taken only while it is still the
+/// claim it was read as (several daemons may recover at once). Returns their ids.
 pub(crate) fn recover_jobs(
     store: &mut Store,
     home: &Path,
-    clock: &dyn Clock,
+    env: engine::Env<'_>,
     config: &Config,
-    hooks: &dyn Hooks,
     orphans: Vec<jobs::Job>,
     local: Local,
+    unfinished: Unfinished,
 ) -> Result<Vec<String>, EngineError> {
     // Whatever the dead daemon's agents left behind (grandchildren outside the group
     // survive the leader's death signal) dies now, found by the job marker.
@@ -163,7 +188,6 @@ pub(crate) fn recover_jobs(
         ) {
             super::worktree::remove(&checkout, std::path::Path::new(wt));
         }
-        let was_running = job.state == JobState::Running;
         // Its agent may have finished before the daemon died: then its record holds the
         // result and the job is settled with it, not failed and done twice.
         let finished = (local == Local::Yes)
@@ -171,7 +195,7 @@ pub(crate) fn recover_jobs(
             .flatten();
         let parsed = finished
             .as_ref()
-            .filter(|_| was_running)
+            .filter(|_| job.state == JobState::Running)
             .and_then(|(_, out, _)| {
                 out.error
                     .is_none()
@@ -179,66 +203,91 @@ pub(crate) fn recover_jobs(
                     .flatten()
                     .map(|r| (r, out.clone()))
             });
-        if let Some((_, _, path)) = &finished {
+        let path = finished.map(|(_, _, path)| path);
+        let taken =
+            store.write(|tx| settle_one(tx, env, config, &job, parsed, killed, unfinished))?;
+        if let Some(path) = path {
             let _ = std::fs::remove_file(path);
         }
-        // What the record says decides both the event and the settlement.
-        let (event, settlement) = match parsed {
-            Some((result, out)) => {
-                // Stored exactly as a run read live would be: redacted, capped, priced.
-                let model = super::exec::plan(&store.conn(), &job, config)
-                    .ok()
-                    .and_then(|p| p.model);
-                (
-                    Some((
-                        EventKind::JobRecovered,
-                        "daemon recovery: the agent finished while the daemon was down; settled from its recorded output".to_string(),
-                        None,
-                    )),
-                    super::settlement(
-                        Outcome::Parsed(result),
-                        &out.text,
-                        out.truncated,
-                        &out.usage,
-                        out.vendor_cost_usd,
-                        model.as_deref(),
-                    ),
-                )
-            }
-            None => (
-                was_running.then(|| {
-                    (
-                        EventKind::JobRecoveryFailed,
-                        format!(
-                            "daemon recovery: {RECOVERED_REASON} (runtime pid {}, {})",
-                            job.runtime_pid.map_or("-".to_string(), |p| p.to_string()),
-                            if killed {
-                                "leftover processes killed"
-                            } else {
-                                "no process left"
-                            }
-                        ),
-                        Some(json!({"runtime_pid": job.runtime_pid, "killed": killed})),
-                    )
-                }),
-                Settlement::of(Outcome::Failed(RECOVERED_REASON.into())),
-            ),
-        };
-        store.write(|tx| -> Result<(), EngineError> {
-            if let Some((kind, message, data)) = event {
-                let event =
-                    NewEvent::job(clock.now_ms(), &job.root_id, &job.id, kind).message(message);
-                events::append(tx, NewEvent { data, ..event })?;
-            }
-            let env = engine::Env {
-                clock,
-                cfg: &config.orchestrate,
-                hooks,
-            };
-            engine::settle(tx, env, &job.id, settlement)?;
-            Ok(())
-        })?;
-        recovered.push(job.id);
+        if taken {
+            recovered.push(job.id);
+        }
     }
     Ok(recovered)
+}
+
+/// Settles one orphan in `tx` from its recorded result, or as `unfinished` says; false
+/// when the job is no longer the claim it was read as (another daemon took it).
+fn settle_one(
+    tx: &crate::store::Tx<'_>,
+    env: engine::Env<'_>,
+    config: &Config,
+    job: &jobs::Job,
+    parsed: Option<(contract::GitmootResult, RuntimeOutput)>,
+    killed: bool,
+    unfinished: Unfinished,
+) -> Result<bool, EngineError> {
+    let now = jobs::require(tx, &job.id)?;
+    if (&now.state, &now.daemon_id, now.attempt) != (&job.state, &job.daemon_id, job.attempt) {
+        return Ok(false);
+    }
+    let was_running = job.state == JobState::Running;
+    let event = |kind, message: String, data| {
+        let event = NewEvent::job(env.clock.now_ms(), &job.root_id, &job.id, kind).message(message);
+        events::append(tx, NewEvent { data, ..event })
+    };
+    let settlement = match (parsed, unfinished) {
+        (Some((result, out)), _) => {
+            // Stored exactly as a run read live would be: redacted, capped, priced.
+            let model = super::exec::plan(tx, job, config)
+                .ok()
+                .and_then(|p| p.model);
+            event(
+                EventKind::JobRecovered,
+                "daemon recovery: the agent finished while the daemon was down; settled from its recorded output".to_string(),
+                None,
+            )?;
+            super::settlement(
+                Outcome::Parsed(result),
+                &out.text,
+                out.truncated,
+                &out.usage,
+                out.vendor_cost_usd,
+                model.as_deref(),
+            )
+        }
+        (None, Unfinished::Release(loss)) if was_running => {
+            let detail = format!(
+                "daemon {} was lost while the job ran{}",
+                job.daemon_id.as_deref().unwrap_or("-"),
+                if killed {
+                    "; its leftover processes were killed"
+                } else {
+                    ""
+                }
+            );
+            engine::lost::release(tx, env, &job.id, loss, &detail)?;
+            return Ok(true);
+        }
+        (None, _) => {
+            if was_running {
+                event(
+                    EventKind::JobRecoveryFailed,
+                    format!(
+                        "daemon recovery: {RECOVERED_REASON} (runtime pid {}, {})",
+                        job.runtime_pid.map_or("-".to_string(), |p| p.to_string()),
+                        if killed {
+                            "leftover processes killed"
+                        } else {
+                            "no process left"
+                        }
+                    ),
+                    Some(json!({"runtime_pid": job.runtime_pid, "killed": killed})),
+                )?;
+            }
+            Settlement::of(Outcome::Failed(RECOVERED_REASON.into()))
+        }
+    };
+    engine::settle(tx, env, &job.id, settlement)?;
+    Ok(true)
 }

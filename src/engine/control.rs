@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::bounds::{active_ms, stop_reason};
 use super::ctx::Ctx;
-use super::{EngineError, Env};
+use super::{EngineError, Env, lost};
 use crate::Invalid;
 use crate::domain::{EventKind, JobKind, JobState, RunState};
 use crate::store::escalations;
@@ -113,7 +113,17 @@ fn stop_tree(ctx: &Ctx<'_, '_>, root: &str, verb: &str) -> Result<Vec<String>, E
             cancelled.push(j.id.clone());
         }
     }
+    // An interrupted job waits for a human the stopped tree no longer has a use for.
+    for mut j in jobs::by_root_in_state(ctx.tx, root, JobState::Interrupted)? {
+        ctx.finish_job(
+            &mut j,
+            JobState::Cancelled,
+            format!("delegation tree rooted at {root} stopped; interrupted job cancelled"),
+        )?;
+        cancelled.push(j.id.clone());
+    }
     ctx.close_rounds_for_stop(root, verb)?;
+    lost::unpause(ctx, root)?;
     for id in &cancelled {
         let j = jobs::require(ctx.tx, id)?;
         ctx.propagate(&j)?;
@@ -173,6 +183,9 @@ pub fn cancel_job(tx: &Tx<'_>, env: Env<'_>, id: &str) -> Result<(), EngineError
         JobState::Cancelled,
         format!("cancel requested from {from}"),
     )?;
+    if from == JobState::Interrupted {
+        lost::unpause(&ctx, &job.root_id)?;
+    }
     ctx.propagate(&job)
 }
 

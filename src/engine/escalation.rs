@@ -17,7 +17,7 @@ use crate::clock::Millis;
 use crate::contract::HumanQuestion;
 /// The verbs this module resumes failure rounds with (the vocabulary crate spells them).
 pub use crate::domain::ResumeVerb;
-use crate::domain::{EventKind, JobKind};
+use crate::domain::{EventKind, JobKind, JobState};
 use crate::store::StoreError;
 use crate::store::delegations;
 use crate::store::escalations::{self, Round, RoundKind};
@@ -258,6 +258,9 @@ pub fn resume(
     verb: ResumeVerb,
     instructions: Option<&str>,
 ) -> Result<(), EngineError> {
+    if jobs::get(tx, job_id)?.is_some_and(|j| j.state == JobState::Interrupted) {
+        return super::lost::resume(tx, env, job_id, verb);
+    }
     let rounds = open_rounds_for(tx, job_id)?;
     let Some(mut round) = rounds
         .iter()

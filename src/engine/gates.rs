@@ -153,7 +153,7 @@ impl Ctx<'_, '_> {
         Ok(())
     }
 
-    /// Closes a round; the run resumes its clock when no round is left open.
+    /// Closes a round; the run resumes its clock when nothing in it waits for a human.
     pub fn resolve_round(
         &self,
         round: &mut Round,
@@ -173,17 +173,6 @@ impl Ctx<'_, '_> {
             format!("{} round on job {} resolved with {verb}", round.kind.as_str(), round.job_id),
             Some(json!({"kind": round.kind.as_str(), "escalation": round.id, "delegation_id": round.delegation_id, "child_job_id": round.failed_job_id, "reason": verb, "question": round.instructions, "answers": round.answers})),
         )?;
-        if escalations::open_for_root(self.tx, &round.root_id)?.is_empty() {
-            let mut run = runs::require(self.tx, &round.root_id)?;
-            if let Some(since) = run.paused_since_ms.take() {
-                run.paused_ms += self.now - since;
-            }
-            if run.state == RunState::AwaitingHuman {
-                run.state = RunState::Running;
-            }
-            run.updated_ms = self.now;
-            runs::put(self.tx, &run)?;
-        }
-        Ok(())
+        super::lost::unpause(self, &round.root_id)
     }
 }

@@ -17,6 +17,7 @@ mod dispatch;
 pub mod escalation;
 mod gates;
 mod legs;
+pub mod lost;
 pub mod observe;
 pub mod pricing;
 pub mod prompts;

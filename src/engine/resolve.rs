@@ -89,7 +89,13 @@ impl Ctx<'_, '_> {
         self.close_run(&before, &mut run)?;
         // Stragglers (siblings of an escalated or blocked leg) can no longer change the
         // outcome; they must not start after the run ended.
-        for mut j in jobs::by_root_in_state(self.tx, &root.root_id, JobState::Queued)? {
+        let mut stragglers = jobs::by_root_in_state(self.tx, &root.root_id, JobState::Queued)?;
+        stragglers.extend(jobs::by_root_in_state(
+            self.tx,
+            &root.root_id,
+            JobState::Interrupted,
+        )?);
+        for mut j in stragglers {
             self.finish_job(
                 &mut j,
                 JobState::Cancelled,

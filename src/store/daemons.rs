@@ -152,6 +152,24 @@ pub fn running_jobs<'a>(tx: impl Into<Tx<'a>>, daemon_id: &str) -> Result<Vec<St
     )
 }
 
+/// Running jobs whose daemon is unknown or stopped before `stopped_before` (it deregistered
+/// with the job still `running`), each with that daemon's id: nobody's lease covers them. A
+/// daemon stopped since is left alone: a takeover stops it first and then recovers its
+/// jobs one by one, and those are the takeover's.
+pub fn orphaned_running<'a>(
+    tx: impl Into<Tx<'a>>,
+    stopped_before: Millis,
+) -> Result<Vec<(String, String)>> {
+    tx.into().query_map(
+        "SELECT j.id, j.daemon_id FROM jobs j WHERE j.state = 'running' AND j.daemon_id IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM daemons d WHERE d.id = j.daemon_id
+                         AND (d.stopped_ms IS NULL OR d.stopped_ms >= ?1))
+         ORDER BY j.created_ms, j.id",
+        params![stopped_before],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
 /// Up to `n` queued jobs after the first `offset`, oldest first, of one tree or all, each
 /// with its host label: the page a daemon claims from.
 pub fn queued_page<'a>(

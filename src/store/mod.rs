@@ -140,7 +140,10 @@ impl StoreError {
             e.is_closed()
                 || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
                 || e.code().is_some_and(|c| {
-                    c.code().starts_with("08") || matches!(c.code(), "57P01" | "57P02" | "57P03")
+                    // 25P03: the server ended a session left idle inside its transaction
+                    // (a paused writer, see `pg::WRITER_IDLE_MS`).
+                    c.code().starts_with("08")
+                        || matches!(c.code(), "57P01" | "57P02" | "57P03" | "25P03")
                 })
         };
         match self {

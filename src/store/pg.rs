@@ -29,6 +29,12 @@ const STATEMENT_CACHE: usize = 512;
 /// check inside a transaction holds on both backends.
 const WRITE_LOCK: i64 = 0x0067_6974_6d6f_6f74;
 
+/// How long a writer may sit idle inside its transaction before the server ends its
+/// session: a process paused (SIGSTOP) or hung while it holds the writers' lock would
+/// otherwise stall every other writer on the store, and with them the fleet's takeover of
+/// its own jobs. Its writes are all client-side work between statements, far below this.
+const WRITER_IDLE_MS: u32 = 5_000;
+
 /// The channel every committed write notifies.
 const CHANNEL: &str = "gitmoot_changes";
 
@@ -131,7 +137,8 @@ impl PgConn {
     /// rolls back, and a transaction's repeats fold into one.
     pub(super) fn begin_write(&self) -> Result<()> {
         self.batch(&format!(
-            "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK}); NOTIFY {CHANNEL}"
+            "BEGIN; SET LOCAL idle_in_transaction_session_timeout = {WRITER_IDLE_MS}; \
+             SELECT pg_advisory_xact_lock({WRITE_LOCK}); NOTIFY {CHANNEL}"
         ))
     }
 

@@ -395,7 +395,36 @@ fn attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
         });
     }
     out.extend(preflight_attention(conn)?);
+    out.extend(interrupted_attention(conn)?);
     Ok(out)
+}
+
+/// Jobs left `interrupted` by a lost daemon: shown as a failure round of their own, whose
+/// retry runs the job again and whose abort cancels it (`engine::lost::resume`).
+fn interrupted_attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
+    let filter = jobs::JobFilter {
+        state: Some(JobState::Interrupted),
+        limit: Some(ATTENTION_SHOWN),
+        ..jobs::JobFilter::default()
+    };
+    Ok(jobs::list(conn, &filter)?
+        .into_iter()
+        .map(|j| AttentionItem {
+            kind: AttentionKind::Failure {
+                failed_leg: j.id.clone(),
+                reason: format!(
+                    "interrupted: the daemon running this {} was lost and its writes may be half done; retry runs it again, abort cancels it",
+                    j.action
+                ),
+            },
+            job_id: j.id,
+            root_id: j.root_id,
+            opened_ms: j.updated_ms,
+            agent: gitmoot_ui::sanitize::clean(&j.agent),
+            why: None,
+            thread: None,
+        })
+        .collect())
 }
 
 /// Coordinators whose newest delegation set was refused by the preflight, while their

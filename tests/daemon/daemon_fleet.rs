@@ -112,10 +112,24 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         ),
     );
     wait_until("the takeover", WAIT, || state(&home, &orphan) != "running");
-    assert_eq!(state(&home, &orphan), "failed");
+    // An ask whose daemon was lost runs again (issue 25), here waiting for its label.
+    assert_eq!(state(&home, &orphan), "queued");
     let shown = json(&home, &["job", "show", &orphan, "--json"]);
-    let error = shown["error"].as_str().unwrap_or_default();
-    assert!(error.contains("daemon restarted"), "{shown}");
+    assert_eq!(shown["attempt"], 2, "{shown}");
+    assert!(shown["error"].is_null(), "{shown}");
+    let events = json(&home, &["job", "events", &orphan, "--json"]);
+    let requeued: Vec<&Value> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "job_requeued")
+        .collect();
+    assert_eq!(requeued.len(), 1, "{events}");
+    let why = requeued[0]["message"].as_str().unwrap();
+    assert!(
+        why.starts_with("lease lost") && why.contains("d-gone"),
+        "{events}"
+    );
     let status = json(&home, &["daemon", "status", "--json"]);
     let ids: Vec<&str> = status["daemons"]
         .as_array()
@@ -131,6 +145,16 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         Value::Array(vec![]),
         "a clean exit deregisters"
     );
+    let out = gitmoot(&home)
+        .args(["daemon", "run", "--labels", "elsewhere", "--until-idle"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(state(&home, &orphan), "succeeded");
 }
 
 #[test]
@@ -183,4 +207,52 @@ fn a_daemon_with_a_long_tick_still_beats_within_its_lease() {
         beat() > first
     });
     stop_daemon(d);
+}
+
+#[test]
+fn running_jobs_of_a_stopped_or_unknown_daemon_are_taken_over_by_a_live_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(dir.path());
+    // Pinned to a label the live daemon lacks, so each waits, requeued, where it can be seen.
+    let of_stopped = submit(&home, &["--on", "elsewhere"]);
+    let of_unknown = submit(&home, &["--on", "elsewhere"]);
+    let live = spawn_daemon(&home, &[]);
+    wait_until("the live daemon in the registry", WAIT, || {
+        json(&home, &["daemon", "status", "--json"])["daemons"]
+            .as_array()
+            .is_some_and(|d| d.len() == 1)
+    });
+    // One daemon deregistered with its job still running; another never registered here.
+    sql(
+        &home,
+        &format!(
+            "INSERT INTO daemons(id, host, pid, parallel, labels, started_ms, heartbeat_ms, stopped_ms)
+                 VALUES ('d-stopped', 'other-host', 4242, 4, 'elsewhere', 1, 1, 2);
+             UPDATE jobs SET state = 'running', daemon_id = 'd-stopped', started_ms = 1
+                 WHERE id = '{of_stopped}';
+             UPDATE jobs SET state = 'running', daemon_id = 'd-unknown', started_ms = 1
+                 WHERE id = '{of_unknown}';"
+        ),
+    );
+    for (id, daemon) in [(&of_stopped, "d-stopped"), (&of_unknown, "d-unknown")] {
+        wait_until("the takeover", WAIT, || state(&home, id) != "running");
+        let shown = json(&home, &["job", "show", id, "--json"]);
+        assert_eq!(shown["state"], "queued", "{shown}");
+        assert_eq!(shown["attempt"], 2, "{shown}");
+        let events = json(&home, &["job", "events", id, "--json"]);
+        let why: Vec<&str> = events
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "job_requeued")
+            .map(|e| e["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(why.len(), 1, "{events}");
+        assert!(
+            why[0].starts_with("daemon stopped") && why[0].contains(daemon),
+            "{events}"
+        );
+        assert!(!events.to_string().contains("daemon restarted"), "{events}");
+    }
+    stop_daemon(live);
 }

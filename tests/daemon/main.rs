@@ -10,6 +10,8 @@ mod daemon_fleet;
 mod daemon_lifecycle;
 mod output_bounds;
 mod pg_fleet;
+mod pg_recovery;
+mod pg_soak;
 mod real_cli;
 mod runtime_adapters;
 mod stopping;

@@ -141,6 +141,28 @@ impl Cluster {
         }
     }
 
+    /// `pg_ctl restart -m fast`: the server ends every connection, then comes back on the
+    /// same port and socket (the options it was started with are kept in its data folder).
+    pub fn restart_fast(&self) {
+        let data = self.data_dir();
+        let log = self.dir.path().join("server.log");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                path_str(&data),
+                "-l",
+                path_str(&log),
+                "-m",
+                "fast",
+                "-w",
+                "-t",
+                "60",
+                "restart",
+            ],
+        );
+    }
+
     /// The folder the server's files and socket live in (gone once the cluster drops).
     pub fn dir(&self) -> &Path {
         self.dir.path()

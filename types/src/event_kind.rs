@@ -30,6 +30,7 @@ crate::named_enum!(
         Failed => "failed",
         Blocked => "blocked",
         Cancelled => "cancelled",
+        Interrupted => "interrupted",
         // A tree's life and its session jobs.
         RunFinished => "run_finished",
         SessionOpened => "session_opened",
@@ -72,6 +73,10 @@ crate::named_enum!(
         JobQuarantined => "job_quarantined",
         JobRecovered => "job_recovered",
         JobRecoveryFailed => "job_recovery_failed",
+        // A running job whose daemon was lost runs again as its next attempt.
+        JobRequeued => "job_requeued",
+        // A daemon that lost its lease finished a job another daemon had claimed again.
+        JobSettlementDiscarded => "job_settlement_discarded",
         HumanNotify => "human_notify",
         HumanNotifyFailed => "human_notify_failed",
         MalformedOutput => "malformed_output",
@@ -102,6 +107,7 @@ impl EventKind {
             JobState::Failed => EventKind::Failed,
             JobState::Blocked => EventKind::Blocked,
             JobState::Cancelled => EventKind::Cancelled,
+            JobState::Interrupted => EventKind::Interrupted,
         }
     }
 }

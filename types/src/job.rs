@@ -15,13 +15,19 @@ named_enum!(
         Failed => "failed",
         Blocked => "blocked",
         Cancelled => "cancelled",
+        // Its daemon was lost while it ran work whose writes may be half done (an
+        // `implement`): it waits for a human to retry or cancel it, never re-run blindly.
+        Interrupted => "interrupted",
     }
 );
 
 impl JobState {
     /// Nothing more happens to the job unless a human acts.
     pub fn is_terminal(self) -> bool {
-        !matches!(self, JobState::Queued | JobState::Running)
+        !matches!(
+            self,
+            JobState::Queued | JobState::Running | JobState::Interrupted
+        )
     }
 }
 

@@ -60,7 +60,8 @@ impl JobNode {
         self.walk(&mut |n| match n.state {
             _ if n.unreadable.is_some() => {}
             JobState::Running => r.running += 1,
-            JobState::Queued => r.queued += 1,
+            // Waiting, for a daemon or (interrupted) for a human.
+            JobState::Queued | JobState::Interrupted => r.queued += 1,
             JobState::Succeeded => r.done += 1,
             JobState::Failed | JobState::Blocked | JobState::Cancelled => r.failed += 1,
         });

@@ -382,7 +382,8 @@ fn seed_leg(tx: &Tx<'_>, tree: &Tree, k: usize, out: &mut Seeded) -> Result<(), 
             event(tx, &job, EventKind::entered(job.state), t0 + 5)?;
         }
         JobState::Running => out.running.push(job.id.clone()),
-        JobState::Queued => {}
+        // The bench seeds no interrupted legs.
+        JobState::Queued | JobState::Interrupted => {}
     }
     jobs::put(tx, &job)?;
     delegations::put(

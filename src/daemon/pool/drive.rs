@@ -71,6 +71,10 @@ impl Pool {
                     self.wait_for_space(w, &e).await;
                     continue;
                 }
+                Err(e @ DaemonError::LeaseLost(_)) => {
+                    self.after_lease_lost().await;
+                    return Err(e);
+                }
                 other => other?,
             };
             self.disk_full.passed();
@@ -107,9 +111,15 @@ impl Pool {
         let fence = || ids.iter().for_each(|id| self.kill(id, lease::FENCED));
         tokio::select! {
             r = lease::reconnect(&shared, &reg, fence) => r?,
-            _ = w.stop.requested() => {},
+            _ = w.stop.requested() => return Ok(()),
         }
-        Ok(())
+        // The lease may have run out meanwhile (a long outage, or this daemon was paused):
+        // the next pass renews it before it claims anything, or learns it was lost.
+        self.last_beat_ms = 0;
+        match self.reconcile().await {
+            Err(e) if e.is_connection_lost() => Ok(()),
+            other => other,
+        }
     }
 
     /// Waits before the next try at a store whose disk is full, keeping every job: the

@@ -9,7 +9,6 @@ use std::time::Duration;
 use super::super::lease;
 use super::super::{DaemonError, DaemonExit, status};
 use super::Pool;
-use super::tick::settle_all;
 
 impl Pool {
     /// Waits out `[daemon].shutdown_grace` for the jobs in flight (none with `immediate`,
@@ -46,27 +45,39 @@ impl Pool {
         DaemonExit::Shutdown { terminated }
     }
 
-    /// Settles the jobs that ended since the last tick, with no claim (the daemon stops).
-    async fn settle_done(&mut self) {
-        let mut done = std::mem::take(&mut self.done);
-        if done.is_empty() {
-            return;
-        }
-        let res = self
-            .shared
-            .with_store(move |store, sh| {
-                let config = sh.config();
-                let res = store.write(|tx| settle_all(tx, sh, &config, &mut done));
-                if res.is_ok() {
-                    for f in done {
-                        f.cleanup();
+    /// Settles the jobs that ended since the last tick, with no claim (the daemon stops),
+    /// waiting out a lost store for up to a lease. True when every one settled; a daemon
+    /// that could not settle them stays registered, so its lease runs out and another
+    /// daemon recovers them.
+    async fn settle_last(&mut self) -> bool {
+        let started = std::time::Instant::now();
+        let lease = Duration::from_millis(self.registration.lease_ms.max(1) as u64);
+        loop {
+            match self.settle_done().await {
+                Ok(true) => return true,
+                Ok(false) if started.elapsed() < lease => {
+                    let (shared, reg) = (self.shared.clone(), self.registration.clone());
+                    tracing::warn!(
+                        jobs = self.done.len(),
+                        "daemon: stopping with finished jobs it could not settle; waiting for the store"
+                    );
+                    tokio::select! {
+                        r = lease::reconnect(&shared, &reg, || {}) => if r.is_err() { return false },
+                        _ = tokio::time::sleep(lease.saturating_sub(started.elapsed())) => {},
                     }
                 }
-                res
-            })
-            .await;
-        if let Err(e) = res {
-            tracing::error!("settling the last jobs failed (recovery settles them): {e}");
+                Ok(false) => {
+                    tracing::error!(
+                        jobs = self.done.len(),
+                        "daemon: the store stayed unreachable; the finished jobs are left to the next daemon's recovery"
+                    );
+                    return false;
+                }
+                Err(e) => {
+                    tracing::error!("settling the last jobs failed (recovery settles them): {e}");
+                    return false;
+                }
+            }
         }
     }
 
@@ -75,12 +86,9 @@ impl Pool {
     /// nothing is written: the ended jobs keep their stdout records, and how many there
     /// are is returned.
     pub(super) async fn close(mut self, store_usable: bool) -> Result<usize, DaemonError> {
-        let left = match store_usable {
-            true => {
-                self.settle_done().await;
-                0
-            }
-            false => std::mem::take(&mut self.done).len(),
+        let (settled, left) = match store_usable {
+            true => (self.settle_last().await, 0),
+            false => (false, std::mem::take(&mut self.done).len()),
         };
         // Each command is bounded by its own command_timeout.
         while self.notifying.join_next().await.is_some() {}
@@ -88,7 +96,7 @@ impl Pool {
         crate::runtime::spare::remove_all(&self.shared.prompt_dir);
         let _ = std::fs::remove_dir_all(&self.shared.prompt_dir);
         crate::runtime::spare::remove_all(&self.shared.home.root().join("runs"));
-        if !store_usable {
+        if !settled {
             return Ok(left);
         }
         let reg = self.registration.clone();

@@ -89,8 +89,9 @@ fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonEr
 
 /// The jobs that ended settle and their successors are claimed in one transaction: one
 /// commit per pass however many jobs it handles. A failed claim is undone alone; the
-/// settlements still commit before it is reported. `done` is emptied only once they did:
-/// a transaction that could not commit (a full disk) leaves them for the next pass.
+/// settlements still commit before it is reported. `done` keeps the finished jobs until
+/// that commit: when the store is lost on the way, the pool settles them again once it is
+/// back (a finished agent's work is never dropped with a transaction).
 fn settle_and_claim(
     store: &mut Store,
     sh: &Shared,
@@ -106,14 +107,32 @@ fn settle_and_claim(
         if free == 0 {
             return Ok(Ok(Vec::new()));
         }
-        Ok(crate::store::savepoint(tx, || {
-            claim::claim(tx, sh.clock.as_ref(), free, ctx)
-        })?)
+        fenced_claim(tx, sh, free, ctx)
     })?;
     for f in done.drain(..) {
         f.cleanup();
     }
     Ok(claimed?)
+}
+
+/// Claims up to `free` jobs in `tx` — only while this daemon's lease is its own, renewed in
+/// that same transaction: a daemon paused between its heartbeat and its claim, whose jobs
+/// another daemon took over meanwhile, must not claim them again when it wakes.
+fn fenced_claim(
+    tx: &Tx<'_>,
+    sh: &Shared,
+    free: usize,
+    ctx: &ClaimContext,
+) -> Result<Result<Vec<Claimed>, engine::EngineError>, DaemonError> {
+    let now = sh.clock.now_ms();
+    if let Some(id) = &ctx.daemon_id
+        && !crate::store::daemons::beat(tx, id, now)?
+    {
+        return Err(DaemonError::LeaseLost(id.clone()));
+    }
+    Ok(crate::store::savepoint(tx, || {
+        claim::claim(tx, sh.clock.as_ref(), free, ctx)
+    })?)
 }
 
 impl Pass {
@@ -247,7 +266,7 @@ impl Pool {
         let claimed = self
             .shared
             .with_store_here(|store, sh| -> Result<_, DaemonError> {
-                let claimed = store.write(|tx| claim::claim(tx, sh.clock.as_ref(), free, &ctx))?;
+                let claimed = store.write(|tx| fenced_claim(tx, sh, free, &ctx))??;
                 Ok(exec::planned(store, claimed, &ctx.config))
             })?;
         let started = !claimed.is_empty();

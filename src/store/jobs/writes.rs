@@ -28,7 +28,7 @@ pub fn quarantine<'a>(tx: impl Into<Tx<'a>>, u: &Unreadable, now: Millis) -> Res
             ephemeral = CASE WHEN json_valid(ephemeral) THEN ephemeral END,
             result = CASE WHEN json_valid(result) THEN result END,
             carry = CASE WHEN json_valid(carry) THEN carry END,
-            state = CASE WHEN state IN ('queued', 'running', 'succeeded', 'failed', 'blocked', 'cancelled')
+            state = CASE WHEN state IN ('queued', 'running', 'succeeded', 'failed', 'blocked', 'cancelled', 'interrupted')
                 THEN state ELSE 'failed' END,
             error = ?2, updated_ms = ?3
          WHERE id = ?1",

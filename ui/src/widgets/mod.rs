@@ -38,7 +38,8 @@ pub fn job_slot(s: JobState) -> Slot {
         JobState::Running => Slot::JobRunning,
         JobState::Succeeded => Slot::JobSucceeded,
         JobState::Failed => Slot::JobFailed,
-        JobState::Blocked => Slot::JobBlocked,
+        // Waiting on a human, as a blocked job does.
+        JobState::Blocked | JobState::Interrupted => Slot::JobBlocked,
         JobState::Cancelled => Slot::JobCancelled,
     }
 }
@@ -63,6 +64,7 @@ pub fn job_glyph(s: JobState, tick: u64) -> &'static str {
         JobState::Failed => "✗",
         JobState::Blocked => "◆",
         JobState::Cancelled => "⊘",
+        JobState::Interrupted => "◇",
     }
 }
 
