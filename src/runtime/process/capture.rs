@@ -1,15 +1,11 @@
 //! The kept part of a child's output stream (its head and tail) and the live line feed
 //! that hands each complete line on as it arrives.
 //!
-//! Reads bytes it is given (and hands them to the stdout record first); never opens files
-//! or spawns.
-
-use std::collections::VecDeque;
+//! Reads bytes it is given; never opens files or spawns.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
-use super::record::Record;
 use super::{LINE_LIMIT, LineSender, OutputLine, OutputStream};
 
 /// Splits one stream into lines for the live feed.
@@ -80,8 +76,7 @@ pub(super) struct Capture {
     pub(super) head: usize,
     pub(super) tail: usize,
     first: Vec<u8>,
-    /// A ring: dropping its oldest bytes moves nothing.
-    last: VecDeque<u8>,
+    last: Vec<u8>,
     dropped: bool,
     feed: Option<LineFeed>,
 }
@@ -92,7 +87,7 @@ impl Capture {
             head,
             tail,
             first: Vec::new(),
-            last: VecDeque::new(),
+            last: Vec::new(),
             dropped: false,
             feed,
         }
@@ -105,14 +100,12 @@ impl Capture {
         let room = self.head.saturating_sub(self.first.len());
         let (to_head, rest) = chunk.split_at(chunk.len().min(room));
         self.first.extend_from_slice(to_head);
-        // Only what can stay is copied in: the ring never holds more than `tail`.
-        let rest = &rest[rest.len().saturating_sub(self.tail)..];
-        let cut = (self.last.len() + rest.len()).saturating_sub(self.tail);
-        if cut > 0 || rest.len() < chunk.len() - to_head.len() {
+        self.last.extend_from_slice(rest);
+        if self.last.len() > self.tail {
+            let cut = self.last.len() - self.tail;
+            self.last.drain(..cut);
             self.dropped = true;
         }
-        self.last.drain(..cut);
-        self.last.extend(rest);
     }
 
     /// The kept bytes (head then tail) and whether anything between them was dropped.
@@ -120,23 +113,16 @@ impl Capture {
         if let Some(feed) = self.feed.as_mut() {
             feed.finish().await;
         }
-        let (a, b) = self.last.as_slices();
-        // One allocation of the kept size, not a doubling past it.
-        self.first.reserve_exact(self.last.len());
-        self.first.extend_from_slice(a);
-        self.first.extend_from_slice(b);
+        self.first.extend_from_slice(&self.last);
         (self.first, self.dropped)
     }
 }
 
-/// Reads a pipe to its end (or until `stop`) into `record`, when there is one, and `cap`.
-/// The pipe is the bound: a child that prints faster than this side keeps up waits on it,
-/// so neither the capture nor the record ever holds more than its cap.
+/// Reads a pipe to its end (or until `stop`) into `cap`.
 pub(super) async fn read_capped(
     mut r: impl AsyncRead + Unpin,
     mut cap: Capture,
     mut stop: watch::Receiver<bool>,
-    mut record: Option<Record>,
 ) -> (Vec<u8>, bool) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -147,10 +133,6 @@ pub(super) async fn read_capped(
             },
             _ = stop.wait_for(|s| *s) => break,
         };
-        // On disk before anything can wait: a daemon that dies now has it in its record.
-        if let Some(record) = record.as_mut() {
-            record.write(&buf[..n]);
-        }
         cap.push(&buf[..n]).await;
     }
     cap.finish().await
