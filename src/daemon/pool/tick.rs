@@ -75,7 +75,7 @@ pub(super) fn settle_all(
     Ok(())
 }
 
-/// The engine's sweep (TTL, wall clock, stopped trees) and the auto-respond sweep.
+/// The engine's sweep (escalation TTLs, stopped trees; the wall-clock bound is checked at fan-out, not here) and the auto-respond sweep.
 fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonError> {
     store.write(|tx| engine::sweep(tx, sh.env(config)))?;
     if config.chat.auto_respond {
@@ -195,7 +195,7 @@ impl Pool {
     /// watcher too) and no sweep is due, there is nothing to do.
     pub(super) fn tick(&mut self, woke_only: bool) -> Result<TickReport, DaemonError> {
         let now = self.shared.clock.now_ms();
-        // The engine's sweep (TTL, wall clock, stopped trees) scans every live run: once
+        // The engine's sweep (escalation TTLs, stopped trees) scans every live run: once
         // per `[daemon].tick`, not on each of the many wake-ups a busy store causes.
         let sweep_due = now - self.last_sweep_ms >= self.tick_ms;
         if sweep_due {
