@@ -75,7 +75,8 @@ pub(super) fn settle_all(
     Ok(())
 }
 
-/// The engine's sweep (escalation TTLs, stopped trees; the wall-clock bound is checked at fan-out, not here) and the auto-respond sweep.
+/// The engine's sweep (escalation TTLs, stopped trees; the wall-clock bound is checked at
+/// fan-out, not here) and the auto-respond sweep.
 fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonError> {
     store.write(|tx| engine::sweep(tx, sh.env(config)))?;
     if config.chat.auto_respond {
