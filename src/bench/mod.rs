@@ -1,6 +1,6 @@
 //! The bench room: every measurement behind `gitmoot bench`, kept out of the product
 //! modules it measures. `parse` (result contract), `settle` (engine store work), `chat`,
-//! `daemon`, `activity` (live activity ingestion), `tui` (control room first frame and refresh, and the idle CPU); this file
+//! `daemon`, `activity` (live activity ingestion), `output` (memory and records under chatty agents), `tui` (control room first frame and refresh, and the idle CPU); this file
 //! selects groups, attaches targets and prints the figures as a Markdown table
 //! (`| figure | value | target |`) or JSON.
 //!
@@ -14,6 +14,7 @@ pub mod activity;
 pub mod chat;
 pub mod daemon;
 pub mod fleet;
+pub mod output;
 pub mod parse;
 pub mod scale;
 pub mod settle;
@@ -159,6 +160,9 @@ pub enum Group {
     /// Live activity of a shell agent printing 10,000 lines in a second: none lost, wall
     /// time over the bare run.
     Activity,
+    /// Four agents printing 200 MB each: the daemon's peak memory above idle and the
+    /// largest stdout record on disk, sampled every 100 ms.
+    Output,
     /// Control room first frame and refresh at 100k jobs / 200k messages.
     Tui,
     /// CPU of an idle `gitmoot tui` over 30 s, in a private tmux pane.
@@ -169,12 +173,13 @@ pub enum Group {
 }
 
 impl Group {
-    const ALL: [Group; 8] = [
+    const ALL: [Group; 9] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
         Group::Daemon,
         Group::Activity,
+        Group::Output,
         Group::Tui,
         Group::Idle,
         Group::Fleet,
@@ -189,6 +194,7 @@ impl Group {
             Group::Chat => bench_chat(),
             Group::Daemon => bench_daemon(),
             Group::Activity => bench_activity(),
+            Group::Output => output::bench_output(),
             Group::Tui => bench_tui(),
             Group::Idle => bench_idle(&std::env::current_exe()?),
         };
@@ -289,6 +295,8 @@ fn target(figure: &str) -> &'static str {
         "chat.inbox.unread_counts_median_us" => "< 1,000 us",
         "activity.records_lost" => "0",
         "activity.overhead_percent" => "< 10 %",
+        "output.peak_rss_above_idle_mb" => "< 64 MB",
+        "output.largest_record_mib" => "<= 4 MiB",
         "fleet.postgres.chat_sends_per_s" => "gap-free seq under concurrent hosts",
         _ => "",
     }

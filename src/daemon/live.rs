@@ -22,16 +22,18 @@ use crate::engine;
 use crate::redact::redact;
 use crate::runtime::KillRequest;
 use crate::runtime::activity::{Activity, LiveUsage, StreamParser};
-use crate::runtime::process::{LineSender, OutputLine};
-use crate::store::activity::{self as store_activity, LiveSpend, NewActivity, Then};
+use crate::runtime::process::{LineReceiver, LineSender, line_channel};
+use crate::store::activity::{self as store_activity, LiveSpend, MAX_BYTES, MAX_RECORDS};
+use crate::store::activity::{NewActivity, Then};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
 use crate::store::{StoreError, runs};
 
 /// Longest a record waits before it is written.
 pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(200);
-/// Lines buffered between the child's pipes and the parser.
+/// Lines buffered between the child's output and the parser, and the bytes they may hold.
 const LINE_QUEUE: usize = 4096;
+const LINE_BYTES: usize = 256 * 1024;
 
 /// What was not written yet when the job's last run ended.
 #[derive(Debug, Default)]
@@ -59,7 +61,7 @@ impl Recorder {
         model: Option<String>,
         stop: watch::Sender<Option<KillRequest>>,
     ) -> Self {
-        let (lines, rx) = mpsc::channel(LINE_QUEUE);
+        let (lines, rx) = line_channel(LINE_QUEUE, LINE_BYTES);
         let (sync, sync_rx) = mpsc::unbounded_channel();
         let ctx = Ctx {
             shared: shared.clone(),
@@ -104,13 +106,38 @@ struct Ctx {
     stopped: bool,
 }
 
+/// The job's share of the store's activity caps this recorder has passed on. Past them
+/// the store keeps nothing more, so nothing more is held (or redacted) for it: the records
+/// waiting for a flush stay within the caps however fast the agent prints.
+#[derive(Default)]
+struct Kept {
+    records: u64,
+    bytes: u64,
+    full: bool,
+}
+
+impl Kept {
+    /// Whether `a` is passed on: every record up to the caps, and the first past them so
+    /// the store writes its `truncated` record.
+    fn admit(&mut self, a: &Activity) -> bool {
+        if self.full {
+            return false;
+        }
+        self.records += 1;
+        self.bytes += a.size() as u64;
+        self.full = self.records >= MAX_RECORDS || self.bytes > MAX_BYTES;
+        true
+    }
+}
+
 async fn record(
     mut ctx: Ctx,
     mut parser: StreamParser,
-    mut rx: mpsc::Receiver<OutputLine>,
+    mut rx: LineReceiver,
     mut sync_rx: mpsc::UnboundedReceiver<oneshot::Sender<LiveUsage>>,
 ) -> Leftover {
     let mut pending: Vec<Activity> = Vec::new();
+    let mut kept = Kept::default();
     let mut usage = LiveUsage::default();
     let mut flush_at: Option<tokio::time::Instant> = None;
     let mut wrote = false;
@@ -122,7 +149,8 @@ async fn record(
             line = rx.recv() => {
                 let Some(line) = line else { break };
                 // Secrets are cut before a record is kept, like every stored output.
-                pending.extend(parser.line(&line).into_iter().map(redacted));
+                let admitted = parser.line(&line).into_iter().filter(|a| kept.admit(a));
+                pending.extend(admitted.map(redacted));
                 let now_usage = parser.usage();
                 let spend_changed = now_usage != usage;
                 usage = now_usage;

@@ -106,6 +106,10 @@ pub(crate) fn is_disk_full(e: &DaemonError) -> bool {
             e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
         }
         StoreError::Io(e) => no_space(e),
+        // The server's disk: `disk_full` (53100).
+        StoreError::Postgres(e) | StoreError::Server { cause: e, .. } => {
+            e.code() == Some(&postgres::error::SqlState::DISK_FULL)
+        }
         _ => false,
     };
     match e {

@@ -421,7 +421,13 @@ esac
     );
     let root = h.submit("coord", "read the repo", &["--repo", "acme/api"]);
     h.daemon_until_idle(4);
-    assert_eq!(h.run(&root).state, RunState::Done);
+    let tree = h.cmd(&["job", "tree", &root]).output().unwrap();
+    assert_eq!(
+        h.run(&root).state,
+        RunState::Done,
+        "{}",
+        String::from_utf8_lossy(&tree.stdout)
+    );
 
     let text = std::fs::read_to_string(&log).unwrap();
     let repo_real = repo.canonicalize().unwrap();

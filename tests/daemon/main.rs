@@ -8,6 +8,7 @@ mod daemon_e2e;
 mod daemon_embedded;
 mod daemon_fleet;
 mod daemon_lifecycle;
+mod output_bounds;
 mod pg_fleet;
 mod pg_recovery;
 mod pg_soak;

@@ -357,3 +357,55 @@ fn a_daemon_paused_past_its_lease_settles_on_waking_what_nobody_claimed_again() 
     assert!(!starts.contains_key(&(pinned.clone(), 2)));
     stop_daemon(b);
 }
+
+#[test]
+fn a_full_server_disk_keeps_the_finished_job_says_so_once_and_settles_when_space_returns() {
+    let db = support::pg::database();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("effects.log");
+    let h = host(dir.path(), "host", &db.url());
+    sleeper(&h, "sleeper", &log, "0.2");
+    // The server's disk stands full for settlements while `disk_is_full` holds a row: the
+    // same `disk_full` (53100) a table that cannot grow raises, nothing written.
+    let mut sql = postgres::Client::connect(&db.url(), postgres::NoTls).unwrap();
+    sql.batch_execute(
+        "CREATE TABLE disk_is_full (x int);
+         INSERT INTO disk_is_full VALUES (1);
+         CREATE FUNCTION no_space() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF NEW.state = 'succeeded' AND EXISTS (SELECT 1 FROM disk_is_full) THEN
+             RAISE EXCEPTION 'could not extend file: No space left on device'
+               USING ERRCODE = 'disk_full';
+           END IF;
+           RETURN NEW;
+         END $$;
+         CREATE TRIGGER no_space BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION no_space();",
+    )
+    .unwrap();
+    let id = submit(&h, "sleeper", &[]);
+    let mut d = spawn_daemon(&h, &["--parallel", "2"]);
+    let mut store = open(&db.url());
+    wait_until("the agent to finish", Duration::from_secs(30), || {
+        effects(&log, "end").len() == 1
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        job(&mut store, &id).state,
+        JobState::Running,
+        "kept, not failed"
+    );
+    assert!(d.try_wait().unwrap().is_none(), "the daemon waits it out");
+    sql.batch_execute("DELETE FROM disk_is_full").unwrap();
+    let settled = support::daemon::wait_until(Duration::from_secs(60), || {
+        job(&mut store, &id).state == JobState::Succeeded
+    });
+    signal(&d, libc::SIGTERM);
+    d.wait().unwrap();
+    let said = stderr(&mut d);
+    let logged = std::fs::read_to_string(h.join("logs/gitmoot.log")).unwrap_or_default();
+    assert!(settled, "the job never settled: {said} {logged}");
+    assert_eq!(said.matches("is full").count(), 1, "said once: {said}");
+    let evs = job_events(&mut store, &id);
+    assert_eq!(count(&evs, "succeeded"), 1, "{evs:?}");
+    assert_eq!(effects(&log, "start").len(), 1, "the agent ran once");
+}

@@ -7,7 +7,7 @@ use gitmoot_test_support::daemon as daemon_support;
 use std::io::Write;
 use std::process::Stdio;
 
-use daemon_support::{TestHome, result, shell_agent_args};
+use daemon_support::{TestHome, result, shell_agent_args, signal};
 use gitmoot::domain::JobState;
 use gitmoot::store::events;
 
@@ -350,13 +350,6 @@ fn the_relay_socket_lives_in_the_home_and_stale_ones_are_cleaned() {
         .filter(|n| !before.contains(n))
         .collect();
     assert!(after.is_empty(), "{after:?}");
-}
-
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: signalling a process this test started.
-    unsafe {
-        libc::kill(pid as i32, sig);
-    }
 }
 
 fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {

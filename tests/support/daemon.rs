@@ -116,6 +116,14 @@ impl TestHome {
     }
 }
 
+/// Sends `sig` to the process `pid` this test started.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on one pid the test owns.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
 /// Polls `cond` every 20 ms until it holds or `limit` passes.
 pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = Instant::now();

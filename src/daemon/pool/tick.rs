@@ -58,7 +58,10 @@ struct Pass {
 }
 
 /// Settles each finished job in `tx`, each under its own savepoint: one whose settlement
-/// fails is logged and left `running` (recovery fails it) without undoing the others.
+/// fails is logged and left `running` (recovery fails it) without undoing the others. A
+/// store that cannot take the write at all (its disk full, as PostgreSQL says at the
+/// statement; its connection gone) fails the whole pass instead, so the pool keeps every
+/// finished job and settles it once the store is back (see `outage`).
 pub(super) fn settle_all(
     tx: &Tx<'_>,
     sh: &Shared,
@@ -69,6 +72,10 @@ pub(super) fn settle_all(
     for f in done.iter_mut() {
         let settled = crate::store::savepoint(tx, || f.settle(tx, env))?;
         if let Err(e) = settled {
+            let e = DaemonError::from(e);
+            if e.is_connection_lost() || super::super::outage::is_disk_full(&e) {
+                return Err(e);
+            }
             tracing::error!(job = %f.job_id(), "settling failed: {e}");
         }
     }

@@ -29,7 +29,7 @@ impl LineFeed {
 
     pub(super) async fn push(&mut self, mut chunk: &[u8]) {
         while self.tx.is_some() && !chunk.is_empty() {
-            let (piece, complete) = match chunk.iter().position(|&b| b == b'\n') {
+            let (piece, complete) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (&chunk[..i], Some(i + 1)),
                 None => (chunk, None),
             };
@@ -63,6 +63,7 @@ impl LineFeed {
         }
     }
 
+    /// Ends the line in progress: what follows is not its continuation.
     pub(super) async fn finish(&mut self) {
         if !self.pending.is_empty() || self.overlong {
             self.emit().await;
@@ -76,6 +77,9 @@ pub(super) struct Capture {
     pub(super) head: usize,
     pub(super) tail: usize,
     first: Vec<u8>,
+    /// The newest bytes: up to `head` more than `tail` before its oldest are cut, so a cut
+    /// moves `tail` bytes once per `head` pushed rather than on every push, and the head
+    /// fits in front of them at the end.
     last: Vec<u8>,
     dropped: bool,
     feed: Option<LineFeed>,
@@ -100,10 +104,19 @@ impl Capture {
         let room = self.head.saturating_sub(self.first.len());
         let (to_head, rest) = chunk.split_at(chunk.len().min(room));
         self.first.extend_from_slice(to_head);
-        self.last.extend_from_slice(rest);
-        if self.last.len() > self.tail {
-            let cut = self.last.len() - self.tail;
-            self.last.drain(..cut);
+        // Only what can stay is copied in.
+        let kept = &rest[rest.len().saturating_sub(self.tail)..];
+        self.dropped |= kept.len() < rest.len();
+        if self.last.len() + kept.len() > self.tail + self.head.max(self.tail / 4) {
+            self.keep_tail(self.tail.saturating_sub(kept.len()));
+        }
+        self.last.extend_from_slice(kept);
+    }
+
+    /// Cuts the oldest of the newest bytes down to `n`.
+    fn keep_tail(&mut self, n: usize) {
+        if self.last.len() > n {
+            self.last.drain(..self.last.len() - n);
             self.dropped = true;
         }
     }
@@ -113,8 +126,12 @@ impl Capture {
         if let Some(feed) = self.feed.as_mut() {
             feed.finish().await;
         }
-        self.first.extend_from_slice(&self.last);
-        (self.first, self.dropped)
+        self.keep_tail(self.tail);
+        // The head goes in front of the tail within the room the tail already has: no
+        // second buffer of the kept size.
+        let first = std::mem::take(&mut self.first);
+        self.last.splice(0..0, first);
+        (self.last, self.dropped)
     }
 }
 

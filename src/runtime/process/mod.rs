@@ -8,21 +8,26 @@
 mod capture;
 mod cgroup;
 mod group;
+mod guard;
+mod lines;
 mod record;
 mod spawn;
 mod stdio;
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tokio::net::unix::pipe;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use capture::{Capture, LineFeed, read_capped};
-use group::{guard, terminate_group};
+use group::terminate_group;
 pub use group::{kill_marked, signal_group};
+use guard::guard;
+pub(crate) use lines::{LineReceiver, LineSender, line_channel};
 pub use record::read_record;
-use record::tail_capped;
+use record::{Record, read_recorded};
 use spawn::Spec;
 
 /// Stdout kept for parsing: its first `CAPTURE_HEAD` bytes and its last
@@ -58,10 +63,6 @@ pub struct OutputLine {
     pub stream: OutputStream,
     pub bytes: Vec<u8>,
 }
-
-/// Where the live line feed goes. The reader waits for room, so a consumer that stops
-/// draining slows the child rather than growing memory; a dropped receiver ends the feed.
-pub(crate) type LineSender = mpsc::Sender<OutputLine>;
 
 /// What to feed the child on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,13 +186,12 @@ pub(crate) async fn run_streaming(
     run_recorded(inv, None, timeout, kill, on_spawn, lines).await
 }
 
-/// [`run_streaming`] with the child's stdout going straight into the file `record`
-/// (created 0600, or an ended run's record renamed to it, see `spare.rs`), which this side
-/// tails for the capture and the line feed. The child
-/// writes the file itself, so what it printed survives a daemon that dies before reading
-/// it: recovery settles finished work from the file ([`read_record`]). The file stays
-/// bounded on disk: what has been read beyond its first `CAPTURE_HEAD` bytes and its last
-/// `CAPTURE_LIMIT - CAPTURE_HEAD` is punched out as it goes.
+/// [`run_streaming`] with the child's stdout moved into the file `record` (created 0600,
+/// or an ended run's record renamed to it, see `spare.rs`) before this side reads it, so
+/// what the child printed survives a daemon that dies: recovery settles finished work
+/// from the file ([`read_record`]), and what was still in the pipe the guard appends to
+/// it. The file stays within `CAPTURE_LIMIT` on disk however fast the child prints: the
+/// pipe makes a child that prints faster than it is read wait (see `record.rs`).
 pub(crate) async fn run_recorded(
     inv: &Invocation,
     record: Option<&Path>,
@@ -210,7 +210,7 @@ pub(crate) async fn run_recorded(
     on_spawn(running.pgid as u32);
     // Only now, with the group in the guard's list, does a child waiting on its input get it.
     stdio::feed(&inv.stdin, running.stdin.take(), &spawn_error)?;
-    let readers = Readers::start(running.stdout, running.stderr, lines);
+    let readers = Readers::start(running.stdout, running.record, running.stderr, lines);
     let exit = supervise(&mut running.child, running.pgid, timeout, kill, &program).await?;
     let (stdout, stdout_truncated, stderr_tail) = collect(inv, running.pgid, &exit, readers).await;
     Ok(ProcessOutput {
@@ -227,7 +227,8 @@ struct Running {
     child: spawn::Child,
     pgid: i32,
     stdin: Option<std::io::PipeWriter>,
-    stdout: stdio::Stdout<pipe::Receiver>,
+    stdout: pipe::Receiver,
+    record: Option<std::fs::File>,
     stderr: pipe::Receiver,
 }
 
@@ -253,27 +254,31 @@ async fn start(
         child: ends,
         stdin,
         stdout,
+        record,
         stderr,
     } = stdio::open(&inv.stdin, record, spawn_error)?;
     let [i, o, e] = &ends;
     let mut child = spec.spawn([i, o, e]).map_err(spawn_error)?;
     // Only the child holds its ends now: end of input and end of output are the child's.
     drop(ends);
-    let (stderr, stdout) = match (stdio::receiver(stderr), stdout.into_async()) {
-        (Ok(e), Ok(o)) => (e, o),
-        (Err(source), _) | (_, Err(source)) => return Err(spawn_error(source)),
-    };
     let pgid = child.id();
-    if let Err(source) = guard().watch(pgid) {
+    // The guard holds the pipe too: what a dead daemon did not read, it appends.
+    let drain = record.as_ref().map(|file| (stdout.as_fd(), file.as_fd()));
+    if let Err(source) = guard().watch(pgid, drain) {
         signal_group(pgid, libc::SIGKILL);
         let _ = child.wait().await;
         return Err(SpawnError::Guard { source });
     }
+    let (stderr, stdout) = match (stdio::receiver(stderr), stdio::receiver(stdout)) {
+        (Ok(e), Ok(o)) => (e, o),
+        (Err(source), _) | (_, Err(source)) => return Err(spawn_error(source)),
+    };
     Ok(Running {
         child,
         pgid,
         stdin,
         stdout,
+        record,
         stderr,
     })
 }
@@ -284,41 +289,37 @@ struct Readers {
     err: tokio::task::JoinHandle<(Vec<u8>, bool)>,
     /// Stops the pipe readers where they are.
     stop: watch::Sender<bool>,
-    /// Flips once the child has exited and its group is swept: the record's writers are done.
-    exited: watch::Sender<bool>,
 }
 
 impl Readers {
     fn start(
-        stdout: stdio::Stdout<pipe::Receiver>,
+        stdout: pipe::Receiver,
+        record: Option<std::fs::File>,
         stderr: pipe::Receiver,
         lines: Option<LineSender>,
     ) -> Self {
         let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
         let (stop, stop_rx) = watch::channel(false);
-        let (exited, exited_rx) = watch::channel(false);
         let out_capture = Capture::new(
             CAPTURE_HEAD,
             CAPTURE_LIMIT - CAPTURE_HEAD,
             feed(OutputStream::Stdout),
         );
-        let out = match stdout {
-            stdio::Stdout::Record(file) => tokio::spawn(tail_capped(file, out_capture, exited_rx)),
-            stdio::Stdout::Pipe(stdout) => {
-                tokio::spawn(read_capped(stdout, out_capture, stop_rx.clone()))
-            }
+        let out = match record {
+            Some(file) => tokio::spawn(read_recorded(
+                stdout,
+                Record::new(file),
+                out_capture,
+                stop_rx.clone(),
+            )),
+            None => tokio::spawn(read_capped(stdout, out_capture, stop_rx.clone())),
         };
         let err = tokio::spawn(read_capped(
             stderr,
             Capture::new(0, STDERR_TAIL_LIMIT, feed(OutputStream::Stderr)),
             stop_rx,
         ));
-        Self {
-            out,
-            err,
-            stop,
-            exited,
-        }
+        Self { out, err, stop }
     }
 }
 
@@ -391,8 +392,6 @@ async fn collect(
     // Leftover group members (a backgrounded grandchild) would hold the pipes open and
     // outlive the job; sweep them.
     signal_group(pgid, libc::SIGKILL);
-    guard().release(pgid);
-    let _ = readers.exited.send(true);
     let both = async { (readers.out.await, readers.err.await) };
     tokio::pin!(both);
     let (out, err) = match tokio::time::timeout(PIPE_GRACE, &mut both).await {
@@ -407,6 +406,8 @@ async fn collect(
             both.await
         }
     };
+    // Only now, with the pipes read to their end, may the guard let go of them.
+    guard().release(pgid);
     let (stdout, stdout_truncated) = out.unwrap_or_default();
     let (stderr_tail, _) = err.unwrap_or_default();
     (stdout, stdout_truncated, stderr_tail)

@@ -1,5 +1,6 @@
-//! The child's three descriptors: `/dev/null` or a pipe for stdin, a pipe or the stdout
-//! record for stdout, a pipe for stderr; and feeding stdin once the child runs.
+//! The child's three descriptors: `/dev/null` or a pipe for stdin, pipes for stdout and
+//! stderr, and the stdout record this side moves stdout into; and feeding stdin once the
+//! child runs.
 //!
 //! Owns descriptors only: spawning, waiting and signalling are `spawn.rs`'s and
 //! `group.rs`'s.
@@ -14,14 +15,6 @@ use tokio::net::unix::pipe;
 
 use super::{SpawnError, Stdin};
 
-/// Where this side reads the child's stdout: `P` is the pipe's reading end, blocking
-/// before the child runs and tokio's once it does.
-pub(super) enum Stdout<P> {
-    Pipe(P),
-    /// The record file the child writes, which this side tails.
-    Record(std::fs::File),
-}
-
 /// The ends of the child's stdin, stdout and stderr, both sides.
 pub(super) struct Stdio {
     /// The child's ends in descriptor order, to be dropped once it is spawned: end of
@@ -29,12 +22,14 @@ pub(super) struct Stdio {
     pub(super) child: [OwnedFd; 3],
     /// This side's end of the stdin pipe, when there are bytes to feed.
     pub(super) stdin: Option<PipeWriter>,
-    pub(super) stdout: Stdout<PipeReader>,
+    pub(super) stdout: PipeReader,
+    /// The stdout record, read and written by this side only.
+    pub(super) record: Option<std::fs::File>,
     pub(super) stderr: PipeReader,
 }
 
-/// Opens the three streams of `stdin`, stdout into `record` (created 0600, or an ended
-/// run's record renamed to it, see `spare.rs`) or a pipe, and stderr.
+/// Opens the three streams of `stdin`, stdout and stderr, and the stdout record at
+/// `record` (created 0600, or an ended run's record renamed to it, see `spare.rs`).
 pub(super) fn open(
     stdin: &Stdin,
     record: Option<&Path>,
@@ -52,62 +47,42 @@ pub(super) fn open(
             (r.into(), Some(w))
         }
     };
-    let (stdout_child, stdout): (OwnedFd, _) = match record {
-        Some(path) => {
-            let (writer, reader) = open_record(path)?;
-            (writer.into(), Stdout::Record(reader))
-        }
-        None => {
-            let (r, w) = std::io::pipe().map_err(spawn_error)?;
-            (w.into(), Stdout::Pipe(r))
-        }
-    };
+    let record = record.map(open_record).transpose()?;
+    let (stdout, stdout_child) = std::io::pipe().map_err(spawn_error)?;
     let (stderr, stderr_child) = std::io::pipe().map_err(spawn_error)?;
     Ok(Stdio {
-        child: [stdin_child, stdout_child, stderr_child.into()],
+        child: [stdin_child, stdout_child.into(), stderr_child.into()],
         stdin: stdin_feed,
         stdout,
+        record,
         stderr,
     })
 }
 
-/// The record at `path` as the child's writing end and this side's reading one.
-fn open_record(path: &Path) -> Result<(std::fs::File, std::fs::File), SpawnError> {
+/// The record at `path`, empty, for this side to write and read.
+fn open_record(path: &Path) -> Result<std::fs::File, SpawnError> {
     let record_error = |source| SpawnError::Record {
         path: path.to_path_buf(),
         source,
     };
-    // The reading side opens for writing too: punching holes (fallocate) needs it.
-    let record_open = |create: bool| {
-        std::fs::OpenOptions::new()
-            .read(!create)
-            .write(true)
-            .create(create)
-            .mode(0o600)
-            .open(path)
-            .map_err(record_error)
-    };
     // An ended run's record, emptied, takes the name: no new inode.
     let reused = super::super::spare::reuse_record(path);
-    let writer = record_open(true)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        // Emptied below, and only when it is not empty already.
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map_err(record_error)?;
     // One an earlier run of the same job left is emptied, and only when not empty
-    // already: on ext4 a truncation forces the output out to disk when the child
-    // closes it.
-    if !reused && writer.metadata().is_ok_and(|m| m.len() > 0) {
-        writer.set_len(0).map_err(record_error)?;
+    // already: on ext4 a truncation forces the output out to disk at the next close.
+    if !reused && file.metadata().is_ok_and(|m| m.len() > 0) {
+        file.set_len(0).map_err(record_error)?;
     }
-    let reader = record_open(false)?;
-    Ok((writer, reader))
-}
-
-impl Stdout<PipeReader> {
-    /// This side's stdout end as the reader the running child is read through.
-    pub(super) fn into_async(self) -> std::io::Result<Stdout<pipe::Receiver>> {
-        match self {
-            Stdout::Pipe(r) => receiver(r).map(Stdout::Pipe),
-            Stdout::Record(file) => Ok(Stdout::Record(file)),
-        }
-    }
+    super::record::clear_mark(&file);
+    Ok(file)
 }
 
 /// A pipe's reading end as tokio's.
