@@ -72,6 +72,10 @@ pub struct DaemonConfig {
     /// How long a daemon's heartbeat in the store's registry stays good. It beats three
     /// times per lease; once a lease runs out, another daemon recovers its running jobs.
     pub lease: Duration,
+    /// Where the home's git worktrees live; unset: `$XDG_STATE_HOME/gitmoot/worktrees/<hash
+    /// of the home's path>` (`~/.local/state/...` without `XDG_STATE_HOME`), never in the
+    /// home, whose path an agent must not learn from its working directory.
+    pub worktrees: Option<PathBuf>,
 }
 
 impl Default for DaemonConfig {
@@ -83,6 +87,7 @@ impl Default for DaemonConfig {
             job_timeout: Duration(4 * 3_600_000),
             labels: Vec::new(),
             lease: Duration(15_000),
+            worktrees: None,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Throwaway detached worktrees for read-only legs: `git worktree add --detach` at the
 //! checkout's committed tip, removed after the job even when it failed.
 //!
-//! Owns only the git calls and the folder layout (`<home>/worktrees/<job segment>`).
+//! Owns only the git calls and the folder layout (`<worktrees root>/<job segment>`, the root
+//! being `crate::worktree::root`, outside the home).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -35,6 +35,7 @@ const ROOMS: &[&[&str]] = &[
     &["demo"],
     &["tui"],
     &["daemon"],
+    &["worktree"],
     &["chat"],
     &["engine"],
     &["runtime"],
