@@ -214,13 +214,34 @@ pub struct RuntimeConfig {
     pub env: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RepoConfig {
-    /// The local git checkout; read-only legs run in detached worktrees of it.
+    /// The local git checkout; read-only legs run in detached worktrees of it, implement
+    /// jobs in worktrees of their own on a branch each.
     pub path: Option<PathBuf>,
     /// 0 = the daemon's global parallelism.
     pub max_parallel: u32,
+    /// The ref an implement job's branch starts from when `--base` names none; unset: the
+    /// checkout's current branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// An implement job's branch is this prefix and its job id.
+    pub branch_prefix: String,
+    /// Whether a landed job's branch is kept (it is deleted otherwise).
+    pub keep_branches: bool,
+}
+
+impl Default for RepoConfig {
+    fn default() -> Self {
+        Self {
+            path: None,
+            max_parallel: 0,
+            base: None,
+            branch_prefix: "gitmoot/".into(),
+            keep_branches: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

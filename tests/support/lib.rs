@@ -14,6 +14,7 @@ pub mod engine;
 pub mod pg;
 pub mod real;
 pub mod tmux;
+pub mod write;
 
 use std::path::Path;
 

@@ -1,0 +1,288 @@
+//! `job diff`, `job land` and `job discard` through the real binary on real git
+//! repositories: git's own numbers, each strategy, refusals that change nothing and name the
+//! files, and nothing an agent wrote lost without a consequence-stating step.
+
+use std::path::Path;
+
+use gitmoot_test_support::daemon::git;
+use gitmoot_test_support::write::WriteHome;
+
+/// Everything that must not move when a land is refused: the checkout's HEAD, status and
+/// README, the job's branch tip, and its worktree's status.
+fn snapshot(w: &WriteHome, job: &str) -> Vec<String> {
+    let wt = w.worktree(job);
+    vec![
+        w.git(&["rev-parse", "HEAD"]),
+        w.git(&["status", "--porcelain"]),
+        std::fs::read_to_string(w.repo.join("README")).unwrap(),
+        w.git(&["rev-parse", &format!("gitmoot/{job}")]),
+        git(&wt, &["status", "--porcelain"]),
+        std::fs::read_to_string(wt.join("lib.txt")).unwrap(),
+    ]
+}
+
+#[test]
+fn job_diff_matches_gits_numbers_for_every_kind_of_change() {
+    let w = WriteHome::new("");
+    let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(w.repo.join("old.txt"), &long).unwrap();
+    w.git(&["add", "old.txt"]);
+    w.git(&["commit", "-qm", "old"]);
+    let job = w.implement(
+        "printf 'one\\n2\\nthree\\nfour\\n' > lib.txt; git mv old.txt new.txt; \
+         git commit -qam work; rm README; printf '\\000\\001\\002' > bin.dat; \
+         echo hi > added.txt",
+        &[],
+    );
+    w.h.daemon_until_idle(1);
+    let d = w.json(&["job", "diff", &job, "--json"]);
+    let wt = w.worktree(&job);
+    // Git's own view of the same work: everything staged in the (finished) worktree.
+    git(&wt, &["add", "-A"]);
+    let base = w.git(&["rev-parse", "main"]).trim().to_string();
+    assert_eq!(d["base_commit"], base.as_str());
+    let numstat = git(&wt, &["diff", "--cached", "-M", "--numstat", &base]);
+    let files = d["files"].as_array().unwrap();
+    assert_eq!(files.len(), numstat.lines().count(), "{d}");
+    for line in numstat.lines() {
+        let p: Vec<&str> = line.split('\t').collect();
+        let path = p[2].rsplit(" => ").next().unwrap().trim_end_matches('}');
+        let path = if p[2].contains("=>") { "new.txt" } else { path };
+        let f = files
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{path} missing from {d}"));
+        if p[0] == "-" {
+            assert_eq!(f["binary"], true, "{f}");
+        } else {
+            assert_eq!(f["added"].as_u64().unwrap().to_string(), p[0], "{f}");
+            assert_eq!(f["removed"].as_u64().unwrap().to_string(), p[1], "{f}");
+        }
+    }
+    let status = |p: &str| files.iter().find(|f| f["path"] == p).unwrap()["status"].clone();
+    assert_eq!(status("lib.txt"), "modified");
+    assert_eq!(status("README"), "deleted");
+    assert_eq!(status("new.txt"), "renamed");
+    assert_eq!(status("added.txt"), "added");
+    assert_eq!(status("bin.dat"), "added");
+    let lib = files.iter().find(|f| f["path"] == "lib.txt").unwrap();
+    let lines = lib["hunks"][0]["lines"].as_array().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["op"] == "remove" && l["text"] == "two" && l["old"] == 2)
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["op"] == "add" && l["text"] == "2" && l["new"] == 2)
+    );
+    let stat = w.h.ok(&["job", "diff", &job, "--stat"]);
+    assert!(
+        stat.contains("lib.txt") && stat.contains("files changed"),
+        "{stat}"
+    );
+    let patch = w.h.ok(&["job", "diff", &job]);
+    assert!(patch.contains("diff --git a/lib.txt b/lib.txt"), "{patch}");
+    // Bad input: one line, exit 2.
+    w.fails(&["job", "diff", "job-nosuchjob"], 2);
+}
+
+#[test]
+fn land_by_fast_forward_squash_and_merge() {
+    let w = WriteHome::new("");
+    let a = w.implement("echo a > a.txt; git add a.txt; git commit -qm 'add a'", &[]);
+    let b = w.implement("echo b > b.txt", &[]);
+    let c = w.implement("echo c > c.txt; git add c.txt; git commit -qm 'add c'", &[]);
+    w.h.daemon_until_idle(3);
+    let base = w.git(&["rev-parse", "main"]).trim().to_string();
+
+    let out = w.h.ok(&["job", "land", &a]);
+    assert!(out.contains("fast-forward"), "{out}");
+    let tip_a = w.git(&["rev-parse", "main"]).trim().to_string();
+    assert_eq!(w.git(&["rev-parse", "main^"]).trim(), base);
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("a.txt")).unwrap(),
+        "a\n"
+    );
+    assert!(
+        !w.worktree(&a).exists(),
+        "a landed job's worktree is removed"
+    );
+    assert!(
+        w.git(&["branch", "--list", &format!("gitmoot/{a}")])
+            .is_empty()
+    );
+    assert!(w.event_kinds(&a).contains(&"landed".to_string()));
+
+    // b left its work uncommitted; the base moved since it started.
+    let l = w.json(&["job", "land", &b, "--squash", "--json"]);
+    assert_eq!(l["how"], "squash");
+    assert_eq!(w.git(&["rev-parse", "main^"]).trim(), tip_a);
+    assert_eq!(w.git(&["rev-list", "--count", "main"]).trim(), "3");
+    assert!(
+        w.git(&["log", "-1", "--format=%B", "main"])
+            .contains("echo b > b.txt")
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("b.txt")).unwrap(),
+        "b\n"
+    );
+
+    let l = w.json(&[
+        "job",
+        "land",
+        &c,
+        "--merge",
+        "--message",
+        "merge c",
+        "--json",
+    ]);
+    assert_eq!(l["how"], "merge");
+    let parents = w.git(&["log", "-1", "--format=%P", "main"]);
+    assert_eq!(parents.split_whitespace().count(), 2);
+    assert_eq!(
+        w.git(&["log", "-1", "--format=%s", "main"]).trim(),
+        "merge c"
+    );
+    assert!(w.repo.join("c.txt").exists());
+    assert_eq!(w.git(&["status", "--porcelain"]), "");
+    // Landed work is not landed again.
+    let err = w.fails(&["job", "land", &c], 2);
+    assert!(err.contains("was landed"), "{err}");
+}
+
+#[test]
+fn a_conflicting_land_and_a_land_over_a_dirty_checkout_change_nothing_and_name_the_files() {
+    let w = WriteHome::new("");
+    let a = w.implement("echo A > lib.txt; git commit -qam a", &[]);
+    let b = w.implement("echo B > lib.txt; git commit -qam b", &[]);
+    let c = w.implement("echo C >> README", &[]);
+    w.h.daemon_until_idle(3);
+    w.h.ok(&["job", "land", &a]);
+
+    let before = snapshot(&w, &b);
+    let err = w.fails(&["job", "land", &b], 1);
+    assert!(err.contains("conflict") && err.contains("lib.txt"), "{err}");
+    assert_eq!(snapshot(&w, &b), before, "a refused land changed something");
+
+    std::fs::write(w.repo.join("README"), "operator's edit\n").unwrap();
+    let before = snapshot(&w, &c);
+    let err = w.fails(&["job", "land", &c], 1);
+    assert!(
+        err.contains("uncommitted") && err.contains("README"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&w, &c), before, "a refused land changed something");
+    assert!(!w.event_kinds(&c).contains(&"landed".to_string()));
+}
+
+#[test]
+fn discard_says_what_is_lost_and_removes_worktree_and_branch() {
+    let w = WriteHome::new("");
+    let job = w.implement(
+        "echo x > x.txt; git add x.txt; git commit -qm x; echo y >> lib.txt",
+        &[],
+    );
+    w.h.daemon_until_idle(1);
+    let wt = w.worktree(&job);
+    let err = w.fails(&["job", "discard", &job], 2);
+    assert!(
+        err.contains("2 file(s)") && err.contains("1 commit(s)") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(wt.exists(), "nothing is discarded without --force");
+    let out = w.h.ok(&["job", "discard", &job, "--force"]);
+    assert!(out.contains("x.txt") && out.contains("lib.txt"), "{out}");
+    assert!(!Path::new(&wt).exists());
+    assert!(
+        w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+            .is_empty()
+    );
+    assert!(w.event_kinds(&job).contains(&"discarded".to_string()));
+    let err = w.fails(&["job", "discard", &job, "--force"], 2);
+    assert!(err.contains("discarded"), "{err}");
+    assert_eq!(w.git(&["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn worktree_list_shows_where_each_write_job_stands_and_prune_never_touches_unlanded_work() {
+    let w = WriteHome::new("");
+    let a = w.implement("echo a > a.txt; git add a.txt; git commit -qm a", &[]);
+    let b = w.implement(
+        "printf 'B\\ntwo\\nthree\\n' > lib.txt; git commit -qam b",
+        &[],
+    );
+    let c = w.implement("echo c > c.txt", &[]);
+    let d = w.implement("echo d > d.txt", &[]);
+    w.h.daemon_until_idle(3);
+    let a_path = w.worktree(&a);
+    let (b_path, c_path) = (w.worktree(&b), w.worktree(&c));
+    let ready = w.json(&["worktree", "list", "--json"]);
+    assert!(
+        ready
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["state"] == "ready"),
+        "{ready}"
+    );
+    w.h.ok(&["job", "land", &a]);
+    w.h.ok(&["job", "discard", &d, "--force"]);
+    // The operator changes the line b changed: b would now conflict.
+    std::fs::write(w.repo.join("lib.txt"), "X\ntwo\nthree\n").unwrap();
+    w.git(&["commit", "-qam", "operator"]);
+    let list = w.json(&["worktree", "list", "--json"]);
+    let row = |job: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["job"] == job)
+            .unwrap_or_else(|| panic!("{job} missing: {list}"))
+            .clone()
+    };
+    assert_eq!(row(&a)["state"], "landed");
+    assert_eq!(row(&b)["state"], "conflicts");
+    assert_eq!(row(&c)["state"], "base moved");
+    assert_eq!(row(&d)["state"], "discarded");
+    assert_eq!(row(&c)["files"], 1);
+    assert_eq!(row(&c)["branch"], format!("gitmoot/{c}"));
+    assert_eq!(row(&c)["base"], "main");
+    assert!(row(&b)["disk_bytes"].as_u64().unwrap() > 0);
+    let text = w.h.ok(&["worktree", "list"]);
+    assert!(text.contains(&format!("{c}  base moved")), "{text}");
+
+    // What a landed job left behind (its folder and branch back on disk) is pruned; the
+    // open jobs' worktrees and branches are not.
+    w.git(&["branch", &format!("gitmoot/{a}"), "main"]);
+    w.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        &a_path.display().to_string(),
+    ]);
+    let p = w.json(&["worktree", "prune", "--json"]);
+    assert_eq!(
+        p["worktrees"],
+        serde_json::json!([a_path.display().to_string()]),
+        "{p}"
+    );
+    assert_eq!(
+        p["branches"],
+        serde_json::json!([format!("gitmoot/{a}")]),
+        "{p}"
+    );
+    assert!(!a_path.exists());
+    for (job, path) in [(&b, &b_path), (&c, &c_path)] {
+        assert!(path.exists(), "prune removed {job}'s open work");
+        assert!(
+            !w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+                .is_empty()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(c_path.join("c.txt")).unwrap(),
+        "c\n"
+    );
+}

@@ -1,0 +1,129 @@
+//! Write jobs on a real git repository through the real binary: each implement job works
+//! in its own worktree on its own branch from a recorded base, several at once, while the
+//! operator's checkout stays as it was; its claims are graded against its own work.
+
+use gitmoot_test_support::write::WriteHome;
+
+/// What `git status --porcelain` and `HEAD` of the operator's checkout say.
+fn checkout_state(w: &WriteHome) -> (String, String) {
+    (
+        w.git(&["status", "--porcelain"]),
+        w.git(&["rev-parse", "HEAD"]),
+    )
+}
+
+#[test]
+fn three_implement_jobs_run_at_once_each_on_its_own_branch_leaving_the_checkout_untouched() {
+    let w = WriteHome::new("");
+    std::fs::write(w.repo.join("README"), "operator's own edit\n").unwrap();
+    let before = checkout_state(&w);
+    let base = before.1.trim().to_string();
+    let work = "S=$(date +%s%N); echo \"$GITMOOT_JOB_ID\" > mine.txt; git add mine.txt; \
+                git commit -qm mine; sleep 0.8; echo more >> lib.txt; E=$(date +%s%N)";
+    let jobs: Vec<String> = (0..3).map(|_| w.implement(work, &[])).collect();
+    w.h.daemon_until_idle(3);
+    let home = w.h.path().display().to_string();
+    let mut spans = Vec::new();
+    let mut dirs = Vec::new();
+    for job in &jobs {
+        let shown = w.json(&["job", "show", job, "--json"]);
+        assert_eq!(shown["state"], "succeeded", "{shown}");
+        let (pwd, branch, s, e) = w.summary(job);
+        assert_eq!(branch, format!("gitmoot/{job}"));
+        assert!(!pwd.contains(&home), "a worktree names the home: {pwd}");
+        assert!(
+            pwd.starts_with(&w.h.worktrees_dir().display().to_string()),
+            "{pwd}"
+        );
+        // The agent committed on its branch, from the recorded base, and left an edit.
+        let log = w.git(&["log", "--format=%s", &format!("{base}..{branch}")]);
+        assert_eq!(log.trim(), "mine", "{branch}");
+        let wt = std::path::Path::new(&pwd);
+        assert_eq!(
+            std::fs::read_to_string(wt.join("lib.txt")).unwrap(),
+            "one\ntwo\nthree\nmore\n"
+        );
+        let events = w.json(&["job", "events", job, "--json"]);
+        let opened = events
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["kind"] == "worktree_opened")
+            .unwrap_or_else(|| panic!("no worktree_opened event: {events}"));
+        assert_eq!(opened["data"]["base_commit"], base.as_str());
+        assert_eq!(opened["data"]["base"], "main");
+        spans.push((s, e));
+        dirs.push(pwd);
+    }
+    dirs.sort();
+    dirs.dedup();
+    assert_eq!(dirs.len(), 3, "each job has its own worktree");
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            assert!(a.0 < b.1 && b.0 < a.1, "the three ran at once: {spans:?}");
+        }
+    }
+    assert_eq!(checkout_state(&w), before, "the operator's checkout moved");
+    // The worktrees outlive their jobs: they are the work.
+    assert!(dirs.iter().all(|d| std::path::Path::new(d).exists()));
+}
+
+#[test]
+fn a_base_names_where_the_branch_starts_and_a_bad_one_changes_nothing() {
+    let w = WriteHome::new("");
+    w.git(&["checkout", "-qb", "dev"]);
+    std::fs::write(w.repo.join("dev.txt"), "dev\n").unwrap();
+    w.git(&["add", "dev.txt"]);
+    w.git(&["commit", "-qm", "dev"]);
+    let dev = w.git(&["rev-parse", "dev"]).trim().to_string();
+    w.git(&["checkout", "-q", "main"]);
+    for (extra, why) in [
+        (
+            vec!["--base", "no-such-ref", "--action", "implement"],
+            "names no commit",
+        ),
+        (vec!["--base", "dev", "--action", "ask"], "implement"),
+    ] {
+        let mut args = vec!["job", "run", "--agent", "coder", "--repo", "acme/app"];
+        args.extend(extra);
+        args.push("true");
+        let out = w.run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("error:") && err.contains(why), "{err}");
+    }
+    assert_eq!(gitmoot_test_support::jobs(&w.h.path()).len(), 0);
+    let job = w.implement("CLAIM=dev.txt", &["--base", "dev"]);
+    w.h.daemon_until_idle(1);
+    let (pwd, branch, _, _) = w.summary(&job);
+    assert_eq!(branch, format!("gitmoot/{job}"));
+    assert!(std::path::Path::new(&pwd).join("dev.txt").exists());
+    assert_eq!(
+        w.git(&["merge-base", "dev", &branch]).trim(),
+        dev,
+        "the branch starts at dev"
+    );
+}
+
+#[test]
+fn an_implement_jobs_claims_are_graded_against_its_own_work_committed_or_not() {
+    let w = WriteHome::new("");
+    // The operator's uncommitted edit is not the job's.
+    std::fs::write(w.repo.join("README"), "operator's own edit\n").unwrap();
+    let job = w.implement(
+        "echo n > new.txt; git add new.txt; git commit -qm n; echo y >> lib.txt; \
+         echo u > untracked.txt; CLAIM=untracked.txt",
+        &[],
+    );
+    w.h.daemon_until_idle(1);
+    let v = w.json(&["job", "show", &job, "--json"]);
+    let o = &v["result_observation"];
+    assert_eq!(o["source"], "worktree", "{v}");
+    assert_eq!(
+        o["touched_files"],
+        serde_json::json!(["lib.txt", "new.txt", "untracked.txt"]),
+        "{v}"
+    );
+    assert_eq!(o["claims"][0]["grade"], "observed", "{v}");
+}
