@@ -113,6 +113,7 @@ pub fn place(job: &Job, ctx: &ClaimContext) -> (Placement, Option<String>) {
                     path: wt,
                     branch: format!("{prefix}{}", job.id),
                     base: cfg.and_then(|r| r.base.clone()),
+                    base_commit: None,
                 }),
                 Some(key),
             )
@@ -199,9 +200,15 @@ pub fn claim(
         let stored = job.clone();
         let (mut placement, key) = place(&job, ctx);
         if let Placement::Write(spec) = &mut placement
-            && let Some(asked) = crate::store::worktrees::get(tx, &job.id)?.and_then(|w| w.base_ref)
+            && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
         {
-            spec.base = Some(asked);
+            // A job started again works on in the worktree and branch it had.
+            spec.base = row.base_ref.or(spec.base.take());
+            spec.base_commit = row.base_commit;
+            if let (Some(b), Some(p)) = (row.branch, row.path) {
+                spec.branch = b;
+                spec.path = PathBuf::from(p);
+            }
         }
         if key.as_ref().is_some_and(|k| held.contains(k)) {
             continue;

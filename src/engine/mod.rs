@@ -23,6 +23,7 @@ pub mod pricing;
 pub mod prompts;
 pub mod recipes;
 mod resolve;
+pub mod review;
 pub mod session;
 pub mod settle;
 pub mod submit;

@@ -26,24 +26,37 @@ pub struct WriteTree {
     pub path: Option<String>,
     /// The base branch's commit after a land.
     pub landed_commit: Option<String>,
+    /// Review rounds the job's work was sent back for (`job review`).
+    pub review_rounds: i64,
+    /// The tree of the work when it was last sent back for review (`job diff
+    /// --since-review` diffs against it).
+    pub review_tree: Option<String>,
     pub created_ms: Millis,
     pub updated_ms: Millis,
 }
 
 impl WriteTree {
-    /// A base asked for at submission, before anything exists on disk.
-    pub fn requested(job_id: &str, root_id: &str, repo: &str, base: &str, now: Millis) -> Self {
+    /// A base asked for at submission (or none), before anything exists on disk.
+    pub fn requested(
+        job_id: &str,
+        root_id: &str,
+        repo: &str,
+        base: Option<&str>,
+        now: Millis,
+    ) -> Self {
         WriteTree {
             job_id: job_id.into(),
             root_id: root_id.into(),
             repo: repo.into(),
             state: WorktreeState::Requested,
-            base_ref: Some(base.into()),
+            base_ref: base.map(str::to_string),
             base_commit: None,
             branch: None,
             checkout: None,
             path: None,
             landed_commit: None,
+            review_rounds: 0,
+            review_tree: None,
             created_ms: now,
             updated_ms: now,
         }
@@ -51,7 +64,7 @@ impl WriteTree {
 }
 
 const COLUMNS: &str = "job_id, root_id, repo, state, base_ref, base_commit, branch, checkout, \
-    path, landed_commit, created_ms, updated_ms";
+    path, landed_commit, review_rounds, review_tree, created_ms, updated_ms";
 
 fn read(r: &Row<'_>) -> Result<WriteTree> {
     Ok(WriteTree {
@@ -65,8 +78,10 @@ fn read(r: &Row<'_>) -> Result<WriteTree> {
         checkout: r.get(7)?,
         path: r.get(8)?,
         landed_commit: r.get(9)?,
-        created_ms: r.get(10)?,
-        updated_ms: r.get(11)?,
+        review_rounds: r.get(10)?,
+        review_tree: r.get(11)?,
+        created_ms: r.get(12)?,
+        updated_ms: r.get(13)?,
     })
 }
 
@@ -74,10 +89,11 @@ fn read(r: &Row<'_>) -> Result<WriteTree> {
 pub fn put<'a>(tx: impl Into<Tx<'a>>, w: &WriteTree) -> Result<()> {
     tx.into().execute(
         &format!(
-            "INSERT INTO job_worktrees({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+            "INSERT INTO job_worktrees({COLUMNS}) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
              ON CONFLICT(job_id) DO UPDATE SET root_id = ?2, repo = ?3, state = ?4, base_ref = ?5, \
              base_commit = ?6, branch = ?7, checkout = ?8, path = ?9, landed_commit = ?10, \
-             updated_ms = ?12"
+             review_rounds = ?11, review_tree = ?12, updated_ms = ?14"
         ),
         params![
             &w.job_id,
@@ -90,6 +106,8 @@ pub fn put<'a>(tx: impl Into<Tx<'a>>, w: &WriteTree) -> Result<()> {
             &w.checkout,
             &w.path,
             &w.landed_commit,
+            &w.review_rounds,
+            &w.review_tree,
             &w.created_ms,
             &w.updated_ms
         ],

@@ -23,23 +23,58 @@ pub struct JobDiff {
     pub files: Vec<DiffFile>,
 }
 
-/// `job diff --json`: the job's work against its recorded base, file by file.
-pub fn job_diff(store: &Store, id: &str) -> Result<JobDiff, WorktreeError> {
+/// The job's worktree and what its diff starts from: its recorded base, or with
+/// `since_review` its work as it was when last sent back for review.
+fn diff_from(
+    store: &Store,
+    id: &str,
+    since_review: bool,
+) -> Result<
+    (
+        crate::store::worktrees::WriteTree,
+        String,
+        std::path::PathBuf,
+        String,
+    ),
+    WorktreeError,
+> {
     let (job, w, path, base) = super::open_tree(&store.conn(), id)?;
-    let files = diff_files(&path, &base)?;
+    let from = match (&w.review_tree, since_review) {
+        (_, false) => base.clone(),
+        (Some(tree), true) => tree.clone(),
+        (None, true) => {
+            return Err(
+                crate::invalid!("{} had no review round (`gitmoot job review`)", job.id).into(),
+            );
+        }
+    };
+    Ok((w, job.id, path, from))
+}
+
+/// `job diff --json`: the job's work against its recorded base (or since its last review
+/// round), file by file.
+pub fn job_diff(store: &Store, id: &str, since_review: bool) -> Result<JobDiff, WorktreeError> {
+    let (w, job, path, from) = diff_from(store, id, since_review)?;
+    let files = diff_files(&path, &from)?;
     Ok(JobDiff {
-        job: job.id,
+        job,
         branch: w.branch,
         base: w.base_ref,
-        base_commit: base,
+        base_commit: w.base_commit.unwrap_or_default(),
         files,
     })
 }
 
-/// `job diff [--stat]`: git's own text of the job's work against its recorded base.
-pub fn job_diff_text(store: &Store, id: &str, stat: bool) -> Result<String, WorktreeError> {
-    let (_, _, path, base) = super::open_tree(&store.conn(), id)?;
-    Ok(diff_text(&path, &base, stat)?)
+/// `job diff [--stat]`: git's own text of the job's work against its recorded base (or
+/// since its last review round).
+pub fn job_diff_text(
+    store: &Store,
+    id: &str,
+    stat: bool,
+    since_review: bool,
+) -> Result<String, WorktreeError> {
+    let (_, _, path, from) = diff_from(store, id, since_review)?;
+    Ok(diff_text(&path, &from, stat)?)
 }
 
 /// One changed file.

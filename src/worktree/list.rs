@@ -34,6 +34,8 @@ pub struct Listed {
     /// Bytes on disk of the worktree's files (its `.git` link excluded).
     pub disk_bytes: Option<u64>,
     pub landed_commit: Option<String>,
+    /// How often its work was sent back for review (`job review`).
+    pub review_rounds: i64,
 }
 
 /// Every write job's worktree that was opened, oldest first.
@@ -88,6 +90,7 @@ fn describe(w: WriteTree, job_state: Option<JobState>) -> Listed {
         job_state,
         files,
         landed_commit: w.landed_commit,
+        review_rounds: w.review_rounds,
     }
 }
 

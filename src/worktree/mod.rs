@@ -12,6 +12,7 @@ mod git;
 mod land;
 mod list;
 mod open;
+mod review;
 mod snapshot;
 
 pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_diff, job_diff_text};
@@ -19,6 +20,7 @@ pub use git::{GitError, with_worktree_lock};
 pub use land::{Landed, Loss, Strategy, discard, land, loss};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, open};
+pub use review::{Reviewed, review};
 pub use snapshot::touched_since;
 
 use std::path::{Path, PathBuf};
@@ -39,6 +41,8 @@ pub enum WorktreeError {
     Git(#[from] GitError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
     /// A land or discard that would lose or clobber work, refused with nothing changed.
     #[error("{0}")]
     Refused(String),
@@ -56,6 +60,7 @@ impl WorktreeError {
         match self {
             Self::Invalid(_) => true,
             Self::Store(e) => e.is_invalid(),
+            Self::Engine(e) => e.is_invalid(),
             _ => false,
         }
     }
@@ -121,7 +126,7 @@ pub fn request_base(tx: &Tx<'_>, job: &Job, base: &str, now: Millis) -> Result<(
     let repo = job.repo.as_deref().unwrap_or_default();
     worktrees::put(
         tx,
-        &WriteTree::requested(&job.id, &job.root_id, repo, base, now),
+        &WriteTree::requested(&job.id, &job.root_id, repo, Some(base), now),
     )
 }
 

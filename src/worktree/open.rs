@@ -19,6 +19,9 @@ pub struct OpenSpec {
     pub branch: String,
     /// The base asked for (`--base`, then `[repos.X].base`); none: the checkout's branch.
     pub base: Option<String>,
+    /// The base commit recorded when the job first started: a job started again (a retry
+    /// after its daemon was lost, a review round) keeps it, wherever its base moved since.
+    pub base_commit: Option<String>,
 }
 
 /// An opened worktree.
@@ -44,10 +47,13 @@ pub fn open(spec: &OpenSpec) -> Result<Opened, WorktreeError> {
             .filter(|b| !b.is_empty())
             .unwrap_or_else(|| "HEAD".into()),
     };
-    let base_commit = git::line(
-        co,
-        &["rev-parse", "--verify", &format!("{base_ref}^{{commit}}")],
-    )?;
+    let base_commit = match &spec.base_commit {
+        Some(c) => c.clone(),
+        None => git::line(
+            co,
+            &["rev-parse", "--verify", &format!("{base_ref}^{{commit}}")],
+        )?,
+    };
     let reused = spec.path.exists()
         && git::line(&spec.path, &["symbolic-ref", "-q", "--short", "HEAD"])
             .ok()

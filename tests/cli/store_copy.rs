@@ -79,9 +79,10 @@ fn busy_home(home: &Path) {
             )?;
             tx.execute(
                 "INSERT INTO job_worktrees(job_id, root_id, repo, state, base_ref, base_commit,
-                     branch, checkout, path, landed_commit, created_ms, updated_ms)
+                     branch, checkout, path, landed_commit, review_rounds, review_tree,
+                     created_ms, updated_ms)
                  VALUES (?1, ?2, 'acme/api', 'landed', 'main', 'abc', 'gitmoot/x', '/co',
-                     NULL, 'def', 9, 10)",
+                     NULL, 'def', 1, 'tree', 9, 10)",
                 params![job, root],
             )?;
             tx.execute(

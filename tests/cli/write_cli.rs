@@ -286,3 +286,59 @@ fn worktree_list_shows_where_each_write_job_stands_and_prune_never_touches_unlan
         "c\n"
     );
 }
+
+#[test]
+fn a_review_round_reaches_the_same_agent_in_the_same_worktree_and_since_review_shows_only_it() {
+    let w = WriteHome::new("");
+    let job = w.implement(
+        "echo first > r.txt; git add r.txt; git commit -qm first",
+        &[],
+    );
+    w.h.daemon_until_idle(1);
+    let (pwd, branch, _, _) = w.summary(&job);
+    let err = w.fails(&["job", "diff", &job, "--since-review"], 2);
+    assert!(err.contains("no review round"), "{err}");
+    w.fails(&["job", "review", &job, "  "], 2);
+    let r = w.json(&[
+        "job",
+        "review",
+        &job,
+        "r.txt:1: also add a second file\nDO: echo second > s.txt",
+        "--json",
+    ]);
+    assert_eq!(
+        (r["round"].as_i64(), r["attempt"].as_i64()),
+        (Some(1), Some(2))
+    );
+    w.h.daemon_until_idle(1);
+    let shown = w.json(&["job", "show", &job, "--json"]);
+    assert_eq!(shown["state"], "succeeded", "{shown}");
+    assert_eq!(shown["attempt"], 2);
+    let prompt = shown["prompt"].as_str().unwrap();
+    assert!(prompt.starts_with("Review comments (round 1)"), "{prompt}");
+    assert!(
+        prompt.contains("r.txt:1: also add a second file"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("The original task:\necho first"),
+        "{prompt}"
+    );
+    assert_eq!(w.summary(&job).0, pwd, "the round ran in the same worktree");
+    assert_eq!(w.summary(&job).1, branch);
+    let paths = |v: &serde_json::Value| -> Vec<String> {
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let since = w.json(&["job", "diff", &job, "--json", "--since-review"]);
+    assert_eq!(paths(&since), ["s.txt"], "{since}");
+    let whole = w.json(&["job", "diff", &job, "--json"]);
+    assert_eq!(paths(&whole), ["r.txt", "s.txt"], "{whole}");
+    let list = w.json(&["worktree", "list", "--json"]);
+    assert_eq!(list[0]["review_rounds"], 1, "{list}");
+    assert!(w.event_kinds(&job).contains(&"review_round".to_string()));
+}

@@ -127,3 +127,45 @@ fn an_implement_jobs_claims_are_graded_against_its_own_work_committed_or_not() {
     );
     assert_eq!(o["claims"][0]["grade"], "observed", "{v}");
 }
+
+#[test]
+fn a_daemon_killed_mid_job_leaves_the_partial_work_listed_and_landable() {
+    let w = WriteHome::new("");
+    let job = w.implement(
+        "echo partial > p.txt; git add p.txt; git commit -qm partial; echo more > q.txt; sleep 60",
+        &[],
+    );
+    let mut daemon =
+        w.h.cmd(&["daemon", "run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    let path = || -> Option<std::path::PathBuf> {
+        let list = w.json(&["worktree", "list", "--json"]);
+        list[0]["path"].as_str().map(std::path::PathBuf::from)
+    };
+    gitmoot_test_support::wait_until(
+        "the agent's partial work",
+        std::time::Duration::from_secs(30),
+        || path().is_some_and(|p| p.join("q.txt").exists()),
+    );
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    // A new daemon recovers the lost job (failed on a restart of this home's daemon); its
+    // work is kept.
+    w.h.daemon_until_idle(1);
+    assert_eq!(
+        gitmoot_test_support::job_state(&w.h.path(), &job),
+        "failed"
+    );
+    let list = w.json(&["worktree", "list", "--json"]);
+    assert_eq!(list[0]["state"], "ready", "{list}");
+    assert_eq!(list[0]["job_state"], "failed", "{list}");
+    assert_eq!(list[0]["files"], 2, "{list}");
+    let text = w.h.ok(&["worktree", "list"]);
+    assert!(text.contains("partial work"), "{text}");
+    w.h.ok(&["job", "land", &job]);
+    assert!(w.repo.join("p.txt").exists() && w.repo.join("q.txt").exists());
+    assert!(path().is_some_and(|p| !p.exists()));
+}

@@ -1,7 +1,7 @@
 //! Write jobs on a real git repository: a scratch home whose repo `acme/app` is a git
 //! checkout on `main` (README and lib.txt committed, the checkout's identity set), and a
 //! `workspace-write` shell agent `coder` that runs the first line of its prompt as a shell
-//! snippet in its working directory, then reports `pwd`, branch and the snippet's `$S`/`$E`
+//! snippet in its working directory (in a review round, the comments' `DO: ` lines), then reports `pwd`, branch and the snippet's `$S`/`$E`
 //! markers as its summary.
 
 use std::path::PathBuf;
@@ -17,7 +17,11 @@ pub struct WriteHome {
 
 /// The agent: the prompt's first line is the work, the summary says where it ran.
 const CODER: &str = r#"cat > /dev/null
-eval "$(sed -n '1p' "$GITMOOT_PROMPT_FILE")"
+if grep -q '^Review comments' "$GITMOOT_PROMPT_FILE"; then
+  eval "$(sed -n 's/^DO: //p' "$GITMOOT_PROMPT_FILE")"
+else
+  eval "$(sed -n '1p' "$GITMOOT_PROMPT_FILE")"
+fi
 printf '{"gitmoot_result":{"decision":"implemented","summary":"%s %s %s %s","changes_made":["%s"]}}\n' \
   "$(pwd)" "$(git rev-parse --abbrev-ref HEAD)" "${S:-0}" "${E:-0}" "${CLAIM:-}"
 "#;

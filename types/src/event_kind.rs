@@ -85,6 +85,8 @@ crate::named_enum!(
         WorktreeOpened => "worktree_opened",
         Landed => "landed",
         Discarded => "discarded",
+        // A settled job sent back to its agent with review comments, as its next attempt.
+        ReviewRound => "review_round",
         // Chat and memory.
         ChatThreadCreated => "chat_thread_created",
         ChatThreadRenamed => "chat_thread_renamed",

@@ -82,6 +82,23 @@ pub enum JobCmd {
         /// Files with their counts and hunks as JSON.
         #[arg(long)]
         json: bool,
+        /// Only what changed since the job was last sent back for review.
+        #[arg(long)]
+        since_review: bool,
+    },
+    /// Send a write job's work back to the same agent with review comments: it runs again
+    /// as its next attempt, in the same worktree, the comments at the top of its prompt.
+    Review {
+        /// The implement job (a unique id prefix works).
+        job: String,
+        /// The comments (file:line anchors help the agent); `-` reads them from stdin.
+        comments: Option<String>,
+        /// Read the comments from this file (`-` for stdin).
+        #[arg(long, value_name = "PATH")]
+        file: Option<std::path::PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Integrate a write job's work into its base branch in the registered checkout:
     /// fast-forward when possible, else a merge commit. Refused, changing nothing, when it
@@ -307,7 +324,18 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Pending { json } => read::pending(ctx, json),
         JobCmd::Kill { root, force, json } => steer::kill(ctx, &root, force, json),
         JobCmd::Cancel { id } => steer::cancel(ctx, &id),
-        JobCmd::Diff { job, stat, json } => write::diff(ctx, &job, stat, json),
+        JobCmd::Diff {
+            job,
+            stat,
+            json,
+            since_review,
+        } => write::diff(ctx, &job, (stat, since_review), json),
+        JobCmd::Review {
+            job,
+            comments,
+            file,
+            json,
+        } => write::review(ctx, &job, comments, file, json),
         JobCmd::Land {
             job,
             squash,

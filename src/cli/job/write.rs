@@ -13,13 +13,18 @@ use crate::clock::SystemClock;
 use crate::worktree::{self, Strategy};
 
 /// `job diff`: git's patch (or `--stat`), or the files with their hunks as JSON.
-pub(super) fn diff(ctx: &Ctx, id: &str, stat: bool, json: bool) -> anyhow::Result<()> {
+pub(super) fn diff(
+    ctx: &Ctx,
+    id: &str,
+    (stat, since_review): (bool, bool),
+    json: bool,
+) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let mut out = Out::lines();
     if json {
-        return out.json(&worktree::job_diff(&store, id)?);
+        return out.json(&worktree::job_diff(&store, id, since_review)?);
     }
-    let text = worktree::job_diff_text(&store, id, stat)?;
+    let text = worktree::job_diff_text(&store, id, stat, since_review)?;
     out.write_all(text.as_bytes())?;
     Ok(())
 }
@@ -89,5 +94,34 @@ pub(super) fn discard(ctx: &Ctx, id: &str, force: bool, json: bool) -> anyhow::R
         return out.json(&json!({"discarded": lost}));
     }
     writeln!(out, "discarded {}: {lost}", lost.job)?;
+    Ok(())
+}
+
+/// `job review`: the work sent back to its agent with the comments, as its next attempt.
+pub(super) fn review(
+    ctx: &Ctx,
+    id: &str,
+    comments: Option<String>,
+    file: Option<std::path::PathBuf>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let comments = crate::cli::input::text(comments, file, "comments")?;
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let r = worktree::review(
+        &mut store,
+        crate::chat::live_env(&cfg.orchestrate),
+        id,
+        &comments,
+    )?;
+    let mut out = Out::lines();
+    if json {
+        return out.json(&r);
+    }
+    writeln!(
+        out,
+        "sent {} back for review round {} (attempt {}); it runs again in its worktree",
+        r.job, r.round, r.attempt
+    )?;
     Ok(())
 }

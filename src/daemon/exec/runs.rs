@@ -224,25 +224,20 @@ async fn record_opened(
         .with_store(move |store, sh| {
             let now = sh.clock.now_ms();
             store.write(|tx| {
-                let created =
-                    crate::store::worktrees::get(tx, &j.id)?.map_or(now, |w| w.created_ms);
-                crate::store::worktrees::put(
-                    tx,
-                    &crate::store::worktrees::WriteTree {
-                        job_id: j.id.clone(),
-                        root_id: j.root_id.clone(),
-                        repo: j.repo.clone().unwrap_or_default(),
-                        state: crate::domain::WorktreeState::Open,
-                        base_ref: Some(opened.base_ref.clone()),
-                        base_commit: Some(opened.base_commit.clone()),
-                        branch: Some(spec.branch.clone()),
-                        checkout: Some(spec.checkout.display().to_string()),
-                        path: Some(spec.path.display().to_string()),
-                        landed_commit: None,
-                        created_ms: created,
-                        updated_ms: now,
-                    },
-                )?;
+                let repo = j.repo.clone().unwrap_or_default();
+                let mut row = crate::store::worktrees::get(tx, &j.id)?.unwrap_or_else(|| {
+                    crate::store::worktrees::WriteTree::requested(
+                        &j.id, &j.root_id, &repo, None, now,
+                    )
+                });
+                row.state = crate::domain::WorktreeState::Open;
+                row.base_ref = Some(opened.base_ref.clone());
+                row.base_commit = Some(opened.base_commit.clone());
+                row.branch = Some(spec.branch.clone());
+                row.checkout = Some(spec.checkout.display().to_string());
+                row.path = Some(spec.path.display().to_string());
+                row.updated_ms = now;
+                crate::store::worktrees::put(tx, &row)?;
                 events::append(
                     tx,
                     NewEvent::job(now, &j.root_id, &j.id, EventKind::WorktreeOpened)

@@ -161,6 +161,8 @@ pub(super) const TABLES: &[Table] = &[
             text("checkout"),
             text("path"),
             text("landed_commit"),
+            int("review_rounds").default("0"),
+            text("review_tree"),
             big("created_ms").not_null(),
             big("updated_ms").not_null(),
         ],
