@@ -47,6 +47,8 @@ pub struct Landed {
     pub branch_kept: bool,
     /// Clean-up that failed after the land itself succeeded, in git's words.
     pub notes: Vec<String>,
+    /// Files this job shares with jobs of its repo that landed since it started.
+    pub landed_first: super::LandedFirst,
 }
 
 /// What discarding a job's work would lose.
@@ -250,7 +252,19 @@ pub fn land(
     let message = message
         .map(str::to_string)
         .unwrap_or_else(|| default_message(&job, strategy, &branch));
-    let (commit, how) = integrate(&checkout, &onto, &tip, &base_commit, strategy, &message)?;
+    let first =
+        super::overlap::landed_first(store, &w, &checkout, (&base_commit, &onto, &snap.tree))?;
+    let (commit, how) = integrate(&checkout, &onto, &tip, &base_commit, strategy, &message)
+        .map_err(|e| match e {
+            WorktreeError::Refused(msg) if !first.jobs.is_empty() => {
+                WorktreeError::Refused(format!(
+                    "{msg}; {} landed first and also changed {}",
+                    first.jobs.join(", "),
+                    first.files.join(", ")
+                ))
+            }
+            e => e,
+        })?;
     move_base(&checkout, &base, &onto, &commit)?;
     let mut notes = Vec::new();
     let mut note = |r: Result<Vec<u8>, git::GitError>| {
@@ -281,6 +295,7 @@ pub fn land(
         branch,
         branch_kept: keep,
         notes,
+        landed_first: first,
     };
     record_land(store, clock, &job, &w, &landed, strategy)?;
     Ok(landed)

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::git;
-use super::{WorktreeError, snapshot};
+use super::{WorktreeError, overlap, snapshot};
 use crate::config::Config;
 use crate::domain::{JobState, WorktreeState};
 use crate::store::Store;
@@ -36,23 +36,52 @@ pub struct Listed {
     pub landed_commit: Option<String>,
     /// How often its work was sent back for review (`job review`).
     pub review_rounds: i64,
+    /// The other open write jobs of its repo that change some of the same files.
+    pub overlaps: Vec<OverlapWith>,
+}
+
+/// Another open job changing some of the same files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OverlapWith {
+    pub job: String,
+    pub files: Vec<String>,
 }
 
 /// Every write job's worktree that was opened, oldest first.
 pub fn list(store: &Store) -> Result<Vec<Listed>, WorktreeError> {
     let rows = worktrees::list(store.conn())?;
+    let touched = overlap::open_touched(&rows);
+    let pairs = overlap::pairs(&rows, &touched);
     let mut out = Vec::new();
     for w in rows
         .into_iter()
         .filter(|w| w.state != WorktreeState::Requested)
     {
         let job_state = jobs::get(store.conn(), &w.job_id)?.map(|j| j.state);
-        out.push(describe(w, job_state));
+        let overlaps = pairs
+            .iter()
+            .filter_map(|o| {
+                let other = match &o.jobs {
+                    [a, b] if *a == w.job_id => b,
+                    [a, b] if *b == w.job_id => a,
+                    _ => return None,
+                };
+                Some(OverlapWith {
+                    job: other.clone(),
+                    files: o.files.clone(),
+                })
+            })
+            .collect();
+        let files = touched.get(&w.job_id).map(Vec::len);
+        out.push(Listed {
+            overlaps,
+            ..describe(w, job_state, files)
+        });
     }
     Ok(out)
 }
 
-fn describe(w: WriteTree, job_state: Option<JobState>) -> Listed {
+fn describe(w: WriteTree, job_state: Option<JobState>, touched: Option<usize>) -> Listed {
     let path = w.path.as_deref().map(PathBuf::from);
     let present = path.as_ref().is_some_and(|p| p.exists());
     let (state, files) = match w.state {
@@ -61,11 +90,7 @@ fn describe(w: WriteTree, job_state: Option<JobState>) -> Listed {
         _ if !present => ("missing", None),
         _ => {
             let p = path.as_deref().unwrap_or(Path::new("."));
-            let files = w
-                .base_commit
-                .as_deref()
-                .and_then(|b| snapshot::touched_since(p, b).ok())
-                .map(|f| f.len());
+            let files = touched;
             let state = if job_state == Some(JobState::Running) {
                 "running"
             } else {
@@ -91,6 +116,7 @@ fn describe(w: WriteTree, job_state: Option<JobState>) -> Listed {
         files,
         landed_commit: w.landed_commit,
         review_rounds: w.review_rounds,
+        overlaps: Vec::new(),
     }
 }
 

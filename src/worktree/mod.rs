@@ -12,6 +12,7 @@ mod git;
 mod land;
 mod list;
 mod open;
+mod overlap;
 mod review;
 mod snapshot;
 
@@ -20,6 +21,7 @@ pub use git::{GitError, with_worktree_lock};
 pub use land::{Landed, Loss, Strategy, discard, land, loss};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, open};
+pub use overlap::{LandedFirst, Overlap, overlaps};
 pub use review::{Reviewed, review};
 pub use snapshot::touched_since;
 

@@ -342,3 +342,69 @@ fn a_review_round_reaches_the_same_agent_in_the_same_worktree_and_since_review_s
     assert_eq!(list[0]["review_rounds"], 1, "{list}");
     assert!(w.event_kinds(&job).contains(&"review_round".to_string()));
 }
+
+#[test]
+fn two_open_jobs_changing_one_file_show_the_overlap_and_the_second_land_names_it() {
+    let w = WriteHome::new("");
+    let a = w.implement(
+        "printf 'ONE\\ntwo\\nthree\\n' > lib.txt; git commit -qam a",
+        &[],
+    );
+    let b = w.implement("printf 'one\\ntwo\\nTHREE\\n' > lib.txt", &[]);
+    let c = w.implement("echo c > c.txt", &[]);
+    w.h.daemon_until_idle(3);
+    let list = w.json(&["worktree", "list", "--json"]);
+    let overlaps = |job: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["job"] == job)
+            .unwrap()["overlaps"]
+            .clone()
+    };
+    assert_eq!(
+        overlaps(&a),
+        serde_json::json!([{"job": b, "files": ["lib.txt"]}])
+    );
+    assert_eq!(
+        overlaps(&b),
+        serde_json::json!([{"job": a, "files": ["lib.txt"]}])
+    );
+    assert_eq!(overlaps(&c), serde_json::json!([]));
+    let pending = w.json(&["job", "pending", "--json"]);
+    let items: Vec<&serde_json::Value> = pending
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "overlap")
+        .collect();
+    assert_eq!(items.len(), 1, "{pending}");
+    let said = items[0]["reason"].as_str().unwrap().to_string();
+    assert!(
+        said == format!("job {a} and job {b} both change lib.txt")
+            || said == format!("job {b} and job {a} both change lib.txt"),
+        "{said}"
+    );
+    let text = w.h.ok(&["job", "pending"]);
+    assert!(text.contains(&said), "{text}");
+
+    w.h.ok(&["job", "land", &a]);
+    let out = w.h.ok(&["job", "land", &b]);
+    assert!(
+        out.contains(&format!("note: {a} landed first and also changed lib.txt")),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("lib.txt")).unwrap(),
+        "ONE\ntwo\nTHREE\n"
+    );
+    let pending = w.json(&["job", "pending", "--json"]);
+    assert!(
+        pending
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["kind"] != "overlap"),
+        "{pending}"
+    );
+}

@@ -155,10 +155,7 @@ fn a_daemon_killed_mid_job_leaves_the_partial_work_listed_and_landable() {
     // A new daemon recovers the lost job (failed on a restart of this home's daemon); its
     // work is kept.
     w.h.daemon_until_idle(1);
-    assert_eq!(
-        gitmoot_test_support::job_state(&w.h.path(), &job),
-        "failed"
-    );
+    assert_eq!(gitmoot_test_support::job_state(&w.h.path(), &job), "failed");
     let list = w.json(&["worktree", "list", "--json"]);
     assert_eq!(list[0]["state"], "ready", "{list}");
     assert_eq!(list[0]["job_state"], "failed", "{list}");

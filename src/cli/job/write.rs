@@ -55,6 +55,18 @@ pub(super) fn land(
         l.base,
         &l.commit[..l.commit.len().min(12)]
     )?;
+    if !l.landed_first.files.is_empty() {
+        writeln!(
+            out,
+            "note: {} landed first and also changed {}",
+            if l.landed_first.jobs.is_empty() {
+                "the base".to_string()
+            } else {
+                l.landed_first.jobs.join(", ")
+            },
+            l.landed_first.files.join(", ")
+        )?;
+    }
     let branch = if l.branch_kept { "kept" } else { "deleted" };
     writeln!(out, "worktree removed; branch {} {branch}", l.branch)?;
     Ok(())
