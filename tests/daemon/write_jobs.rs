@@ -166,3 +166,52 @@ fn a_daemon_killed_mid_job_leaves_the_partial_work_listed_and_landable() {
     assert!(w.repo.join("p.txt").exists() && w.repo.join("q.txt").exists());
     assert!(path().is_some_and(|p| !p.exists()));
 }
+
+#[test]
+fn chat_task_takes_a_base_too_and_a_bad_one_posts_nothing() {
+    let w = WriteHome::new("");
+    w.git(&["branch", "dev"]);
+    w.h.ok(&["chat", "create", "work", "--repo", "acme/app"]);
+    let task = |base: &str| {
+        w.run(&[
+            "chat",
+            "task",
+            "work",
+            "@coder go",
+            "--action",
+            "implement",
+            "--base",
+            base,
+            "--json",
+        ])
+    };
+    let bad = task("no-such-ref");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error:") && err.contains("no-such-ref"),
+        "{err}"
+    );
+    let shown = w.json(&["chat", "show", "work", "--json"]);
+    assert_eq!(shown["messages"], serde_json::json!([]), "{shown}");
+    let ok = task("dev");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let job = serde_json::from_slice::<serde_json::Value>(&ok.stdout).unwrap()["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    w.h.daemon_until_idle(1);
+    let events = w.json(&["job", "events", &job, "--json"]);
+    let opened = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "worktree_opened")
+        .unwrap_or_else(|| panic!("{events}"))
+        .clone();
+    assert_eq!(opened["data"]["base"], "dev");
+}
