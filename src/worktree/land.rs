@@ -97,17 +97,53 @@ fn settled(job: &Job, verb: &str) -> Result<(), WorktreeError> {
 
 /// What discarding `id` would lose.
 pub fn loss(store: &Store, id: &str) -> Result<Loss, WorktreeError> {
-    let (job, w, path, base) = open_tree(&store.conn(), id)?;
-    let files = super::diff::diff_files(&path, &base)?;
-    let commits = git::line(&path, &["rev-list", "--count", &format!("{base}..HEAD")])?;
-    Ok(Loss {
-        job: job.id,
-        branch: w.branch,
-        added: files.iter().map(|f| f.added).sum(),
-        removed: files.iter().map(|f| f.removed).sum(),
-        files: files.into_iter().map(|f| f.path).collect(),
-        commits: commits.parse().unwrap_or(0),
-    })
+    let (job, w) = super::of_job(&store.conn(), id)?;
+    if w.state != WorktreeState::Open {
+        return Err(crate::invalid!("{}'s work was already {}", job.id, w.state).into());
+    }
+    let base = w.base_commit.clone().unwrap_or_default();
+    let path = Path::new(w.path.as_deref().unwrap_or_default());
+    let co = Path::new(w.checkout.as_deref().unwrap_or_default());
+    let mut loss = Loss {
+        job: job.id.clone(),
+        branch: w.branch.clone(),
+        files: Vec::new(),
+        added: 0,
+        removed: 0,
+        commits: 0,
+    };
+    if path.exists() {
+        let files = super::diff::diff_files(path, &base)?;
+        loss.added = files.iter().map(|f| f.added).sum();
+        loss.removed = files.iter().map(|f| f.removed).sum();
+        loss.files = files.into_iter().map(|f| f.path).collect();
+        let n = git::line(path, &["rev-list", "--count", &format!("{base}..HEAD")])?;
+        loss.commits = n.parse().unwrap_or(0);
+    } else if let Some(branch) = w.branch.as_deref().filter(|b| branch_exists(co, b)) {
+        // The folder is gone; what its branch holds is still lost with the branch.
+        let range = format!("{base}..refs/heads/{branch}");
+        let nums = git::run(
+            co,
+            &[
+                "diff",
+                "--numstat",
+                "-z",
+                "--no-renames",
+                &base,
+                &format!("refs/heads/{branch}"),
+            ],
+        )?;
+        for rec in git::split_z(&nums) {
+            let mut p = rec.splitn(3, '\t');
+            loss.added += p.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            loss.removed += p.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            loss.files.extend(p.next().map(str::to_string));
+        }
+        loss.commits = git::line(co, &["rev-list", "--count", &range])?
+            .parse()
+            .unwrap_or(0);
+    }
+    Ok(loss)
 }
 
 /// Removes the job's worktree and branch and records the loss (`discarded`).
@@ -119,19 +155,7 @@ pub fn discard(store: &mut Store, clock: &dyn Clock, id: &str) -> Result<Loss, W
     }
     let checkout = Path::new(w.checkout.as_deref().unwrap_or_default()).to_path_buf();
     let path = w.path.clone().unwrap_or_default();
-    // A worktree already gone from disk loses nothing more; git forgets it.
-    let lost = match loss(store, &job.id) {
-        Ok(l) => l,
-        Err(WorktreeError::Refused(_)) => Loss {
-            job: job.id.clone(),
-            branch: w.branch.clone(),
-            files: Vec::new(),
-            added: 0,
-            removed: 0,
-            commits: 0,
-        },
-        Err(e) => return Err(e),
-    };
+    let lost = loss(store, &job.id)?;
     git::with_worktree_lock(&checkout, || {
         if Path::new(&path).exists() {
             git::run(&checkout, &["worktree", "remove", "--force", &path])

@@ -159,7 +159,7 @@ pub(crate) fn open_tree(
     let path = PathBuf::from(path);
     if !path.exists() {
         return Err(WorktreeError::Refused(format!(
-            "{}'s worktree {} is missing from disk (`gitmoot worktree list` shows it; `gitmoot job discard {} --force` forgets it)",
+            "{}'s worktree {} is missing from disk (`gitmoot job discard {}` says what its branch still holds and removes it)",
             job.id,
             path.display(),
             job.id

@@ -408,3 +408,31 @@ fn two_open_jobs_changing_one_file_show_the_overlap_and_the_second_land_names_it
         "{pending}"
     );
 }
+
+#[test]
+fn a_worktree_deleted_by_hand_is_listed_missing_and_discard_still_says_what_its_branch_holds() {
+    let w = WriteHome::new("");
+    let job = w.implement("echo k > k.txt; git add k.txt; git commit -qm k", &[]);
+    w.h.daemon_until_idle(1);
+    let wt = w.worktree(&job);
+    std::fs::remove_dir_all(&wt).unwrap();
+    let list = w.json(&["worktree", "list", "--json"]);
+    assert_eq!(list[0]["state"], "missing", "{list}");
+    let err = w.fails(&["job", "diff", &job], 1);
+    assert!(err.contains("missing from disk"), "{err}");
+    let err = w.fails(&["job", "discard", &job], 2);
+    assert!(
+        err.contains("1 file(s)") && err.contains("1 commit(s)") && err.contains("k.txt"),
+        "{err}"
+    );
+    assert!(
+        !w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+            .is_empty()
+    );
+    w.h.ok(&["job", "discard", &job, "--force"]);
+    assert!(
+        w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+            .is_empty()
+    );
+    assert_eq!(w.git(&["worktree", "list"]).lines().count(), 1);
+}

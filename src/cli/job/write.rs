@@ -77,15 +77,7 @@ pub(super) fn land(
 pub(super) fn discard(ctx: &Ctx, id: &str, force: bool, json: bool) -> anyhow::Result<()> {
     let mut store = ctx.store()?;
     if !force {
-        let loss = match worktree::loss(&store, id) {
-            Ok(l) => Some(l),
-            Err(worktree::WorktreeError::Refused(_)) => None,
-            Err(e) => return Err(e.into()),
-        };
-        let what = loss.map_or_else(
-            || "its worktree is missing from disk".to_string(),
-            |l| l.to_string(),
-        );
+        let what = worktree::loss(&store, id)?.to_string();
         if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
             return Err(Invalid(format!(
                 "discarding {id} loses {what}; pass --force to discard it"
