@@ -7,6 +7,8 @@
 //!   the tree forward (a succeeded result with delegations or human questions means a batch
 //!   or an ask round follows, whose last continuation posts later). Each job id posts once.
 //! - `ask_round_opened` links the round to its `job-<12 hex>` thread (`askgate::link`).
+//! - `work_settled` posts a write job's land or discard as a `system` message into its
+//!   tree's thread, replying to the message that asked for the work.
 //!
 //! A failure inside a hook is rolled back to a savepoint and recorded as an event: chat
 //! never blocks a job from settling.
@@ -219,4 +221,48 @@ impl Hooks for ChatHooks {
             post_job_result(tx, clock, job).map(|_| ())
         })
     }
+
+    fn work_settled(
+        &self,
+        tx: &Tx<'_>,
+        clock: &dyn Clock,
+        job: &Job,
+        note: &str,
+    ) -> Result<(), EngineError> {
+        contained(tx, clock, job, EventKind::ChatResultPostFailed, || {
+            post_work_note(tx, clock, job, note)
+        })
+    }
+}
+
+/// Posts `note` about the job's work into its tree's thread, if it has one.
+fn post_work_note(
+    conn: &Tx<'_>,
+    clock: &dyn Clock,
+    job: &Job,
+    note: &str,
+) -> Result<(), ChatError> {
+    let Some(link) = rows::link(conn, &job.root_id)? else {
+        return Ok(());
+    };
+    let Some(thread) = rows::thread(conn, &link.thread_id)? else {
+        return Ok(());
+    };
+    messages::append(
+        conn,
+        clock,
+        &thread,
+        Post {
+            kind: MessageKind::System,
+            author_kind: AuthorKind::System,
+            author: "gitmoot",
+            body: note,
+            mentions: Vec::new(),
+            deliver: Vec::new(),
+            refs: Vec::new(),
+            reply_to: Some(link.reply_to),
+            job_id: Some(job.id.clone()),
+        },
+    )?;
+    Ok(())
 }

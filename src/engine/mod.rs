@@ -70,6 +70,16 @@ pub trait Hooks {
     ) -> Result<(), EngineError> {
         Ok(())
     }
+    /// A write job's work was landed or discarded; `note` says what happened.
+    fn work_settled(
+        &self,
+        _tx: &Tx<'_>,
+        _clock: &dyn Clock,
+        _job: &Job,
+        _note: &str,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
 }
 
 /// For callers with nothing attached (tests, headless tools without chat).

@@ -15,9 +15,9 @@ use serde_json::json;
 use super::git::{self, split_z};
 use super::snapshot::snapshot;
 use super::{WorktreeError, open_tree};
-use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{EventKind, JobState, WorktreeState};
+use crate::engine::Env;
 use crate::store::Store;
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
@@ -147,7 +147,7 @@ pub fn loss(store: &Store, id: &str) -> Result<Loss, WorktreeError> {
 }
 
 /// Removes the job's worktree and branch and records the loss (`discarded`).
-pub fn discard(store: &mut Store, clock: &dyn Clock, id: &str) -> Result<Loss, WorktreeError> {
+pub fn discard(store: &mut Store, env: Env<'_>, id: &str) -> Result<Loss, WorktreeError> {
     let (job, w) = super::of_job(&store.conn(), id)?;
     settled(&job, "discard")?;
     if w.state != WorktreeState::Open {
@@ -168,7 +168,7 @@ pub fn discard(store: &mut Store, clock: &dyn Clock, id: &str) -> Result<Loss, W
     {
         git::run(&checkout, &["branch", "-D", branch])?;
     }
-    let now = clock.now_ms();
+    let now = env.clock.now_ms();
     store.write(|tx| {
         worktrees::put(
             tx,
@@ -186,8 +186,10 @@ pub fn discard(store: &mut Store, clock: &dyn Clock, id: &str) -> Result<Loss, W
                     json!({"files": lost.files, "added": lost.added, "removed": lost.removed,
                     "commits": lost.commits, "branch": w.branch}),
                 ),
-        )
-        .map(|_| ())
+        )?;
+        let note = format!("{}'s work was discarded: {lost}", job.id);
+        env.hooks.work_settled(tx, env.clock, &job, &note)?;
+        Ok::<_, WorktreeError>(())
     })?;
     Ok(lost)
 }
@@ -233,7 +235,7 @@ fn default_message(job: &Job, strategy: Strategy, branch: &str) -> String {
 /// Lands the job's work on its base branch; see the module's doc for what is refused.
 pub fn land(
     store: &mut Store,
-    clock: &dyn Clock,
+    env: Env<'_>,
     config: &Config,
     id: &str,
     strategy: Strategy,
@@ -321,19 +323,19 @@ pub fn land(
         notes,
         landed_first: first,
     };
-    record_land(store, clock, &job, &w, &landed, strategy)?;
+    record_land(store, env, &job, &w, &landed, strategy)?;
     Ok(landed)
 }
 
 fn record_land(
     store: &mut Store,
-    clock: &dyn Clock,
+    env: Env<'_>,
     job: &Job,
     w: &WriteTree,
     l: &Landed,
     strategy: Strategy,
 ) -> Result<(), WorktreeError> {
-    let now = clock.now_ms();
+    let now = env.clock.now_ms();
     store.write(|tx| {
         worktrees::put(
             tx,
@@ -357,8 +359,16 @@ fn record_land(
                     json!({"strategy": strategy, "how": l.how, "commit": l.commit,
                     "base": l.base, "branch": l.branch, "branch_kept": l.branch_kept}),
                 ),
-        )
-        .map(|_| ())
+        )?;
+        let note = format!(
+            "{}'s work was landed on {} as {} ({})",
+            job.id,
+            l.base,
+            &l.commit[..l.commit.len().min(12)],
+            l.how.replace('_', "-")
+        );
+        env.hooks.work_settled(tx, env.clock, job, &note)?;
+        Ok::<_, WorktreeError>(())
     })?;
     Ok(())
 }

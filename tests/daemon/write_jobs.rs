@@ -168,7 +168,7 @@ fn a_daemon_killed_mid_job_leaves_the_partial_work_listed_and_landable() {
 }
 
 #[test]
-fn chat_task_takes_a_base_too_and_a_bad_one_posts_nothing() {
+fn chat_task_takes_a_base_too_a_bad_one_posts_nothing_and_the_land_is_posted_back() {
     let w = WriteHome::new("");
     w.git(&["branch", "dev"]);
     w.h.ok(&["chat", "create", "work", "--repo", "acme/app"]);
@@ -177,7 +177,7 @@ fn chat_task_takes_a_base_too_and_a_bad_one_posts_nothing() {
             "chat",
             "task",
             "work",
-            "@coder go",
+            "echo hi > hi.txt # @coder",
             "--action",
             "implement",
             "--base",
@@ -214,4 +214,13 @@ fn chat_task_takes_a_base_too_and_a_bad_one_posts_nothing() {
         .unwrap_or_else(|| panic!("{events}"))
         .clone();
     assert_eq!(opened["data"]["base"], "dev");
+    // dev is not checked out: the land moves the branch without touching the checkout.
+    w.h.ok(&["job", "land", &job]);
+    assert_eq!(w.git(&["show", "dev:hi.txt"]), "hi\n");
+    assert!(!w.repo.join("hi.txt").exists());
+    let shown = w.json(&["chat", "show", "work", "--json"]);
+    let posted = shown["messages"].as_array().unwrap().iter().any(|m| {
+        m["kind"] == "system" && m["body"].as_str().unwrap().contains("was landed on dev")
+    });
+    assert!(posted, "{shown}");
 }

@@ -9,7 +9,6 @@ use serde_json::json;
 use crate::Invalid;
 use crate::cli::Ctx;
 use crate::cli::output::Out;
-use crate::clock::SystemClock;
 use crate::worktree::{self, Strategy};
 
 /// `job diff`: git's patch (or `--stat`), or the files with their hunks as JSON.
@@ -39,7 +38,8 @@ pub(super) fn land(
 ) -> anyhow::Result<()> {
     let config = ctx.config()?;
     let mut store = ctx.store()?;
-    let l = worktree::land(&mut store, &SystemClock, &config, id, strategy, message)?;
+    let env = crate::chat::live_env(&config.orchestrate);
+    let l = worktree::land(&mut store, env, &config, id, strategy, message)?;
     for n in &l.notes {
         eprintln!("warning: after landing: {n}");
     }
@@ -92,7 +92,8 @@ pub(super) fn discard(ctx: &Ctx, id: &str, force: bool, json: bool) -> anyhow::R
             return Ok(());
         }
     }
-    let lost = worktree::discard(&mut store, &SystemClock, id)?;
+    let config = ctx.config()?;
+    let lost = worktree::discard(&mut store, crate::chat::live_env(&config.orchestrate), id)?;
     let mut out = Out::lines();
     if json {
         return out.json(&json!({"discarded": lost}));
