@@ -97,8 +97,26 @@ fn land_by_fast_forward_squash_and_merge() {
     w.h.daemon_until_idle(3);
     let base = w.git(&["rev-parse", "main"]).trim().to_string();
 
+    let shown = w.h.ok(&["job", "show", &a]);
+    assert!(
+        shown.contains(&format!("worktree: branch gitmoot/{a} from main")),
+        "{shown}"
+    );
     let out = w.h.ok(&["job", "land", &a]);
     assert!(out.contains("fast-forward"), "{out}");
+    let shown = w.json(&["job", "show", &a, "--json"]);
+    let landed = format!(
+        "⇡ landed on main as {}",
+        &w.git(&["rev-parse", "main"])[..12]
+    );
+    assert!(
+        shown["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == landed.as_str()),
+        "{shown}"
+    );
     let tip_a = w.git(&["rev-parse", "main"]).trim().to_string();
     assert_eq!(w.git(&["rev-parse", "main^"]).trim(), base);
     assert_eq!(
