@@ -214,9 +214,21 @@ fn chat_task_takes_a_base_too_a_bad_one_posts_nothing_and_the_land_is_posted_bac
         .unwrap_or_else(|| panic!("{events}"))
         .clone();
     assert_eq!(opened["data"]["base"], "dev");
+    // A review round's result is posted to the thread too.
+    w.h.ok(&["job", "review", &job, "DO: echo more > more.txt"]);
+    w.h.daemon_until_idle(1);
+    let shown = w.json(&["chat", "show", "work", "--json"]);
+    let results = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "job_result")
+        .count();
+    assert_eq!(results, 2, "{shown}");
     // dev is not checked out: the land moves the branch without touching the checkout.
     w.h.ok(&["job", "land", &job]);
     assert_eq!(w.git(&["show", "dev:hi.txt"]), "hi\n");
+    assert_eq!(w.git(&["show", "dev:more.txt"]), "more\n");
     assert!(!w.repo.join("hi.txt").exists());
     let shown = w.json(&["chat", "show", "work", "--json"]);
     let posted = shown["messages"].as_array().unwrap().iter().any(|m| {
