@@ -454,3 +454,27 @@ fn a_worktree_deleted_by_hand_is_listed_missing_and_discard_still_says_what_its_
     );
     assert_eq!(w.git(&["worktree", "list"]).lines().count(), 1);
 }
+
+#[test]
+fn land_by_rebase_replays_the_jobs_commits_on_the_moved_base_keeping_their_authors() {
+    let w = WriteHome::new("");
+    let a = w.implement("echo a > a.txt; git add a.txt; git commit -qm a", &[]);
+    let b = w.implement(
+        "echo b1 > b1.txt; git add b1.txt; git -c user.name=Agent -c user.email=agent@x commit -qm b1; \
+         echo b2 > b2.txt; git add b2.txt; git -c user.name=Agent -c user.email=agent@x commit -qm b2",
+        &[],
+    );
+    w.h.daemon_until_idle(2);
+    w.h.ok(&["job", "land", &a]);
+    let tip_a = w.git(&["rev-parse", "main"]).trim().to_string();
+    let l = w.json(&["job", "land", &b, "--rebase", "--json"]);
+    assert_eq!(l["how"], "rebase");
+    assert_eq!(w.git(&["log", "--format=%s", "-3", "main"]), "b2\nb1\na\n");
+    assert_eq!(w.git(&["rev-parse", "main~2"]).trim(), tip_a);
+    assert_eq!(
+        w.git(&["log", "-1", "--format=%an", "main"]).trim(),
+        "Agent"
+    );
+    assert_eq!(w.git(&["log", "--merges", "--format=%H", "main"]), "");
+    assert!(w.repo.join("b1.txt").exists() && w.repo.join("b2.txt").exists());
+}
