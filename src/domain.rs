@@ -8,6 +8,7 @@
 pub use gitmoot_types::{
     Action, AutonomyPolicy, Capability, Delegation, EphemeralSpec, EventKind, FailurePolicy,
     JobKind, JobState, ResumeVerb, RunState, RuntimeKind, SynthesisRule, UnknownName,
+    WorktreeState,
 };
 
 /// `dispatched_by` of every session job: the daemon neither runs nor recovers them.

@@ -25,6 +25,7 @@ pub(crate) mod report;
 pub mod runtime;
 pub mod store;
 pub mod tui;
+pub mod worktree;
 
 /// A validation failure: bad input that changes nothing and exits with code 2.
 ///

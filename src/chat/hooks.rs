@@ -5,8 +5,11 @@
 //!   is the tree's own line of work (the root, or a continuation/finalize with no leg among
 //!   its ancestors), reached a terminal state other than `cancelled`, and does not carry
 //!   the tree forward (a succeeded result with delegations or human questions means a batch
-//!   or an ask round follows, whose last continuation posts later). Each job id posts once.
+//!   or an ask round follows, whose last continuation posts later). Each job id posts once,
+//!   and once more per review round a write job was sent back for (`job review`).
 //! - `ask_round_opened` links the round to its `job-<12 hex>` thread (`askgate::link`).
+//! - `work_settled` posts a write job's land or discard as a `system` message into its
+//!   tree's thread, replying to the message that asked for the work.
 //!
 //! A failure inside a hook is rolled back to a savepoint and recorded as an event: chat
 //! never blocks a job from settling.
@@ -124,6 +127,11 @@ fn carries_on(job: &Job) -> bool {
     result.is_some_and(|r| !r.delegations.is_empty() || !r.human_questions.is_empty())
 }
 
+/// How often a write job was sent back for review: each round's result posts too.
+fn review_rounds(conn: &Tx<'_>, job: &Job) -> Result<i64, ChatError> {
+    Ok(crate::store::worktrees::get(conn, &job.id)?.map_or(0, |w| w.review_rounds))
+}
+
 /// Posts the job's result into its tree's thread when the rule above says so; returns
 /// the posted seq.
 pub(crate) fn post_job_result(
@@ -138,7 +146,7 @@ pub(crate) fn post_job_result(
         || job.state == JobState::Cancelled
         || carries_on(job)
         || !on_main_line(conn, job)?
-        || rows::result_posted(conn, &job.id)?
+        || rows::results_posted(conn, &job.id)? > review_rounds(conn, job)?
     {
         return Ok(None);
     }
@@ -219,4 +227,48 @@ impl Hooks for ChatHooks {
             post_job_result(tx, clock, job).map(|_| ())
         })
     }
+
+    fn work_settled(
+        &self,
+        tx: &Tx<'_>,
+        clock: &dyn Clock,
+        job: &Job,
+        note: &str,
+    ) -> Result<(), EngineError> {
+        contained(tx, clock, job, EventKind::ChatResultPostFailed, || {
+            post_work_note(tx, clock, job, note)
+        })
+    }
+}
+
+/// Posts `note` about the job's work into its tree's thread, if it has one.
+fn post_work_note(
+    conn: &Tx<'_>,
+    clock: &dyn Clock,
+    job: &Job,
+    note: &str,
+) -> Result<(), ChatError> {
+    let Some(link) = rows::link(conn, &job.root_id)? else {
+        return Ok(());
+    };
+    let Some(thread) = rows::thread(conn, &link.thread_id)? else {
+        return Ok(());
+    };
+    messages::append(
+        conn,
+        clock,
+        &thread,
+        Post {
+            kind: MessageKind::System,
+            author_kind: AuthorKind::System,
+            author: "gitmoot",
+            body: note,
+            mentions: Vec::new(),
+            deliver: Vec::new(),
+            refs: Vec::new(),
+            reply_to: Some(link.reply_to),
+            job_id: Some(job.id.clone()),
+        },
+    )?;
+    Ok(())
 }

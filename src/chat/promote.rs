@@ -184,9 +184,44 @@ pub fn task_message(
     body: &str,
     action: Action,
 ) -> Result<Promoted> {
+    let none = crate::config::Config::default();
+    let t = Task {
+        action,
+        base: None,
+        config: &none,
+    };
+    task_message_as(store, clock, thread_arg, repo, body, t)
+}
+
+/// What a `chat task` asks for: its action and, for an implement job, the base its branch
+/// starts from (checked against the thread's repo in `config`).
+pub struct Task<'a> {
+    pub action: Action,
+    pub base: Option<&'a str>,
+    pub config: &'a crate::config::Config,
+}
+
+/// `chat task` with a base for the job's branch (`--base`).
+pub fn task_message_as(
+    store: &mut Store,
+    clock: &dyn Clock,
+    thread_arg: &str,
+    repo: Option<&str>,
+    body: &str,
+    t: Task<'_>,
+) -> Result<Promoted> {
     let outcome = write_retry(store, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
-        task(tx, clock, &thread, body, action)
+        if let Some(base) = t.base {
+            crate::worktree::check_base(t.config, Some(thread.repo.as_str()), t.action, base)
+                .map_err(|e| Invalid(crate::error_line(&e)))?;
+        }
+        let outcome = task(tx, clock, &thread, body, t.action)?;
+        if let (TaskOutcome::Dispatched(p), Some(base)) = (&outcome, t.base) {
+            let job = jobs::require(tx, &p.job_id)?;
+            crate::worktree::request_base(tx, &job, base, job.created_ms)?;
+        }
+        Ok(outcome)
     })?;
     match outcome {
         TaskOutcome::Dispatched(p) => Ok(*p),

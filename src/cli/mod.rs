@@ -20,6 +20,7 @@ pub mod page;
 pub mod result;
 pub mod store;
 pub mod tui;
+pub mod worktree;
 
 use std::path::PathBuf;
 
@@ -75,6 +76,9 @@ pub enum Command {
     /// Inspect and confirm memory observations.
     #[command(subcommand)]
     Memory(memory::MemoryCmd),
+    /// Write jobs' worktrees: list them, prune what landed or discarded ones left.
+    #[command(subcommand)]
+    Worktree(worktree::WorktreeCmd),
     /// Move a home's data between stores (SQLite ⇄ PostgreSQL).
     #[command(subcommand)]
     Store(store::StoreCmd),
@@ -162,6 +166,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Moot(a) => moot::run(&ctx, a),
         Command::Orchestrate(cmd) => orchestrate::run(&ctx, cmd),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
+        Command::Worktree(cmd) => worktree::run(&ctx, cmd),
         Command::Store(cmd) => store::run(&ctx, cmd),
         Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {
@@ -272,6 +277,8 @@ fn is_invalid(e: &(dyn std::error::Error + 'static)) -> bool {
             .is_some_and(config::ConfigError::is_invalid)
         || e.downcast_ref()
             .is_some_and(tui::load::LoadError::is_invalid)
+        || e.downcast_ref()
+            .is_some_and(crate::worktree::WorktreeError::is_invalid)
 }
 
 /// A wait that ended at its deadline with nothing to report (`chat wait`): not a failure

@@ -151,6 +151,21 @@ impl Config {
                 ));
             }
         }
+        for (name, repo) in &self.repos {
+            let p = &repo.branch_prefix;
+            let bad = p.is_empty()
+                || p.starts_with(['-', '/', '.'])
+                || p.contains("..")
+                || p.contains("//")
+                || p.chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\@{".contains(c));
+            if bad {
+                return Err((
+                    format!("[repos.\"{name}\"].branch_prefix"),
+                    format!("{p:?} cannot start a git branch name"),
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -72,6 +72,10 @@ pub struct DaemonConfig {
     /// How long a daemon's heartbeat in the store's registry stays good. It beats three
     /// times per lease; once a lease runs out, another daemon recovers its running jobs.
     pub lease: Duration,
+    /// Where the home's git worktrees live; unset: `$XDG_STATE_HOME/gitmoot/worktrees/<hash
+    /// of the home's path>` (`~/.local/state/...` without `XDG_STATE_HOME`), never in the
+    /// home, whose path an agent must not learn from its working directory.
+    pub worktrees: Option<PathBuf>,
 }
 
 impl Default for DaemonConfig {
@@ -83,6 +87,7 @@ impl Default for DaemonConfig {
             job_timeout: Duration(4 * 3_600_000),
             labels: Vec::new(),
             lease: Duration(15_000),
+            worktrees: None,
         }
     }
 }
@@ -209,13 +214,34 @@ pub struct RuntimeConfig {
     pub env: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RepoConfig {
-    /// The local git checkout; read-only legs run in detached worktrees of it.
+    /// The local git checkout; read-only legs run in detached worktrees of it, implement
+    /// jobs in worktrees of their own on a branch each.
     pub path: Option<PathBuf>,
     /// 0 = the daemon's global parallelism.
     pub max_parallel: u32,
+    /// The ref an implement job's branch starts from when `--base` names none; unset: the
+    /// checkout's current branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// An implement job's branch is this prefix and its job id.
+    pub branch_prefix: String,
+    /// Whether a landed job's branch is kept (it is deleted otherwise).
+    pub keep_branches: bool,
+}
+
+impl Default for RepoConfig {
+    fn default() -> Self {
+        Self {
+            path: None,
+            max_parallel: 0,
+            base: None,
+            branch_prefix: "gitmoot/".into(),
+            keep_branches: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -25,6 +25,9 @@ pub enum Placement {
     Shared { dir: PathBuf },
     /// A detached worktree of `checkout`, created before and removed after the run.
     Worktree { checkout: PathBuf, path: PathBuf },
+    /// A write job's own worktree on its own branch, opened before the run and kept after
+    /// it: the job's work product until the operator lands or discards it.
+    Write(crate::worktree::OpenSpec),
 }
 
 impl Placement {
@@ -32,6 +35,7 @@ impl Placement {
         match self {
             Placement::Shared { dir } => dir,
             Placement::Worktree { path, .. } => path,
+            Placement::Write(spec) => &spec.path,
         }
     }
 }
@@ -98,6 +102,22 @@ pub fn place(job: &Job, ctx: &ClaimContext) -> (Placement, Option<String>) {
     let checkout = ctx.config.repos.get(repo).and_then(|r| r.path.clone());
     let read_only = job.kind == JobKind::Leg && matches!(job.action, Action::Ask | Action::Review);
     match checkout {
+        Some(path) if job.action == Action::Implement && ctx.git_checkouts.contains(repo) => {
+            let wt = super::worktree::path_for(&ctx.worktrees_dir, &job.id);
+            let key = format!("worktree:{}", wt.display());
+            let cfg = ctx.config.repos.get(repo);
+            let prefix = cfg.map_or("gitmoot/", |r| r.branch_prefix.as_str());
+            (
+                Placement::Write(crate::worktree::OpenSpec {
+                    checkout: path,
+                    path: wt,
+                    branch: format!("{prefix}{}", job.id),
+                    base: cfg.and_then(|r| r.base.clone()),
+                    base_commit: None,
+                }),
+                Some(key),
+            )
+        }
         Some(path) if read_only && ctx.git_checkouts.contains(repo) => {
             let wt = super::worktree::path_for(&ctx.worktrees_dir, &job.id);
             let key = format!("worktree:{}", wt.display());
@@ -178,7 +198,18 @@ pub fn claim(
             continue;
         }
         let stored = job.clone();
-        let (placement, key) = place(&job, ctx);
+        let (mut placement, key) = place(&job, ctx);
+        if let Placement::Write(spec) = &mut placement
+            && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
+        {
+            // A job started again works on in the worktree and branch it had.
+            spec.base = row.base_ref.or(spec.base.take());
+            spec.base_commit = row.base_commit;
+            if let (Some(b), Some(p)) = (row.branch, row.path) {
+                spec.branch = b;
+                spec.path = PathBuf::from(p);
+            }
+        }
         if key.as_ref().is_some_and(|k| held.contains(k)) {
             continue;
         }
@@ -203,7 +234,8 @@ pub fn claim(
         job.updated_ms = now;
         job.worktree = match &placement {
             Placement::Worktree { path, .. } => Some(path.display().to_string()),
-            Placement::Shared { .. } => None,
+            // A write job's worktree is in `job_worktrees`: recovery must not remove it.
+            Placement::Shared { .. } | Placement::Write(_) => None,
         };
         jobs::put_over(tx, &stored, &job)?;
         events::append(
@@ -350,6 +382,7 @@ mod tests {
             RepoConfig {
                 path: Some(dir.clone()),
                 max_parallel: 2,
+                ..RepoConfig::default()
             },
         );
         config.repos.insert(
@@ -357,6 +390,7 @@ mod tests {
             RepoConfig {
                 path: Some(dir.clone()),
                 max_parallel: 0,
+                ..RepoConfig::default()
             },
         );
         let ctx = context(&dir, config, &["repo:acme/api"], &[]);

@@ -343,6 +343,7 @@ async fn observe_capture(
         return None;
     }
     let (source, dir) = match &claimed.placement {
+        Placement::Write(spec) => return Some(observe_write(shared, job, &spec.path).await),
         Placement::Worktree { path, .. } => (Source::Worktree, path.clone()),
         Placement::Shared { dir } => {
             let config = shared.config();
@@ -369,6 +370,53 @@ async fn observe_capture(
             reason: e.to_string(),
         },
     })
+}
+
+/// What a write job's work changed against its recorded base, committed or not, untracked
+/// files included.
+async fn observe_write(
+    shared: &Arc<Shared>,
+    job: &crate::store::jobs::Job,
+    path: &std::path::Path,
+) -> engine::observe::Capture {
+    use engine::observe::{Capture, Source};
+    let id = job.id.clone();
+    let row = shared
+        .with_store(move |store, _| crate::store::worktrees::get(store.conn(), &id))
+        .await;
+    let base = match row {
+        Ok(Some(w)) => w.base_commit,
+        Ok(None) => None,
+        Err(e) => {
+            return Capture::Indeterminate {
+                source: Source::Worktree,
+                reason: e.to_string(),
+            };
+        }
+    };
+    let Some(base) = base else {
+        return Capture::Indeterminate {
+            source: Source::Worktree,
+            reason: "the job's base commit was not recorded".into(),
+        };
+    };
+    let dir = path.to_path_buf();
+    let read =
+        tokio::task::spawn_blocking(move || crate::worktree::touched_since(&dir, &base)).await;
+    match read {
+        Ok(Ok(files)) => Capture::Touched {
+            source: Source::Worktree,
+            files,
+        },
+        Ok(Err(e)) => Capture::Indeterminate {
+            source: Source::Worktree,
+            reason: e.to_string(),
+        },
+        Err(e) => Capture::Indeterminate {
+            source: Source::Worktree,
+            reason: e.to_string(),
+        },
+    }
 }
 
 /// Runs the job with its activity recorded live; a budget stop from the recorder and a

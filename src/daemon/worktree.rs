@@ -1,7 +1,8 @@
 //! Throwaway detached worktrees for read-only legs: `git worktree add --detach` at the
 //! checkout's committed tip, removed after the job even when it failed.
 //!
-//! Owns only the git calls and the folder layout (`<home>/worktrees/<job segment>`).
+//! Owns only the git calls and the folder layout (`<worktrees root>/<job segment>`, the root
+//! being `crate::worktree::root`, outside the home).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,12 +26,7 @@ pub struct WorktreeError {
 
 /// Whether `path` is the top of (or inside) a git work tree.
 pub(crate) fn is_git_checkout(path: &Path) -> bool {
-    Command::new("git")
-        .arg("-C")
-        .arg(path)
-        .args(["rev-parse", "--is-inside-work-tree"])
-        .output()
-        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"true"))
+    crate::worktree::is_git_checkout(path)
 }
 
 /// Every path a checkout changed against its `HEAD`, untracked files included, each
@@ -126,17 +122,21 @@ pub fn add(checkout: &Path, at: &Path) -> Result<(), WorktreeError> {
         })?;
     }
     let at_text = at.display().to_string();
-    git(checkout, &["worktree", "add", "--detach", &at_text, "HEAD"])
+    crate::worktree::with_worktree_lock(checkout, || {
+        git(checkout, &["worktree", "add", "--detach", &at_text, "HEAD"])
+    })
 }
 
 /// Removes the worktree at `at`; falls back to deleting the folder and pruning git's
 /// record of it, so a half-created or damaged worktree never lingers.
 pub fn remove(checkout: &Path, at: &Path) {
     let at_text = at.display().to_string();
-    if git(checkout, &["worktree", "remove", "--force", &at_text]).is_err() {
-        let _ = std::fs::remove_dir_all(at);
-        let _ = git(checkout, &["worktree", "prune"]);
-    }
+    crate::worktree::with_worktree_lock(checkout, || {
+        if git(checkout, &["worktree", "remove", "--force", &at_text]).is_err() {
+            let _ = std::fs::remove_dir_all(at);
+            let _ = git(checkout, &["worktree", "prune"]);
+        }
+    })
 }
 
 #[cfg(test)]

@@ -120,5 +120,36 @@ pub fn marks(conn: &Tx<'_>, job: &Job) -> Result<Vec<String>, EngineError> {
     if let Some(o) = &p.result_observation {
         out.push(super::observe::summary_line(o));
     }
+    if let Some(w) = crate::store::worktrees::get(conn, &job.id)? {
+        out.extend(worktree_mark(&w));
+    }
     Ok(out)
+}
+
+/// A write job's worktree as one line: where its work stands.
+fn worktree_mark(w: &crate::store::worktrees::WriteTree) -> Option<String> {
+    use crate::domain::WorktreeState;
+    let short = |c: &Option<String>| {
+        c.as_deref()
+            .map(|c| c[..c.len().min(12)].to_string())
+            .unwrap_or_default()
+    };
+    let base = w.base_ref.as_deref().unwrap_or("?");
+    let rounds = match w.review_rounds {
+        0 => String::new(),
+        n => format!(", {n} review round(s)"),
+    };
+    match w.state {
+        WorktreeState::Requested => None,
+        WorktreeState::Open => Some(format!(
+            "worktree: branch {} from {base} ({}){rounds}, not landed",
+            w.branch.as_deref().unwrap_or("?"),
+            short(&w.base_commit)
+        )),
+        WorktreeState::Landed => Some(format!(
+            "⇡ landed on {base} as {}{rounds}",
+            short(&w.landed_commit)
+        )),
+        WorktreeState::Discarded => Some(format!("✗ work discarded{rounds}")),
+    }
 }

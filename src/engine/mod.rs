@@ -23,6 +23,7 @@ pub mod pricing;
 pub mod prompts;
 pub mod recipes;
 mod resolve;
+pub mod review;
 pub mod session;
 pub mod settle;
 pub mod submit;
@@ -66,6 +67,16 @@ pub trait Hooks {
         _tx: &Tx<'_>,
         _clock: &dyn Clock,
         _job: &Job,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// A write job's work was landed or discarded; `note` says what happened.
+    fn work_settled(
+        &self,
+        _tx: &Tx<'_>,
+        _clock: &dyn Clock,
+        _job: &Job,
+        _note: &str,
     ) -> Result<(), EngineError> {
         Ok(())
     }

@@ -29,7 +29,8 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
         .retain(|(k, v)| k != "TMPDIR" && (home.is_empty() || !v.contains(home.as_str())));
     inv.env.push(("TMPDIR".into(), tmp.0.display().to_string()));
     let cwd = inv.cwd.clone().unwrap_or_else(|| req.cwd.to_path_buf());
-    if let Some(paths) = sandbox::writable(req.policy, req.kind, &cwd, &tmp.0, &inv.env)
+    let workspace = [&[cwd.clone()][..], req.writable].concat();
+    if let Some(paths) = sandbox::writable(req.policy, req.kind, &workspace, &tmp.0, &inv.env)
         && sandbox::enforceable()
     {
         for state in sandbox::state_paths(req.kind, &inv.env) {

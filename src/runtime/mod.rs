@@ -112,6 +112,9 @@ pub struct Request<'a> {
     pub policy: AutonomyPolicy,
     pub prompt: &'a str,
     pub cwd: &'a Path,
+    /// Paths beyond `cwd` a write policy leaves writable (what git writes for a commit in a
+    /// write job's worktree).
+    pub writable: &'a [PathBuf],
     /// Private folder for prompt files; removed files never outlive the run.
     pub scratch: &'a Path,
     /// The gitmoot home: no variable the agent gets may name it.
@@ -486,6 +489,7 @@ pub(crate) mod test_support {
             policy: AutonomyPolicy::Auto,
             prompt,
             cwd,
+            writable: &[],
             scratch: cwd,
             home: Path::new("/nonexistent/gitmoot-home"),
             sockets: &[],

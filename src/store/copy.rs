@@ -26,6 +26,7 @@ pub const TABLES: &[&str] = &[
     "runs",
     "jobs",
     "job_payloads",
+    "job_worktrees",
     "delegations",
     "escalations",
     "events",

@@ -26,6 +26,7 @@ mod schema;
 pub mod tx;
 pub mod value;
 pub mod views;
+pub mod worktrees;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,7 +2,9 @@
 //! column reads the same whichever backend and column type holds it, and the conversions
 //! from and to Rust values (`Param`, `FromValue`).
 
-use crate::domain::{Action, AutonomyPolicy, Capability, JobKind, JobState, RunState, RuntimeKind};
+use crate::domain::{
+    Action, AutonomyPolicy, Capability, JobKind, JobState, RunState, RuntimeKind, WorktreeState,
+};
 
 /// One value on its way into or out of a statement.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +120,8 @@ named_values!(
     JobKind,
     JobState,
     RunState,
-    RuntimeKind
+    RuntimeKind,
+    WorktreeState
 );
 
 // Columns.

@@ -19,3 +19,4 @@ mod seeds_engine_cli;
 mod small_edges;
 mod store_copy;
 mod terminal_escapes;
+mod write_cli;

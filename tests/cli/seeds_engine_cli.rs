@@ -254,7 +254,7 @@ fn a_bad_result_checks_value_is_one_error_naming_the_key() {
 }
 
 #[test]
-fn result_observation_grades_claims_against_the_checkout_diff() {
+fn result_observation_grades_an_implement_jobs_claims_against_its_own_worktree() {
     let h = TestHome::new();
     let repo = h.file("repo");
     daemon_support::git_checkout(
@@ -299,7 +299,9 @@ fn result_observation_grades_claims_against_the_checkout_diff() {
     assert_eq!(h.job(&root).state, JobState::Succeeded);
     let v = show_json(&h, &root);
     let o = &v["result_observation"];
-    assert_eq!(o["source"], "checkout", "{o}");
+    // An implement job on a git checkout works in its own worktree; the checkout is as it was.
+    assert_eq!(o["source"], "worktree", "{o}");
+    assert_eq!(daemon_support::git(&repo, &["status", "--porcelain"]), "");
     assert_eq!(
         o["touched_files"],
         serde_json::json!(["extra.txt", "notes.md", "src/lib.rs"])
@@ -315,7 +317,7 @@ fn result_observation_grades_claims_against_the_checkout_diff() {
     assert_eq!(o["unclaimed_diff_files"], serde_json::json!(["extra.txt"]));
     let text = h.ok(&["job", "show", &root]);
     assert!(
-        text.contains("observation (checkout): 2/3 claim(s) observed, 1 claimed-only, 1 unclaimed diff file(s)"),
+        text.contains("observation (worktree): 2/3 claim(s) observed, 1 claimed-only, 1 unclaimed diff file(s)"),
         "{text}"
     );
 }

@@ -78,6 +78,14 @@ fn busy_home(home: &Path) {
                 params![job],
             )?;
             tx.execute(
+                "INSERT INTO job_worktrees(job_id, root_id, repo, state, base_ref, base_commit,
+                     branch, checkout, path, landed_commit, review_rounds, review_tree,
+                     created_ms, updated_ms)
+                 VALUES (?1, ?2, 'acme/api', 'landed', 'main', 'abc', 'gitmoot/x', '/co',
+                     NULL, 'def', 1, 'tree', 9, 10)",
+                params![job, root],
+            )?;
+            tx.execute(
                 "INSERT INTO chat_thread_meta(thread_id, key, value, updated_ms)
                  VALUES (?1, 'topic', 'limits', 8)",
                 params![thread],

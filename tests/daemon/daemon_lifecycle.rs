@@ -384,7 +384,7 @@ fn four_cli_writers_and_the_daemon_never_see_database_is_locked() {
 }
 
 #[test]
-fn read_only_legs_of_a_checkout_run_at_once_in_detached_worktrees_removed_after() {
+fn read_only_legs_of_a_checkout_run_at_once_in_detached_worktrees_outside_the_home_removed_after() {
     let h = TestHome::new();
     let repo = h.file("repo");
     daemon_support::git_checkout(&repo, &[("README", "committed")]);
@@ -440,12 +440,17 @@ esac
         "the coordinator runs in the shared checkout: {text}"
     );
     let mut spans: HashMap<&str, (u128, u128)> = HashMap::new();
-    let wt_root = h.path().join("worktrees");
+    let wt_root = h.worktrees_dir();
+    let home = h.path().display().to_string();
     for line in text.lines() {
         let p: Vec<&str> = line.split_whitespace().collect();
         match p[0] {
             "start" => {
                 assert!(p[3].starts_with(&wt_root.display().to_string()), "{line}");
+                assert!(
+                    !p[3].contains(&home),
+                    "a leg's folder names the home: {line}"
+                );
                 assert_eq!(p[4], "committed", "legs see the committed tip: {line}");
                 spans.entry(p[1]).or_default().0 = p[2].parse().unwrap();
             }

@@ -18,3 +18,4 @@ mod stopping;
 mod store_edges;
 mod supervise;
 mod walltime_e2e;
+mod write_jobs;

@@ -1,8 +1,9 @@
 //! The real Claude Code and Codex CLIs (pinned in tests/npm, installed on first use) under
 //! the daemon, inside a private network namespace, against model stand-ins the tests own:
 //! the result decoded, tokens and cost captured, the tool call and its result in the job's
-//! activity, `job logs --follow` printing the tool call while the job still runs, and each
-//! way a model API can fail ending the job clearly.
+//! activity, `job logs --follow` printing the tool call while the job still runs, each
+//! way a model API can fail ending the job clearly, and a `Write` tool call of an implement
+//! job landing in the job's own worktree.
 
 use gitmoot_test_support as support;
 use gitmoot_test_support::daemon as daemon_support;
@@ -79,6 +80,7 @@ impl Real {
             .arg(self.h.path())
             .args(["daemon", "run", "--until-idle", "--parallel", "1"])
             .envs(self.env.iter().cloned())
+            .env("XDG_STATE_HOME", self.h.state_dir())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         self.ns.spawn(cmd)
@@ -328,4 +330,58 @@ fn the_control_room_shows_a_running_real_claude_jobs_tool_call() {
     let j = r.h.job(&root);
     assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
     tui.keys(&["q"]);
+}
+
+/// Real Claude Code as an implement agent on a git checkout: its `Write` tool call creates a
+/// file in the job's own worktree (its confinement lets it), `job diff` shows it, and the
+/// operator's checkout is untouched.
+#[test]
+fn real_claude_writes_in_its_own_worktree_and_job_diff_shows_it() {
+    let r = Real::with_command(
+        Api::Messages,
+        Mode::Normal,
+        false,
+        "write:hello.txt:hello from claude\n",
+    );
+    let repo = r.h.file("app");
+    daemon_support::git_checkout(&repo, &[("README", "base\n")]);
+    let config = std::fs::read_to_string(r.h.path().join("config.toml")).unwrap();
+    r.h.config(&format!(
+        "{config}[repos.\"acme/app\"]\npath = \"{}\"\n",
+        repo.display()
+    ));
+    r.h.ok(&[
+        "agent",
+        "add",
+        "writer",
+        "--runtime",
+        "claude",
+        "--policy",
+        "workspace-write",
+        "--capability",
+        "implement",
+    ]);
+    let root = r.h.submit(
+        "writer",
+        "write hello.txt",
+        &["--action", "implement", "--repo", "acme/app"],
+    );
+    let j = r.run_to_end(&root);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    let logs = r.logs(&root);
+    assert!(
+        logs.iter().any(|v| v["kind"] == "file_change")
+            && logs.iter().any(|v| v["summary"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("File created")),
+        "the Write call ran: {logs:?}"
+    );
+    let diff = r.h.ok(&["job", "diff", &root]);
+    assert!(
+        diff.contains("b/hello.txt") && diff.contains("+hello from claude"),
+        "{diff}"
+    );
+    assert!(!repo.join("hello.txt").exists(), "the checkout was written");
+    assert_eq!(daemon_support::git(&repo, &["status", "--porcelain"]), "");
 }

@@ -36,6 +36,7 @@ const ROOMS: &[&[&str]] = &[
     &["tui"],
     &["daemon"],
     &["chat"],
+    &["worktree"],
     &["engine"],
     &["runtime"],
     &["registry"],

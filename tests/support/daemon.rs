@@ -32,6 +32,27 @@ impl TestHome {
         self.dir.path().join("home")
     }
 
+    /// The `XDG_STATE_HOME` every command of this home gets, in the test's folder: where
+    /// its worktrees live.
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// The folder holding this home's worktrees (the one folder under the state's).
+    pub fn worktrees_dir(&self) -> PathBuf {
+        let root = self.state_dir().join("gitmoot").join("worktrees");
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            dirs.len(),
+            1,
+            "one home's worktrees under {}",
+            root.display()
+        );
+        dirs.pop().unwrap()
+    }
+
     /// A file path inside the test's folder (outside the home).
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
@@ -44,7 +65,10 @@ impl TestHome {
     /// `gitmoot --home <home> args…` ready to run.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(Self::bin());
-        c.arg("--home").arg(self.path()).args(args);
+        c.arg("--home")
+            .arg(self.path())
+            .args(args)
+            .env("XDG_STATE_HOME", self.state_dir());
         c
     }
 

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod pg;
 pub mod real;
 pub mod tmux;
+pub mod write;
 
 use std::path::Path;
 
@@ -32,8 +33,15 @@ pub fn gitmoot(home: &Path) -> Command {
         .env_remove("GITMOOT_STORE")
         .env_remove(ENV_SOCKET)
         .env_remove(ENV_TOKEN)
+        .env("XDG_STATE_HOME", test_state_dir())
         .timeout(std::time::Duration::from_secs(120));
     c
+}
+
+/// The `XDG_STATE_HOME` the binary gets in tests (worktrees live under it, one folder per
+/// home), so no test writes the user's own state folder.
+pub fn test_state_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join("gitmoot-tests-state")
 }
 
 pub fn bin() -> String {
@@ -59,6 +67,7 @@ pub fn spawn_daemon(home: &Path, args: &[&str]) -> std::process::Child {
         .env_remove("GITMOOT_STORE")
         .env_remove(ENV_SOCKET)
         .env_remove(ENV_TOKEN)
+        .env("XDG_STATE_HOME", test_state_dir())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -81,6 +81,12 @@ crate::named_enum!(
         HumanNotifyFailed => "human_notify_failed",
         MalformedOutput => "malformed_output",
         RepairRetry => "repair_retry",
+        // A write job's worktree: opened on its branch, landed into its base, discarded.
+        WorktreeOpened => "worktree_opened",
+        Landed => "landed",
+        Discarded => "discarded",
+        // A settled job sent back to its agent with review comments, as its next attempt.
+        ReviewRound => "review_round",
         // Chat and memory.
         ChatThreadCreated => "chat_thread_created",
         ChatThreadRenamed => "chat_thread_renamed",

@@ -119,3 +119,16 @@ mod tests {
         );
     }
 }
+
+named_enum!(
+    /// Lifecycle of a write job's worktree and branch: its work product until the operator
+    /// lands or discards it.
+    WorktreeState, "worktree state", {
+        // A base was asked for at submission; nothing exists on disk yet.
+        Requested => "requested",
+        // The worktree and its branch exist and hold the job's work.
+        Open => "open",
+        Landed => "landed",
+        Discarded => "discarded",
+    }
+);

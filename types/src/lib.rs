@@ -17,7 +17,7 @@ mod tree;
 pub use chat::{AuthorKind, LinkPurpose, MessageKind, ThreadState};
 pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
 pub use event_kind::EventKind;
-pub use job::{Action, JobKind, JobState, ResumeVerb, RunState};
+pub use job::{Action, JobKind, JobState, ResumeVerb, RunState, WorktreeState};
 pub use names::UnknownName;
 pub use policy::{AutonomyPolicy, Capability, RuntimeKind};
 pub use tree::{JobNode, Rollup};

@@ -138,6 +138,10 @@ pub enum ChatCmd {
         /// The repo of the thread (when its name is not unique).
         #[arg(long)]
         repo: Option<String>,
+        /// With --action implement on a repo with a git checkout: the ref the job's branch
+        /// starts from (default: `[repos.X].base`, else the checkout's current branch).
+        #[arg(long, value_name = "REF")]
+        base: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -286,8 +290,17 @@ pub fn run(ctx: &Ctx, cmd: ChatCmd) -> anyhow::Result<()> {
             message_file,
             action,
             repo,
+            base,
             json,
-        } => work::task(ctx, thread, message, message_file, action, repo, json),
+        } => work::task(
+            ctx,
+            thread,
+            message,
+            message_file,
+            (action, base),
+            repo,
+            json,
+        ),
         ChatCmd::Answer {
             thread,
             text,

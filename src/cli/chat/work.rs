@@ -20,23 +20,28 @@ pub(super) fn task(
     thread: String,
     message: Option<String>,
     message_file: Option<std::path::PathBuf>,
-    action: Action,
+    (action, base): (Action, Option<String>),
     repo: Option<String>,
     json: bool,
 ) -> anyhow::Result<()> {
     let message = crate::cli::input::text(message, message_file, "message")?;
+    let config = ctx.config()?;
     if message.trim().is_empty() {
         return Err(Invalid("chat task requires a non-empty message".into()).into());
     }
     let mut store = ctx.store()?;
     let clock = SystemClock;
-    let p = promote::task_message(
+    let p = promote::task_message_as(
         &mut store,
         &clock,
         &thread,
         repo.as_deref(),
         &message,
-        action,
+        promote::Task {
+            action,
+            base: base.as_deref(),
+            config: &config,
+        },
     )?;
     let mut out = Out::lines();
     if json {

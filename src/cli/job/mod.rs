@@ -6,6 +6,7 @@
 mod read;
 mod session;
 mod steer;
+mod write;
 
 use clap::{Args, Subcommand};
 
@@ -64,6 +65,68 @@ pub enum JobCmd {
         /// The root job (a unique id prefix works).
         root: String,
         /// Terminate running jobs' processes instead of letting them finish their turn.
+        #[arg(long)]
+        force: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Git's diff of a write job's work (its commits and its worktree, untracked files
+    /// included) against the base its branch started from.
+    Diff {
+        /// The implement job (a unique id prefix works).
+        job: String,
+        /// Git's `--stat` summary instead of the patch.
+        #[arg(long, conflicts_with = "json")]
+        stat: bool,
+        /// Files with their counts and hunks as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Only what changed since the job was last sent back for review.
+        #[arg(long)]
+        since_review: bool,
+    },
+    /// Send a write job's work back to the same agent with review comments: it runs again
+    /// as its next attempt, in the same worktree, the comments at the top of its prompt.
+    Review {
+        /// The implement job (a unique id prefix works).
+        job: String,
+        /// The comments (file:line anchors help the agent); `-` reads them from stdin.
+        comments: Option<String>,
+        /// Read the comments from this file (`-` for stdin).
+        #[arg(long, value_name = "PATH")]
+        file: Option<std::path::PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Integrate a write job's work into its base branch in the registered checkout:
+    /// fast-forward when possible, else a merge commit. Refused, changing nothing, when it
+    /// would conflict or the checkout has uncommitted changes to the same files.
+    Land {
+        /// The implement job (a unique id prefix works).
+        job: String,
+        /// One commit on the base holding all the job's work.
+        #[arg(long, conflicts_with_all = ["merge", "rebase"])]
+        squash: bool,
+        /// Always a merge commit, even when a fast-forward is possible.
+        #[arg(long, conflicts_with = "rebase")]
+        merge: bool,
+        /// The job's commits replayed on the base's tip.
+        #[arg(long)]
+        rebase: bool,
+        /// The message of the squash or merge commit (default: the job's title and summary).
+        #[arg(long, value_name = "TEXT")]
+        message: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a write job's worktree and branch, after saying what is lost.
+    Discard {
+        /// The implement job (a unique id prefix works).
+        job: String,
+        /// Discard without asking (for scripts; without a terminal it is required).
         #[arg(long)]
         force: bool,
         /// Print JSON instead of text.
@@ -219,6 +282,10 @@ pub struct RunArgs {
     /// The repo (registered checkout) the job works on.
     #[arg(long)]
     pub repo: Option<String>,
+    /// With --action implement on a repo with a git checkout: the ref the job's branch
+    /// starts from (default: `[repos.X].base`, else the checkout's current branch).
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
     /// Override the agent's model for this job.
     #[arg(long)]
     pub model: Option<String>,
@@ -257,6 +324,35 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Pending { json } => read::pending(ctx, json),
         JobCmd::Kill { root, force, json } => steer::kill(ctx, &root, force, json),
         JobCmd::Cancel { id } => steer::cancel(ctx, &id),
+        JobCmd::Diff {
+            job,
+            stat,
+            json,
+            since_review,
+        } => write::diff(ctx, &job, (stat, since_review), json),
+        JobCmd::Review {
+            job,
+            comments,
+            file,
+            json,
+        } => write::review(ctx, &job, comments, file, json),
+        JobCmd::Land {
+            job,
+            squash,
+            merge,
+            rebase,
+            message,
+            json,
+        } => {
+            let strategy = match (squash, merge, rebase) {
+                (true, _, _) => crate::worktree::Strategy::Squash,
+                (_, true, _) => crate::worktree::Strategy::Merge,
+                (_, _, true) => crate::worktree::Strategy::Rebase,
+                _ => crate::worktree::Strategy::Auto,
+            };
+            write::land(ctx, &job, strategy, message.as_deref(), json)
+        }
+        JobCmd::Discard { job, force, json } => write::discard(ctx, &job, force, json),
         JobCmd::Answer { job, text } => steer::answer(ctx, &job, &text),
         JobCmd::Resume {
             job,

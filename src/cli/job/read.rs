@@ -182,9 +182,17 @@ pub(super) fn events(ctx: &Ctx, id: &str, follow: bool, json: bool) -> anyhow::R
 pub(super) fn pending(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
     let store = ctx.store()?;
     let items = engine::pending(&store.conn())?;
+    // Open write jobs of one repo changing the same files wait for a human too.
+    let overlaps = crate::worktree::overlaps(&store)?;
     let mut out = Out::block();
     if json {
-        out.json(&items)?;
+        let mut all: Vec<Value> = items.iter().map(|p| json!(p)).collect();
+        all.extend(overlaps.iter().map(|o| {
+            json!({"job_id": o.jobs[1], "root_id": null, "kind": "overlap", "questions": [],
+                "reason": o.message(), "opened_at": null, "thread": null,
+                "jobs": o.jobs, "files": o.files, "repo": o.repo})
+        }));
+        out.json(&all)?;
         return Ok(out.finish()?);
     }
     let now = now_ms();
@@ -205,6 +213,16 @@ pub(super) fn pending(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
             };
             writeln!(out, "    {}: {}{choices}", q.id, q.prompt)?;
         }
+    }
+    for o in &overlaps {
+        writeln!(
+            out,
+            "{:<36} {:<8} {:>4}  {}",
+            o.jobs[1],
+            "overlap",
+            "-",
+            o.message()
+        )?;
     }
     Ok(out.finish()?)
 }

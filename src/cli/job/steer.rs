@@ -22,8 +22,11 @@ pub(super) fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     {
         eprintln!("{w}");
     }
+    if let Some(base) = &a.base {
+        crate::worktree::check_base(&ctx.config()?, a.repo.as_deref(), a.action, base)?;
+    }
     let root = store.write(|tx| {
-        engine::submit_root(
+        let id = engine::submit_root(
             tx,
             &SystemClock,
             SubmitRoot {
@@ -36,7 +39,12 @@ pub(super) fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
                 dispatched_by: "cli".into(),
                 on_label: a.on.clone(),
             },
-        )
+        )?;
+        if let Some(base) = &a.base {
+            let job = jobs::require(tx, &id)?;
+            crate::worktree::request_base(tx, &job, base, job.created_ms)?;
+        }
+        Ok::<_, engine::EngineError>(id)
     })?;
     if a.wait {
         drop(store);

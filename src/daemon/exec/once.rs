@@ -48,7 +48,7 @@ pub(super) async fn run_once(
     plan: &Plan,
     job: &Job,
     prompt: &str,
-    dir: &Path,
+    (dir, writable): (&Path, &[std::path::PathBuf]),
     (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
     (kill, lines): (
@@ -93,6 +93,7 @@ pub(super) async fn run_once(
         policy: plan.policy,
         prompt,
         cwd: dir,
+        writable,
         scratch: &shared.prompt_dir,
         home: shared.home.root(),
         sockets: &[crate::chat::relay::ENV_SOCKET],

@@ -173,20 +173,91 @@ fn judge(
     }
 }
 
-/// Adds the job's worktree when it runs in one; why not, when that failed.
-async fn add_worktree(placement: &Placement) -> Result<(), String> {
-    if let Placement::Worktree { checkout, path } = placement {
-        let (checkout, path) = (checkout.clone(), path.clone());
-        let added =
-            tokio::task::spawn_blocking(move || super::super::worktree::add(&checkout, &path))
-                .await;
-        match added {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(e.to_string()),
-            Err(e) => return Err(format!("creating the worktree: {e}")),
+/// Adds the job's worktree when it runs in one (a write job's is opened and recorded);
+/// the paths beyond its working directory its agent may write; why not, when that failed.
+async fn add_worktree(
+    shared: &Arc<Shared>,
+    job: &Job,
+    placement: &Placement,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    match placement {
+        Placement::Worktree { checkout, path } => {
+            let (checkout, path) = (checkout.clone(), path.clone());
+            let added =
+                tokio::task::spawn_blocking(move || super::super::worktree::add(&checkout, &path))
+                    .await;
+            match added {
+                Ok(Ok(())) => Ok(Vec::new()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(format!("creating the worktree: {e}")),
+            }
         }
+        Placement::Write(spec) => {
+            let s = spec.clone();
+            let opened = tokio::task::spawn_blocking(move || crate::worktree::open(&s)).await;
+            let opened = match opened {
+                Ok(Ok(o)) => o,
+                Ok(Err(e)) => {
+                    return Err(format!(
+                        "opening the job's worktree: {}",
+                        crate::error_line(&e)
+                    ));
+                }
+                Err(e) => return Err(format!("opening the job's worktree: {e}")),
+            };
+            record_opened(shared, job, spec, &opened).await?;
+            Ok(opened.writable)
+        }
+        Placement::Shared { .. } => Ok(Vec::new()),
     }
-    Ok(())
+}
+
+/// Records a write job's opened worktree: its row (base commit included) and its event.
+async fn record_opened(
+    shared: &Arc<Shared>,
+    job: &Job,
+    spec: &crate::worktree::OpenSpec,
+    opened: &crate::worktree::Opened,
+) -> Result<(), String> {
+    let (j, spec, opened) = (job.clone(), spec.clone(), opened.clone());
+    shared
+        .with_store(move |store, sh| {
+            let now = sh.clock.now_ms();
+            store.write(|tx| {
+                let repo = j.repo.clone().unwrap_or_default();
+                let mut row = crate::store::worktrees::get(tx, &j.id)?.unwrap_or_else(|| {
+                    crate::store::worktrees::WriteTree::requested(
+                        &j.id, &j.root_id, &repo, None, now,
+                    )
+                });
+                row.state = crate::domain::WorktreeState::Open;
+                row.base_ref = Some(opened.base_ref.clone());
+                row.base_commit = Some(opened.base_commit.clone());
+                row.branch = Some(spec.branch.clone());
+                row.checkout = Some(spec.checkout.display().to_string());
+                row.path = Some(spec.path.display().to_string());
+                row.updated_ms = now;
+                crate::store::worktrees::put(tx, &row)?;
+                events::append(
+                    tx,
+                    NewEvent::job(now, &j.root_id, &j.id, EventKind::WorktreeOpened)
+                        .message(format!(
+                            "working on branch {} from {} ({})",
+                            spec.branch,
+                            opened.base_ref,
+                            &opened.base_commit[..opened.base_commit.len().min(12)]
+                        ))
+                        .data(json!({
+                            "branch": spec.branch,
+                            "base": opened.base_ref,
+                            "base_commit": opened.base_commit,
+                        })),
+                )
+                .map(|_| ())
+            })
+        })
+        .await
+        .map_err(|e| format!("recording the job's worktree: {e}"))
 }
 
 /// Runs the job until a run's output settles it (see [`judge`]) or its deadline, under
@@ -203,9 +274,10 @@ pub(super) async fn run_runs(
         Ok(p) => p,
         Err(reason) => return Ran::failed(reason),
     };
-    if let Err(reason) = add_worktree(&claimed.placement).await {
-        return Ran::failed(reason);
-    }
+    let writable = match add_worktree(shared, job, &claimed.placement).await {
+        Ok(w) => w,
+        Err(reason) => return Ran::failed(reason),
+    };
     let timeout_ms = job
         .timeout_ms
         .filter(|t| *t > 0)
@@ -223,7 +295,7 @@ pub(super) async fn run_runs(
             &plan,
             job,
             &prompt,
-            claimed.placement.dir(),
+            (claimed.placement.dir(), &writable),
             (repair, &seat_env),
             deadline,
             (kill.clone(), recorder.map(Recorder::lines)),

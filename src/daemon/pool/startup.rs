@@ -51,18 +51,29 @@ struct Dirs {
 }
 
 impl Dirs {
-    fn make(root: &Path) -> Result<Self, DaemonError> {
+    fn make(root: &Path, worktrees: PathBuf) -> Result<Self, DaemonError> {
         // What an agent is handed (its prompt, scratch and temporary folders) lives
         // outside the home, whose path it must not learn.
         let runs = crate::runtime::run_root()?;
         let dirs = Dirs {
             scratch: runs.join("scratch"),
             prompt: runs,
-            worktrees: root.join("worktrees"),
+            worktrees,
         };
-        for dir in [&dirs.scratch, &dirs.worktrees, &root.join("runs")] {
+        for dir in [&dirs.scratch, &root.join("runs")] {
             private_dir(dir)?;
         }
+        // Outside the home, so made with its parents (the state folder may be new).
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dirs.worktrees)
+            .map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("worktrees folder {}: {e}", dirs.worktrees.display()),
+                )
+            })?;
         // This daemon holds the home's lock, so spare records left in it belong to a
         // daemon that died; a record itself waits for recovery.
         crate::runtime::spare::remove_all(&root.join("runs"));
@@ -142,7 +153,10 @@ fn wakers(
 /// Starts the daemon up to its first pass: the pool and what wakes it.
 pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
     let parallel = d.effective_parallel()?;
-    let dirs = Dirs::make(d.home.root())?;
+    let dirs = Dirs::make(
+        d.home.root(),
+        crate::worktree::root(d.home.root(), d.config.daemon.worktrees.as_deref()),
+    )?;
     let location = Location::of_home(&d.home).map_err(StoreError::from)?;
     let store = Store::open_location(&location)?;
     let store_file = StoreFile::of(&location);

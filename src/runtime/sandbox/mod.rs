@@ -1,6 +1,7 @@
 //! An agent's confinement by the kernel, whatever its runtime: which paths its autonomy
 //! policy leaves writable (`read-only`: its own temporary folder; `workspace-write` and
-//! `auto`: its working directory too; both: the runtime's own state folder and `/dev`;
+//! `auto`: its workspace too — its working directory and, in a write job's worktree, what
+//! git writes for a commit there; both: the runtime's own state folder and `/dev`;
 //! `danger-full-access`: no confinement), and the two mechanisms that hold it there,
 //! applied in the child before its exec (`process/spawn.rs`):
 //! - Landlock (`landlock.rs`): no file created, written, truncated, renamed or removed
@@ -83,11 +84,12 @@ impl Confinement {
     }
 }
 
-/// The paths an agent of `policy` may write, or `None` when it is not confined.
+/// The paths an agent of `policy` may write, or `None` when it is not confined;
+/// `workspace` is its working directory and what else its job's place lets it write.
 pub fn writable(
     policy: AutonomyPolicy,
     kind: RuntimeKind,
-    cwd: &Path,
+    workspace: &[PathBuf],
     tmp: &Path,
     env: &[(String, String)],
 ) -> Option<Vec<PathBuf>> {
@@ -95,7 +97,9 @@ pub fn writable(
     match policy {
         AutonomyPolicy::DangerFullAccess => return None,
         AutonomyPolicy::ReadOnly => {}
-        AutonomyPolicy::WorkspaceWrite | AutonomyPolicy::Auto => paths.push(cwd.to_path_buf()),
+        AutonomyPolicy::WorkspaceWrite | AutonomyPolicy::Auto => {
+            paths.extend(workspace.iter().cloned())
+        }
     }
     paths.extend(state_paths(kind, env));
     Some(paths)
@@ -138,7 +142,8 @@ mod tests {
     fn each_policy_leaves_its_own_paths_writable() {
         let env = vec![("HOME".to_string(), "/u".to_string())];
         let (cwd, tmp) = (Path::new("/w"), Path::new("/t"));
-        let paths = |p| writable(p, RuntimeKind::Codex, cwd, tmp, &env);
+        let ws = [cwd.to_path_buf()];
+        let paths = |p| writable(p, RuntimeKind::Codex, &ws, tmp, &env);
         assert_eq!(paths(AutonomyPolicy::DangerFullAccess), None);
         let ro = paths(AutonomyPolicy::ReadOnly).unwrap();
         assert!(ro.contains(&tmp.to_path_buf()) && ro.contains(&PathBuf::from("/u/.codex")));
@@ -149,7 +154,7 @@ mod tests {
                 .contains(&cwd.to_path_buf())
         );
         assert!(
-            writable(AutonomyPolicy::ReadOnly, RuntimeKind::Shell, cwd, tmp, &env)
+            writable(AutonomyPolicy::ReadOnly, RuntimeKind::Shell, &ws, tmp, &env)
                 .unwrap()
                 .iter()
                 .all(|p| !p.starts_with("/u"))

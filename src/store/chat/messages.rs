@@ -191,6 +191,14 @@ pub fn result_posted<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<bool> {
         .is_some())
 }
 
+/// How many `job_result` messages `job_id` posted (one per review round it had, plus one).
+pub fn results_posted<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<i64> {
+    tx.into().one(
+        "SELECT COUNT(*) FROM chat_messages WHERE job_id = ?1 AND kind = 'job_result'",
+        params![job_id],
+    )
+}
+
 /// Non-chat messages of one kind in a thread, optionally by one author. Human chat
 /// messages (the bulk) stay out of this index, so a plain send writes one page less.
 pub fn count_kind<'a>(

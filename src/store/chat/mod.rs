@@ -26,7 +26,7 @@ pub use mentions::{
 pub use messages::{
     Message, Ref, authors, count_agent_turns, count_kind, insert_message, last_result_ms, last_seq,
     mentioned_agents, message_by_seq, messages, next_seq, recent_promotion_exists, result_posted,
-    set_promoted_job, system_body_exists,
+    results_posted, set_promoted_job, system_body_exists,
 };
 pub use seen::{count_unseen, mark_seen, unseen_by_thread};
 pub use threads::{

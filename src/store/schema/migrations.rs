@@ -65,6 +65,8 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // Cheaper claims and settlements: event ids without AUTOINCREMENT's sequence row, one
     // more page in every transaction that logged an event.
     &[Rebuild("events")],
+    // Write jobs: each implement job's worktree, branch and base.
+    &[Create("job_worktrees")],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

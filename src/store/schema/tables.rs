@@ -146,6 +146,29 @@ pub(super) const TABLES: &[Table] = &[
         ],
     )
     .since(3),
+    // A write job's worktree: its branch, the base it started from, where it lives and
+    // whether it was landed or discarded.
+    table(
+        "job_worktrees",
+        &[
+            text("job_id").key().refs("jobs(id)"),
+            text("root_id").not_null(),
+            text("repo").not_null(),
+            text("state").not_null(),
+            text("base_ref"),
+            text("base_commit"),
+            text("branch"),
+            text("checkout"),
+            text("path"),
+            text("landed_commit"),
+            int("review_rounds").default("0"),
+            text("review_tree"),
+            big("created_ms").not_null(),
+            big("updated_ms").not_null(),
+        ],
+    )
+    .indexes(&[index("job_worktrees_state", &["state", "created_ms"])])
+    .since(12),
     table(
         "delegations",
         &[

@@ -57,7 +57,8 @@ impl Standin {
         Self::with_command(ns, api, mode, hold, "ls")
     }
 
-    /// As `start`, asking for `command` as the tool call.
+    /// As `start`, asking for `command` as the tool call (Claude Code: `write:NAME:CONTENT`
+    /// asks for a `Write` of NAME in its working directory instead of a `Bash` call).
     pub fn with_command(ns: &Netns, api: Api, mode: Mode, hold: bool, command: &str) -> Self {
         let state = Arc::new(State {
             api,
@@ -188,7 +189,7 @@ fn serve(st: &State, conn: TcpStream) -> std::io::Result<()> {
         let answered_tool = has_tool_result(st.api, &body);
         let events = match (main, answered_tool) {
             (false, _) => text_reply(st.api, "ok"),
-            (true, false) => tool_call_reply(st.api, &st.command),
+            (true, false) => tool_call_reply(st.api, &st.command, &body),
             (true, true) => {
                 let (lock, cv) = &st.gate;
                 let mut g = lock.lock().unwrap();
@@ -288,8 +289,52 @@ fn text_reply(api: Api, text: &str) -> Events {
     }
 }
 
-fn tool_call_reply(api: Api, command: &str) -> Events {
+/// The working directory Claude Code names in its system prompt.
+fn working_dir(body: &Value) -> String {
+    let text = body.to_string();
+    let lower = text.to_lowercase();
+    let Some(at) = lower.find("working directory: ") else {
+        return String::new();
+    };
+    text[at + "working directory: ".len()..]
+        .chars()
+        .take_while(|c| !matches!(c, '\\' | '"' | '\n'))
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// A `write:NAME:CONTENT` command asks Claude Code for a `Write` tool call creating NAME in
+/// its working directory.
+fn write_call(command: &str, body: &Value) -> Option<Value> {
+    let rest = command.strip_prefix("write:")?;
+    let (name, content) = rest.split_once(':')?;
+    let path = format!("{}/{name}", working_dir(body));
+    Some(json!({"file_path": path, "content": content}))
+}
+
+fn tool_call_reply(api: Api, command: &str, body: &Value) -> Events {
     match api {
+        Api::Messages if command.starts_with("write:") => {
+            let input = write_call(command, body).unwrap_or_default();
+            let mut ev = message_start();
+            ev.extend(text_block_opened("Let me write the file."));
+            ev.push((
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ));
+            ev.push((
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_standin1", "name": "Write", "input": {}}}),
+            ));
+            ev.push((
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta",
+                    "partial_json": input.to_string()}}),
+            ));
+            ev.extend(message_end(1, "tool_use"));
+            ev
+        }
         Api::Messages => {
             let mut ev = message_start();
             ev.extend(text_block_opened("Let me look at the folder."));

@@ -1,0 +1,278 @@
+//! `job diff`: git's own diff of a write job's work (its commits and its worktree, untracked
+//! files included) against its recorded base, as git's text or as files with their hunks.
+//!
+//! Owns reading the diff; a file of it is what the CLI prints and the control room's Diff
+//! tab will draw, from the same function.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::WorktreeError;
+use super::git::{self, GitError};
+use super::snapshot::snapshot;
+use crate::store::Store;
+
+/// A write job's diff against its base, file by file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobDiff {
+    pub job: String,
+    pub branch: Option<String>,
+    pub base: Option<String>,
+    pub base_commit: String,
+    pub files: Vec<DiffFile>,
+}
+
+/// The job's worktree and what its diff starts from: its recorded base, or with
+/// `since_review` its work as it was when last sent back for review.
+fn diff_from(
+    store: &Store,
+    id: &str,
+    since_review: bool,
+) -> Result<
+    (
+        crate::store::worktrees::WriteTree,
+        String,
+        std::path::PathBuf,
+        String,
+    ),
+    WorktreeError,
+> {
+    let (job, w, path, base) = super::open_tree(&store.conn(), id)?;
+    let from = match (&w.review_tree, since_review) {
+        (_, false) => base.clone(),
+        (Some(tree), true) => tree.clone(),
+        (None, true) => {
+            return Err(
+                crate::invalid!("{} had no review round (`gitmoot job review`)", job.id).into(),
+            );
+        }
+    };
+    Ok((w, job.id, path, from))
+}
+
+/// `job diff --json`: the job's work against its recorded base (or since its last review
+/// round), file by file.
+pub fn job_diff(store: &Store, id: &str, since_review: bool) -> Result<JobDiff, WorktreeError> {
+    let (w, job, path, from) = diff_from(store, id, since_review)?;
+    let files = diff_files(&path, &from)?;
+    Ok(JobDiff {
+        job,
+        branch: w.branch,
+        base: w.base_ref,
+        base_commit: w.base_commit.unwrap_or_default(),
+        files,
+    })
+}
+
+/// `job diff [--stat]`: git's own text of the job's work against its recorded base (or
+/// since its last review round).
+pub fn job_diff_text(
+    store: &Store,
+    id: &str,
+    stat: bool,
+    since_review: bool,
+) -> Result<String, WorktreeError> {
+    let (_, _, path, from) = diff_from(store, id, since_review)?;
+    Ok(diff_text(&path, &from, stat)?)
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiffFile {
+    pub path: String,
+    /// The path before a rename or copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// `added`, `modified`, `deleted`, `renamed`, `copied` or `type_changed`.
+    pub status: &'static str,
+    pub binary: bool,
+    pub added: u64,
+    pub removed: u64,
+    pub hunks: Vec<Hunk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hunk {
+    /// The `@@ -a,b +c,d @@ …` line.
+    pub header: String,
+    pub lines: Vec<DiffLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiffLine {
+    /// `context`, `add` or `remove`.
+    pub op: &'static str,
+    /// The line's number on the base side (none for an added line).
+    pub old: Option<u64>,
+    /// The line's number on the job's side (none for a removed line).
+    pub new: Option<u64>,
+    pub text: String,
+}
+
+/// Git's diff of the work in `path` against `base`: the patch, or with `stat` its
+/// `--stat` summary.
+pub fn diff_text(path: &Path, base: &str, stat: bool) -> Result<String, GitError> {
+    let snap = snapshot(path)?;
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff", "-M"];
+    if stat {
+        args.push("--stat");
+    }
+    args.extend([base, snap.tree.as_str()]);
+    Ok(String::from_utf8_lossy(&git::run(path, &args)?).into_owned())
+}
+
+fn status_name(code: &str) -> &'static str {
+    match code.chars().next() {
+        Some('A') => "added",
+        Some('D') => "deleted",
+        Some('R') => "renamed",
+        Some('C') => "copied",
+        Some('T') => "type_changed",
+        _ => "modified",
+    }
+}
+
+/// The files the work in `path` changed against `base`, each with its counts and hunks.
+pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
+    let snap = snapshot(path)?;
+    let tree = snap.tree.as_str();
+    let common = ["--no-color", "--no-ext-diff", "-M"];
+    let names = git::split_z(&git::run(
+        path,
+        &[&["diff", "--name-status", "-z"][..], &common, &[base, tree]].concat(),
+    )?);
+    let mut files = Vec::new();
+    let mut it = names.into_iter();
+    while let Some(code) = it.next() {
+        let two = code.starts_with('R') || code.starts_with('C');
+        let first = it.next().unwrap_or_default();
+        let (old_path, path) = if two {
+            (Some(first), it.next().unwrap_or_default())
+        } else {
+            (None, first)
+        };
+        files.push(DiffFile {
+            path,
+            old_path,
+            status: status_name(&code),
+            binary: false,
+            added: 0,
+            removed: 0,
+            hunks: Vec::new(),
+        });
+    }
+    let nums = git::run(
+        path,
+        &[&["diff", "--numstat", "-z"][..], &common, &[base, tree]].concat(),
+    )?;
+    for (file, (added, removed)) in files.iter_mut().zip(numstat(&nums)) {
+        match (added, removed) {
+            (Some(a), Some(r)) => (file.added, file.removed) = (a, r),
+            _ => file.binary = true,
+        }
+    }
+    let patch = git::run(
+        path,
+        &[&["diff", "--patch"][..], &common, &[base, tree]].concat(),
+    )?;
+    for (file, hunks) in files.iter_mut().zip(patch_hunks(&patch)) {
+        file.hunks = hunks;
+    }
+    Ok(files)
+}
+
+/// `--numstat -z` as (added, removed) per file, `None` for a binary file's `-`.
+fn numstat(bytes: &[u8]) -> Vec<(Option<u64>, Option<u64>)> {
+    let mut out = Vec::new();
+    let mut fields = bytes.split(|b| *b == 0);
+    while let Some(rec) = fields.next() {
+        if rec.is_empty() {
+            continue;
+        }
+        let rec = String::from_utf8_lossy(rec);
+        let mut parts = rec.splitn(3, '\t');
+        let a = parts.next().and_then(|n| n.parse().ok());
+        let r = parts.next().and_then(|n| n.parse().ok());
+        // A rename's record ends in a tab; its two paths follow as fields of their own.
+        if parts.next().is_some_and(str::is_empty) {
+            fields.next();
+            fields.next();
+        }
+        out.push((a, r));
+    }
+    out
+}
+
+/// The hunks of each file of a patch, in the patch's order.
+fn patch_hunks(patch: &[u8]) -> Vec<Vec<Hunk>> {
+    let text = String::from_utf8_lossy(patch);
+    let mut files: Vec<Vec<Hunk>> = Vec::new();
+    let (mut old, mut new) = (0u64, 0u64);
+    for line in text.lines() {
+        if line.starts_with("diff --git ") {
+            files.push(Vec::new());
+            continue;
+        }
+        let Some(hunks) = files.last_mut() else {
+            continue;
+        };
+        if let Some(rest) = line.strip_prefix("@@ ") {
+            let mut nums = rest.split_whitespace();
+            let start = |s: Option<&str>| {
+                s.and_then(|s| s[1..].split(',').next().and_then(|n| n.parse().ok()))
+                    .unwrap_or(0)
+            };
+            old = start(nums.next());
+            new = start(nums.next());
+            hunks.push(Hunk {
+                header: line.to_string(),
+                lines: Vec::new(),
+            });
+            continue;
+        }
+        let Some(hunk) = hunks.last_mut() else {
+            continue;
+        };
+        let (op, o, n) = match line.as_bytes().first() {
+            Some(b'+') => ("add", None, Some(new)),
+            Some(b'-') => ("remove", Some(old), None),
+            Some(b' ') => ("context", Some(old), Some(new)),
+            _ => continue,
+        };
+        old += u64::from(o.is_some());
+        new += u64::from(n.is_some());
+        hunk.lines.push(DiffLine {
+            op,
+            old: o,
+            new: n,
+            text: line[1..].to_string(),
+        });
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numstat_reads_renames_and_binaries() {
+        let raw = b"1\t2\ta.txt\0-\t-\tbin\x003\t0\t\0old\0new\0";
+        assert_eq!(
+            numstat(raw),
+            vec![(Some(1), Some(2)), (None, None), (Some(3), Some(0))]
+        );
+    }
+
+    #[test]
+    fn hunks_number_their_lines_on_both_sides() {
+        let patch = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -2,2 +2,2 @@ fn\n a\n-b\n+c\n";
+        let files = patch_hunks(patch);
+        let lines = &files[0][0].lines;
+        assert_eq!(files[0][0].header, "@@ -2,2 +2,2 @@ fn");
+        assert_eq!((lines[0].old, lines[0].new), (Some(2), Some(2)));
+        assert_eq!((lines[1].op, lines[1].old), ("remove", Some(3)));
+        assert_eq!((lines[2].op, lines[2].new), ("add", Some(3)));
+    }
+}

@@ -1,0 +1,125 @@
+//! Running git on a checkout or worktree: its stdout on success, its own stderr as the
+//! error otherwise, so every git failure reaches the operator in git's words.
+//!
+//! Owns the process call only; what to ask git is the caller's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A git command that failed (or could not start), with git's own message.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("git {args} in {}: {message}", dir.display())]
+pub struct GitError {
+    pub dir: PathBuf,
+    pub args: String,
+    pub message: String,
+}
+
+/// `git -C dir args…` with `env` added; its stdout.
+pub(crate) fn run_env(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> Result<Vec<u8>, GitError> {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(dir).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let fail = |message: String| GitError {
+        dir: dir.to_path_buf(),
+        args: args.join(" "),
+        message,
+    };
+    let out = cmd
+        .output()
+        .map_err(|e| fail(format!("cannot run git: {e}")))?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr)
+            .trim()
+            .replace('\n', "; ");
+        let err = if err.is_empty() {
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .replace('\n', "; ")
+        } else {
+            err
+        };
+        Err(fail(err))
+    }
+}
+
+/// `git -C dir args…`; its stdout.
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    run_env(dir, args, &[])
+}
+
+/// `git -C dir args…`; its stdout as one trimmed line.
+pub(crate) fn line(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    Ok(String::from_utf8_lossy(&run(dir, args)?).trim().to_string())
+}
+
+/// `git -C dir args…` answering yes (exit 0) or no (exit 1); anything else is an error.
+pub(crate) fn yes(dir: &Path, args: &[&str]) -> Result<bool, GitError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| GitError {
+            dir: dir.to_path_buf(),
+            args: args.join(" "),
+            message: format!("cannot run git: {e}"),
+        })?;
+    match out.status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(GitError {
+            dir: dir.to_path_buf(),
+            args: args.join(" "),
+            message: String::from_utf8_lossy(&out.stderr)
+                .trim()
+                .replace('\n', "; "),
+        }),
+    }
+}
+
+/// NUL-separated output as strings.
+pub(crate) fn split_z(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
+}
+
+/// Runs `f` holding the repository's worktree lock (`flock` on `gitmoot-worktree.lock` in
+/// its common git folder): git's own `worktree add` reads the other worktrees' admin
+/// folders, and fails on one another run is half-way through making, so gitmoot's adds and
+/// removes on one repository take turns, across processes. Without the lock file (an
+/// unreadable repository) `f` runs anyway and git says what is wrong.
+pub fn with_worktree_lock<T>(checkout: &Path, f: impl FnOnce() -> T) -> T {
+    use std::os::fd::AsRawFd;
+    let common = line(
+        checkout,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+    .ok();
+    let file = common.and_then(|c| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(Path::new(&c).join("gitmoot-worktree.lock"))
+            .ok()
+    });
+    if let Some(f) = &file {
+        // SAFETY: a plain advisory lock on a descriptor we own; released when it closes.
+        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+    }
+    let out = f();
+    drop(file);
+    out
+}

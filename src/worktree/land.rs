@@ -1,0 +1,547 @@
+//! `job land` and `job discard`: a write job's work integrated into its base branch in the
+//! registered checkout (fast-forward when possible, else a merge; `--squash`, `--merge`,
+//! `--rebase` on request), or thrown away after saying what is lost. A refusal changes
+//! nothing: the result is built as git objects first, and the base branch moves only once it
+//! exists and the checkout can take it.
+//!
+//! Owns these two verbs; the CLI and the control room both call them.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::git::{self, split_z};
+use super::snapshot::snapshot;
+use super::{WorktreeError, open_tree};
+use crate::config::Config;
+use crate::domain::{EventKind, JobState, WorktreeState};
+use crate::engine::Env;
+use crate::store::Store;
+use crate::store::events::{self, NewEvent};
+use crate::store::jobs::Job;
+use crate::store::worktrees::{self, WriteTree};
+
+/// How a job's branch is integrated into its base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Fast-forward when the base has not moved, else a merge commit.
+    Auto,
+    Squash,
+    Merge,
+    Rebase,
+}
+
+/// What a land did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Landed {
+    pub job: String,
+    pub base: String,
+    /// The base branch's new commit.
+    pub commit: String,
+    /// `fast_forward`, `squash`, `merge` or `rebase`.
+    pub how: &'static str,
+    pub branch: String,
+    pub branch_kept: bool,
+    /// Clean-up that failed after the land itself succeeded, in git's words.
+    pub notes: Vec<String>,
+    /// Files this job shares with jobs of its repo that landed since it started.
+    pub landed_first: super::LandedFirst,
+}
+
+/// What discarding a job's work would lose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Loss {
+    pub job: String,
+    pub branch: Option<String>,
+    pub files: Vec<String>,
+    pub added: u64,
+    pub removed: u64,
+    /// Commits on the job's branch since its base.
+    pub commits: u64,
+}
+
+impl std::fmt::Display for Loss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} file(s) changed (+{} -{}), {} commit(s)",
+            self.files.len(),
+            self.added,
+            self.removed,
+            self.commits
+        )?;
+        if !self.files.is_empty() {
+            write!(f, ": {}", self.files.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+fn refuse(msg: String) -> WorktreeError {
+    WorktreeError::Refused(msg)
+}
+
+/// A job still at work cannot be landed or discarded under its agent.
+fn settled(job: &Job, verb: &str) -> Result<(), WorktreeError> {
+    if matches!(job.state, JobState::Queued | JobState::Running) {
+        return Err(refuse(format!(
+            "{} is {}; {verb} it once it has ended",
+            job.id, job.state
+        )));
+    }
+    Ok(())
+}
+
+/// What discarding `id` would lose.
+pub fn loss(store: &Store, id: &str) -> Result<Loss, WorktreeError> {
+    let (job, w) = super::of_job(&store.conn(), id)?;
+    if w.state != WorktreeState::Open {
+        return Err(crate::invalid!("{}'s work was already {}", job.id, w.state).into());
+    }
+    let base = w.base_commit.clone().unwrap_or_default();
+    let path = Path::new(w.path.as_deref().unwrap_or_default());
+    let co = Path::new(w.checkout.as_deref().unwrap_or_default());
+    let mut loss = Loss {
+        job: job.id.clone(),
+        branch: w.branch.clone(),
+        files: Vec::new(),
+        added: 0,
+        removed: 0,
+        commits: 0,
+    };
+    if path.exists() {
+        let files = super::diff::diff_files(path, &base)?;
+        loss.added = files.iter().map(|f| f.added).sum();
+        loss.removed = files.iter().map(|f| f.removed).sum();
+        loss.files = files.into_iter().map(|f| f.path).collect();
+        let n = git::line(path, &["rev-list", "--count", &format!("{base}..HEAD")])?;
+        loss.commits = n.parse().unwrap_or(0);
+    } else if let Some(branch) = w.branch.as_deref().filter(|b| branch_exists(co, b)) {
+        // The folder is gone; what its branch holds is still lost with the branch.
+        let range = format!("{base}..refs/heads/{branch}");
+        let nums = git::run(
+            co,
+            &[
+                "diff",
+                "--numstat",
+                "-z",
+                "--no-renames",
+                &base,
+                &format!("refs/heads/{branch}"),
+            ],
+        )?;
+        for rec in git::split_z(&nums) {
+            let mut p = rec.splitn(3, '\t');
+            loss.added += p.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            loss.removed += p.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            loss.files.extend(p.next().map(str::to_string));
+        }
+        loss.commits = git::line(co, &["rev-list", "--count", &range])?
+            .parse()
+            .unwrap_or(0);
+    }
+    Ok(loss)
+}
+
+/// Removes the job's worktree and branch and records the loss (`discarded`).
+pub fn discard(store: &mut Store, env: Env<'_>, id: &str) -> Result<Loss, WorktreeError> {
+    let (job, w) = super::of_job(&store.conn(), id)?;
+    settled(&job, "discard")?;
+    if w.state != WorktreeState::Open {
+        return Err(crate::invalid!("{}'s work was already {}", job.id, w.state).into());
+    }
+    let checkout = Path::new(w.checkout.as_deref().unwrap_or_default()).to_path_buf();
+    let path = w.path.clone().unwrap_or_default();
+    let lost = loss(store, &job.id)?;
+    git::with_worktree_lock(&checkout, || {
+        if Path::new(&path).exists() {
+            git::run(&checkout, &["worktree", "remove", "--force", &path])
+        } else {
+            git::run(&checkout, &["worktree", "prune"])
+        }
+    })?;
+    if let Some(branch) = &w.branch
+        && branch_exists(&checkout, branch)
+    {
+        git::run(&checkout, &["branch", "-D", branch])?;
+    }
+    let now = env.clock.now_ms();
+    store.write(|tx| {
+        worktrees::put(
+            tx,
+            &WriteTree {
+                state: WorktreeState::Discarded,
+                updated_ms: now,
+                ..w.clone()
+            },
+        )?;
+        events::append(
+            tx,
+            NewEvent::job(now, &job.root_id, &job.id, EventKind::Discarded)
+                .message(format!("discarded: {lost}"))
+                .data(
+                    json!({"files": lost.files, "added": lost.added, "removed": lost.removed,
+                    "commits": lost.commits, "branch": w.branch}),
+                ),
+        )?;
+        let note = format!("{}'s work was discarded: {lost}", job.id);
+        env.hooks.work_settled(tx, env.clock, &job, &note)?;
+        Ok::<_, WorktreeError>(())
+    })?;
+    Ok(lost)
+}
+
+fn branch_exists(checkout: &Path, branch: &str) -> bool {
+    git::yes(
+        checkout,
+        &[
+            "show-ref",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
+    )
+    .unwrap_or(false)
+}
+
+/// The job's title and summary, for a squash commit's message.
+fn default_message(job: &Job, strategy: Strategy, branch: &str) -> String {
+    let title: String = job
+        .prompt
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(72)
+        .collect();
+    let summary = job
+        .result
+        .as_ref()
+        .and_then(|r| r["summary"].as_str())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let head = match strategy {
+        Strategy::Squash => title,
+        _ => format!("Merge {branch}: {title}"),
+    };
+    format!("{head}\n\n{summary}\n\ngitmoot job: {}", job.id)
+}
+
+/// Lands the job's work on its base branch; see the module's doc for what is refused.
+pub fn land(
+    store: &mut Store,
+    env: Env<'_>,
+    config: &Config,
+    id: &str,
+    strategy: Strategy,
+    message: Option<&str>,
+) -> Result<Landed, WorktreeError> {
+    let (job, w, path, base_commit) = open_tree(&store.conn(), id)?;
+    settled(&job, "land")?;
+    let checkout = Path::new(w.checkout.as_deref().unwrap_or_default()).to_path_buf();
+    let branch = w.branch.clone().unwrap_or_default();
+    let base = w.base_ref.clone().unwrap_or_default();
+    let base_ref = format!("refs/heads/{base}");
+    if !branch_exists(&checkout, &base) {
+        return Err(refuse(format!(
+            "{}'s base {base:?} is not a branch of {}; merge {branch} yourself",
+            job.id,
+            checkout.display()
+        )));
+    }
+    let snap = snapshot(&path)?;
+    let tip = if snap.dirty {
+        let msg = format!("gitmoot: work {} left uncommitted", job.id);
+        git::line(
+            &path,
+            &["commit-tree", &snap.tree, "-p", &snap.head, "-m", &msg],
+        )?
+    } else {
+        snap.head.clone()
+    };
+    let base_tree = git::line(
+        &checkout,
+        &["rev-parse", &format!("{base_commit}^{{tree}}")],
+    )?;
+    if snap.tree == base_tree {
+        return Err(refuse(format!(
+            "{} changed nothing against its base; `gitmoot job discard {}` removes it",
+            job.id, job.id
+        )));
+    }
+    let onto = git::line(&checkout, &["rev-parse", "--verify", &base_ref])?;
+    let message = message
+        .map(str::to_string)
+        .unwrap_or_else(|| default_message(&job, strategy, &branch));
+    let first =
+        super::overlap::landed_first(store, &w, &checkout, (&base_commit, &onto, &snap.tree))?;
+    let (commit, how) = integrate(&checkout, &onto, &tip, &base_commit, strategy, &message)
+        .map_err(|e| match e {
+            WorktreeError::Refused(msg) if !first.jobs.is_empty() => {
+                WorktreeError::Refused(format!(
+                    "{msg}; {} landed first and also changed {}",
+                    first.jobs.join(", "),
+                    first.files.join(", ")
+                ))
+            }
+            e => e,
+        })?;
+    move_base(&checkout, &base, &onto, &commit)?;
+    let mut notes = Vec::new();
+    let mut note = |r: Result<Vec<u8>, git::GitError>| {
+        if let Err(e) = r {
+            notes.push(e.to_string());
+        }
+    };
+    // The kept branch holds what was landed, uncommitted work included.
+    if snap.dirty {
+        note(git::run(
+            &checkout,
+            &["update-ref", &format!("refs/heads/{branch}"), &tip],
+        ));
+    }
+    let at = path.display().to_string();
+    note(git::with_worktree_lock(&checkout, || {
+        git::run(&checkout, &["worktree", "remove", "--force", &at])
+    }));
+    let keep = config.repos.get(&w.repo).is_some_and(|r| r.keep_branches);
+    if !keep {
+        note(git::run(&checkout, &["branch", "-D", &branch]));
+    }
+    let landed = Landed {
+        job: job.id.clone(),
+        base,
+        commit,
+        how,
+        branch,
+        branch_kept: keep,
+        notes,
+        landed_first: first,
+    };
+    record_land(store, env, &job, &w, &landed, strategy)?;
+    Ok(landed)
+}
+
+fn record_land(
+    store: &mut Store,
+    env: Env<'_>,
+    job: &Job,
+    w: &WriteTree,
+    l: &Landed,
+    strategy: Strategy,
+) -> Result<(), WorktreeError> {
+    let now = env.clock.now_ms();
+    store.write(|tx| {
+        worktrees::put(
+            tx,
+            &WriteTree {
+                state: WorktreeState::Landed,
+                landed_commit: Some(l.commit.clone()),
+                updated_ms: now,
+                ..w.clone()
+            },
+        )?;
+        events::append(
+            tx,
+            NewEvent::job(now, &job.root_id, &job.id, EventKind::Landed)
+                .message(format!(
+                    "landed on {} as {} ({})",
+                    l.base,
+                    &l.commit[..l.commit.len().min(12)],
+                    l.how
+                ))
+                .data(
+                    json!({"strategy": strategy, "how": l.how, "commit": l.commit,
+                    "base": l.base, "branch": l.branch, "branch_kept": l.branch_kept}),
+                ),
+        )?;
+        let note = format!(
+            "{}'s work was landed on {} as {} ({})",
+            job.id,
+            l.base,
+            &l.commit[..l.commit.len().min(12)],
+            l.how.replace('_', "-")
+        );
+        env.hooks.work_settled(tx, env.clock, job, &note)?;
+        Ok::<_, WorktreeError>(())
+    })?;
+    Ok(())
+}
+
+/// The base's new commit for `strategy`, built as objects only (no ref moves).
+fn integrate(
+    co: &Path,
+    onto: &str,
+    tip: &str,
+    base_commit: &str,
+    strategy: Strategy,
+    message: &str,
+) -> Result<(String, &'static str), WorktreeError> {
+    let ff = git::yes(co, &["merge-base", "--is-ancestor", onto, tip])?;
+    match strategy {
+        Strategy::Auto | Strategy::Rebase if ff => Ok((tip.to_string(), "fast_forward")),
+        Strategy::Auto | Strategy::Merge => {
+            let tree = merged_tree(co, onto, tip, None)?;
+            let c = git::line(
+                co,
+                &["commit-tree", &tree, "-p", onto, "-p", tip, "-m", message],
+            )?;
+            Ok((c, "merge"))
+        }
+        Strategy::Squash => {
+            let tree = merged_tree(co, onto, tip, None)?;
+            let c = git::line(co, &["commit-tree", &tree, "-p", onto, "-m", message])?;
+            Ok((c, "squash"))
+        }
+        Strategy::Rebase => Ok((rebase(co, onto, tip, base_commit)?, "rebase")),
+    }
+}
+
+/// The tree of `ours` and `theirs` merged, or a refusal naming the conflicting files.
+fn merged_tree(
+    co: &Path,
+    ours: &str,
+    theirs: &str,
+    merge_base: Option<&str>,
+) -> Result<String, WorktreeError> {
+    let mb = merge_base.map(|b| format!("--merge-base={b}"));
+    let mut args = vec![
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        "-z",
+    ];
+    args.extend(mb.as_deref());
+    args.extend([ours, theirs]);
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(co)
+        .args(&args)
+        .output()
+        .map_err(|e| git::GitError {
+            dir: co.to_path_buf(),
+            args: args.join(" "),
+            message: format!("cannot run git: {e}"),
+        })?;
+    let fields = split_z(&out.stdout);
+    match out.status.code() {
+        Some(0) => Ok(fields.first().cloned().unwrap_or_default()),
+        Some(1) => {
+            let files: BTreeSet<&String> = fields.iter().skip(1).collect();
+            let files: Vec<&str> = files.into_iter().map(String::as_str).collect();
+            Err(refuse(format!(
+                "landing would conflict in {}; nothing was changed (rebase the job's branch or resolve it yourself)",
+                files.join(", ")
+            )))
+        }
+        _ => Err(git::GitError {
+            dir: co.to_path_buf(),
+            args: args.join(" "),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }
+        .into()),
+    }
+}
+
+/// The job's commits since its base replayed one by one onto `onto`, authors kept.
+fn rebase(co: &Path, onto: &str, tip: &str, base_commit: &str) -> Result<String, WorktreeError> {
+    let list = git::line(
+        co,
+        &[
+            "rev-list",
+            "--reverse",
+            "--no-merges",
+            &format!("{base_commit}..{tip}"),
+        ],
+    )?;
+    let mut cur = onto.to_string();
+    for c in list.lines() {
+        let tree = merged_tree(co, &cur, c, Some(&format!("{c}^")))?;
+        let meta = git::run(co, &["log", "-1", "--format=%an%x00%ae%x00%ad%x00%B", c])?;
+        let meta = split_z(&meta);
+        let field = |i: usize| meta.get(i).cloned().unwrap_or_default();
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("-C")
+            .arg(co)
+            .args(["commit-tree", &tree, "-p", &cur, "-m", field(3).trim_end()]);
+        cmd.env("GIT_AUTHOR_NAME", field(0))
+            .env("GIT_AUTHOR_EMAIL", field(1))
+            .env("GIT_AUTHOR_DATE", field(2));
+        let out = cmd.output().map_err(|e| git::GitError {
+            dir: co.to_path_buf(),
+            args: "commit-tree".into(),
+            message: format!("cannot run git: {e}"),
+        })?;
+        if !out.status.success() {
+            return Err(git::GitError {
+                dir: co.to_path_buf(),
+                args: "commit-tree".into(),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            }
+            .into());
+        }
+        cur = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    }
+    Ok(cur)
+}
+
+/// Moves the base branch from `from` to `to` (a descendant): through the checkout's own
+/// `git merge --ff-only` when it has the base checked out (refused first when its
+/// uncommitted changes touch the files the land changes), else as a ref update.
+fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), WorktreeError> {
+    let head = git::line(co, &["symbolic-ref", "-q", "HEAD"]).unwrap_or_default();
+    let base_ref = format!("refs/heads/{base}");
+    if head != base_ref {
+        let list = git::run(co, &["worktree", "list", "--porcelain", "-z"])?;
+        let elsewhere = split_z(&list)
+            .iter()
+            .any(|l| l.strip_prefix("branch ") == Some(base_ref.as_str()));
+        if elsewhere {
+            return Err(refuse(format!(
+                "{base} is checked out in another worktree of {}; land from there",
+                co.display()
+            )));
+        }
+        git::run(
+            co,
+            &["update-ref", "-m", "gitmoot land", &base_ref, to, from],
+        )?;
+        return Ok(());
+    }
+    let changed: BTreeSet<String> = split_z(&git::run(
+        co,
+        &["diff", "--name-only", "-z", "--no-renames", from, to],
+    )?)
+    .into_iter()
+    .collect();
+    let status = git::run(
+        co,
+        &[
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ],
+    )?;
+    let dirty: Vec<String> = split_z(&status)
+        .into_iter()
+        .filter_map(|e| e.get(3..).map(str::to_string))
+        .filter(|p| changed.contains(p))
+        .collect();
+    if !dirty.is_empty() {
+        return Err(refuse(format!(
+            "the checkout {} has uncommitted changes to files the land changes: {}; commit or stash them first (nothing was changed)",
+            co.display(),
+            dirty.join(", ")
+        )));
+    }
+    git::run(co, &["merge", "--ff-only", "-q", to])?;
+    Ok(())
+}

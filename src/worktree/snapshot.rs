@@ -1,0 +1,89 @@
+//! A write job's work as git sees it: its branch tip plus whatever its worktree holds
+//! uncommitted (tracked changes and untracked files not ignored), as one tree written to the
+//! object store through a private index, so nothing of the worktree, its index or its branch
+//! moves.
+//!
+//! Owns reading the work; diffing and landing it are `diff.rs`'s and `land.rs`'s.
+
+use std::path::{Path, PathBuf};
+
+use super::git::{self, GitError};
+
+/// The job's work: its branch tip and the tree of tip plus worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    pub head: String,
+    pub tree: String,
+    /// The worktree holds work its branch does not (the tree is not the tip's).
+    pub dirty: bool,
+}
+
+/// Removes the private index however the snapshot ended.
+struct TempIndex(PathBuf);
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+pub(crate) fn snapshot(path: &Path) -> Result<Snapshot, GitError> {
+    let head = git::line(path, &["rev-parse", "--verify", "HEAD^{commit}"])?;
+    let status = git::run(
+        path,
+        &["status", "--porcelain", "-z", "--untracked-files=all"],
+    )?;
+    if status.is_empty() {
+        let tree = git::line(path, &["rev-parse", &format!("{head}^{{tree}}")])?;
+        return Ok(Snapshot {
+            head,
+            tree,
+            dirty: false,
+        });
+    }
+    let index = TempIndex(std::env::temp_dir().join(format!(
+        "gitmoot-index-{}-{}",
+        std::process::id(),
+        crate::ids::random_hex(6)
+    )));
+    let real = git::line(
+        path,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    )?;
+    if std::fs::copy(&real, &index.0).is_err() {
+        git::run_env(
+            path,
+            &["read-tree", "HEAD"],
+            &[("GIT_INDEX_FILE", &index.0)],
+        )?;
+    }
+    let env = [("GIT_INDEX_FILE", index.0.as_path())];
+    git::run_env(path, &["add", "-A", "."], &env)?;
+    let tree = String::from_utf8_lossy(&git::run_env(path, &["write-tree"], &env)?)
+        .trim()
+        .to_string();
+    Ok(Snapshot {
+        head,
+        tree,
+        dirty: true,
+    })
+}
+
+/// Every path the work in `path` changed against `base` (a commit), committed or not,
+/// untracked files included, repo-relative: what `result_observation` grades against.
+pub fn touched_since(path: &Path, base: &str) -> Result<Vec<String>, GitError> {
+    let snap = snapshot(path)?;
+    let mut files = git::split_z(&git::run(
+        path,
+        &[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            base,
+            &snap.tree,
+        ],
+    )?);
+    files.sort();
+    Ok(files)
+}
