@@ -21,6 +21,7 @@ pub mod memory;
 pub mod meta;
 pub mod payloads;
 mod pg;
+pub(crate) mod row;
 pub mod runs;
 mod schema;
 pub mod tx;

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::row::{counter, row_columns};
 use super::tx::{Param, Row, Tx, params};
 use super::{Result, StoreError};
 use crate::clock::Millis;
@@ -52,27 +53,25 @@ impl Run {
     }
 }
 
-const COLS: &str = "root_id, state, title, repo, killed, kill_force, paused_ms, paused_since_ms, jobs, tokens, \
-    cost_usd, stop_reason, created_ms, finished_ms, updated_ms";
-
-fn from_row(r: &Row<'_>) -> Result<Run> {
-    Ok(Run {
-        root_id: r.get(0)?,
-        state: r.get(1)?,
-        title: r.get(2)?,
-        repo: r.get(3)?,
-        killed: r.get(4)?,
-        kill_force: r.get(5)?,
-        paused_ms: r.get(6)?,
-        paused_since_ms: r.get(7)?,
-        jobs: r.get(8)?,
-        tokens: r.get::<i64>(9)? as u64,
-        cost_usd: r.get(10)?,
-        stop_reason: r.get(11)?,
-        created_ms: r.get(12)?,
-        finished_ms: r.get(13)?,
-        updated_ms: r.get(14)?,
-    })
+row_columns! {
+    const COLS;
+    fn from_row -> Run {
+        root_id,
+        state,
+        title,
+        repo,
+        killed,
+        kill_force,
+        paused_ms,
+        paused_since_ms,
+        jobs,
+        tokens: counter,
+        cost_usd,
+        stop_reason,
+        created_ms,
+        finished_ms,
+        updated_ms,
+    }
 }
 
 /// Writes the run, new or existing, in place and only in the columns that changed (see

@@ -1,0 +1,58 @@
+//! A store row type's columns declared once: `row_columns!` turns one list of a struct's
+//! fields into its SQL column list and the reader that fills the struct from a row selected
+//! in that order, so the two can never disagree.
+
+use super::Result;
+use super::tx::Row;
+
+/// Declares a row type's columns once, in `SELECT` order:
+///
+/// ```ignore
+/// row_columns! {
+///     const COLS;
+///     fn from_row -> Run { root_id, state, tokens: counter, updated_ms }
+/// }
+/// ```
+///
+/// gives `const COLS: &str = "root_id, state, tokens, updated_ms"` and
+/// `fn from_row(r: &Row<'_>) -> Result<Run>`, which reads each field from its column by
+/// `Row::get`, or through `reader(r, index)` where a field names one (`tokens: counter`,
+/// `result: Row::json`).
+/// Each item takes the attributes and visibility written before it.
+macro_rules! row_columns {
+    (
+        $(#[$cols_attr:meta])* $cols_vis:vis const $cols:ident;
+        $(#[$read_attr:meta])* $read_vis:vis fn $read:ident -> $row:ident {
+            $first:ident $(: $first_reader:expr)? $(, $field:ident $(: $reader:expr)?)* $(,)?
+        }
+    ) => {
+        $(#[$cols_attr])*
+        $cols_vis const $cols: &str = concat!(stringify!($first) $(, ", ", stringify!($field))*);
+
+        $(#[$read_attr])*
+        $read_vis fn $read(r: &$crate::store::tx::Row<'_>) -> $crate::store::Result<$row> {
+            /// The column positions, in the order of the list.
+            #[allow(non_camel_case_types)]
+            enum Column {
+                $first,
+                $($field,)*
+            }
+            Ok($row {
+                $first: $crate::store::row::row_columns!(@read r, Column::$first as usize $(, $first_reader)?),
+                $($field: $crate::store::row::row_columns!(@read r, Column::$field as usize $(, $reader)?),)*
+            })
+        }
+    };
+    (@read $r:ident, $index:expr) => {
+        $r.get($index)?
+    };
+    (@read $r:ident, $index:expr, $reader:expr) => {
+        $reader($r, $index)?
+    };
+}
+pub(crate) use row_columns;
+
+/// A counter column (tokens) as the `u64` whose bits were stored as an `i64`.
+pub(crate) fn counter(r: &Row<'_>, index: usize) -> Result<u64> {
+    Ok(r.get::<i64>(index)? as u64)
+}
