@@ -288,15 +288,17 @@ pub(crate) fn latest_changed_since<'a>(
     tx.into().query_map(
         "SELECT job_id, last_summary, running, updated_ms FROM job_activity WHERE updated_ms >= ?1",
         params![since_ms],
-        |r| {
-            Ok(Latest {
-                job_id: r.get(0)?,
-                summary: r.get(1)?,
-                running: r.get(2)?,
-                updated_ms: r.get(3)?,
-            })
-        },
+        latest_row,
     )
+}
+
+row_columns! {
+    fn latest_row -> Latest {
+        job_id,
+        summary,
+        running,
+        updated_ms,
+    }
 }
 
 /// The newest step of every running job, and the newest change time of any job (the

@@ -17,7 +17,8 @@ use super::tx::Row;
 /// gives `const COLS: &str = "root_id, state, tokens, updated_ms"` and
 /// `fn from_row(r: &Row<'_>) -> Result<Run>`, which reads each field from its column by
 /// `Row::get`, or through `reader(r, index)` where a field names one (`tokens: counter`,
-/// `result: Row::json`).
+/// `result: Row::json`). Without the `const` line it gives the reader alone, for a `SELECT`
+/// whose columns are expressions or come from a join, written in the field order.
 /// Each item takes the attributes and visibility written before it.
 macro_rules! row_columns {
     (
@@ -29,17 +30,26 @@ macro_rules! row_columns {
         $(#[$cols_attr])*
         $cols_vis const $cols: &str = concat!(stringify!($first) $(, ", ", stringify!($field))*);
 
+        $crate::store::row::row_columns! {
+            $(#[$read_attr])* $read_vis fn $read -> $row {
+                $first $(: $first_reader)? $(, $field $(: $reader)?)*
+            }
+        }
+    };
+    (
+        $(#[$read_attr:meta])* $read_vis:vis fn $read:ident -> $row:ident {
+            $($field:ident $(: $reader:expr)?),+ $(,)?
+        }
+    ) => {
         $(#[$read_attr])*
         $read_vis fn $read(r: &$crate::store::tx::Row<'_>) -> $crate::store::Result<$row> {
             /// The column positions, in the order of the list.
             #[allow(non_camel_case_types)]
             enum Column {
-                $first,
-                $($field,)*
+                $($field,)+
             }
             Ok($row {
-                $first: $crate::store::row::row_columns!(@read r, Column::$first as usize $(, $first_reader)?),
-                $($field: $crate::store::row::row_columns!(@read r, Column::$field as usize $(, $reader)?),)*
+                $($field: $crate::store::row::row_columns!(@read r, Column::$field as usize $(, $reader)?),)+
             })
         }
     };
