@@ -66,6 +66,34 @@ pub struct Leg {
     pub updated_ms: Millis,
 }
 
+impl Leg {
+    /// A newly admitted leg at `position` of `parent_id`'s batch: waiting, with no job and no
+    /// attempt yet.
+    pub fn waiting(
+        parent_id: String,
+        root_id: String,
+        position: u32,
+        spec: Delegation,
+        now: Millis,
+    ) -> Self {
+        Leg {
+            parent_id,
+            delegation_id: spec.id.clone(),
+            root_id,
+            position,
+            spec,
+            state: LegState::Waiting,
+            job_id: None,
+            attempts: 0,
+            dedup_of: None,
+            accepted: false,
+            note: None,
+            created_ms: now,
+            updated_ms: now,
+        }
+    }
+}
+
 row_columns! {
     const COLS;
     fn from_row -> Leg {
