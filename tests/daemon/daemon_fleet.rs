@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{
-    gitmoot, job_state as state, json, shell_agent, spawn_daemon, stop_daemon, wait_until,
+    gitmoot, job_state as state, json, shell_agent, spawn_daemon, stop_daemon, texts, wait_until,
 };
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -131,12 +131,7 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         "{events}"
     );
     let status = json(&home, &["daemon", "status", "--json"]);
-    let ids: Vec<&str> = status["daemons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["id"].as_str().unwrap())
-        .collect();
+    let ids = texts(&status["daemons"], "id");
     assert!(!ids.contains(&"d-gone"), "{status}");
     stop_daemon(live);
     let listed = json(&home, &["daemon", "status", "--json"]);

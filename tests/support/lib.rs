@@ -96,6 +96,15 @@ pub fn json(home: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(home, args)).unwrap()
 }
 
+/// The `key` text of every element of the JSON array `list`, in order.
+pub fn texts<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[key].as_str().unwrap())
+        .collect()
+}
+
 /// The state of job `id`, as `job show --json` reports it.
 pub fn job_state(home: &Path, id: &str) -> String {
     json(home, &["job", "show", id, "--json"])["state"]
