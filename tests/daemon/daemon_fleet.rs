@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{
-    gitmoot, job_state as state, json, shell_agent, spawn_daemon, stop_daemon, texts, wait_until,
+    configured_home, gitmoot, job_state as state, json, shell_agent, spawn_daemon, stop_daemon,
+    texts, wait_until,
 };
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -20,13 +21,7 @@ const OK_AGENT: &str =
 
 /// A home whose daemons beat every third of a one-second lease.
 fn home(dir: &Path) -> std::path::PathBuf {
-    let home = dir.join("h");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        "[daemon]\ntick = \"100ms\"\nlease = \"1s\"\n",
-    )
-    .unwrap();
+    let home = configured_home(dir, "h", "[daemon]\ntick = \"100ms\"\nlease = \"1s\"\n");
     shell_agent(&home, "worker", OK_AGENT, &[]);
     home
 }

@@ -15,7 +15,7 @@ pub mod pg;
 pub mod real;
 pub mod tmux;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use gitmoot::chat::relay::{ENV_SOCKET, ENV_TOKEN};
@@ -40,6 +40,14 @@ pub fn bin() -> String {
     assert_cmd::cargo::cargo_bin("gitmoot")
         .display()
         .to_string()
+}
+
+/// A new home `dir/name` holding `config` as its `config.toml`.
+pub fn configured_home(dir: &Path, name: &str, config: &str) -> PathBuf {
+    let home = dir.join(name);
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    home
 }
 
 /// A read-only shell agent that may only ask, as a row to insert straight into a store.

@@ -44,16 +44,13 @@ pub const LEASE_MS: u64 = 2_000;
 /// A host's home `dir/name` on the store at `url`: its daemon ticks every 100 ms and holds a
 /// `LEASE_MS` lease.
 pub fn host(dir: &Path, name: &str, url: &str) -> PathBuf {
-    let home = dir.join(name);
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
+    crate::configured_home(
+        dir,
+        name,
+        &format!(
             "[daemon]\ntick = \"100ms\"\nlease = \"{LEASE_MS}ms\"\n\n[store]\nurl = \"{url}\"\n"
         ),
     )
-    .unwrap();
-    home
 }
 
 /// The cluster this test binary shares: started by the first test that asks, stopped when
