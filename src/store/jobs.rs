@@ -14,7 +14,7 @@ pub use writes::{put, put_over, quarantine};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::row::{counter, row_columns};
+use super::row::{counter, json_text, row_columns};
 use super::tx::Row;
 use super::{Result, StoreError};
 use crate::clock::Millis;
@@ -42,6 +42,12 @@ impl FollowUp {
             FollowUp::Continued => "continued",
             FollowUp::Blocked => "blocked",
         }
+    }
+}
+
+impl super::value::Param for FollowUp {
+    fn value(&self) -> super::value::Value<'_> {
+        super::value::Value::Text(self.as_str().into())
     }
 }
 
@@ -200,7 +206,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> Result<Job> {
 
 row_columns! {
     pub(crate) const COLS;
-    fn decode_row -> Job {
+    fn decode_row -> Job in "jobs" {
         id,
         root_id,
         parent_id,
@@ -219,8 +225,8 @@ row_columns! {
         timeout_ms,
         fingerprint,
         retries_left,
-        ephemeral: Row::json,
-        result: Row::json,
+        ephemeral: Row::json => json_text,
+        result: Row::json => json_text,
         raw_output,
         output_truncated,
         error,
@@ -233,7 +239,7 @@ row_columns! {
         followup,
         followup_reason,
         continuation_id,
-        carry: Row::json,
+        carry: Row::json => json_text,
         created_ms,
         started_ms,
         finished_ms,

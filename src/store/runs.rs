@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::row::{counter, row_columns};
-use super::tx::{Param, Row, Tx, params};
+use super::tx::{Row, Tx, params};
 use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::RunState;
@@ -55,7 +55,7 @@ impl Run {
 
 row_columns! {
     const COLS;
-    fn from_row -> Run {
+    fn from_row -> Run in "runs" {
         root_id,
         state,
         title,
@@ -84,34 +84,6 @@ pub fn put<'a>(tx: impl Into<Tx<'a>>, run: &Run) -> Result<()> {
 /// not written since (see `write_changes_from`).
 pub fn put_over<'a>(tx: impl Into<Tx<'a>>, before: &Run, after: &Run) -> Result<()> {
     super::put_row_over(tx, before, after)
-}
-
-impl super::Columns for Run {
-    const TABLE: &'static str = "runs";
-    const COLS: &'static str = COLS;
-    fn with_values<R>(&self, f: impl FnOnce(&[&dyn Param]) -> R) -> R {
-        let run = self;
-        let tokens = run.tokens as i64;
-        // In the order of `COLS`.
-        let values: [&dyn Param; 15] = [
-            &run.root_id,
-            &run.state,
-            &run.title,
-            &run.repo,
-            &run.killed,
-            &run.kill_force,
-            &run.paused_ms,
-            &run.paused_since_ms,
-            &run.jobs,
-            &tokens,
-            &run.cost_usd,
-            &run.stop_reason,
-            &run.created_ms,
-            &run.finished_ms,
-            &run.updated_ms,
-        ];
-        f(&values)
-    }
 }
 
 pub fn get<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Option<Run>> {
