@@ -113,6 +113,16 @@ pub fn texts<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// The text bodies of the messages of a `chat show --json` document.
+pub fn bodies(thread: &Value) -> Vec<&str> {
+    thread["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["body"].as_str())
+        .collect()
+}
+
 /// The state of job `id`, as `job show --json` reports it.
 pub fn job_state(home: &Path, id: &str) -> String {
     json(home, &["job", "show", id, "--json"])["state"]
