@@ -168,25 +168,35 @@ impl Ctx<'_, '_> {
         findings
     }
 
+    /// Gives up on more generations: `kind`'s event says why, then a finalize built from
+    /// this generation ends the tree for `reason`.
+    fn finalize_generation(
+        &self,
+        parent: &Job,
+        g: &Generation,
+        carry: &Carry,
+        kind: EventKind,
+        message: String,
+        reason: &str,
+    ) -> R<()> {
+        self.job_event(parent, kind, message, None)?;
+        let frame = self.frame(parent, &g.lines)?;
+        self.finalize_with(parent, reason, frame, &[], carry)
+    }
+
     /// A failed verdict: a replan continuation, until the replan cap finalizes the tree.
     fn replan(&self, parent: &Job, g: &Generation, carry: &Carry, findings: &[String]) -> R<()> {
         let cap = self.cfg.max_verify_replan_attempts;
         if carry.verify_attempt >= cap {
-            self.job_event(
+            return self.finalize_generation(
                 parent,
+                g,
+                carry,
                 EventKind::VerifyReplanExhausted,
                 format!(
                     "independent verification failed after {cap} replan attempt(s); finalizing"
                 ),
-                None,
-            )?;
-            let frame = self.frame(parent, &g.lines)?;
-            return self.finalize_with(
-                parent,
                 &format!("verify→replan attempt cap of {cap} reached"),
-                frame,
-                &[],
-                carry,
             );
         }
         let attempt = carry.verify_attempt + 1;
@@ -206,21 +216,15 @@ impl Ctx<'_, '_> {
     fn no_progress(&self, parent: &Job, g: &Generation, carry: &Carry) -> R<()> {
         let (streak, short) = (g.streak, &g.digest[..12]);
         if carry.repeat_count >= 1 {
-            self.job_event(
+            return self.finalize_generation(
                 parent,
+                g,
+                carry,
                 EventKind::DelegationLoopDetected,
                 format!(
                     "delegation tree made no new durable side effect for {streak} consecutive generations after a corrective nudge (digest {short}); finalizing instead of continuing"
                 ),
-                None,
-            )?;
-            let frame = self.frame(parent, &g.lines)?;
-            return self.finalize_with(
-                parent,
                 "no new durable side effect after a corrective nudge",
-                frame,
-                &[],
-                carry,
             );
         }
         self.job_event(

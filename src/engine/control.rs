@@ -25,6 +25,11 @@ pub struct KillReport {
     pub run_state: RunState,
 }
 
+/// The refusal of `verb` on `what`, which already ended in `state`.
+fn already_ended(what: &str, state: impl std::fmt::Display, verb: &str) -> EngineError {
+    Invalid(format!("{what} is already {state}; nothing to {verb}")).into()
+}
+
 /// `job kill ROOT [--force]`: stops the tree gracefully (any job id of the tree names it).
 pub fn kill_root(
     tx: &Tx<'_>,
@@ -36,11 +41,7 @@ pub fn kill_root(
     let root = job.root_id.clone();
     let mut run = runs::require(tx, &root)?;
     if run.state.is_terminal() {
-        return Err(Invalid(format!(
-            "run {root} is already {}; nothing to kill",
-            run.state
-        ))
-        .into());
+        return Err(already_ended(&format!("run {root}"), run.state, "kill"));
     }
     let ctx = Ctx::new(tx, env);
     run.killed = true;
@@ -170,11 +171,7 @@ fn end_if_idle(ctx: &Ctx<'_, '_>, root: &str) -> Result<(), EngineError> {
 pub fn cancel_job(tx: &Tx<'_>, env: Env<'_>, id: &str) -> Result<(), EngineError> {
     let mut job = jobs::require(tx, id)?;
     if job.state.is_terminal() {
-        return Err(Invalid(format!(
-            "job {id} is already {}; nothing to cancel",
-            job.state
-        ))
-        .into());
+        return Err(already_ended(&format!("job {id}"), job.state, "cancel"));
     }
     let ctx = Ctx::new(tx, env);
     let from = job.state;

@@ -8,7 +8,7 @@ use super::prompts;
 use crate::contract::{Delegation, GitmootResult};
 use crate::domain::{EventKind, JobKind, RuntimeKind};
 use crate::store::agents;
-use crate::store::delegations::{self, Leg, LegState};
+use crate::store::delegations::{self, Leg};
 use crate::store::jobs::{self, FollowUp, Job};
 use crate::store::runs;
 
@@ -128,21 +128,13 @@ impl Ctx<'_, '_> {
         for (i, d) in set.iter().enumerate() {
             delegations::put(
                 self.tx,
-                &Leg {
-                    parent_id: job.id.clone(),
-                    delegation_id: d.id.clone(),
-                    root_id: job.root_id.clone(),
-                    position: i as u32,
-                    spec: d.clone(),
-                    state: LegState::Waiting,
-                    job_id: None,
-                    attempts: 0,
-                    dedup_of: None,
-                    accepted: false,
-                    note: None,
-                    created_ms: self.now,
-                    updated_ms: self.now,
-                },
+                &Leg::waiting(
+                    job.id.clone(),
+                    job.root_id.clone(),
+                    i as u32,
+                    d.clone(),
+                    self.now,
+                ),
             )?;
         }
         let mut j = jobs::require(self.tx, &job.id)?;

@@ -6,7 +6,8 @@
 //! `job show` and the control room. Holds no parsing: records arrive already summarized.
 //! Kept apart from `jobs` so the job row's single write path stays untouched.
 
-use super::tx::{Param, Row, Tx, params};
+use super::row::row_columns;
+use super::tx::{Param, Tx, params};
 use serde::Serialize;
 
 use super::Result;
@@ -287,15 +288,17 @@ pub(crate) fn latest_changed_since<'a>(
     tx.into().query_map(
         "SELECT job_id, last_summary, running, updated_ms FROM job_activity WHERE updated_ms >= ?1",
         params![since_ms],
-        |r| {
-            Ok(Latest {
-                job_id: r.get(0)?,
-                summary: r.get(1)?,
-                running: r.get(2)?,
-                updated_ms: r.get(3)?,
-            })
-        },
+        latest_row,
     )
+}
+
+row_columns! {
+    fn latest_row -> Latest {
+        job_id,
+        summary,
+        running,
+        updated_ms,
+    }
 }
 
 /// The newest step of every running job, and the newest change time of any job (the
@@ -330,8 +333,9 @@ pub fn list<'a>(
     limit: usize,
 ) -> Result<Vec<Record>> {
     tx.into().query_map(
-        "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
-         WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
+        &format!(
+            "SELECT {RECORD_COLS} FROM activity WHERE job_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3"
+        ),
         params![job_id, from, limit],
         record,
     )
@@ -340,23 +344,23 @@ pub fn list<'a>(
 /// The newest step of `job_id`.
 pub fn last<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Record>> {
     tx.into().query_opt(
-        "SELECT job_id, seq, at_ms, kind, summary, detail FROM activity
-         WHERE job_id = ?1 ORDER BY seq DESC LIMIT 1",
+        &format!("SELECT {RECORD_COLS} FROM activity WHERE job_id = ?1 ORDER BY seq DESC LIMIT 1"),
         params![job_id],
         record,
     )
 }
 
-/// One `activity` row, selected as `job_id, seq, at_ms, kind, summary, detail`.
-fn record(r: &Row<'_>) -> Result<Record> {
-    Ok(Record {
-        job_id: r.get(0)?,
-        seq: r.get(1)?,
-        at_ms: r.get(2)?,
-        kind: r.get(3)?,
-        summary: r.get(4)?,
-        detail: r.get(5)?,
-    })
+row_columns! {
+    const RECORD_COLS;
+    /// One `activity` row, selected as `RECORD_COLS`.
+    fn record -> Record {
+        job_id,
+        seq,
+        at_ms,
+        kind,
+        summary,
+        detail,
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::Result;
+use super::row::row_columns;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
 
@@ -24,7 +25,29 @@ pub struct DaemonRow {
     pub stopped_ms: Option<Millis>,
 }
 
-const COLS: &str = "id, host, pid, parallel, labels, started_ms, heartbeat_ms, stopped_ms";
+row_columns! {
+    const COLS;
+    fn row -> DaemonRow {
+        id,
+        host,
+        pid,
+        parallel,
+        labels: comma_list,
+        started_ms,
+        heartbeat_ms,
+        stopped_ms,
+    }
+}
+
+/// A list stored comma-separated (the host labels).
+fn comma_list(r: &Row<'_>, index: usize) -> Result<Vec<String>> {
+    let labels: String = r.get(index)?;
+    Ok(labels
+        .split(',')
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
+}
 
 /// The id prefix of a `job run --wait` waiter's row: it registers so its running jobs are
 /// recovered like any daemon's once its lease lapses, but it runs one tree and is no daemon.
@@ -41,24 +64,6 @@ impl DaemonRow {
     pub fn is_waiter(&self) -> bool {
         self.id.starts_with(WAITER)
     }
-}
-
-fn row(r: &Row<'_>) -> Result<DaemonRow> {
-    let labels: String = r.get(4)?;
-    Ok(DaemonRow {
-        id: r.get(0)?,
-        host: r.get(1)?,
-        pid: r.get(2)?,
-        parallel: r.get(3)?,
-        labels: labels
-            .split(',')
-            .filter(|l| !l.is_empty())
-            .map(String::from)
-            .collect(),
-        started_ms: r.get(5)?,
-        heartbeat_ms: r.get(6)?,
-        stopped_ms: r.get(7)?,
-    })
 }
 
 pub fn register<'a>(tx: impl Into<Tx<'a>>, d: &DaemonRow) -> Result<()> {

@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 
+use super::row::row_columns;
 use super::tx::{Row, Tx, params};
+use super::value::{FromValue, Value};
 use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::Delegation;
@@ -32,18 +34,16 @@ impl LegState {
             LegState::Skipped => "skipped",
         }
     }
-    fn parse(s: &str) -> Result<Self> {
-        Ok(match s {
+}
+
+impl FromValue for LegState {
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, String> {
+        Ok(match String::from_value(v)?.as_str() {
             "waiting" => LegState::Waiting,
             "dispatched" => LegState::Dispatched,
             "deduped" => LegState::Deduped,
             "skipped" => LegState::Skipped,
-            other => {
-                return Err(StoreError::Column {
-                    index: 5,
-                    reason: format!("unknown leg state {other:?}"),
-                });
-            }
+            other => return Err(format!("unknown leg state {other:?}")),
         })
     }
 }
@@ -66,28 +66,58 @@ pub struct Leg {
     pub updated_ms: Millis,
 }
 
-const COLS: &str = "parent_id, delegation_id, root_id, position, spec, state, job_id, attempts, dedup_of, \
-    accepted, note, created_ms, updated_ms";
+impl Leg {
+    /// A newly admitted leg at `position` of `parent_id`'s batch: waiting, with no job and no
+    /// attempt yet.
+    pub fn waiting(
+        parent_id: String,
+        root_id: String,
+        position: u32,
+        spec: Delegation,
+        now: Millis,
+    ) -> Self {
+        Leg {
+            parent_id,
+            delegation_id: spec.id.clone(),
+            root_id,
+            position,
+            spec,
+            state: LegState::Waiting,
+            job_id: None,
+            attempts: 0,
+            dedup_of: None,
+            accepted: false,
+            note: None,
+            created_ms: now,
+            updated_ms: now,
+        }
+    }
+}
 
-fn from_row(r: &Row<'_>) -> Result<Leg> {
-    let state: String = r.get(5)?;
-    Ok(Leg {
-        parent_id: r.get(0)?,
-        delegation_id: r.get(1)?,
-        root_id: r.get(2)?,
-        position: r.get(3)?,
-        spec: r.json(4)?.ok_or_else(|| StoreError::Column {
-            index: 4,
-            reason: "a leg without a spec".into(),
-        })?,
-        state: LegState::parse(&state)?,
-        job_id: r.get(6)?,
-        attempts: r.get(7)?,
-        dedup_of: r.get(8)?,
-        accepted: r.get(9)?,
-        note: r.get(10)?,
-        created_ms: r.get(11)?,
-        updated_ms: r.get(12)?,
+row_columns! {
+    const COLS;
+    fn from_row -> Leg {
+        parent_id,
+        delegation_id,
+        root_id,
+        position,
+        spec: required_spec,
+        state,
+        job_id,
+        attempts,
+        dedup_of,
+        accepted,
+        note,
+        created_ms,
+        updated_ms,
+    }
+}
+
+/// The leg's delegation, which every leg has.
+fn required_spec(r: &Row<'_>, index: usize) -> Result<Delegation> {
+    r.json(index)?.ok_or_else(|| StoreError::Column {
+        index,
+        reason: "a leg without a spec".into(),
     })
 }
 

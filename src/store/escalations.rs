@@ -6,7 +6,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Result;
+use super::row::row_columns;
 use super::tx::{Param, Row, Tx, params};
+use super::value::FromValue;
 use crate::clock::Millis;
 
 /// An ask round (healthy result with questions) or a failure round (escalate_human).
@@ -23,6 +25,16 @@ impl RoundKind {
             RoundKind::Ask => "ask",
             RoundKind::Failure => "failure",
         }
+    }
+}
+
+impl FromValue for RoundKind {
+    fn from_value(v: super::value::Value<'_>) -> std::result::Result<Self, String> {
+        Ok(if String::from_value(v)? == "ask" {
+            RoundKind::Ask
+        } else {
+            RoundKind::Failure
+        })
     }
 }
 
@@ -48,31 +60,29 @@ pub struct Round {
     pub thread_id: Option<String>,
 }
 
-const COLS: &str = "id, root_id, job_id, kind, questions, reason, failed_job_id, delegation_id, opened_ms, \
-    resolved_ms, verb, answers, instructions, thread_id";
+row_columns! {
+    const COLS;
+    fn from_row -> Round {
+        id,
+        root_id,
+        job_id,
+        kind,
+        questions: questions_or_empty,
+        reason,
+        failed_job_id,
+        delegation_id,
+        opened_ms,
+        resolved_ms,
+        verb,
+        answers: Row::json,
+        instructions,
+        thread_id,
+    }
+}
 
-fn from_row(r: &Row<'_>) -> Result<Round> {
-    let kind: String = r.get(3)?;
-    Ok(Round {
-        id: r.get(0)?,
-        root_id: r.get(1)?,
-        job_id: r.get(2)?,
-        kind: if kind == "ask" {
-            RoundKind::Ask
-        } else {
-            RoundKind::Failure
-        },
-        questions: r.json(4)?.unwrap_or(Value::Array(vec![])),
-        reason: r.get(5)?,
-        failed_job_id: r.get(6)?,
-        delegation_id: r.get(7)?,
-        opened_ms: r.get(8)?,
-        resolved_ms: r.get(9)?,
-        verb: r.get(10)?,
-        answers: r.json(11)?,
-        instructions: r.get(12)?,
-        thread_id: r.get(13)?,
-    })
+/// An ask round's questions; no questions (a failure round's) read as an empty list.
+fn questions_or_empty(r: &Row<'_>, index: usize) -> Result<Value> {
+    Ok(r.json(index)?.unwrap_or(Value::Array(vec![])))
 }
 
 /// The columns a round's later steps rewrite, in the order `mutable_values` gives them.

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Result;
+use super::row::row_columns;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
 use crate::domain::EventKind;
@@ -104,19 +105,18 @@ pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
     )
 }
 
-fn map(r: &Row<'_>) -> Result<Event> {
-    Ok(Event {
-        id: r.get(0)?,
-        ts_ms: r.get(1)?,
-        root_id: r.get(2)?,
-        job_id: r.get(3)?,
-        kind: r.get(4)?,
-        message: r.get(5)?,
-        data: r.json(6)?,
-    })
+row_columns! {
+    const COLS;
+    fn map -> Event {
+        id,
+        ts_ms,
+        root_id,
+        job_id,
+        kind,
+        message,
+        data: Row::json,
+    }
 }
-
-const COLS: &str = "id, ts_ms, root_id, job_id, kind, message, data";
 
 /// The newest event id, or 0 on an empty log.
 pub fn last_id<'a>(tx: impl Into<Tx<'a>>) -> Result<i64> {

@@ -14,6 +14,7 @@ pub use writes::{put, put_over, quarantine};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::row::{counter, json_text, row_columns};
 use super::tx::Row;
 use super::{Result, StoreError};
 use crate::clock::Millis;
@@ -42,13 +43,24 @@ impl FollowUp {
             FollowUp::Blocked => "blocked",
         }
     }
-    fn parse(s: &str) -> Self {
-        match s {
-            "batch" => FollowUp::Batch,
-            "continued" => FollowUp::Continued,
-            "blocked" => FollowUp::Blocked,
-            _ => FollowUp::None,
-        }
+}
+
+impl super::value::Param for FollowUp {
+    fn value(&self) -> super::value::Value<'_> {
+        super::value::Value::Text(self.as_str().into())
+    }
+}
+
+impl super::value::FromValue for FollowUp {
+    fn from_value(v: super::value::Value<'_>) -> std::result::Result<Self, String> {
+        Ok(
+            match <String as super::value::FromValue>::from_value(v)?.as_str() {
+                "batch" => FollowUp::Batch,
+                "continued" => FollowUp::Continued,
+                "blocked" => FollowUp::Blocked,
+                _ => FollowUp::None,
+            },
+        )
     }
 }
 
@@ -162,11 +174,6 @@ impl Job {
     }
 }
 
-pub(crate) const COLS: &str = "id, root_id, parent_id, delegation_id, kind, agent, action, prompt, repo, state, \
-    attempt, depth, model, effort, phase, timeout_ms, fingerprint, retries_left, ephemeral, result, raw_output, \
-    output_truncated, error, tokens_in, tokens_out, cost_usd, dispatched_by, runtime_pid, worktree, followup, \
-    followup_reason, continuation_id, carry, created_ms, started_ms, finished_ms, updated_ms, daemon_id, on_label";
-
 /// A job row that cannot be decoded (a corrupt column), named so one bad row fails or is
 /// skipped alone instead of stopping every read.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -197,47 +204,47 @@ pub(crate) fn from_row(r: &Row<'_>) -> Result<Job> {
     })
 }
 
-fn decode_row(r: &Row<'_>) -> Result<Job> {
-    let json = |i: usize| r.json::<Value>(i);
-    Ok(Job {
-        id: r.get(0)?,
-        root_id: r.get(1)?,
-        parent_id: r.get(2)?,
-        delegation_id: r.get(3)?,
-        kind: r.get(4)?,
-        agent: r.get(5)?,
-        action: r.get(6)?,
-        prompt: r.get(7)?,
-        repo: r.get(8)?,
-        state: r.get(9)?,
-        attempt: r.get(10)?,
-        depth: r.get(11)?,
-        model: r.get(12)?,
-        effort: r.get(13)?,
-        phase: r.get(14)?,
-        timeout_ms: r.get(15)?,
-        fingerprint: r.get(16)?,
-        retries_left: r.get(17)?,
-        ephemeral: json(18)?,
-        result: json(19)?,
-        raw_output: r.get(20)?,
-        output_truncated: r.get(21)?,
-        error: r.get(22)?,
-        tokens_in: r.get::<i64>(23)? as u64,
-        tokens_out: r.get::<i64>(24)? as u64,
-        cost_usd: r.get(25)?,
-        dispatched_by: r.get(26)?,
-        runtime_pid: r.get(27)?,
-        worktree: r.get(28)?,
-        followup: FollowUp::parse(&r.get::<String>(29)?),
-        followup_reason: r.get(30)?,
-        continuation_id: r.get(31)?,
-        carry: json(32)?,
-        created_ms: r.get(33)?,
-        started_ms: r.get(34)?,
-        finished_ms: r.get(35)?,
-        updated_ms: r.get(36)?,
-        daemon_id: r.get(37)?,
-        on_label: r.get(38)?,
-    })
+row_columns! {
+    pub(crate) const COLS;
+    fn decode_row -> Job in "jobs" {
+        id,
+        root_id,
+        parent_id,
+        delegation_id,
+        kind,
+        agent,
+        action,
+        prompt,
+        repo,
+        state,
+        attempt,
+        depth,
+        model,
+        effort,
+        phase,
+        timeout_ms,
+        fingerprint,
+        retries_left,
+        ephemeral: Row::json => json_text,
+        result: Row::json => json_text,
+        raw_output,
+        output_truncated,
+        error,
+        tokens_in: counter,
+        tokens_out: counter,
+        cost_usd,
+        dispatched_by,
+        runtime_pid,
+        worktree,
+        followup,
+        followup_reason,
+        continuation_id,
+        carry: Row::json => json_text,
+        created_ms,
+        started_ms,
+        finished_ms,
+        updated_ms,
+        daemon_id,
+        on_label,
+    }
 }

@@ -3,7 +3,8 @@
 //!
 //! Rows only: the pre-filter, dedupe policy and auto-confirm live in `crate::chat::remember`.
 
-use super::tx::{Row, Tx, params};
+use super::row::row_columns;
+use super::tx::{Tx, params};
 use super::value::named_values;
 use gitmoot_types::named_enum;
 use serde::Serialize;
@@ -43,24 +44,23 @@ pub struct Observation {
     pub updated_ms: Millis,
 }
 
-const COLS: &str = "id, agent, tier, repo, key, body, content_hash, provenance, trust, state, shared, created_ms, updated_ms";
-
-fn row(r: &Row<'_>) -> Result<Observation> {
-    Ok(Observation {
-        id: r.get(0)?,
-        agent: r.get(1)?,
-        tier: r.get(2)?,
-        repo: r.get(3)?,
-        key: r.get(4)?,
-        body: r.get(5)?,
-        content_hash: r.get(6)?,
-        provenance: r.get(7)?,
-        trust: r.get(8)?,
-        state: r.get(9)?,
-        shared: r.get(10)?,
-        created_ms: r.get(11)?,
-        updated_ms: r.get(12)?,
-    })
+row_columns! {
+    const COLS;
+    fn row -> Observation {
+        id,
+        agent,
+        tier,
+        repo,
+        key,
+        body,
+        content_hash,
+        provenance,
+        trust,
+        state,
+        shared,
+        created_ms,
+        updated_ms,
+    }
 }
 
 /// Inserts and returns the new id.

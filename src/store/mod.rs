@@ -21,6 +21,7 @@ pub mod memory;
 pub mod meta;
 pub mod payloads;
 mod pg;
+pub(crate) mod row;
 pub mod runs;
 mod schema;
 pub mod tx;
@@ -460,6 +461,7 @@ pub(crate) fn write_changes_from<'a>(
 
 /// A row type with one whole-row write path: its table, its columns (the key first) and
 /// its values in their order, so `put_row` and `put_row_over` serve every such table.
+/// `row_columns!` implements it from the row's one column list.
 pub(crate) trait Columns {
     const TABLE: &'static str;
     const COLS: &'static str;

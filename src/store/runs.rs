@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::tx::{Param, Row, Tx, params};
+use super::row::{counter, row_columns};
+use super::tx::{Row, Tx, params};
 use super::{Result, StoreError};
 use crate::clock::Millis;
 use crate::domain::RunState;
@@ -52,27 +53,25 @@ impl Run {
     }
 }
 
-const COLS: &str = "root_id, state, title, repo, killed, kill_force, paused_ms, paused_since_ms, jobs, tokens, \
-    cost_usd, stop_reason, created_ms, finished_ms, updated_ms";
-
-fn from_row(r: &Row<'_>) -> Result<Run> {
-    Ok(Run {
-        root_id: r.get(0)?,
-        state: r.get(1)?,
-        title: r.get(2)?,
-        repo: r.get(3)?,
-        killed: r.get(4)?,
-        kill_force: r.get(5)?,
-        paused_ms: r.get(6)?,
-        paused_since_ms: r.get(7)?,
-        jobs: r.get(8)?,
-        tokens: r.get::<i64>(9)? as u64,
-        cost_usd: r.get(10)?,
-        stop_reason: r.get(11)?,
-        created_ms: r.get(12)?,
-        finished_ms: r.get(13)?,
-        updated_ms: r.get(14)?,
-    })
+row_columns! {
+    const COLS;
+    fn from_row -> Run in "runs" {
+        root_id,
+        state,
+        title,
+        repo,
+        killed,
+        kill_force,
+        paused_ms,
+        paused_since_ms,
+        jobs,
+        tokens: counter,
+        cost_usd,
+        stop_reason,
+        created_ms,
+        finished_ms,
+        updated_ms,
+    }
 }
 
 /// Writes the run, new or existing, in place and only in the columns that changed (see
@@ -85,34 +84,6 @@ pub fn put<'a>(tx: impl Into<Tx<'a>>, run: &Run) -> Result<()> {
 /// not written since (see `write_changes_from`).
 pub fn put_over<'a>(tx: impl Into<Tx<'a>>, before: &Run, after: &Run) -> Result<()> {
     super::put_row_over(tx, before, after)
-}
-
-impl super::Columns for Run {
-    const TABLE: &'static str = "runs";
-    const COLS: &'static str = COLS;
-    fn with_values<R>(&self, f: impl FnOnce(&[&dyn Param]) -> R) -> R {
-        let run = self;
-        let tokens = run.tokens as i64;
-        // In the order of `COLS`.
-        let values: [&dyn Param; 15] = [
-            &run.root_id,
-            &run.state,
-            &run.title,
-            &run.repo,
-            &run.killed,
-            &run.kill_force,
-            &run.paused_ms,
-            &run.paused_since_ms,
-            &run.jobs,
-            &tokens,
-            &run.cost_usd,
-            &run.stop_reason,
-            &run.created_ms,
-            &run.finished_ms,
-            &run.updated_ms,
-        ];
-        f(&values)
-    }
 }
 
 pub fn get<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Option<Run>> {

@@ -169,30 +169,12 @@ impl<'a> Tx<'a> {
         params: &[&dyn Param],
         mut f: impl FnMut(&Row<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
-        match self.inner {
-            Inner::Sqlite(c) => {
-                let ps = sqlite_params(params);
-                let mut st = c.prepare_cached(sql)?;
-                let mut rows = st.query(rusqlite::params_from_iter(ps.iter()))?;
-                let mut out = Vec::new();
-                while let Some(r) = rows.next()? {
-                    out.push(f(&Row {
-                        inner: RowInner::Sqlite(r),
-                    })?);
-                }
-                Ok(out)
-            }
-            // The rows are fetched before `f` runs, so `f` may query this transaction.
-            Inner::Pg(c) => c
-                .query(sql, params)?
-                .iter()
-                .map(|r| {
-                    f(&Row {
-                        inner: RowInner::Pg(r),
-                    })
-                })
-                .collect(),
-        }
+        let mut out = Vec::new();
+        self.query_each(sql, params, |r| {
+            out.push(f(r)?);
+            Ok::<_, StoreError>(())
+        })?;
+        Ok(out)
     }
 
     /// Hands each row to `f` in order, stopping at its first error. SQLite streams, one

@@ -4,6 +4,7 @@
 //! Owns only the SQL and plain rows; turning them into view models is `tui::load`'s, and
 //! nothing here writes.
 
+use super::row::row_columns;
 use super::tx::{Row, Tx, params};
 use super::{Result, StoreError};
 use crate::domain::{JobKind, JobState};
@@ -223,16 +224,18 @@ pub(crate) fn preflight_refusals<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Prefli
             "' AND job_id IS NOT NULL GROUP BY job_id)"
         ),
         params![],
-        |r| {
-            Ok(PreflightRefusal {
-                job_id: r.get(0)?,
-                root_id: r.get(1)?,
-                reason: r.get(2)?,
-                ts_ms: r.get(3)?,
-                agent: r.get(4)?,
-            })
-        },
+        refusal_row,
     )
+}
+
+row_columns! {
+    fn refusal_row -> PreflightRefusal {
+        job_id,
+        root_id,
+        reason,
+        ts_ms,
+        agent,
+    }
 }
 
 /// The state of the job a delegation dispatched, if it has one.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
-use support::{gitmoot, json, stdout};
+use support::{gitmoot, json, stdout, texts};
 
 #[test]
 fn home_and_database_are_private() {
@@ -219,13 +219,7 @@ fn each_invalid_agent_is_refused_with_exit_2_and_no_row() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     }
     let list = json(h, &["agent", "list", "--json"]);
-    let names: Vec<&str> = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["taken"]);
+    assert_eq!(texts(&list, "name"), ["taken"]);
     assert_eq!(
         json(h, &["agent", "show", "taken", "--json"])["runtime"],
         "claude"

@@ -4,11 +4,10 @@
 
 use gitmoot_test_support as support;
 
-use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
-use support::{gitmoot, jobs, json, shell_agent, stdout, wait_until};
+use support::{gitmoot, jobs, json, shell_agent, spawn_daemon, stdout, wait_until};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -126,18 +125,6 @@ fn a_bad_agents_section_names_that_section_and_the_way_to_register() {
     }
 }
 
-fn spawn_daemon(h: &Path) -> Child {
-    std::process::Command::new(support::bin())
-        .arg("--home")
-        .arg(h)
-        .args(["daemon", "run"])
-        .env_remove("GITMOOT_HOME")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
 fn hup(child: &Child) {
     // SAFETY: signalling our own child process.
     unsafe {
@@ -168,7 +155,7 @@ fn the_daemon_rereads_its_config_per_tick_and_on_sighup_without_stopping() {
         h,
         &["chat", "send", "help", "@scout where is the feature flag?"],
     );
-    let mut daemon = spawn_daemon(h);
+    let mut daemon = spawn_daemon(h, &[]);
     wait_until("the daemon is up", WAIT, || {
         json(h, &["daemon", "status", "--json"])["running"] == true
     });

@@ -5,6 +5,7 @@ use gitmoot_test_support::daemon as daemon_support;
 
 use daemon_support::{TestHome, shell_agent_args};
 use gitmoot::domain::JobState;
+use gitmoot_test_support::texts;
 
 fn check(h: &TestHome, output: &str) -> std::process::Output {
     let file = h.file("out.txt");
@@ -162,12 +163,7 @@ fn show_json(h: &TestHome, id: &str) -> serde_json::Value {
 
 /// The ids of the failed result checks `job show --json` lists, in order.
 fn check_ids(v: &serde_json::Value) -> Vec<&str> {
-    v["result_checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect()
+    texts(&v["result_checks"], "id")
 }
 
 #[test]
@@ -306,13 +302,10 @@ fn result_observation_grades_an_implement_jobs_claims_against_its_own_worktree()
         o["touched_files"],
         serde_json::json!(["extra.txt", "notes.md", "src/lib.rs"])
     );
-    let grades: Vec<&str> = o["claims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["grade"].as_str().unwrap())
-        .collect();
-    assert_eq!(grades, ["observed", "observed", "reported"]);
+    assert_eq!(
+        texts(&o["claims"], "grade"),
+        ["observed", "observed", "reported"]
+    );
     assert_eq!(o["claimed_only"], serde_json::json!(["src/main.rs"]));
     assert_eq!(o["unclaimed_diff_files"], serde_json::json!(["extra.txt"]));
     let text = h.ok(&["job", "show", &root]);

@@ -140,12 +140,7 @@ fn agent_controlled_text_reaches_no_terminal_raw_and_json_keeps_it_exact() {
     assert_eq!(pending[0]["questions"][0]["prompt"], hostile("question"));
     let thread = json(&h, &["chat", "show", "room", "--json"]);
     assert_eq!(thread["thread"]["title"], title);
-    let bodies: Vec<&str> = thread["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| m["body"].as_str())
-        .collect();
+    let bodies = support::bodies(&thread);
     assert!(
         bodies.contains(&format!("@asker {message}").as_str()),
         "{bodies:?}"

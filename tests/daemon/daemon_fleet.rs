@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{
-    gitmoot, job_state as state, json, shell_agent, spawn_daemon, stop_daemon, wait_until,
+    configured_home, gitmoot, job_state as state, json, shell_agent, spawn_daemon, stdout,
+    stop_daemon, texts, wait_until,
 };
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -20,13 +21,7 @@ const OK_AGENT: &str =
 
 /// A home whose daemons beat every third of a one-second lease.
 fn home(dir: &Path) -> std::path::PathBuf {
-    let home = dir.join("h");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        "[daemon]\ntick = \"100ms\"\nlease = \"1s\"\n",
-    )
-    .unwrap();
+    let home = configured_home(dir, "h", "[daemon]\ntick = \"100ms\"\nlease = \"1s\"\n");
     shell_agent(&home, "worker", OK_AGENT, &[]);
     home
 }
@@ -64,14 +59,9 @@ fn a_pinned_job_waits_for_a_daemon_that_carries_its_label() {
     let hint = String::from_utf8_lossy(&out.stderr);
     assert!(hint.contains("waits for a daemon labelled gpu"), "{hint}");
     stop_daemon(plain);
-    let out = gitmoot(&home)
-        .args(["daemon", "run", "--labels", "gpu,fast", "--until-idle"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout(
+        &home,
+        &["daemon", "run", "--labels", "gpu,fast", "--until-idle"],
     );
     assert_eq!(state(&home, &pinned), "succeeded");
     for bad in [
@@ -131,12 +121,7 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         "{events}"
     );
     let status = json(&home, &["daemon", "status", "--json"]);
-    let ids: Vec<&str> = status["daemons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["id"].as_str().unwrap())
-        .collect();
+    let ids = texts(&status["daemons"], "id");
     assert!(!ids.contains(&"d-gone"), "{status}");
     stop_daemon(live);
     let listed = json(&home, &["daemon", "status", "--json"]);
@@ -145,14 +130,9 @@ fn a_daemon_whose_lease_ran_out_has_its_running_job_recovered_by_a_live_one() {
         Value::Array(vec![]),
         "a clean exit deregisters"
     );
-    let out = gitmoot(&home)
-        .args(["daemon", "run", "--labels", "elsewhere", "--until-idle"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout(
+        &home,
+        &["daemon", "run", "--labels", "elsewhere", "--until-idle"],
     );
     assert_eq!(state(&home, &orphan), "succeeded");
 }

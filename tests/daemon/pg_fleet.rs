@@ -13,23 +13,10 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use gitmoot::store::{Location, Store, daemons, jobs};
+use support::pg::{LEASE_MS, host};
 use support::{spawn_daemon, stdout, stop_daemon, wait_until};
 
 const ROOTS: usize = 100;
-const LEASE_MS: u64 = 2_000;
-
-fn home(dir: &Path, name: &str, url: &str) -> PathBuf {
-    let home = dir.join(name);
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
-            "[daemon]\ntick = \"100ms\"\nlease = \"{LEASE_MS}ms\"\n\n[store]\nurl = \"{url}\"\n"
-        ),
-    )
-    .unwrap();
-    home
-}
 
 /// What the worker agents answer.
 const DONE: &str = r#"echo '{"gitmoot_result":{"decision":"approved","summary":"done"}}'"#;
@@ -57,7 +44,7 @@ impl Setup {
 
     /// A host's home on the shared store.
     fn host(&self, name: &str) -> PathBuf {
-        home(self.dir.path(), name, &self.url())
+        host(self.dir.path(), name, &self.url())
     }
 
     /// Registers the `worker` agent (in the shared store) through `home`.
@@ -347,7 +334,7 @@ fn the_control_room_runs_on_a_postgres_store_and_shows_others_work_live() {
     let setup = Setup::new();
     let h = setup.host("host");
     setup.worker(&h);
-    let other = home(setup.dir.path(), "other-host", &setup.url());
+    let other = host(setup.dir.path(), "other-host", &setup.url());
     stdout(&h, &["job", "run", "--agent", "worker", "first tree on pg"]);
     let cmd = format!(
         "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",

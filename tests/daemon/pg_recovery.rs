@@ -14,23 +14,8 @@ use std::time::Duration;
 
 use gitmoot::domain::JobState;
 use gitmoot::store::{Location, Store, daemons, events, jobs};
+use support::pg::{LEASE_MS, host};
 use support::{spawn_daemon, stdout, stop_daemon, wait_until};
-
-const LEASE_MS: u64 = 2_000;
-
-/// A host's home on the store at `url`.
-fn host(dir: &Path, name: &str, url: &str) -> PathBuf {
-    let home = dir.join(name);
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
-            "[daemon]\ntick = \"100ms\"\nlease = \"{LEASE_MS}ms\"\n\n[store]\nurl = \"{url}\"\n"
-        ),
-    )
-    .unwrap();
-    home
-}
 
 /// An agent that logs `start ID ATTEMPT` and `end ID ATTEMPT` around `sleep SECS`, then
 /// approves: its side effects, one pair per attempt that ran to its end. It may do any

@@ -15,23 +15,10 @@ use std::time::Duration;
 
 use gitmoot::domain::JobState;
 use gitmoot::store::{Location, Store, daemons, events, jobs};
+use support::pg::{LEASE_MS, host};
 use support::{spawn_daemon, stdout, stop_daemon, wait_until};
 
 const ROOTS: usize = 100;
-const LEASE_MS: u64 = 2_000;
-
-fn host(dir: &Path, name: &str, url: &str) -> PathBuf {
-    let home = dir.join(name);
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
-            "[daemon]\ntick = \"100ms\"\nlease = \"{LEASE_MS}ms\"\n\n[store]\nurl = \"{url}\"\n"
-        ),
-    )
-    .unwrap();
-    home
-}
 
 /// Logs `start ID ATTEMPT` and `end ID ATTEMPT` around a short sleep, then answers.
 fn agent(home: &Path, name: &str, log: &Path, answer: &str) {

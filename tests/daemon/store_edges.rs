@@ -18,14 +18,7 @@ const WAIT: Duration = Duration::from_secs(60);
 
 /// A home ticking every 100 ms, holding a `config.toml` with `extra` appended.
 fn home(dir: &Path, name: &str, extra: &str) -> PathBuf {
-    let home = dir.join(name);
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!("[daemon]\ntick = \"100ms\"\n{extra}"),
-    )
-    .unwrap();
-    home
+    support::configured_home(dir, name, &format!("[daemon]\ntick = \"100ms\"\n{extra}"))
 }
 
 /// A shell agent that writes its pid to `<dir>/<name>.pid`, works `secs`, then approves;

@@ -185,12 +185,7 @@ fn a_one_mib_prompt_goes_in_through_a_file_and_through_stdin() {
     assert!(out.status.success(), "{}", stderr_of(&out));
     let shown = h.ok(&["chat", "show", "room", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
-    let bodies: Vec<&str> = v["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| m["body"].as_str())
-        .collect();
+    let bodies = gitmoot_test_support::bodies(&v);
     assert!(
         bodies.iter().filter(|b| **b == body).count() >= 2,
         "{}",

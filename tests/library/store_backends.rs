@@ -453,21 +453,7 @@ fn the_aggregates_round_trip_on_both_backends() {
                     json!({"id": "a", "agent": "ana", "action": "ask", "prompt": "p"}),
                 )
                 .unwrap();
-                let mut leg = Leg {
-                    parent_id: "job-r".into(),
-                    delegation_id: "a".into(),
-                    root_id: "job-r".into(),
-                    position: 0,
-                    spec,
-                    state: LegState::Waiting,
-                    job_id: None,
-                    attempts: 0,
-                    dedup_of: None,
-                    accepted: false,
-                    note: None,
-                    created_ms: 11,
-                    updated_ms: 11,
-                };
+                let mut leg = Leg::waiting("job-r".into(), "job-r".into(), 0, spec, 11);
                 delegations::put(tx, &leg)?;
                 leg.state = LegState::Dispatched;
                 leg.job_id = Some("job-r/a".into());

@@ -6,7 +6,7 @@ use gitmoot_test_support as support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::gitmoot;
+use support::{gitmoot, texts};
 
 fn run_states(home: &Path) -> Vec<(String, String, String)> {
     let out = gitmoot(home)
@@ -95,12 +95,7 @@ fn headless_demo_stops_at_the_first_human_gate_and_prints_it() {
         .output()
         .unwrap();
     let pending: Value = serde_json::from_slice(&pending.stdout).unwrap();
-    let kinds: Vec<&str> = pending
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
+    let kinds = texts(&pending, "kind");
     assert!(
         kinds.contains(&"ask") && kinds.contains(&"failure"),
         "{pending}"

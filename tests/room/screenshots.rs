@@ -97,15 +97,9 @@ fn keys(name: &str) -> Vec<Event> {
 
 /// A home at the scene's first human gate, made by the real binary.
 fn demo_home(root: &Path) -> Home {
-    let home = root.join("demo");
-    std::fs::create_dir_all(&home).unwrap();
     // Slots for every job the scene can have ready at once: the daemon then claims the two
     // soak legs in one transaction, so the kill always finds both running.
-    std::fs::write(
-        home.join("config.toml"),
-        "[daemon]\nparallel = 8\ntick = \"250ms\"\n",
-    )
-    .unwrap();
+    let home = support::configured_home(root, "demo", "[daemon]\nparallel = 8\ntick = \"250ms\"\n");
     let out = support::gitmoot(&home)
         .args(["demo", "--headless", "--speed", "0"])
         .output()

@@ -6,11 +6,11 @@
 use gitmoot_test_support as support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use support::tmux::Tmux;
-use support::{bin, gitmoot, json, run_state, shell_agent, stdout, wait_state};
+use support::{bin, gitmoot, json, run_state, shell_agent, spawn_daemon, stdout, wait_state};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -178,15 +178,7 @@ fn ctrl_z_then_fg_comes_back_redrawn_with_working_input() {
 
 /// A foreground `gitmoot daemon run` on the home, as another terminal would run it.
 fn outside_daemon(home: &Path) -> Child {
-    let child = Command::new(bin())
-        .arg("--home")
-        .arg(home)
-        .args(["daemon", "run"])
-        .env_remove("GITMOOT_HOME")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_daemon(home, &[]);
     let start = Instant::now();
     while daemon_pid(home) != Some(child.id() as i32) {
         assert!(start.elapsed() < WAIT, "the outside daemon never started");

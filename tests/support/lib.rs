@@ -16,7 +16,7 @@ pub mod real;
 pub mod tmux;
 pub mod write;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use gitmoot::chat::relay::{ENV_SOCKET, ENV_TOKEN};
@@ -48,6 +48,14 @@ pub fn bin() -> String {
     assert_cmd::cargo::cargo_bin("gitmoot")
         .display()
         .to_string()
+}
+
+/// A new home `dir/name` holding `config` as its `config.toml`.
+pub fn configured_home(dir: &Path, name: &str, config: &str) -> PathBuf {
+    let home = dir.join(name);
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    home
 }
 
 /// A read-only shell agent that may only ask, as a row to insert straight into a store.
@@ -103,6 +111,25 @@ pub fn stdout(home: &Path, args: &[&str]) -> String {
 /// Runs a read command with `--json` already in `args` and parses its output.
 pub fn json(home: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(home, args)).unwrap()
+}
+
+/// The `key` text of every element of the JSON array `list`, in order.
+pub fn texts<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[key].as_str().unwrap())
+        .collect()
+}
+
+/// The text bodies of the messages of a `chat show --json` document.
+pub fn bodies(thread: &Value) -> Vec<&str> {
+    thread["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["body"].as_str())
+        .collect()
 }
 
 /// The state of job `id`, as `job show --json` reports it.

@@ -38,6 +38,21 @@ pub struct Database {
     name: String,
 }
 
+/// The lease of a fleet host's daemons (`host`): short, so a lost one is noticed quickly.
+pub const LEASE_MS: u64 = 2_000;
+
+/// A host's home `dir/name` on the store at `url`: its daemon ticks every 100 ms and holds a
+/// `LEASE_MS` lease.
+pub fn host(dir: &Path, name: &str, url: &str) -> PathBuf {
+    crate::configured_home(
+        dir,
+        name,
+        &format!(
+            "[daemon]\ntick = \"100ms\"\nlease = \"{LEASE_MS}ms\"\n\n[store]\nurl = \"{url}\"\n"
+        ),
+    )
+}
+
 /// The cluster this test binary shares: started by the first test that asks, stopped when
 /// no test holds a database of it any more.
 static SHARED: Mutex<Weak<Cluster>> = Mutex::new(Weak::new());

@@ -236,6 +236,16 @@ pub struct ThreadArg {
     pub json: bool,
 }
 
+/// Refuses a blank `text` before anything is opened: "chat VERB requires a non-empty WHAT".
+fn non_empty(text: &str, verb: &str, what: &str) -> Result<(), crate::Invalid> {
+    if text.trim().is_empty() {
+        return Err(crate::Invalid(format!(
+            "chat {verb} requires a non-empty {what}"
+        )));
+    }
+    Ok(())
+}
+
 fn parse_ref(s: &str) -> Result<(String, String), String> {
     match s.trim().split_once(':') {
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {

@@ -57,13 +57,21 @@ pub(super) fn inbox_json(r: &InboxRow) -> Value {
     })
 }
 
-pub(super) fn print_thread_state(t: &Thread, json: bool) -> anyhow::Result<()> {
+/// A thread as the verb that changed it prints it: the whole row as JSON, or `thread: SLUG`
+/// followed by the `label: value` lines the verb is about.
+pub(super) fn print_thread(
+    t: &Thread,
+    json: bool,
+    lines: &[(&str, &dyn std::fmt::Display)],
+) -> anyhow::Result<()> {
     let mut out = Out::lines();
     if json {
         return out.json(&thread_json(t));
     }
     writeln!(out, "thread: {}", t.slug)?;
-    writeln!(out, "state: {}", t.state)?;
+    for (label, value) in lines {
+        writeln!(out, "{label}: {value}")?;
+    }
     Ok(())
 }
 

@@ -6,9 +6,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::SendArgs;
 use super::print::{message_json, print_message_line, wire_json};
-use crate::Invalid;
+use super::{SendArgs, non_empty};
 use crate::chat::messages::{self, SendOptions, unknown_mention_warning};
 use crate::chat::relay::{self, WireMessage};
 use crate::chat::{threads, wait};
@@ -19,9 +18,7 @@ use crate::clock::SystemClock;
 /// `chat send`: one message posted, through the relay when the environment names one.
 pub(super) fn send(ctx: &Ctx, mut a: SendArgs) -> anyhow::Result<()> {
     let message = crate::cli::input::text(a.message.take(), a.message_file.take(), "message")?;
-    if message.trim().is_empty() {
-        return Err(Invalid("chat send requires a non-empty message".into()).into());
-    }
+    non_empty(&message, "send", "message")?;
     let (seq, author, mentions, warnings, json_doc) = match relay::from_env() {
         Some((socket, token)) => {
             let r = relay::call(

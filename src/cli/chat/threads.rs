@@ -5,9 +5,8 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::ThreadArg;
-use super::print::{message_json, print_message_line, print_thread_state, thread_json};
-use crate::Invalid;
+use super::print::{message_json, print_message_line, print_thread, thread_json};
+use super::{ThreadArg, non_empty};
 use crate::chat::threads::{self, NewThread};
 use crate::chat::{messages, write_retry};
 use crate::cli::Ctx;
@@ -40,16 +39,16 @@ pub(super) fn create(
             },
         )
     })?;
-    let mut out = Out::lines();
-    if json {
-        return out.json(&thread_json(&t));
-    }
-    writeln!(out, "thread: {}", t.slug)?;
-    writeln!(out, "id: {}", t.id)?;
-    writeln!(out, "name: {}", t.title)?;
-    writeln!(out, "repo: {}", t.repo)?;
-    writeln!(out, "state: {}", t.state)?;
-    Ok(())
+    print_thread(
+        &t,
+        json,
+        &[
+            ("id", &t.id),
+            ("name", &t.title),
+            ("repo", &t.repo),
+            ("state", &t.state),
+        ],
+    )
 }
 
 /// `chat list`: open threads (all with `--all`), most recent activity first.
@@ -194,22 +193,14 @@ pub(super) fn rename(
     repo: Option<String>,
     json: bool,
 ) -> anyhow::Result<()> {
-    if title.trim().is_empty() {
-        return Err(Invalid("chat rename requires a non-empty new name".into()).into());
-    }
+    non_empty(&title, "rename", "new name")?;
     let mut store = ctx.store()?;
     let clock = SystemClock;
     let t = write_retry(&mut store, |tx| {
         let t = threads::resolve(tx, &thread, repo.as_deref())?;
         threads::rename(tx, &clock, &t, &title)
     })?;
-    let mut out = Out::lines();
-    if json {
-        return out.json(&thread_json(&t));
-    }
-    writeln!(out, "thread: {}", t.slug)?;
-    writeln!(out, "name: {}", t.title)?;
-    Ok(())
+    print_thread(&t, json, &[("name", &t.title)])
 }
 
 /// `chat close` and `chat reopen`: a thread archived or restored.
@@ -220,5 +211,5 @@ pub(super) fn set_state(ctx: &Ctx, a: ThreadArg, state: ThreadState) -> anyhow::
         let t = threads::resolve(tx, &a.thread, a.repo.as_deref())?;
         threads::set_state(tx, &clock, &t, state)
     })?;
-    print_thread_state(&t, a.json)
+    print_thread(&t, a.json, &[("state", &t.state)])
 }

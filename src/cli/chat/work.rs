@@ -5,6 +5,7 @@ use std::io::Write;
 
 use serde_json::json;
 
+use super::non_empty;
 use crate::Invalid;
 use crate::chat::remember::RememberStatus;
 use crate::chat::{answer, promote, remember, threads, write_retry};
@@ -26,9 +27,7 @@ pub(super) fn task(
 ) -> anyhow::Result<()> {
     let message = crate::cli::input::text(message, message_file, "message")?;
     let config = ctx.config()?;
-    if message.trim().is_empty() {
-        return Err(Invalid("chat task requires a non-empty message".into()).into());
-    }
+    non_empty(&message, "task", "message")?;
     let mut store = ctx.store()?;
     let clock = SystemClock;
     let p = promote::task_message_as(
@@ -69,9 +68,7 @@ pub(super) fn answer_job(
     repo: Option<String>,
     json: bool,
 ) -> anyhow::Result<()> {
-    if text.trim().is_empty() {
-        return Err(Invalid("chat answer requires a non-empty answer".into()).into());
-    }
+    non_empty(&text, "answer", "answer")?;
     let cfg = ctx.config()?;
     let mut store = ctx.store()?;
     let a = answer::answer_message(

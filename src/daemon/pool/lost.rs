@@ -58,21 +58,7 @@ impl Pool {
     /// meanwhile are settled if their jobs were not claimed again, the rest are stopped and
     /// left to the takeover. The daemon stops next.
     pub(super) async fn after_lease_lost(&mut self) {
-        let deadline = tokio::time::sleep(FINISHED_GRACE);
-        tokio::pin!(deadline);
-        while !self.tasks.is_empty() {
-            tokio::select! {
-                Some(res) = self.tasks.join_next_with_id() => self.finished(res),
-                _ = &mut deadline => break,
-            }
-        }
-        let ids: Vec<String> = self.inflight.keys().cloned().collect();
-        for id in &ids {
-            self.kill(id, LEASE_LOST);
-        }
-        while let Some(res) = self.tasks.join_next_with_id().await {
-            self.finished(res);
-        }
+        self.finish_or_terminate(FINISHED_GRACE, LEASE_LOST).await;
         if let Err(e) = self.settle_done().await {
             tracing::error!("settling after the lease was lost: {e}");
         }

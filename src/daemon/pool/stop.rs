@@ -19,6 +19,20 @@ impl Pool {
             false => self.shared.config().daemon.shutdown_grace.0.max(0),
         };
         let grace = Duration::from_millis(grace_ms as u64);
+        let why = match immediate {
+            true => "daemon shut down: terminated by `gitmoot daemon stop --kill`".to_string(),
+            false => format!(
+                "daemon shut down: terminated after the {} shutdown grace",
+                crate::duration::format_ms(grace.as_millis() as i64)
+            ),
+        };
+        let terminated = self.finish_or_terminate(grace, &why).await;
+        DaemonExit::Shutdown { terminated }
+    }
+
+    /// Lets the jobs in flight finish for up to `grace`, then terminates the rest for `why`
+    /// and waits for every one; returns how many it terminated.
+    pub(super) async fn finish_or_terminate(&mut self, grace: Duration, why: &str) -> usize {
         let deadline = tokio::time::sleep(grace);
         tokio::pin!(deadline);
         while !self.tasks.is_empty() {
@@ -28,21 +42,14 @@ impl Pool {
             }
         }
         let terminated = self.inflight.len();
-        let why = match immediate {
-            true => "daemon shut down: terminated by `gitmoot daemon stop --kill`".to_string(),
-            false => format!(
-                "daemon shut down: terminated after the {} shutdown grace",
-                crate::duration::format_ms(grace.as_millis() as i64)
-            ),
-        };
         let ids: Vec<String> = self.inflight.keys().cloned().collect();
         for id in &ids {
-            self.kill(id, &why);
+            self.kill(id, why);
         }
         while let Some(res) = self.tasks.join_next_with_id().await {
             self.finished(res);
         }
-        DaemonExit::Shutdown { terminated }
+        terminated
     }
 
     /// Settles the jobs that ended since the last tick, with no claim (the daemon stops),

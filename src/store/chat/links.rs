@@ -1,7 +1,8 @@
 //! Job links (`chat_job_links`): which tree's result belongs in which thread; must not
 //! touch job rows (it only reads their state).
 
-use crate::store::tx::{Row, Tx, params};
+use crate::store::row::row_columns;
+use crate::store::tx::{Tx, params};
 use serde::Serialize;
 
 use super::LinkPurpose;
@@ -23,8 +24,10 @@ pub struct JobLink {
 /// Records the link unless the tree already has one (the first link wins).
 pub fn insert_link<'a>(tx: impl Into<Tx<'a>>, l: &JobLink) -> Result<bool> {
     Ok(tx.into().execute(
-        "INSERT INTO chat_job_links(root_id, thread_id, reply_to, purpose, agent, created_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(root_id) DO NOTHING",
+        &format!(
+            "INSERT INTO chat_job_links({LINK_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT(root_id) DO NOTHING"
+        ),
         params![
             l.root_id,
             l.thread_id,
@@ -36,20 +39,21 @@ pub fn insert_link<'a>(tx: impl Into<Tx<'a>>, l: &JobLink) -> Result<bool> {
     )? > 0)
 }
 
-fn link_row(r: &Row<'_>) -> Result<JobLink> {
-    Ok(JobLink {
-        root_id: r.get(0)?,
-        thread_id: r.get(1)?,
-        reply_to: r.get(2)?,
-        purpose: r.get(3)?,
-        agent: r.get(4)?,
-        created_ms: r.get(5)?,
-    })
+row_columns! {
+    const LINK_COLS;
+    fn link_row -> JobLink {
+        root_id,
+        thread_id,
+        reply_to,
+        purpose,
+        agent,
+        created_ms,
+    }
 }
 
 pub fn link<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Option<JobLink>> {
     tx.into().query_opt(
-        "SELECT root_id, thread_id, reply_to, purpose, agent, created_ms FROM chat_job_links WHERE root_id = ?1",
+        &format!("SELECT {LINK_COLS} FROM chat_job_links WHERE root_id = ?1"),
         params![root_id],
         link_row,
     )

@@ -1,7 +1,8 @@
 //! Mention rows (`chat_mentions`): inbox pages, marking read and the auto-respond
 //! candidates; the badge counters those rows feed live in `unread.rs`.
 
-use crate::store::tx::{Row, Tx, params};
+use crate::store::row::row_columns;
+use crate::store::tx::{Tx, params};
 use serde::Serialize;
 
 use super::MessageKind;
@@ -73,19 +74,19 @@ pub fn inbox<'a>(
     Ok(out)
 }
 
-fn inbox_row(r: &Row<'_>) -> Result<InboxRow> {
-    Ok(InboxRow {
-        mention_id: r.get(0)?,
-        thread_id: r.get(1)?,
-        thread_slug: r.get(2)?,
-        repo: r.get(3)?,
-        seq: r.get(4)?,
-        kind: r.get(5)?,
-        author: r.get(6)?,
-        body: r.get(7)?,
-        ts_ms: r.get(8)?,
-        unread: r.get(9)?,
-    })
+row_columns! {
+    fn inbox_row -> InboxRow {
+        mention_id,
+        thread_id,
+        thread_slug,
+        repo,
+        seq,
+        kind,
+        author,
+        body,
+        ts_ms,
+        unread,
+    }
 }
 
 /// The SQL of one inbox page, walking the agent's inbox index newest first from the
@@ -182,12 +183,14 @@ pub fn autorespond_candidates<'a>(
            AND NOT EXISTS (SELECT 1 FROM chat_thread_meta x WHERE x.thread_id = t.id AND x.key = 'moot')
          GROUP BY m.thread_id, m.agent ORDER BY m.thread_id, m.agent",
         params![origin, also],
-        |r| {
-            Ok(AutoCandidate {
-                thread_id: r.get(0)?,
-                agent: r.get(1)?,
-                seq: r.get(2)?,
-            })
-        },
+        candidate_row,
     )
+}
+
+row_columns! {
+    fn candidate_row -> AutoCandidate {
+        thread_id,
+        agent,
+        seq,
+    }
 }

@@ -1,7 +1,8 @@
 //! Thread rows and their per-thread metadata (`chat_threads`, `chat_thread_meta`); must not
 //! touch messages or mentions.
 
-use crate::store::tx::{Row, Tx, params};
+use crate::store::row::row_columns;
+use crate::store::tx::{Tx, params};
 use serde::Serialize;
 
 use super::ThreadState;
@@ -21,27 +22,25 @@ pub struct Thread {
     pub updated_ms: Millis,
 }
 
-const THREAD_COLS: &str =
-    "id, slug, title, repo, origin, state, created_by, created_ms, updated_ms";
+row_columns! {
+    const THREAD_COLS;
+    fn thread_row -> Thread {
+        id,
+        slug,
+        title,
+        repo,
+        origin,
+        state,
+        created_by,
+        created_ms,
+        updated_ms,
+    }
+}
 
 /// The columns of a thread read back, with `updated_ms` raised to its newest message: a
 /// send does not rewrite the thread row (one page less per message).
 const THREAD_READ: &str = "t.id, t.slug, t.title, t.repo, t.origin, t.state, t.created_by, t.created_ms, \
     MAX(t.updated_ms, COALESCE((SELECT c.ts_ms FROM chat_messages c WHERE c.thread_id = t.id ORDER BY c.seq DESC LIMIT 1), 0))";
-
-fn thread_row(r: &Row<'_>) -> Result<Thread> {
-    Ok(Thread {
-        id: r.get(0)?,
-        slug: r.get(1)?,
-        title: r.get(2)?,
-        repo: r.get(3)?,
-        origin: r.get(4)?,
-        state: r.get(5)?,
-        created_by: r.get(6)?,
-        created_ms: r.get(7)?,
-        updated_ms: r.get(8)?,
-    })
-}
 
 pub fn insert_thread<'a>(tx: impl Into<Tx<'a>>, t: &Thread) -> Result<()> {
     tx.into().execute(

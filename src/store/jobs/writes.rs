@@ -3,11 +3,9 @@
 //!
 //! Must not decide what a job's state means; the engine does.
 
-use serde_json::Value;
-
 use super::super::Result;
-use super::super::tx::{Param, Tx, params};
-use super::{COLS, Job, Unreadable, get};
+use super::super::tx::{Tx, params};
+use super::{Job, Unreadable, get};
 use crate::clock::Millis;
 
 /// Marks an undecodable job failed with the decode error, keeping the corrupt value in
@@ -78,59 +76,4 @@ pub fn put<'a>(tx: impl Into<Tx<'a>>, j: &Job) -> Result<()> {
 /// not written since (see `write_changes_from`).
 pub fn put_over<'a>(tx: impl Into<Tx<'a>>, before: &Job, after: &Job) -> Result<()> {
     crate::store::put_row_over(tx, before, after)
-}
-
-impl crate::store::Columns for Job {
-    const TABLE: &'static str = "jobs";
-    const COLS: &'static str = COLS;
-    fn with_values<R>(&self, f: impl FnOnce(&[&dyn Param]) -> R) -> R {
-        let j = self;
-        let json = |v: &Option<Value>| v.as_ref().map(Value::to_string);
-        let (ephemeral, result, carry) = (json(&j.ephemeral), json(&j.result), json(&j.carry));
-        let (tokens_in, tokens_out) = (j.tokens_in as i64, j.tokens_out as i64);
-        let followup = j.followup.as_str();
-        // In the order of `COLS`.
-        let values: [&dyn Param; 39] = [
-            &j.id,
-            &j.root_id,
-            &j.parent_id,
-            &j.delegation_id,
-            &j.kind,
-            &j.agent,
-            &j.action,
-            &j.prompt,
-            &j.repo,
-            &j.state,
-            &j.attempt,
-            &j.depth,
-            &j.model,
-            &j.effort,
-            &j.phase,
-            &j.timeout_ms,
-            &j.fingerprint,
-            &j.retries_left,
-            &ephemeral,
-            &result,
-            &j.raw_output,
-            &j.output_truncated,
-            &j.error,
-            &tokens_in,
-            &tokens_out,
-            &j.cost_usd,
-            &j.dispatched_by,
-            &j.runtime_pid,
-            &j.worktree,
-            &followup,
-            &j.followup_reason,
-            &j.continuation_id,
-            &carry,
-            &j.created_ms,
-            &j.started_ms,
-            &j.finished_ms,
-            &j.updated_ms,
-            &j.daemon_id,
-            &j.on_label,
-        ];
-        f(&values)
-    }
 }

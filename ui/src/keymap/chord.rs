@@ -131,13 +131,15 @@ impl fmt::Display for KeyChord {
     }
 }
 
+/// A key string the test knows is valid, parsed.
+#[cfg(test)]
+pub(super) fn chord(s: &str) -> KeyChord {
+    s.parse().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn chord(s: &str) -> KeyChord {
-        s.parse().unwrap()
-    }
 
     #[test]
     fn key_strings_parse_and_normalise() {

@@ -376,11 +376,8 @@ pub fn keys_markdown() -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::chord::chord;
     use super::*;
-
-    fn chord(s: &str) -> KeyChord {
-        s.parse().unwrap()
-    }
 
     #[test]
     fn spec_keys_are_bound() {

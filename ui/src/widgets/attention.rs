@@ -9,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, pane_block, row_style, truncate};
+use super::{fit, no_rows, pane_block, row_style, truncate};
 use crate::layout::ATTENTION_ITEM_LINES;
 use crate::rows;
 use crate::sanitize::clean_line;
@@ -29,14 +29,13 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     frame.render_widget(block, area);
     let w = inner.width as usize;
     if items.is_empty() {
-        let msg = if state.filter.is_empty() {
-            "Nothing waits for you."
-        } else {
-            "No gate matches the filter."
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(format!(" {msg}"), theme.style(Slot::Muted))),
+        no_rows(
+            frame,
             inner,
+            state,
+            theme,
+            " Nothing waits for you.",
+            " No gate matches the filter.",
         );
         return;
     }

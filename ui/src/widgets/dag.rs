@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, job_glyph, job_slot, pane_block, row_style};
+use super::{empty_note, fit, job_glyph, job_slot, pane_block, row_style};
 use crate::rows::{self, DagNode};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
@@ -26,10 +26,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         let block = pane_block(Pane::Dag, state, theme, String::new());
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        frame.render_widget(
-            Paragraph::new(Span::styled(" No root selected.", theme.style(Slot::Muted))),
-            inner,
-        );
+        empty_note(frame, inner, theme, " No root selected.");
         return;
     };
     let nodes = rows::dag_nodes(root);

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{job_glyph, job_slot, pane_block, wrap};
+use super::{empty_note, job_glyph, job_slot, pane_block, wrap};
 use crate::live::DetailTab;
 use crate::sanitize::{clean, clean_line};
 use crate::state::{Pane, State};
@@ -140,20 +140,16 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(job) = state.detail_job.as_deref() else {
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                " Select a job and press Enter to see its detail.",
-                theme.style(Slot::Muted),
-            )),
+        empty_note(
+            frame,
             inner,
+            theme,
+            " Select a job and press Enter to see its detail.",
         );
         return;
     };
     match snap.detail.as_ref().filter(|d| d.job_id == job) {
-        None => frame.render_widget(
-            Paragraph::new(Span::styled(" loading…", theme.style(Slot::Muted))),
-            inner,
-        ),
+        None => empty_note(frame, inner, theme, " loading…"),
         // Jobs that streamed steps get the Activity tab; the header takes one line.
         Some(d) if !d.activity.is_empty() || state.detail_tab == DetailTab::Activity => {
             let [head, body] = ratatui::layout::Layout::vertical([

@@ -23,7 +23,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
@@ -123,6 +123,32 @@ pub fn pane_block<'a>(pane: Pane, state: &State, theme: &Theme, note: String) ->
 }
 
 /// Cuts `s` to `width` display columns, marking the cut with `…`.
+/// The one muted line a pane (or part of one) with nothing to list shows in `area`.
+pub fn empty_note(frame: &mut Frame, area: Rect, theme: &Theme, msg: &str) {
+    frame.render_widget(
+        Paragraph::new(Span::styled(msg.to_string(), theme.style(Slot::Muted))),
+        area,
+    );
+}
+
+/// `empty_note` for a list pane with no rows: `empty` when it has none, `filtered` when
+/// the typed filter hides them all.
+pub fn no_rows(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    theme: &Theme,
+    empty: &str,
+    filtered: &str,
+) {
+    let msg = if state.filter.is_empty() {
+        empty
+    } else {
+        filtered
+    };
+    empty_note(frame, area, theme, msg);
+}
+
 pub fn truncate(s: &str, width: usize) -> String {
     if width == 0 {
         return String::new();

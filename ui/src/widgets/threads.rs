@@ -8,7 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::{fit, pane_block, row_style, wrap};
+use super::{empty_note, fit, pane_block, row_style, wrap};
 use crate::rows;
 use crate::sanitize::{clean, clean_line};
 use crate::state::{Pane, Section, State};
@@ -188,10 +188,7 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         } else {
             " No messages."
         };
-        frame.render_widget(
-            Paragraph::new(Span::styled(msg, theme.style(Slot::Muted))),
-            body,
-        );
+        empty_note(frame, body, theme, msg);
         return;
     }
     let active = state.focus == Pane::Threads && state.section == Section::Transcript;

@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, job_glyph, job_slot, pane_block, root_glyph, row_style};
+use super::{fit, job_glyph, job_slot, no_rows, pane_block, root_glyph, row_style};
 use crate::rows::{self, TreeRow};
 use crate::sanitize::clean_line;
 use crate::state::{Pane, State};
@@ -26,14 +26,13 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if rows.is_empty() {
-        let msg = if state.filter.is_empty() {
-            " No jobs yet. `:job run --agent A PROMPT` starts one."
-        } else {
-            " No job matches the filter."
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(msg, theme.style(Slot::Muted))),
+        no_rows(
+            frame,
             inner,
+            state,
+            theme,
+            " No jobs yet. `:job run --agent A PROMPT` starts one.",
+            " No job matches the filter.",
         );
         return;
     }
