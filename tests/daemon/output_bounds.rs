@@ -93,11 +93,12 @@ fn agents_printing_far_past_the_caps_keep_records_and_memory_bounded_and_still_s
     let markers = h.file("markers");
     std::fs::create_dir_all(&markers).unwrap();
     let result_line = result("approved", "bounded");
-    // 4 KB lines: enough lines to exercise the feed, few enough to print 200 MB fast.
+    // 4 KB lines: enough lines to exercise the feed, few enough to print 200 MB fast; at
+    // the lowest priority, so the group's other tests keep their share of the cores.
     h.shell_agent(
         "chatty",
         &format!(
-            "cat >/dev/null\necho FIRST-LINE\n\
+            "cat >/dev/null\nrenice -n 19 $$ >/dev/null\necho FIRST-LINE\n\
              yes \"$(head -c 4000 /dev/zero | tr '\\0' y)\" | head -c {PRINTED}\n\
              echo\necho '{result_line}'\ntouch {}/\"$GITMOOT_JOB_ID\"\nsleep 1\n",
             markers.display()

@@ -308,11 +308,14 @@ echo '{"gitmoot_result":{"decision":"approved","summary":"slow"}}'"#,
         dropped >= 2,
         "the daemon's store and change feed connections"
     );
-    wait_until(
-        "the slow job to finish after the outage",
-        Duration::from_secs(30),
-        || state(&mut store, &first) == Some(gitmoot::domain::JobState::Succeeded),
-    );
+    let finished = gitmoot_test_support::daemon::wait_until(Duration::from_secs(30), || {
+        state(&mut store, &first) == Some(gitmoot::domain::JobState::Succeeded)
+    });
+    if !finished {
+        let log = std::fs::read_to_string(h.join("logs/gitmoot.log")).unwrap_or_default();
+        let job = store.read(|tx| jobs::get(tx, &first)).unwrap();
+        panic!("the slow job did not finish after the outage: {job:?}\n{log}");
+    }
     assert!(
         d.try_wait().unwrap().is_none(),
         "the daemon stopped instead of reconnecting"
