@@ -208,7 +208,7 @@ pub struct SeatBinding {
     pub thread_id: String,
 }
 
-pub fn seat_for_job(conn: &Tx<'_>, job: &Job) -> Result<Option<SeatBinding>> {
+pub fn seat_for_job(conn: &Tx<'_>, job: &Job) -> crate::store::Result<Option<SeatBinding>> {
     if job.kind != JobKind::Root {
         return Ok(None);
     }

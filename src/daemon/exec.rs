@@ -84,10 +84,30 @@ pub struct Plan {
     pub seat: Option<crate::chat::moot::SeatBinding>,
 }
 
-/// Resolves the runtime, binary, model and effort for `job`.
+/// Resolves the runtime, binary, model and effort for `job`: `Err` when the store could
+/// not be read (nothing is said of the job), `Ok(Err(why))` when the job cannot run.
 ///
 /// Model: job → agent (or spec) → `[runtimes.<n>].default_model` → none; effort likewise.
-pub fn plan(conn: &Tx<'_>, job: &Job, cfg: &Config) -> Result<Plan, String> {
+pub fn plan(
+    conn: &Tx<'_>,
+    job: &Job,
+    cfg: &Config,
+) -> Result<Result<Plan, String>, crate::store::StoreError> {
+    let agent = match &job.ephemeral {
+        Some(_) => None,
+        None => agents::get(conn, &job.agent)?,
+    };
+    let seat = crate::chat::moot::seat_for_job(conn, job)?;
+    Ok(resolve(job, agent, seat, cfg))
+}
+
+/// [`plan`] once what it reads of the store is at hand.
+fn resolve(
+    job: &Job,
+    agent: Option<agents::Agent>,
+    seat: Option<crate::chat::moot::SeatBinding>,
+    cfg: &Config,
+) -> Result<Plan, String> {
     let (kind, command, model, effort, policy) = match &job.ephemeral {
         Some(spec) => {
             let spec: EphemeralSpec = serde_json::from_value(spec.clone())
@@ -104,9 +124,7 @@ pub fn plan(conn: &Tx<'_>, job: &Job, cfg: &Config) -> Result<Plan, String> {
             )
         }
         None => {
-            let agent = agents::get(conn, &job.agent)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("agent {:?} is not registered", job.agent))?;
+            let agent = agent.ok_or_else(|| format!("agent {:?} is not registered", job.agent))?;
             (
                 agent.runtime,
                 agent.command,
@@ -125,22 +143,28 @@ pub fn plan(conn: &Tx<'_>, job: &Job, cfg: &Config) -> Result<Plan, String> {
         model: job.model.clone().or(model).or(rt.default_model),
         effort: job.effort.clone().or(effort).or(rt.default_effort),
         policy,
-        seat: crate::chat::moot::seat_for_job(conn, job)
-            .map_err(|e| format!("looking up the moot seat: {e}"))?,
+        seat,
     })
 }
 
-/// Each claimed job with the runtime plan it runs under (or why it has none).
+/// Claimed jobs, each with the plan it runs under or why it cannot run.
+pub(crate) type Planned = Vec<(Claimed, Result<Plan, String>)>;
+
+/// Each claimed job with the runtime plan it runs under (or why it has none), read in
+/// the claim's own transaction: a store connection lost on the way undoes the claim with
+/// it, rather than failing jobs that were only claimed. A row that cannot be read fails
+/// its job alone.
 pub(crate) fn planned(
-    store: &Store,
+    tx: &Tx<'_>,
     claimed: Vec<Claimed>,
     config: &Config,
-) -> Vec<(Claimed, Result<Plan, String>)> {
+) -> Result<Planned, crate::store::StoreError> {
     claimed
         .into_iter()
-        .map(|c| {
-            let plan = plan(&store.conn(), &c.job, config);
-            (c, plan)
+        .map(|c| match plan(tx, &c.job, config) {
+            Ok(plan) => Ok((c, plan)),
+            Err(e) if e.is_connection_lost() => Err(e),
+            Err(e) => Ok((c, Err(e.to_string()))),
         })
         .collect()
 }

@@ -241,6 +241,7 @@ fn settle_one(
             // Stored exactly as a run read live would be: redacted, capped, priced.
             let model = super::exec::plan(tx, job, config)
                 .ok()
+                .and_then(Result::ok)
                 .and_then(|p| p.model);
             event(
                 EventKind::JobRecovered,

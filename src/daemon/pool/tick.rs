@@ -8,8 +8,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::super::claim::{self, ClaimContext, Claimed};
-use super::super::exec::{self, Finished, Plan};
+use super::super::claim::{self, ClaimContext};
+use super::super::exec::{self, Finished, Planned};
 use super::super::lease::{self, Registration};
 use super::super::{DaemonError, Shared, human_notify};
 use super::Pool;
@@ -21,7 +21,7 @@ use crate::store::{Store, Tx, jobs};
 
 /// What one tick learned from the store.
 pub(super) struct TickReport {
-    pub(super) claimed: Vec<(Claimed, Result<Plan, String>)>,
+    pub(super) claimed: Planned,
     pub(super) force_killed: Vec<String>,
     /// Human gates to run `[notify] command` for.
     pub(super) notify: Vec<human_notify::Pending>,
@@ -106,7 +106,7 @@ fn settle_and_claim(
     free: usize,
     done: &mut Vec<Finished>,
     ctx: &ClaimContext,
-) -> Result<Vec<Claimed>, DaemonError> {
+) -> Result<Planned, DaemonError> {
     if free == 0 && done.is_empty() {
         return Ok(Vec::new());
     }
@@ -131,16 +131,18 @@ fn fenced_claim(
     sh: &Shared,
     free: usize,
     ctx: &ClaimContext,
-) -> Result<Result<Vec<Claimed>, engine::EngineError>, DaemonError> {
+) -> Result<Result<Planned, engine::EngineError>, DaemonError> {
     let now = sh.clock.now_ms();
     if let Some(id) = &ctx.daemon_id
         && !crate::store::daemons::beat(tx, id, now)?
     {
         return Err(DaemonError::LeaseLost(id.clone()));
     }
-    Ok(crate::store::savepoint(tx, || {
-        claim::claim(tx, sh.clock.as_ref(), free, ctx)
-    })?)
+    let claimed = crate::store::savepoint(tx, || claim::claim(tx, sh.clock.as_ref(), free, ctx))?;
+    Ok(match claimed {
+        Ok(claimed) => Ok(exec::planned(tx, claimed, &ctx.config)?),
+        Err(e) => Err(e),
+    })
 }
 
 impl Pass {
@@ -178,7 +180,6 @@ impl Pass {
         } else {
             Vec::new()
         };
-        let claimed = exec::planned(store, claimed, config);
         let live = if self.until_idle && claimed.is_empty() && !self.any_inflight {
             Some(
                 jobs::count_state(store.conn(), JobState::Queued)?
@@ -274,8 +275,7 @@ impl Pool {
         let claimed = self
             .shared
             .with_store_here(|store, sh| -> Result<_, DaemonError> {
-                let claimed = store.write(|tx| fenced_claim(tx, sh, free, &ctx))??;
-                Ok(exec::planned(store, claimed, &ctx.config))
+                Ok(store.write(|tx| fenced_claim(tx, sh, free, &ctx))??)
             })?;
         let started = !claimed.is_empty();
         for (c, plan) in claimed {
