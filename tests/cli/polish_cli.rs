@@ -332,3 +332,42 @@ fn chat_show_prints_posts_as_the_transcript_renders_them() {
     assert!(text.contains("\n    indented code"), "{text}");
     assert!(!text.contains("**") && !text.contains('`'), "{text}");
 }
+
+/// A coordinator that fans out to legs `a` and `b` of the agent `w`, then merges.
+const FAN_OUT: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "fan out", "delegations": [{"id": "a", "agent": "w", "action": "ask", "prompt": "x"}, {"id": "b", "agent": "w", "action": "ask", "prompt": "y"}]}}'
+else
+echo '{"gitmoot_result": {"decision": "approved", "summary": "merged"}}'
+fi"#;
+
+#[test]
+fn a_roots_prefix_names_the_root_not_its_legs_and_a_leg_is_named_root_slash_leg() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    shell_agent(&home, "lead", FAN_OUT, &[]);
+    shell_agent(
+        &home,
+        "w",
+        r#"cat >/dev/null; echo '{"gitmoot_result": {"decision": "approved", "summary": "leg"}}'"#,
+        &[],
+    );
+    let root = stdout(&home, &["job", "run", "--agent", "lead", "split the work"])
+        .trim()
+        .to_string();
+    stdout(&home, &["daemon", "run", "--until-idle"]);
+    let short = &root[..root.len() - 2];
+    let shown = json(&home, &["job", "show", short, "--json"]);
+    assert_eq!(shown["id"], root.as_str(), "the root, not one of its legs");
+    let tree = json(&home, &["job", "tree", short, "--json"]);
+    assert_eq!(tree["run"]["root_id"], root.as_str(), "{tree}");
+    let leg = json(&home, &["job", "show", &format!("{short}/a"), "--json"]);
+    assert_eq!(leg["id"], format!("{root}/a"));
+    // Among legs alone a prefix is still ambiguous, and says so.
+    let out = gitmoot(&home)
+        .args(["job", "show", &format!("{root}/")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("ambiguous"), "{}", stderr(&out));
+}

@@ -17,8 +17,10 @@ pub fn get<'a>(tx: impl Into<Tx<'a>>, id: &str) -> Result<Option<Job>> {
 }
 
 /// The full job id for `input`: itself when a job has that id, else the one job whose id
-/// starts with it (as git and kubectl accept unique prefixes). None matching, or several,
-/// is a validation error; an ambiguous prefix lists the candidates.
+/// starts with it (as git and kubectl accept unique prefixes). A prefix that names one
+/// root means that root, not its legs (`ROOT/leg`), and a leg is named by its root's
+/// prefix and its own name (`job-zfy/a`). None matching, or several, is a validation
+/// error; an ambiguous prefix lists the candidates.
 pub fn resolve_id<'a>(tx: impl Into<Tx<'a>>, input: &str) -> Result<String> {
     let conn = tx.into();
     if input.is_empty() {
@@ -29,14 +31,22 @@ pub fn resolve_id<'a>(tx: impl Into<Tx<'a>>, input: &str) -> Result<String> {
     if get(conn, input)?.is_some() {
         return Ok(input.to_string());
     }
-    // A range scan on the primary key: every id that starts with `input` sorts in
-    // [input, input + U+10FFFF).
-    let upper = format!("{input}{}", char::MAX);
-    let ids: Vec<String> = conn.query_map(
-        "SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 11",
-        params![input, upper],
-        |r| r.get(0),
-    )?;
+    if let Some((root, leg)) = input.split_once('/')
+        && !root.is_empty()
+        && !leg.is_empty()
+        && let [root] = prefixed(conn, root, true)?.as_slice()
+    {
+        let full = format!("{root}/{leg}");
+        if get(conn, &full)?.is_some() {
+            return Ok(full);
+        }
+    }
+    let roots = prefixed(conn, input, true)?;
+    let ids = if roots.is_empty() {
+        prefixed(conn, input, false)?
+    } else {
+        roots
+    };
     match ids.as_slice() {
         [] => Err(StoreError::Invalid(crate::Invalid(format!(
             "job {input:?} not found"
@@ -51,6 +61,19 @@ pub fn resolve_id<'a>(tx: impl Into<Tx<'a>>, input: &str) -> Result<String> {
             ))))
         }
     }
+}
+
+/// Up to 11 ids that start with `prefix`, only roots' (ids without a `/`) when `roots`.
+fn prefixed(conn: Tx<'_>, prefix: &str, roots: bool) -> Result<Vec<String>> {
+    // A range scan on the primary key: every id that starts with `prefix` sorts in
+    // [prefix, prefix + U+10FFFF).
+    let upper = format!("{prefix}{}", char::MAX);
+    let only_roots = if roots { " AND id NOT LIKE '%/%'" } else { "" };
+    conn.query_map(
+        &format!("SELECT id FROM jobs WHERE id >= ?1 AND id < ?2{only_roots} ORDER BY id LIMIT 11"),
+        params![prefix, upper],
+        |r| r.get(0),
+    )
 }
 
 /// The job, or a not-found error naming it.
