@@ -175,6 +175,33 @@ fn open_rounds_for(conn: &Tx<'_>, job_id: &str) -> Result<Vec<Round>, EngineErro
         .collect())
 }
 
+/// The choice `answer` names for the choice question `q`: one of its choices, whole or
+/// by a unique prefix, case-insensitive. The contract has no free-text marker, so a
+/// question that offers choices takes only those; anything else is refused naming them.
+fn choose(q: &HumanQuestion, answer: &str) -> Result<String, Invalid> {
+    let wanted = answer.trim().to_lowercase();
+    let named = |c: &&String| c.to_lowercase() == wanted;
+    if let Some(whole) = q.choices.iter().find(named) {
+        return Ok(whole.clone());
+    }
+    let starts = |c: &&String| !wanted.is_empty() && c.to_lowercase().starts_with(&wanted);
+    match q
+        .choices
+        .iter()
+        .filter(starts)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [one] => Ok((*one).clone()),
+        _ => Err(Invalid(format!(
+            "{}: {:?} is not one of its choices ({})",
+            q.id,
+            answer.trim(),
+            q.choices.join(", ")
+        ))),
+    }
+}
+
 /// `job answer JOB "<qid>: text"`: closes the ask round and moves the tree on. Returns the
 /// answer continuation's id when one was enqueued now (legs still running defer it).
 pub fn answer(
@@ -201,7 +228,12 @@ pub fn answer(
     }
     let ctx = Ctx::new(tx, env);
     let qs = questions_of(&round);
-    let parsed = parse_answers(text, &qs);
+    let mut parsed = parse_answers(text, &qs);
+    for (id, answer) in parsed.by_id.iter_mut() {
+        if let Some(q) = qs.iter().find(|q| &q.id == id && !q.choices.is_empty()) {
+            *answer = choose(q, answer)?;
+        }
+    }
     let answers = json!({"answers": parsed.by_id, "unmatched": parsed.unmatched, "text": text});
     ctx.resolve_round(&mut round, "answer", Some(answers), None)?;
     ctx.event(

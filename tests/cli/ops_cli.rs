@@ -77,6 +77,43 @@ fn job_answer_posts_the_answer_to_the_ask_gate_thread_and_retitles_it() {
 }
 
 #[test]
+fn a_choice_question_takes_one_of_its_choices_or_a_unique_prefix_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let (root, slug) = paused_asker(h);
+    for verb in [
+        ["job", "answer", root.as_str()],
+        ["chat", "answer", slug.as_str()],
+    ] {
+        let out = gitmoot(h)
+            .args(verb)
+            .arg("rollout: to the moon")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{verb:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("not one of its choices (canary first, all at once)"),
+            "{verb:?}: {err}"
+        );
+    }
+    let msgs = json(h, &["chat", "show", &slug, "--json"])["messages"].clone();
+    assert_eq!(
+        msgs.as_array().map(Vec::len),
+        Some(1),
+        "nothing posted: {msgs}"
+    );
+    assert!(thread_title(h, &slug).ends_with("awaiting answer"));
+    stdout(h, &["job", "answer", &root, "rollout: CANARY"]);
+    drain(h);
+    let tree = json(h, &["job", "tree", &root, "--json"]);
+    assert!(
+        tree.to_string().contains("answer: canary first"),
+        "the answer is the choice it named: {tree}"
+    );
+}
+
+#[test]
 fn chat_answer_retitles_the_thread_too() {
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path();
