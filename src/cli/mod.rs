@@ -82,6 +82,8 @@ pub enum Command {
     /// Move a home's data between stores (SQLite ⇄ PostgreSQL).
     #[command(subcommand)]
     Store(store::StoreCmd),
+    /// Create the home (its folders and store) and say where it is.
+    Init,
     /// The control room: watch and steer every tree from the keyboard.
     Tui(tui::TuiArgs),
     /// A scripted scene in a fresh home, then the control room on it.
@@ -113,16 +115,52 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Whether the command may create a home that is not there: `init`, and the verbs that
+    /// register or enqueue something. Any other on a named home that does not exist is a
+    /// typo until proven otherwise (`--home ~/.gitmot job list` must not make a database).
+    fn may_create_home(&self) -> bool {
+        use chat::ChatCmd;
+        matches!(
+            self,
+            Command::Init
+                | Command::Agent(agent::AgentCmd::Add(_))
+                | Command::Job(
+                    job::JobCmd::Run(_) | job::JobCmd::Open { .. } | job::JobCmd::Record { .. }
+                )
+                | Command::Chat(
+                    ChatCmd::Create { .. }
+                        | ChatCmd::Send(_)
+                        | ChatCmd::Task { .. }
+                        | ChatCmd::Remember { .. }
+                )
+                | Command::Moot(_)
+                | Command::Orchestrate(_)
+                | Command::Store(_)
+        )
+    }
+}
+
 /// Everything a command needs from its surroundings, opened lazily.
 pub struct Ctx {
     pub home: Home,
     /// Whether `--home` was given explicitly (the demo uses a temporary home otherwise).
     pub home_flag: Option<PathBuf>,
+    /// `Some(why)` when opening the store must not create the home: it was named (by
+    /// `--home` or `GITMOOT_HOME`), it is not there, and the command only reads.
+    missing_home: Option<String>,
 }
 
 impl Ctx {
-    pub fn new(home_flag: Option<PathBuf>, store_flag: Option<String>) -> anyhow::Result<Self> {
+    /// The context of a command that `may_create` the home (see `Command::may_create_home`).
+    pub fn new(
+        home_flag: Option<PathBuf>,
+        store_flag: Option<String>,
+        may_create: bool,
+    ) -> anyhow::Result<Self> {
         let home = Home::resolve(home_flag.as_deref())?;
+        let named =
+            home_flag.is_some() || std::env::var_os("GITMOOT_HOME").is_some_and(|v| !v.is_empty());
         let url = match store_flag.or_else(|| {
             std::env::var("GITMOOT_STORE")
                 .ok()
@@ -135,14 +173,25 @@ impl Ctx {
         if let Some(url) = &url {
             crate::store::Location::parse(url)?;
         }
+        let missing_home =
+            (named && !may_create && url.is_none() && !home.root().exists()).then(|| {
+                format!(
+                    "no gitmoot home at {} (create one with gitmoot init, or check --home)",
+                    home.root().display()
+                )
+            });
         Ok(Self {
             home: home.with_store(url),
             home_flag,
+            missing_home,
         })
     }
 
-    /// Opens the store (creating the home) and starts file logging.
+    /// Opens the store (creating the home, when the command may) and starts file logging.
     pub fn store(&self) -> anyhow::Result<Store> {
+        if let Some(why) = &self.missing_home {
+            return Err(crate::Invalid(why.clone()).into());
+        }
         let store = Store::open_home(&self.home)?;
         crate::logging::init(&self.home);
         Ok(store)
@@ -155,8 +204,17 @@ impl Ctx {
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    let ctx = Ctx::new(cli.home, cli.store)?;
+    let ctx = Ctx::new(cli.home, cli.store, cli.command.may_create_home())?;
     match cli.command {
+        Command::Init => {
+            ctx.store()?;
+            let mut out = output::Out::lines();
+            std::io::Write::write_fmt(
+                &mut out,
+                format_args!("gitmoot home at {}\n", ctx.home.root().display()),
+            )?;
+            Ok(out.finish()?)
+        }
         Command::Agent(cmd) => agent::run(&ctx, cmd),
         Command::Job(cmd) => job::run(&ctx, cmd),
         Command::Result(cmd) => result::run(&ctx, cmd),

@@ -14,7 +14,7 @@ use support::{gitmoot, json, stdout, texts};
 fn home_and_database_are_private() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    stdout(&home, &["agent", "list"]);
+    stdout(&home, &["init"]);
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&home), 0o700);
     assert_eq!(mode(&home.join("logs")), 0o700);
@@ -28,7 +28,7 @@ fn gitmoot_home_env_is_used_without_the_flag() {
     Command::cargo_bin("gitmoot")
         .unwrap()
         .env("GITMOOT_HOME", &home)
-        .args(["agent", "list"])
+        .args(["init"])
         .assert()
         .success();
     assert!(home.join("gitmoot.db").exists());

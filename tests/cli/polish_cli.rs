@@ -196,7 +196,7 @@ fn agent_add_warns_when_the_runtime_is_not_on_path() {
 fn daemon_status_json_has_a_numeric_pid() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    stdout(&home, &["agent", "list"]);
+    stdout(&home, &["init"]);
     let mut d = std::process::Command::new(bin())
         .arg("--home")
         .arg(&home)
@@ -370,4 +370,38 @@ fn a_roots_prefix_names_the_root_not_its_legs_and_a_leg_is_named_root_slash_leg(
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("ambiguous"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_read_verb_on_a_named_home_that_is_not_there_creates_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join(".gitmot");
+    for verb in [
+        &["job", "list"][..],
+        &["job", "pending"],
+        &["chat", "list"],
+        &["daemon", "status"],
+        &["daemon", "run", "--until-idle"],
+    ] {
+        let out = gitmoot(&typo).args(verb).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{verb:?}");
+        assert_eq!(
+            stderr(&out).trim(),
+            format!(
+                "error: no gitmoot home at {} (create one with gitmoot init, or check --home)",
+                typo.display()
+            ),
+            "{verb:?}"
+        );
+        assert!(!typo.exists(), "{verb:?} made the home");
+    }
+    // `init`, or a verb that registers something, makes it.
+    let out = gitmoot(&typo).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(typo.join("gitmoot.db").exists());
+    let listed = gitmoot(&typo).args(["job", "list"]).output().unwrap();
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let other = dir.path().join("other");
+    shell_agent(&other, "a", "cat >/dev/null; echo '{}'", &[]);
+    assert!(other.join("gitmoot.db").exists());
 }

@@ -151,7 +151,7 @@ fn a_waiter_live_or_killed_is_never_listed_as_a_daemon() {
 #[test]
 fn stopping_with_no_daemon_says_so_in_one_line_and_exits_1() {
     let h = TestHome::new();
-    h.ok(&["agent", "list"]);
+    h.ok(&["init"]);
     let out = stop(&h, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");

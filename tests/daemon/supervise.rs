@@ -228,7 +228,7 @@ fn a_one_mib_prompt_goes_in_through_a_file_and_through_stdin() {
 #[test]
 fn a_config_that_is_not_utf8_and_a_corrupt_store_are_named_and_refused() {
     let h = TestHome::new();
-    h.ok(&["agent", "list"]);
+    h.ok(&["init"]);
     std::fs::write(
         h.path().join("config.toml"),
         b"[daemon]\nparallel = \xff\xfe\n",
@@ -326,7 +326,7 @@ fn relay_sockets_in_tmp() -> Vec<std::ffi::OsString> {
 #[test]
 fn the_relay_socket_lives_in_the_home_and_stale_ones_are_cleaned() {
     let h = TestHome::new();
-    h.ok(&["agent", "list"]);
+    h.ok(&["init"]);
     let run = h.path().join("run");
     std::fs::create_dir_all(&run).unwrap();
     // A socket file left by a daemon that died (pid far beyond pid_max).

@@ -146,7 +146,7 @@ fn ctrl_z_then_fg_comes_back_redrawn_with_working_input() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     let _stop = StopDaemon(home.clone());
-    stdout(&home, &["agent", "list"]);
+    stdout(&home, &["init"]);
     let t = Tmux::start(
         "suspend",
         "env PS1='READY> ' bash --norc --noprofile -i",
@@ -199,7 +199,7 @@ fn a_vanished_daemon_is_reported_and_queued_rows_say_they_will_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
     let _stop = StopDaemon(home.clone());
-    stdout(&home, &["agent", "list"]);
+    stdout(&home, &["init"]);
     let outside = outside_daemon(&home);
     let t = Tmux::control_room("vanish", &home, "--no-daemon");
     t.wait_for("daemon attached (viewer)", WAIT);
@@ -238,7 +238,7 @@ fn the_control_room_takes_over_when_the_attached_daemon_stops() {
 fn a_detached_daemon_stops_once_its_home_is_removed() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    stdout(&home, &["agent", "list"]);
+    stdout(&home, &["init"]);
     let mut daemon = outside_daemon(&home);
     let start = Instant::now();
     // The daemon keeps writing its status file, so removal can race with it.

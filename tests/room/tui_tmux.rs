@@ -94,7 +94,7 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
 fn quitting_gives_the_shell_its_terminal_back() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    stdout(&home, &["agent", "list"]);
+    stdout(&home, &["init"]);
     let t = Tmux::control_room("restore", &home, "");
     t.wait_for("daemon embedded", WAIT);
     t.quit(WAIT);
@@ -119,7 +119,7 @@ fn quitting_gives_the_shell_its_terminal_back() {
 fn first_frames(name: &str, env: &[(&str, &Path)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    stdout(&home, &["agent", "list"]);
+    stdout(&home, &["init"]);
     let cmd = format!(
         "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
         support::bin(),
