@@ -405,3 +405,26 @@ fn a_read_verb_on_a_named_home_that_is_not_there_creates_nothing_and_says_so() {
     shell_agent(&other, "a", "cat >/dev/null; echo '{}'", &[]);
     assert!(other.join("gitmoot.db").exists());
 }
+
+#[test]
+fn an_empty_listing_says_so_at_a_terminal_and_prints_nothing_into_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    stdout(&home, &["init"]);
+    // `script` gives the command a terminal of its own.
+    let at_terminal = |args: &str| {
+        let line = format!("{} --home {} {args}", bin(), home.display());
+        let out = std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env_remove("GITMOOT_HOME")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).replace('\r', "")
+    };
+    assert_eq!(at_terminal("job list").trim(), "no jobs");
+    assert_eq!(at_terminal("job pending").trim(), "nothing waits for you");
+    assert_eq!(at_terminal("job list --json").trim(), "[]");
+    assert_eq!(stdout(&home, &["job", "list"]), "");
+    assert_eq!(stdout(&home, &["job", "pending"]), "");
+    assert_eq!(stdout(&home, &["job", "pending", "--json"]).trim(), "[]");
+}

@@ -76,6 +76,9 @@ pub(super) fn list(ctx: &Ctx, a: ListArgs) -> anyhow::Result<()> {
         last = Some(j.id);
         Ok::<_, anyhow::Error>(())
     })?;
+    if shown == 0 {
+        say_none(&mut out, "no jobs")?;
+    }
     out.finish()?;
     warn_unreadable(&unreadable);
     if let (Some(n), Some(last)) = (filter.limit, last)
@@ -195,6 +198,9 @@ pub(super) fn pending(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
         out.json(&all)?;
         return Ok(out.finish()?);
     }
+    if items.is_empty() && overlaps.is_empty() {
+        say_none(&mut out, "nothing waits for you")?;
+    }
     let now = now_ms();
     for p in &items {
         writeln!(
@@ -225,6 +231,16 @@ pub(super) fn pending(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
         )?;
     }
     Ok(out.finish()?)
+}
+
+/// An empty listing says so to a person at a terminal; a script reading the pipe gets
+/// nothing, as it would from `ls`.
+fn say_none(out: &mut Out, what: &str) -> std::io::Result<()> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        writeln!(out, "{what}")?;
+    }
+    Ok(())
 }
 
 fn first_line(s: &str) -> String {
