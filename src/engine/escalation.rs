@@ -167,6 +167,27 @@ pub fn answers_block(conn: &Tx<'_>, job_id: &str) -> Result<Option<String>, Engi
     Ok((!s.is_empty()).then_some(s))
 }
 
+/// The "Human approval" block over every failure round on `job_id` a human resumed with
+/// `continue`: which leg failed, that continuing was approved, and the human's instructions.
+pub fn approvals_block(conn: &Tx<'_>, job_id: &str) -> Result<Option<String>, EngineError> {
+    let mut s = String::new();
+    for r in escalations::for_job(conn, job_id)? {
+        if r.kind != RoundKind::Failure || r.verb.as_deref() != Some("continue") {
+            continue;
+        }
+        let leg = r.delegation_id.as_deref().unwrap_or("-");
+        let job = r.failed_job_id.as_deref().unwrap_or("-");
+        s.push_str(&format!(
+            "- delegation \"{leg}\" (job {job}) failed ({}); a human approved continuing without it\n",
+            r.reason.trim()
+        ));
+        if let Some(i) = r.instructions.as_deref().filter(|i| !i.trim().is_empty()) {
+            s.push_str(&format!("  human instructions: {}\n", i.trim()));
+        }
+    }
+    Ok((!s.is_empty()).then_some(s))
+}
+
 fn open_rounds_for(conn: &Tx<'_>, job_id: &str) -> Result<Vec<Round>, EngineError> {
     let job = jobs::require(conn, job_id)?;
     Ok(escalations::open_for_root(conn, &job.root_id)?

@@ -31,6 +31,8 @@ pub struct Frame {
     pub goal: String,
     /// The rendered human answers block, when the continuation answers an ask round.
     pub answers: Option<String>,
+    /// The rendered human approval block, when a human resumed a failure round with `continue`.
+    pub approvals: Option<String>,
     /// Budget pressure line, when within 2 of a bound.
     pub pressure: Option<String>,
     pub legs: Vec<LegLine>,
@@ -46,6 +48,14 @@ fn head(f: &Frame) -> String {
     if let Some(a) = &f.answers {
         s.push_str(
             "Human answers to your questions (you paused to ask these; use them and proceed):\n",
+        );
+        s.push_str(a);
+        s.push('\n');
+    }
+    if let Some(a) = &f.approvals {
+        s.push_str(
+            "Human-approved continuation (a human reviewed the failed delegation(s) below and \
+             approved proceeding; follow their instructions):\n",
         );
         s.push_str(a);
         s.push('\n');

@@ -1,0 +1,59 @@
+//! Issue 27's rules of the two seeds through the real binary on scratch homes: the human's
+//! `continue` text reaching the continuation, the observation of a path that is not a git
+//! repository, a TTL-finalized ask thread's title, findings rendered, the inline-artifact
+//! brief, a result that both fans out and asks.
+
+use gitmoot_test_support::daemon as daemon_support;
+
+use daemon_support::TestHome;
+use gitmoot::domain::{JobKind, JobState};
+
+/// A coordinator that fans out one `escalate_human` leg to `flaky` (which fails), and
+/// writes each prompt it is handed to `<kind>.prompt` in the test's folder.
+fn escalating_coordinator(h: &TestHome) {
+    let dir = h.file("");
+    h.shell_agent(
+        "coord",
+        &format!(
+            r#"cat > {dir}/$GITMOOT_JOB_KIND.prompt
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{{"gitmoot_result": {{"decision": "approved", "summary": "fan out", "delegations": [{{"id": "risky", "agent": "flaky", "action": "ask", "prompt": "try it", "failure_policy": "escalate_human"}}]}}}}'
+else
+echo '{{"gitmoot_result": {{"decision": "approved", "summary": "wrapped up"}}}}'
+fi
+"#,
+            dir = dir.display()
+        ),
+    );
+    h.shell_agent("flaky", "cat >/dev/null\nexit 3\n");
+}
+
+#[test]
+fn continue_carries_the_humans_instructions_and_approval_to_the_continuation() {
+    let h = TestHome::new();
+    escalating_coordinator(&h);
+    let root = h.submit("coord", "Risky plan", &[]);
+    h.daemon_until_idle(2);
+    assert_eq!(h.run(&root).state.as_str(), "awaiting_human");
+    h.ok(&[
+        "job",
+        "resume",
+        &root,
+        "continue",
+        "use the cached numbers instead",
+    ]);
+    h.daemon_until_idle(2);
+    let cont = h
+        .tree(&root)
+        .into_iter()
+        .find(|j| j.kind == JobKind::Continuation)
+        .expect("a continuation");
+    assert_eq!(cont.state, JobState::Succeeded);
+    let prompt = std::fs::read_to_string(h.file("continuation.prompt")).unwrap();
+    assert!(
+        prompt.contains("use the cached numbers instead"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Human-approved continuation"), "{prompt}");
+    assert!(prompt.contains("delegation \"risky\""), "{prompt}");
+}
