@@ -360,7 +360,16 @@ async fn observe_capture(
             (Source::Checkout, dir.clone())
         }
     };
-    let read = tokio::task::spawn_blocking(move || super::worktree::touched_files(&dir)).await;
+    let read = tokio::task::spawn_blocking(move || {
+        if !super::worktree::is_git_checkout(&dir) {
+            return Err(format!(
+                "{} is not a git repository, so no change could be observed",
+                dir.display()
+            ));
+        }
+        super::worktree::touched_files(&dir)
+    })
+    .await;
     Some(match read {
         Ok(Ok(files)) => Capture::Touched { source, files },
         Ok(Err(reason)) => Capture::Indeterminate { source, reason },

@@ -268,34 +268,13 @@ fn result_observation_grades_claims_against_the_checkout_diff() {
     let result = r#"{"gitmoot_result":{"decision":"implemented","summary":"done","changes_made":["src/lib.rs: new fn","notes.md: added","src/main.rs: wired it"],"tests_run":["cargo test"]}}"#;
     let body = h.file("obs.json");
     std::fs::write(&body, result).unwrap();
-    let script = h.file("obs.sh");
-    std::fs::write(
-        &script,
-        format!(
+    let root = h.implement_once(
+        "obs",
+        &format!(
             "cat >/dev/null\necho 'fn b() {{}}' >> src/lib.rs\necho new > notes.md\necho extra > extra.txt\ncat {}\n",
-            body.display()
-        ),
-    )
-    .unwrap();
-    h.ok(&[
-        "agent",
-        "add",
-        "obs",
-        "--runtime",
-        "shell",
-        "--command",
-        &format!("sh {}", script.display()),
-        "--capability",
-        "implement",
-        "--policy",
-        "workspace-write",
-    ]);
-    let root = h.submit(
-        "obs",
-        "build it",
-        &["--action", "implement", "--repo", "acme/api"],
+            body.display()),
+        "acme/api"
     );
-    h.daemon_until_idle(1);
     assert_eq!(h.job(&root).state, JobState::Succeeded);
     let v = show_json(&h, &root);
     let o = &v["result_observation"];

@@ -57,3 +57,31 @@ fn continue_carries_the_humans_instructions_and_approval_to_the_continuation() {
     assert!(prompt.contains("Human-approved continuation"), "{prompt}");
     assert!(prompt.contains("delegation \"risky\""), "{prompt}");
 }
+
+#[test]
+fn an_observation_of_a_path_that_is_not_a_git_repository_says_why_in_one_line() {
+    let h = TestHome::new();
+    let plain = h.file("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    h.config(&format!(
+        "[repos.\"acme/api\"]\npath = \"{}\"\n",
+        plain.display()
+    ));
+    let root = h.implement_once(
+        "obs",
+        "cat >/dev/null\necho new > notes.md\necho '{\"gitmoot_result\":{\"decision\":\"implemented\",\"summary\":\"done\",\"changes_made\":[\"notes.md: added\"],\"tests_run\":[\"none\"]}}'\n",
+        "acme/api"
+    );
+    assert_eq!(h.job(&root).state, JobState::Succeeded);
+    let v: serde_json::Value =
+        serde_json::from_str(&h.ok(&["job", "show", &root, "--json"])).unwrap();
+    let why = v["result_observation"]["indeterminate"].as_str().unwrap();
+    assert_eq!(
+        why,
+        format!(
+            "{} is not a git repository, so no change could be observed",
+            plain.display()
+        )
+    );
+    assert_eq!(v["result_observation"]["claims"][0]["grade"], "reported");
+}
