@@ -6,7 +6,8 @@
 //!   its ancestors), reached a terminal state other than `cancelled`, and does not carry
 //!   the tree forward (a succeeded result with delegations or human questions means a batch
 //!   or an ask round follows, whose last continuation posts later). Each job id posts once.
-//! - `ask_round_opened` links the round to its `job-<12 hex>` thread (`askgate::link`).
+//! - `ask_round_opened` links the round to its `job-<12 hex>` thread (`askgate::link`);
+//!   `round_closed` retitles that thread for how the round closed (`askgate::retitle_closed`).
 //!
 //! A failure inside a hook is rolled back to a savepoint and recorded as an event: chat
 //! never blocks a job from settling.
@@ -21,6 +22,7 @@ use crate::contract::GitmootResult;
 use crate::domain::{EventKind, JobKind, JobState};
 use crate::engine::{EngineError, Env, Hooks};
 use crate::store::chat::{self as rows, AuthorKind, MessageKind};
+use crate::store::escalations::Round;
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 
@@ -211,6 +213,18 @@ impl Hooks for ChatHooks {
     ) -> Result<(), EngineError> {
         contained(tx, clock, job, EventKind::ChatLinkFailed, || {
             askgate::link(tx, clock, job, escalation_id).map(|_| ())
+        })
+    }
+
+    fn round_closed(
+        &self,
+        tx: &Tx<'_>,
+        clock: &dyn Clock,
+        round: &Round,
+    ) -> Result<(), EngineError> {
+        let job = jobs::require(tx, &round.job_id)?;
+        contained(tx, clock, &job, EventKind::ChatLinkFailed, || {
+            askgate::retitle_closed(tx, clock, round)
         })
     }
 
