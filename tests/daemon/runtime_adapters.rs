@@ -267,6 +267,32 @@ fn codex_failure_reports_its_own_error_event() {
 }
 
 #[test]
+fn codex_printing_plain_text_succeeds_with_no_usage_and_its_repair_quotes_the_output() {
+    let h = setup("");
+    h.ok(&["agent", "add", "cx", "--runtime", "codex"]);
+    let ok = h.submit("cx", "PLAINTEXT ok", &[]);
+    let repaired = h.submit("cx", "PLAINTEXT", &[]);
+    let log = run_daemon(&h);
+    let j = h.job(&ok);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    assert_eq!(
+        j.result.as_ref().unwrap()["summary"],
+        "plain codex checked it"
+    );
+    assert_eq!((j.tokens_in, j.tokens_out), (0, 0));
+    let j = h.job(&repaired);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    assert_eq!((j.tokens_in, j.tokens_out), (0, 0));
+    let repair = argv(log.last().unwrap());
+    let prompt = repair.last().unwrap();
+    assert!(
+        prompt.contains("Previous raw output:\nOpenAI Codex v0.1.0")
+            && prompt.contains("no contract in this answer"),
+        "{prompt}"
+    );
+}
+
+#[test]
 fn kimi_gets_model_and_prompt_and_reports_text_and_usage() {
     let h = setup("");
     h.ok(&[
