@@ -85,3 +85,53 @@ fn an_observation_of_a_path_that_is_not_a_git_repository_says_why_in_one_line() 
     );
     assert_eq!(v["result_observation"]["claims"][0]["grade"], "reported");
 }
+
+/// Starts `daemon run --parallel N` on the home and waits until the store lists it live.
+fn running_daemon(h: &TestHome, parallel: &str) -> std::process::Child {
+    let d = gitmoot_test_support::spawn_daemon(&h.path(), &["--parallel", parallel]);
+    gitmoot_test_support::wait_until(
+        "the daemon to register",
+        std::time::Duration::from_secs(30),
+        || {
+            let s: serde_json::Value =
+                serde_json::from_str(&h.ok(&["daemon", "status", "--json"])).unwrap();
+            s["daemons"].as_array().is_some_and(|d| !d.is_empty())
+        },
+    );
+    d
+}
+
+/// `moot` over two seats; returns its stderr.
+fn moot_stderr(h: &TestHome, name: &str) -> String {
+    let out = daemon_support::succeed(&mut h.cmd(&[
+        "moot",
+        name,
+        "which bug first?",
+        "--agents",
+        "alice,bob",
+        "--repo",
+        "owner/repo",
+        "--max-messages",
+        "2",
+    ]));
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn the_moot_warns_from_the_running_daemons_parallelism_not_the_config() {
+    let h = TestHome::new();
+    for seat in ["alice", "bob"] {
+        h.shell_agent(seat, "cat >/dev/null\necho '{\"gitmoot_result\":{\"decision\":\"approved\",\"summary\":\"ok\"}}'\n");
+    }
+    // The default config has more than one worker; the running daemon has one.
+    let d = running_daemon(&h, "1");
+    let err = moot_stderr(&h, "one");
+    gitmoot_test_support::stop_daemon(d);
+    assert!(err.contains("runs a single worker (workers=1)"), "{err}");
+    // The config says one worker; the running daemon has four.
+    h.config("[daemon]\nparallel = 1\n");
+    let d = running_daemon(&h, "4");
+    let err = moot_stderr(&h, "four");
+    gitmoot_test_support::stop_daemon(d);
+    assert!(!err.contains("single worker"), "{err}");
+}
