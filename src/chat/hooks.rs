@@ -69,17 +69,14 @@ pub(crate) fn render_result(job: &Job) -> String {
         .unwrap_or("No summary provided.");
     out.push_str(&format!("**Summary:** {}\n", cap(summary, FIELD_CAP)));
     if let Some(r) = &result {
-        let findings: Vec<String> = r
-            .findings
-            .iter()
-            .map(|f| {
-                f.as_str()
-                    .map(String::from)
-                    .unwrap_or_else(|| f.to_string())
-            })
-            .collect();
+        if !r.findings.is_empty() {
+            out.push_str("\n**Findings**\n");
+            for f in &r.findings {
+                out.push_str(&cap(&crate::report::findings::render(f), FIELD_CAP));
+                out.push('\n');
+            }
+        }
         for (title, items) in [
-            ("Findings", &findings),
             ("Changes Made", &r.changes_made),
             ("Tests Run", &r.tests_run),
             ("Needs", &r.needs),

@@ -502,20 +502,7 @@ fn the_detail_drawer_shows_failed_checks_and_learnings() {
     );
     let root = h.submit("impl", "build it", &["--action", "implement"]);
     h.daemon_until_idle(1);
-    let mut loader =
-        gitmoot::tui::load::Loader::new(h.store(), gitmoot_ui::view::DaemonStatus::None);
-    loader.detail_job = Some(root.clone());
-    let snap = loader.load(0).unwrap();
-    let detail = snap.detail.expect("detail loaded");
-    let lines: Vec<String> = gitmoot_ui::widgets::detail::content(
-        &detail,
-        120,
-        &gitmoot_ui::theme::Theme::default_dark(),
-    )
-    .iter()
-    .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-    .collect();
-    let text = lines.join("\n");
+    let text = h.drawer(&root);
     assert!(
         text.contains("learning ci (repo): CI caches on Cargo.lock."),
         "{text}"

@@ -135,3 +135,62 @@ fn the_moot_warns_from_the_running_daemons_parallelism_not_the_config() {
     gitmoot_test_support::stop_daemon(d);
     assert!(!err.contains("single worker"), "{err}");
 }
+
+/// The findings block every surface shows for `FINDINGS` (000:107-114).
+const FINDINGS: &str = r#"{"gitmoot_result":{"decision":"changes_requested","severity":"P1","summary":"two issues","findings":["plain words stay as they are",{"title":"Token leak","severity":"high","status":"open","url":"https://example.test/42","files":["src/a.rs","src/b.rs"],"detail":{"why":"logged at debug"}},[1,2]]}}"#;
+const RENDERED: &[&str] = &[
+    "- plain words stay as they are",
+    "- **Token leak** (high)",
+    "  - detail:",
+    "    - why: logged at debug",
+    "  - files:",
+    "    - src/a.rs",
+    "    - src/b.rs",
+    "  - status: open",
+    "  - url: [https://example.test/42](https://example.test/42)",
+    "```json",
+    "[",
+    "  1,",
+    "  2",
+    "]",
+    "```",
+];
+
+#[test]
+fn findings_render_alike_in_the_chat_result_job_show_and_the_detail_drawer() {
+    let h = TestHome::new();
+    let body = h.file("findings.json");
+    std::fs::write(&body, FINDINGS).unwrap();
+    h.ok(&daemon_support::shell_agent_args(
+        "finder",
+        &format!("cat >/dev/null; cat {}", body.display()),
+        &["--capability", "review", "--capability", "ask"],
+    ));
+    h.ok(&["chat", "create", "room", "--repo", "owner/repo"]);
+    h.ok(&["chat", "task", "room", "@finder look at the auth change"]);
+    h.daemon_until_idle(1);
+    let want = RENDERED.join("\n");
+
+    let thread: serde_json::Value =
+        serde_json::from_str(&h.ok(&["chat", "show", "room", "--json"])).unwrap();
+    let posted = thread["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["kind"] == "job_result")
+        .expect("a job_result message");
+    let text = posted["body"].as_str().unwrap();
+    assert!(text.contains(&format!("**Findings**\n{want}\n")), "{text}");
+    let list: serde_json::Value = serde_json::from_str(&h.ok(&["job", "list", "--json"])).unwrap();
+    let root = list[0]["id"].as_str().unwrap().to_string();
+
+    let shown = h.ok(&["job", "show", &root]);
+    let indented: Vec<String> = RENDERED.iter().map(|l| format!("  {l}")).collect();
+    assert!(
+        shown.contains(&format!("findings:\n{}\n", indented.join("\n"))),
+        "{shown}"
+    );
+
+    let drawn = h.drawer(&root);
+    assert!(drawn.contains(&indented.join("\n")), "{drawn}");
+}

@@ -119,6 +119,25 @@ impl TestHome {
         jobs::by_root(self.store().conn(), root).unwrap()
     }
 
+    /// The control room's detail drawer over job `id`, 120 columns wide, as text.
+    pub fn drawer(&self, id: &str) -> String {
+        let mut loader =
+            gitmoot::tui::load::Loader::new(self.store(), gitmoot_ui::view::DaemonStatus::None);
+        loader.detail_job = Some(id.to_string());
+        let detail = loader.load(0).unwrap().detail.expect("detail loaded");
+        let theme = gitmoot_ui::theme::Theme::default_dark();
+        gitmoot_ui::widgets::detail::content(&detail, 120, &theme)
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     pub fn daemon_until_idle(&self, parallel: usize) {
         self.ok(&[
             "daemon",
