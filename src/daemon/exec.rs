@@ -177,6 +177,10 @@ pub struct Finished {
     cache: (u64, u64),
     capture: Option<engine::observe::Capture>,
     record: Option<PathBuf>,
+    /// The home's artifacts folder, where this job's brief is and its run's are removed.
+    artifacts: PathBuf,
+    /// Every job of this job's run, once settling it ended the run: their briefs go.
+    ended_run: Vec<String>,
 }
 
 impl Finished {
@@ -222,6 +226,17 @@ impl Finished {
         if let Some(c) = &self.capture {
             engine::observe::record(tx, env.clock.now_ms(), &self.job.id, c)?;
         }
+        self.ended_run = if crate::store::runs::require(tx, &self.job.root_id)?
+            .state
+            .is_terminal()
+        {
+            crate::store::jobs::by_root(tx, &self.job.root_id)?
+                .into_iter()
+                .map(|j| j.id)
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(())
     }
 
@@ -288,6 +303,7 @@ impl Finished {
         if let Some(record) = self.record {
             runtime::spare::discard_record(&record);
         }
+        super::brief::remove(&self.artifacts, &self.ended_run);
     }
 }
 
@@ -318,6 +334,12 @@ pub async fn execute(
         ran.vendor_cost,
         ran.model.as_deref(),
     );
+    let artifacts = shared.home.artifacts_dir();
+    if let Outcome::Parsed(r) = &settlement.outcome
+        && let Some(body) = r.artifact_body.as_deref()
+    {
+        super::brief::write(&artifacts, &claimed.job.id, body);
+    }
     Finished {
         job: claimed.job,
         settlement,
@@ -326,6 +348,8 @@ pub async fn execute(
         cache: (ran.usage.cache_read, ran.usage.cache_creation),
         capture,
         record,
+        artifacts,
+        ended_run: Vec::new(),
     }
 }
 

@@ -317,7 +317,7 @@ impl Ctx<'_, '_> {
             approvals: super::escalation::approvals_block(self.tx, &parent.id)?,
             pressure,
             legs: legs.to_vec(),
-            inline_cap: self.cfg.inline_artifact_bodies.then(|| self.body_cap()),
+            inline: self.cfg.inline_artifact_bodies.then(|| self.inline()),
         })
     }
 

@@ -12,6 +12,14 @@ pub const AGGREGATE_CAP: usize = 128 * 1024;
 /// Summary preview length in upstream blocks.
 pub const PREVIEW_BYTES: usize = 280;
 
+/// How artifact bodies are inlined: the per-body cap and the home's artifacts folder
+/// whose brief a truncated body points at.
+#[derive(Debug, Clone)]
+pub struct Inline {
+    pub cap: usize,
+    pub artifact_root: std::path::PathBuf,
+}
+
 /// One leg as a continuation prompt shows it.
 #[derive(Debug, Clone)]
 pub struct LegLine {
@@ -36,8 +44,8 @@ pub struct Frame {
     /// Budget pressure line, when within 2 of a bound.
     pub pressure: Option<String>,
     pub legs: Vec<LegLine>,
-    /// Per-body cap for inlined artifact bodies; `None` = inlining off.
-    pub inline_cap: Option<usize>,
+    /// How artifact bodies are inlined; `None` = inlining off.
+    pub inline: Option<Inline>,
 }
 
 fn head(f: &Frame) -> String {
@@ -90,8 +98,8 @@ fn leg_lines(f: &Frame, s: &mut String) {
                     s.push_str(&format!(" — {}", sum.trim()));
                 }
                 s.push('\n');
-                if let (Some(cap), Some(body)) = (f.inline_cap, l.artifact_body.as_deref()) {
-                    s.push_str(&inline_body(body, cap, &mut remaining, job));
+                if let (Some(inline), Some(body)) = (&f.inline, l.artifact_body.as_deref()) {
+                    s.push_str(&inline_body(body, inline, &mut remaining, job));
                 }
             }
             None => s.push_str(&format!(
@@ -245,11 +253,11 @@ pub fn truncate_utf8(s: &str, max: usize) -> &str {
 }
 
 /// An inlined artifact body in a fence longer than any backtick run inside it.
-pub fn inline_body(body: &str, cap: usize, remaining: &mut usize, job: &str) -> String {
+pub fn inline_body(body: &str, inline: &Inline, remaining: &mut usize, job: &str) -> String {
     if body.is_empty() || *remaining == 0 {
         return String::new();
     }
-    let limit = cap.min(*remaining);
+    let limit = inline.cap.min(*remaining);
     let kept = truncate_utf8(body, limit);
     *remaining -= kept.len();
     let mut inner = kept.to_string();
@@ -258,8 +266,9 @@ pub fn inline_body(body: &str, cap: usize, remaining: &mut usize, job: &str) -> 
     }
     if kept.len() < body.len() {
         inner.push_str(&format!(
-            "[... ({} bytes truncated; full body in `gitmoot job show {job}`)]\n",
-            body.len() - kept.len()
+            "[... ({} bytes truncated; the full body is in the on-disk brief at {})]\n",
+            body.len() - kept.len(),
+            crate::home::Home::brief_path(&inline.artifact_root, job).display()
         ));
     }
     let longest = longest_backtick_run(&inner);
@@ -294,7 +303,7 @@ pub struct Upstream {
 }
 
 /// The "Upstream dependency results" block appended to a dependent leg's prompt.
-pub fn upstream_block(deps: &[Upstream], cap: usize) -> String {
+pub fn upstream_block(deps: &[Upstream], inline: &Inline) -> String {
     if deps.is_empty() {
         return String::new();
     }
@@ -322,7 +331,7 @@ pub fn upstream_block(deps: &[Upstream], cap: usize) -> String {
         }
         s.push('\n');
         if let Some(body) = &d.artifact_body {
-            s.push_str(&inline_body(body, cap, &mut remaining, &d.job_id));
+            s.push_str(&inline_body(body, inline, &mut remaining, &d.job_id));
         }
     }
     s
@@ -335,13 +344,20 @@ mod tests {
     #[test]
     fn truncation_is_utf8_safe_and_fences_outgrow_backticks() {
         assert_eq!(truncate_utf8("héllo", 2), "h");
+        let inline = Inline {
+            cap: 100,
+            artifact_root: "/h/artifacts".into(),
+        };
         let mut rem = 100;
-        let b = inline_body("a ```` b", 100, &mut rem, "j");
+        let b = inline_body("a ```` b", &inline, &mut rem, "j");
         assert!(b.contains("`````\n"), "{b}");
         let mut rem = 4;
-        let b = inline_body("abcdefgh", 100, &mut rem, "j");
-        assert!(b.contains("abcd\n[... (4 bytes truncated"), "{b}");
+        let b = inline_body("abcdefgh", &inline, &mut rem, "j");
+        assert!(
+            b.contains("abcd\n[... (4 bytes truncated; the full body is in the on-disk brief at /h/artifacts/delegations/j/brief.md)]"),
+            "{b}"
+        );
         assert_eq!(rem, 0);
-        assert_eq!(inline_body("x", 10, &mut rem, "j"), "");
+        assert_eq!(inline_body("x", &inline, &mut rem, "j"), "");
     }
 }

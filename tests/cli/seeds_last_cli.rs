@@ -194,3 +194,55 @@ fn findings_render_alike_in_the_chat_result_job_show_and_the_detail_drawer() {
     let drawn = h.drawer(&root);
     assert!(drawn.contains(&indented.join("\n")), "{drawn}");
 }
+
+#[test]
+fn a_truncated_artifact_body_points_at_its_on_disk_brief_removed_when_the_run_ends() {
+    let h = TestHome::new();
+    h.config("[orchestrate]\ninline_artifact_max_bytes = 16\n");
+    let body = "0123456789abcdef-the-rest-of-the-spec-END";
+    h.shell_agent(
+        "coord",
+        &format!(
+            r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{{"gitmoot_result": {{"decision": "approved", "summary": "fan out", "artifact_body": "{body}", "delegations": [{{"id": "d1", "agent": "reader", "action": "ask", "prompt": "read the spec", "artifacts": ["spec"]}}]}}}}'
+else
+echo '{{"gitmoot_result": {{"decision": "approved", "summary": "done"}}}}'
+fi
+"#
+        ),
+    );
+    let dir = h.file("");
+    h.shell_agent(
+        "reader",
+        &format!(
+            r#"cat > {dir}/leg.prompt
+brief=$(grep -o 'on-disk brief at [^)]*' {dir}/leg.prompt | sed 's/on-disk brief at //')
+cp "$brief" {dir}/leg.brief
+echo '{{"gitmoot_result": {{"decision": "approved", "summary": "read it"}}}}'
+"#,
+            dir = dir.display()
+        ),
+    );
+    let root = h.submit("coord", "Plan", &[]);
+    h.daemon_until_idle(2);
+    assert_eq!(h.run(&root).state.as_str(), "done");
+    let brief = h
+        .path()
+        .join("artifacts/delegations")
+        .join(&root)
+        .join("brief.md");
+    let prompt = std::fs::read_to_string(h.file("leg.prompt")).unwrap();
+    assert!(
+        prompt.contains(&format!(
+            "0123456789abcdef\n[... (25 bytes truncated; the full body is in the on-disk brief at {})]",
+            brief.display()
+        )),
+        "{prompt}"
+    );
+    assert_eq!(std::fs::read_to_string(h.file("leg.brief")).unwrap(), body);
+    assert!(
+        !brief.parent().unwrap().exists(),
+        "the brief outlived its run"
+    );
+}
