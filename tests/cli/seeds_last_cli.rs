@@ -8,22 +8,25 @@ use gitmoot_test_support::daemon as daemon_support;
 use daemon_support::TestHome;
 use gitmoot::domain::{JobKind, JobState};
 
-/// A coordinator that fans out one `escalate_human` leg to `flaky` (which fails), and
-/// writes each prompt it is handed to `<kind>.prompt` in the test's folder.
-fn escalating_coordinator(h: &TestHome) {
+/// Registers `coord`: its root prints `first` (a result line), every later round wraps
+/// up; each prompt it is handed is written to `<kind>.prompt` in the test's folder.
+fn recording_coordinator(h: &TestHome, first: &str) {
     let dir = h.file("");
     h.shell_agent(
         "coord",
         &format!(
-            r#"cat > {dir}/$GITMOOT_JOB_KIND.prompt
-if [ "$GITMOOT_JOB_KIND" = root ]; then
-echo '{{"gitmoot_result": {{"decision": "approved", "summary": "fan out", "delegations": [{{"id": "risky", "agent": "flaky", "action": "ask", "prompt": "try it", "failure_policy": "escalate_human"}}]}}}}'
-else
-echo '{{"gitmoot_result": {{"decision": "approved", "summary": "wrapped up"}}}}'
-fi
-"#,
+            "cat > {dir}/$GITMOOT_JOB_KIND.prompt\nif [ \"$GITMOOT_JOB_KIND\" = root ]; then\necho '{first}'\nelse\necho '{}'\nfi\n",
+            daemon_support::result("approved", "wrapped up"),
             dir = dir.display()
         ),
+    );
+}
+
+/// A recording coordinator that fans out one `escalate_human` leg to `flaky` (which fails).
+fn escalating_coordinator(h: &TestHome) {
+    recording_coordinator(
+        h,
+        r#"{"gitmoot_result": {"decision": "approved", "summary": "fan out", "delegations": [{"id": "risky", "agent": "flaky", "action": "ask", "prompt": "try it", "failure_policy": "escalate_human"}]}}"#,
     );
     h.shell_agent("flaky", "cat >/dev/null\nexit 3\n");
 }
@@ -244,5 +247,71 @@ echo '{{"gitmoot_result": {{"decision": "approved", "summary": "read it"}}}}'
     assert!(
         !brief.parent().unwrap().exists(),
         "the brief outlived its run"
+    );
+}
+
+/// A coordinator whose first result both asks (`region`) and fans out one leg (`probe` to
+/// `helper`), each prompt it is handed written to `<kind>.prompt`; submitted and run to
+/// its pause. Returns the root.
+fn asking_fan_out(h: &TestHome) -> String {
+    recording_coordinator(
+        h,
+        r#"{"gitmoot_result": {"decision": "approved", "summary": "ask and fan out", "human_questions": [{"id": "region", "prompt": "Which region?"}], "delegations": [{"id": "probe", "agent": "helper", "action": "ask", "prompt": "probe the region"}]}}"#,
+    );
+    let dir = h.file("");
+    h.shell_agent(
+        "helper",
+        &format!(
+            "cat > {}/leg.prompt\necho '{}'\n",
+            dir.display(),
+            daemon_support::result("approved", "probed eu-west")
+        ),
+    );
+    let root = h.submit("coord", "Pick a region", &[]);
+    h.daemon_until_idle(2);
+    assert_eq!(h.run(&root).state.as_str(), "awaiting_human");
+    root
+}
+
+#[test]
+fn a_result_that_fans_out_and_asks_runs_its_delegations_after_the_answer() {
+    let h = TestHome::new();
+    let root = asking_fan_out(&h);
+    assert_eq!(
+        h.tree(&root).len(),
+        1,
+        "nothing dispatched before the answer"
+    );
+    let events = h.ok(&["job", "events", &root]);
+    assert!(
+        events.contains("result asks 1 question(s); dispatching after the answer 1 delegation(s)"),
+        "{events}"
+    );
+    h.ok(&["job", "answer", &root, "region: eu-west"]);
+    h.daemon_until_idle(2);
+    assert_eq!(h.run(&root).state.as_str(), "done");
+    let leg = std::fs::read_to_string(h.file("leg.prompt")).unwrap();
+    assert!(leg.starts_with("probe the region"), "{leg}");
+    let cont = std::fs::read_to_string(h.file("continuation.prompt")).unwrap();
+    assert!(cont.contains("answer: eu-west"), "{cont}");
+    assert!(
+        cont.contains("delegation \"probe\"") && cont.contains("probed eu-west"),
+        "{cont}"
+    );
+}
+
+#[test]
+fn a_held_fan_out_whose_ask_expires_is_listed_as_not_dispatched() {
+    let h = TestHome::new();
+    h.config("[orchestrate]\nescalation_ttl = \"1s\"\n");
+    let root = asking_fan_out(&h);
+    std::thread::sleep(std::time::Duration::from_millis(1_200));
+    h.daemon_until_idle(2);
+    assert_eq!(h.run(&root).state.as_str(), "done");
+    assert!(!h.file("leg.prompt").exists(), "the held leg never runs");
+    let fin = std::fs::read_to_string(h.file("finalize.prompt")).unwrap();
+    assert!(
+        fin.contains("Delegations that were NOT dispatched:\n- delegation \"probe\" (agent helper, action ask)"),
+        "{fin}"
     );
 }
