@@ -293,6 +293,33 @@ fn codex_printing_plain_text_succeeds_with_no_usage_and_its_repair_quotes_the_ou
 }
 
 #[test]
+fn codex_usage_is_each_jobs_own_because_no_session_is_resumed_and_readme_says_so() {
+    let h = setup("");
+    h.ok(&["agent", "add", "cx", "--runtime", "codex"]);
+    let first = h.submit("cx", "check one", &[]);
+    let second = h.submit("cx", "check two", &[]);
+    let log = run_daemon(&h);
+    assert_eq!(log.len(), 2);
+    for entry in &log {
+        let a = argv(entry);
+        assert_eq!(a[..2], ["exec", "--json"], "a fresh session: {a:?}");
+        assert!(!a.iter().any(|x| x == "resume"), "{a:?}");
+    }
+    // The fake reports 1200/80 per session: the second job is not 2400/160.
+    for root in [&first, &second] {
+        let j = h.job(root);
+        assert_eq!((j.tokens_in, j.tokens_out), (1200, 80));
+    }
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains("gitmoot never resumes a codex session")
+            && readme.contains("already that job's own delta"),
+        "README must say codex usage is already a per-job delta (000:286)"
+    );
+}
+
+#[test]
 fn kimi_gets_model_and_prompt_and_reports_text_and_usage() {
     let h = setup("");
     h.ok(&[
