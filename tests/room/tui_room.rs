@@ -365,7 +365,7 @@ const OVER_BUDGET: &str = r#"cat >/dev/null
 if [ "$GITMOOT_JOB_KIND" = root ]; then
 echo '{"gitmoot_result": {"decision": "approved", "summary": "fan out", "delegations": [{"id": "wide", "agent": "coord", "action": "ask", "prompt": "look"}]}}'
 else
-sleep 3
+sleep 6
 echo '{"gitmoot_result": {"decision": "approved", "summary": "finalized"}}'
 fi"#;
 
@@ -385,9 +385,18 @@ fn a_kill_from_the_control_room_wins_over_a_tripped_job_budget() {
     shell_agent(&home, "coord", OVER_BUDGET, &[]);
     let root = submit(&home, "coord", "Budgeted plan");
     let t = Tmux::control_room("kill-budget", &home, "");
-    t.wait_for("1 running", WAIT);
+    // The root itself runs first: wait for the finalize the tripped cap enqueued.
+    let start = Instant::now();
+    while !support::jobs(&home)
+        .iter()
+        .any(|j| j["kind"] == "finalize" && j["state"] == "running")
+    {
+        assert!(start.elapsed() < WAIT, "the finalize never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let events = stdout(&home, &["job", "events", &root]);
     assert!(events.contains("per-root job budget"), "{events}");
+    t.wait_for("1 running", WAIT);
     t.kill_shown_root(WAIT);
     wait_state(&home, &root, "killed", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
