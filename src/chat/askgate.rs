@@ -59,8 +59,8 @@ pub(crate) fn answered_title(job_id: &str) -> String {
     format!("Job {} — answered", job_tail(job_id))
 }
 
-/// Retitles a closed round's thread for how it closed (answered, resumed, expired by its
-/// TTL, closed by a stop), unless a human gave it a title of their own: a thread whose
+/// Retitles a closed round's thread for how it closed (answered, expired by its TTL,
+/// closed by a kill or cancel), unless a human gave it a title of their own: a thread whose
 /// round no longer waits never keeps "awaiting answer".
 pub(crate) fn retitle_closed(conn: &Tx<'_>, clock: &dyn Clock, round: &Round) -> Result<()> {
     let Some(thread) = round.thread_id.as_deref() else {
@@ -76,7 +76,6 @@ pub(crate) fn retitle_closed(conn: &Tx<'_>, clock: &dyn Clock, round: &Round) ->
     let new = match round.verb.as_deref().unwrap_or("") {
         "answer" => answered_title(&round.job_id),
         "ttl" => format!("Job {tail} — expired unanswered"),
-        verb @ ("retry" | "continue" | "abort") => format!("Job {tail} — resumed with {verb}"),
         verb => format!("Job {tail} — closed ({verb})"),
     };
     threads::rename(conn, clock, &thread, &new)?;
