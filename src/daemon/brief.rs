@@ -1,7 +1,9 @@
 //! The on-disk briefs of artifact bodies (000:255): a settled job whose result carries an
 //! `artifact_body` has it written in full to `<home>/artifacts/delegations/<job>/brief.md`
 //! (folder 0700, file 0600), the file a truncated inline copy in a prompt points at; once
-//! the job's run has ended, the briefs of all its jobs are removed.
+//! the job's run has ended, the briefs of all its jobs are removed: at once when this
+//! daemon's settlement ended it, else by the pool's sweep (a run a human's kill, cancel or
+//! answer ended, or one another daemon finished).
 //!
 //! Owns only these files; never touches the store or decides anything (the daemon calls it
 //! after a run and after a settlement commits). A failure is logged, never fatal: the body
@@ -50,4 +52,23 @@ pub(crate) fn remove(artifacts: &Path, job_ids: &[String]) {
             tracing::warn!(job = %id, "removing the brief {}: {e}", dir.display());
         }
     }
+}
+
+/// The job ids that have a brief folder under `artifacts`.
+pub(crate) fn listed(artifacts: &Path) -> Vec<String> {
+    let Some(dir) = Home::brief_path(artifacts, "-")
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+    else {
+        return Vec::new();
+    };
+    fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }

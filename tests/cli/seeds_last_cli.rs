@@ -227,9 +227,14 @@ echo '{{"gitmoot_result": {{"decision": "approved", "summary": "read it"}}}}'
             dir = dir.display()
         ),
     );
+    // A brief whose job the store does not hold (its run long gone) is swept away.
+    let stale = h.path().join("artifacts/delegations/job-gone");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("brief.md"), "old").unwrap();
     let root = h.submit("coord", "Plan", &[]);
     h.daemon_until_idle(2);
     assert_eq!(h.run(&root).state.as_str(), "done");
+    assert!(!stale.exists(), "a stale brief outlived the sweep");
     let brief = h
         .path()
         .join("artifacts/delegations")
