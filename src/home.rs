@@ -89,6 +89,12 @@ impl Home {
     pub(crate) fn artifacts_dir(&self) -> PathBuf {
         self.root.join("artifacts")
     }
+    /// Where the full artifact body of job `job_id` is kept on disk while its run lives,
+    /// under the home's artifacts folder `artifacts` (000:255): the brief a truncated
+    /// inline copy in a prompt points at.
+    pub(crate) fn brief_path(artifacts: &Path, job_id: &str) -> PathBuf {
+        artifacts.join("delegations").join(job_id).join("brief.md")
+    }
     pub(crate) fn keymap_path(&self) -> PathBuf {
         self.root.join("keymap.toml")
     }

@@ -1,6 +1,8 @@
 //! Read-only documents over the store that more than one room prints: a job as JSON and a
-//! run's tree (`job show/tree --json`, `job run --wait`, the demo's recap). It only reads;
-//! it never decides or writes anything.
+//! run's tree (`job show/tree --json`, `job run --wait`, the demo's recap), and a result's
+//! findings as markdown (`findings`). It only reads; it never decides or writes anything.
+
+pub(crate) mod findings;
 
 use crate::store::Tx;
 use std::collections::HashMap;

@@ -7,7 +7,7 @@
 use crate::store::Tx;
 
 use super::messages::{self, Post, job_ref};
-use super::{ChatError, Result, askgate, threads, write_retry};
+use super::{ChatError, Result, threads, write_retry};
 use crate::Invalid;
 use crate::clock::Clock;
 use crate::engine::{self, Env};
@@ -87,11 +87,9 @@ pub(crate) fn answer_job(
         None => None,
     };
     let continuation = engine::answer(tx, env, job_id, text)?;
+    // The engine's round_closed hook retitled the thread; show it as it is now.
     let posted = match posted {
-        Some((thread, message)) => Some((
-            askgate::mark_answered(tx, env.clock, &thread, job_id)?,
-            message,
-        )),
+        Some((thread, message)) => Some((rows::thread(tx, &thread.id)?.unwrap_or(thread), message)),
         None => None,
     };
     Ok(JobAnswered {

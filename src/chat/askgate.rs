@@ -59,17 +59,27 @@ pub(crate) fn answered_title(job_id: &str) -> String {
     format!("Job {} — answered", job_tail(job_id))
 }
 
-/// Retitles the job's thread answered, unless a human gave it a title of their own.
-pub(crate) fn mark_answered(
-    conn: &Tx<'_>,
-    clock: &dyn Clock,
-    thread: &Thread,
-    job_id: &str,
-) -> Result<Thread> {
-    if thread.title != title(job_id) {
-        return Ok(thread.clone());
+/// Retitles a closed round's thread for how it closed (answered, expired by its TTL,
+/// closed by a kill or cancel), unless a human gave it a title of their own: a thread whose
+/// round no longer waits never keeps "awaiting answer".
+pub(crate) fn retitle_closed(conn: &Tx<'_>, clock: &dyn Clock, round: &Round) -> Result<()> {
+    let Some(thread) = round.thread_id.as_deref() else {
+        return Ok(());
+    };
+    let Some(thread) = rows::thread(conn, thread)? else {
+        return Ok(());
+    };
+    if thread.title != title(&round.job_id) {
+        return Ok(());
     }
-    threads::rename(conn, clock, thread, &answered_title(job_id))
+    let tail = job_tail(&round.job_id);
+    let new = match round.verb.as_deref().unwrap_or("") {
+        "answer" => answered_title(&round.job_id),
+        "ttl" => format!("Job {tail} — expired unanswered"),
+        verb => format!("Job {tail} — closed ({verb})"),
+    };
+    threads::rename(conn, clock, &thread, &new)?;
+    Ok(())
 }
 
 /// Links an opened round to its thread; returns the thread and the system message.

@@ -7,7 +7,8 @@
 //!   the tree forward (a succeeded result with delegations or human questions means a batch
 //!   or an ask round follows, whose last continuation posts later). Each job id posts once,
 //!   and once more per review round a write job was sent back for (`job review`).
-//! - `ask_round_opened` links the round to its `job-<12 hex>` thread (`askgate::link`).
+//! - `ask_round_opened` links the round to its `job-<12 hex>` thread (`askgate::link`);
+//!   `round_closed` retitles that thread for how the round closed (`askgate::retitle_closed`).
 //! - `work_settled` posts a write job's land or discard as a `system` message into its
 //!   tree's thread, replying to the message that asked for the work.
 //!
@@ -24,6 +25,7 @@ use crate::contract::GitmootResult;
 use crate::domain::{EventKind, JobKind, JobState};
 use crate::engine::{EngineError, Env, Hooks};
 use crate::store::chat::{self as rows, AuthorKind, MessageKind};
+use crate::store::escalations::Round;
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 
@@ -70,17 +72,14 @@ pub(crate) fn render_result(job: &Job) -> String {
         .unwrap_or("No summary provided.");
     out.push_str(&format!("**Summary:** {}\n", cap(summary, FIELD_CAP)));
     if let Some(r) = &result {
-        let findings: Vec<String> = r
-            .findings
-            .iter()
-            .map(|f| {
-                f.as_str()
-                    .map(String::from)
-                    .unwrap_or_else(|| f.to_string())
-            })
-            .collect();
+        if !r.findings.is_empty() {
+            out.push_str("\n**Findings**\n");
+            for f in &r.findings {
+                out.push_str(&cap(&crate::report::findings::render(f), FIELD_CAP));
+                out.push('\n');
+            }
+        }
         for (title, items) in [
-            ("Findings", &findings),
             ("Changes Made", &r.changes_made),
             ("Tests Run", &r.tests_run),
             ("Needs", &r.needs),
@@ -219,6 +218,18 @@ impl Hooks for ChatHooks {
     ) -> Result<(), EngineError> {
         contained(tx, clock, job, EventKind::ChatLinkFailed, || {
             askgate::link(tx, clock, job, escalation_id).map(|_| ())
+        })
+    }
+
+    fn round_closed(
+        &self,
+        tx: &Tx<'_>,
+        clock: &dyn Clock,
+        round: &Round,
+    ) -> Result<(), EngineError> {
+        let job = jobs::require(tx, &round.job_id)?;
+        contained(tx, clock, &job, EventKind::ChatLinkFailed, || {
+            askgate::retitle_closed(tx, clock, round)
         })
     }
 

@@ -13,9 +13,9 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{Action, JobKind};
 use crate::engine::submit_root;
-use crate::store::agents;
 use crate::store::chat::{self as rows, JobLink, LinkPurpose, Thread};
 use crate::store::jobs::Job;
+use crate::store::{agents, daemons};
 use crate::{Invalid, registry};
 
 /// What `gitmoot moot` asks for.
@@ -150,29 +150,42 @@ pub fn convene(
         thread,
         message_cap,
         announcement_seq: announcement.seq,
-        warning: serialization_warning(cfg, r.repo, r.agents.len()),
+        warning: serialization_warning(tx, clock, cfg, r.repo, r.agents.len())?,
         seats,
     })
 }
 
-fn serialization_warning(cfg: &Config, repo: &str, seats: usize) -> Option<String> {
-    let per_repo = cfg
-        .repos
-        .get(repo)
-        .map(|r| r.max_parallel as usize)
-        .unwrap_or(0);
-    let workers = if per_repo > 0 {
-        per_repo
-    } else {
+/// The single-worker warning, from the parallelism of the daemons serving the store now
+/// (their registered `--parallel`, summed) or, with none running, the config a daemon
+/// will start with; a repo's `max_parallel` caps either.
+fn serialization_warning(
+    tx: &Tx<'_>,
+    clock: &dyn Clock,
+    cfg: &Config,
+    repo: &str,
+    seats: usize,
+) -> Result<Option<String>> {
+    let live: Vec<i64> = daemons::unstopped(tx, Some(clock.now_ms() - cfg.daemon.lease.0))?
+        .into_iter()
+        .filter(|d| !d.is_waiter())
+        .map(|d| d.parallel)
+        .collect();
+    let serving = if live.is_empty() {
         cfg.daemon.parallel
+    } else {
+        live.iter().sum::<i64>().max(0) as usize
     };
-    (seats >= 2 && workers < 2).then(|| {
+    let workers = match cfg.repos.get(repo).map(|r| r.max_parallel as usize) {
+        Some(cap) if cap > 0 => cap.min(serving),
+        _ => serving,
+    };
+    Ok((seats >= 2 && workers < 2).then(|| {
         format!(
             "warning: this daemon runs a single worker (workers={workers}); a {seats}-seat moot will exchange turns \
              slowly and each 'chat wait' may time out. Give the daemon >=2 workers ([daemon] parallel = {seats}, or \
              start the daemon with --parallel {seats}) so seats converse concurrently."
         )
-    })
+    }))
 }
 
 fn seat_prompt(

@@ -10,8 +10,18 @@ use super::{Config, ConfigError};
 use crate::domain::RuntimeKind;
 
 impl Config {
-    /// Loads `path`; a missing file means every default.
+    /// Loads `path`; a missing file means every default. The folder holding `path` is the
+    /// home, whose artifacts folder the engine's prompts name (`artifact_root`).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let mut config = Self::load_file(path)?;
+        config.orchestrate.artifact_root = path
+            .parent()
+            .and_then(|home| crate::home::Home::resolve(Some(home)).ok())
+            .map(|home| home.artifacts_dir());
+        Ok(config)
+    }
+
+    fn load_file(path: &Path) -> Result<Self, ConfigError> {
         match std::fs::read(path) {
             Ok(bytes) => {
                 let text = String::from_utf8(bytes).map_err(|e| {

@@ -113,6 +113,10 @@ pub struct OrchestrateConfig {
     /// Per-body cap when inlining; 0 = the engine's built-in cap.
     pub inline_artifact_max_bytes: u64,
     pub inject_upstream_dep_context: bool,
+    /// The home's artifacts folder, set when the config is loaded from a home (never read
+    /// from the file): where the briefs a truncated inline body points at live.
+    #[serde(skip)]
+    pub artifact_root: Option<std::path::PathBuf>,
     #[serde(with = "unset_as_empty")]
     pub default_delegation_timeout: Option<Duration>,
     #[serde(with = "unset_as_empty")]
@@ -162,6 +166,7 @@ impl Default for OrchestrateConfig {
             inline_artifact_bodies: false,
             inline_artifact_max_bytes: 0,
             inject_upstream_dep_context: false,
+            artifact_root: None,
             default_delegation_timeout: None,
             default_plan_timeout: None,
             default_implement_timeout: None,

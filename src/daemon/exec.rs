@@ -201,6 +201,10 @@ pub struct Finished {
     cache: (u64, u64),
     capture: Option<engine::observe::Capture>,
     record: Option<PathBuf>,
+    /// The home's artifacts folder, where this job's brief is and its run's are removed.
+    artifacts: PathBuf,
+    /// Every job of this job's run, once settling it ended the run: their briefs go.
+    ended_run: Vec<String>,
 }
 
 impl Finished {
@@ -246,6 +250,17 @@ impl Finished {
         if let Some(c) = &self.capture {
             engine::observe::record(tx, env.clock.now_ms(), &self.job.id, c)?;
         }
+        self.ended_run = if crate::store::runs::require(tx, &self.job.root_id)?
+            .state
+            .is_terminal()
+        {
+            crate::store::jobs::by_root(tx, &self.job.root_id)?
+                .into_iter()
+                .map(|j| j.id)
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(())
     }
 
@@ -312,6 +327,7 @@ impl Finished {
         if let Some(record) = self.record {
             runtime::spare::discard_record(&record);
         }
+        super::brief::remove(&self.artifacts, &self.ended_run);
     }
 }
 
@@ -342,6 +358,12 @@ pub async fn execute(
         ran.vendor_cost,
         ran.model.as_deref(),
     );
+    let artifacts = shared.home.artifacts_dir();
+    if let Outcome::Parsed(r) = &settlement.outcome
+        && let Some(body) = r.artifact_body.as_deref()
+    {
+        super::brief::write(&artifacts, &claimed.job.id, body);
+    }
     Finished {
         job: claimed.job,
         settlement,
@@ -350,6 +372,8 @@ pub async fn execute(
         cache: (ran.usage.cache_read, ran.usage.cache_creation),
         capture,
         record,
+        artifacts,
+        ended_run: Vec::new(),
     }
 }
 
@@ -385,7 +409,16 @@ async fn observe_capture(
             (Source::Checkout, dir.clone())
         }
     };
-    let read = tokio::task::spawn_blocking(move || super::worktree::touched_files(&dir)).await;
+    let read = tokio::task::spawn_blocking(move || {
+        if !super::worktree::is_git_checkout(&dir) {
+            return Err(format!(
+                "{} is not a git repository, so no change could be observed",
+                dir.display()
+            ));
+        }
+        super::worktree::touched_files(&dir)
+    })
+    .await;
     Some(match read {
         Ok(Ok(files)) => Capture::Touched { source, files },
         Ok(Err(reason)) => Capture::Indeterminate { source, reason },

@@ -6,6 +6,7 @@
 //! (what a settled job means for its tree) stay in `crate::engine`; the daemon only runs
 //! processes and reports what they produced.
 
+mod brief;
 pub mod claim;
 pub mod exec;
 pub mod human_notify;

@@ -318,9 +318,10 @@ impl Ctx<'_, '_> {
         Ok(Frame {
             goal: root.prompt.clone(),
             answers: super::escalation::answers_block(self.tx, &parent.id)?,
+            approvals: super::escalation::approvals_block(self.tx, &parent.id)?,
             pressure,
             legs: legs.to_vec(),
-            inline_cap: self.cfg.inline_artifact_bodies.then(|| self.body_cap()),
+            inline: self.cfg.inline_artifact_bodies.then(|| self.inline()),
         })
     }
 

@@ -167,6 +167,38 @@ pub fn answers_block(conn: &Tx<'_>, job_id: &str) -> Result<Option<String>, Engi
     Ok((!s.is_empty()).then_some(s))
 }
 
+/// The "Human approval" block over every failure round on `job_id` a human resumed with
+/// `continue`: which leg failed, that continuing was approved, and the human's instructions.
+pub fn approvals_block(conn: &Tx<'_>, job_id: &str) -> Result<Option<String>, EngineError> {
+    let mut s = String::new();
+    for r in escalations::for_job(conn, job_id)? {
+        if r.kind != RoundKind::Failure || r.verb.as_deref() != Some("continue") {
+            continue;
+        }
+        let leg = r.delegation_id.as_deref().unwrap_or("-");
+        let job = r.failed_job_id.as_deref().unwrap_or("-");
+        s.push_str(&format!(
+            "- delegation \"{leg}\" (job {job}) failed ({}); a human approved continuing without it\n",
+            r.reason.trim()
+        ));
+        if let Some(i) = r.instructions.as_deref().filter(|i| !i.trim().is_empty()) {
+            s.push_str(&format!("  human instructions: {}\n", i.trim()));
+        }
+    }
+    Ok((!s.is_empty()).then_some(s))
+}
+
+/// The result of a coordinator that returned delegations beside the questions of its own
+/// ask round: its set is held while the round is open, dispatched on the answer, listed as
+/// not dispatched when the round closes any other way. `None` for anything else.
+fn held_set(holder: &jobs::Job, round: &Round) -> Option<crate::contract::GitmootResult> {
+    let asked_itself = round.kind == RoundKind::Ask
+        && round.failed_job_id.as_deref() == Some(holder.id.as_str())
+        && holder.state == JobState::Succeeded;
+    super::ctx::parse_result(holder.result.as_ref())
+        .filter(|r| asked_itself && !r.delegations.is_empty())
+}
+
 fn open_rounds_for(conn: &Tx<'_>, job_id: &str) -> Result<Vec<Round>, EngineError> {
     let job = jobs::require(conn, job_id)?;
     Ok(escalations::open_for_root(conn, &job.root_id)?
@@ -256,9 +288,16 @@ pub fn answer(
             let frame = ctx.frame(&target, &[])?;
             let carry = Carry::from_value(target.carry.as_ref());
             let run = runs::require(tx, &target.root_id)?;
-            match super::bounds::stop_reason(&run) {
-                Some(reason) => ctx.finalize_with(&target, &reason, frame, &[], &carry)?,
-                None => ctx.enqueue_continuation(
+            let held = held_set(&target, &round);
+            let not_dispatched = held.as_ref().map_or(&[][..], |r| &r.delegations[..]);
+            match (super::bounds::stop_reason(&run), &held) {
+                (Some(reason), _) => {
+                    ctx.finalize_with(&target, &reason, frame, not_dispatched, &carry)?
+                }
+                // The set it fanned out beside its questions runs now; its batch's
+                // continuation carries the answers.
+                (None, Some(r)) => ctx.dispatch(&target, r)?,
+                (None, None) => ctx.enqueue_continuation(
                     &target,
                     JobKind::Continuation,
                     super::prompts::continuation(&frame),
@@ -398,7 +437,9 @@ impl Ctx<'_, '_> {
             }
             FollowUp::None => {
                 let frame = self.frame(&target, &[])?;
-                self.finalize_with(&target, &reason, frame, &[], &carry)
+                let held = held_set(&target, r);
+                let not_dispatched = held.as_ref().map_or(&[][..], |h| &h.delegations[..]);
+                self.finalize_with(&target, &reason, frame, not_dispatched, &carry)
             }
             FollowUp::Continued | FollowUp::Blocked => self.propagate(&target),
         }

@@ -166,6 +166,7 @@ impl Ctx<'_, '_> {
         round.answers = answers;
         round.instructions = instructions;
         escalations::update(self.tx, round)?;
+        self.hooks.round_closed(self.tx, self.clock, round)?;
         self.event(
             &round.root_id,
             Some(&round.job_id),

@@ -161,7 +161,7 @@ impl Ctx<'_, '_> {
             ));
             prompt.push_str(&prompts::inline_body(
                 &body,
-                self.body_cap(),
+                &self.inline(),
                 &mut remaining,
                 &parent.id,
             ));
@@ -200,13 +200,23 @@ impl Ctx<'_, '_> {
                 });
             }
         }
-        Ok(prompts::upstream_block(&ups, self.body_cap()))
+        Ok(prompts::upstream_block(&ups, &self.inline()))
     }
 
-    pub(super) fn body_cap(&self) -> usize {
-        match self.cfg.inline_artifact_max_bytes {
-            0 => prompts::DEFAULT_BODY_CAP,
-            n => n as usize,
+    /// How this home inlines artifact bodies: the configured cap (0: the built-in one) and
+    /// the artifacts folder (`$GITMOOT_HOME/artifacts` spelled out when the config was not
+    /// loaded from a home).
+    pub(super) fn inline(&self) -> prompts::Inline {
+        prompts::Inline {
+            cap: match self.cfg.inline_artifact_max_bytes {
+                0 => prompts::DEFAULT_BODY_CAP,
+                n => n as usize,
+            },
+            artifact_root: self
+                .cfg
+                .artifact_root
+                .clone()
+                .unwrap_or_else(|| "$GITMOOT_HOME/artifacts".into()),
         }
     }
 }

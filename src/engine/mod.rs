@@ -45,6 +45,7 @@ use crate::Invalid;
 use crate::clock::Clock;
 use crate::config::OrchestrateConfig;
 use crate::store::StoreError;
+use crate::store::escalations::Round;
 use crate::store::jobs::Job;
 
 /// Side effects other modules attach to engine transitions, run inside the same
@@ -58,6 +59,16 @@ pub trait Hooks {
         _clock: &dyn Clock,
         _job: &Job,
         _escalation_id: i64,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// A human round on `round.job_id` was closed: answered, resumed, expired by its TTL
+    /// (`verb` `ttl`) or closed by a stop.
+    fn round_closed(
+        &self,
+        _tx: &Tx<'_>,
+        _clock: &dyn Clock,
+        _round: &Round,
     ) -> Result<(), EngineError> {
         Ok(())
     }

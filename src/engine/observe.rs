@@ -165,9 +165,20 @@ pub fn observe(result: &GitmootResult, capture: &Capture) -> Value {
         "unclaimed_diff_files": if files.is_some() { json!(unclaimed) } else { Value::Null },
     });
     if let Some(r) = reason {
-        doc["indeterminate"] = json!(r);
+        doc["indeterminate"] = json!(one_line(r));
     }
     doc
+}
+
+/// Why nothing was observed, as one line: the first non-empty line of `reason` (a tool's
+/// usage text never fills the document), at most 300 bytes.
+fn one_line(reason: &str) -> String {
+    let line = reason
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("unknown");
+    super::prompts::truncate_utf8(line, 300).to_string()
 }
 
 fn source_name(s: Source) -> &'static str {
@@ -259,6 +270,15 @@ mod tests {
         );
         assert_eq!(o["claimed_only"], json!(["src/main.rs"]));
         assert_eq!(o["unclaimed_diff_files"], json!([]));
+    }
+
+    #[test]
+    fn an_indeterminate_reason_is_kept_to_its_first_line() {
+        let c = Capture::Indeterminate {
+            source: Source::Checkout,
+            reason: "\nfatal: not a repo\nusage: git diff --no-index\n  many lines".into(),
+        };
+        assert_eq!(observe(&r(&[]), &c)["indeterminate"], "fatal: not a repo");
     }
 
     #[test]

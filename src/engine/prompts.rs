@@ -12,6 +12,14 @@ pub const AGGREGATE_CAP: usize = 128 * 1024;
 /// Summary preview length in upstream blocks.
 pub const PREVIEW_BYTES: usize = 280;
 
+/// How artifact bodies are inlined: the per-body cap and the home's artifacts folder
+/// whose brief a truncated body points at.
+#[derive(Debug, Clone)]
+pub struct Inline {
+    pub cap: usize,
+    pub artifact_root: std::path::PathBuf,
+}
+
 /// One leg as a continuation prompt shows it.
 #[derive(Debug, Clone)]
 pub struct LegLine {
@@ -31,11 +39,13 @@ pub struct Frame {
     pub goal: String,
     /// The rendered human answers block, when the continuation answers an ask round.
     pub answers: Option<String>,
+    /// The rendered human approval block, when a human resumed a failure round with `continue`.
+    pub approvals: Option<String>,
     /// Budget pressure line, when within 2 of a bound.
     pub pressure: Option<String>,
     pub legs: Vec<LegLine>,
-    /// Per-body cap for inlined artifact bodies; `None` = inlining off.
-    pub inline_cap: Option<usize>,
+    /// How artifact bodies are inlined; `None` = inlining off.
+    pub inline: Option<Inline>,
 }
 
 fn head(f: &Frame) -> String {
@@ -46,6 +56,14 @@ fn head(f: &Frame) -> String {
     if let Some(a) = &f.answers {
         s.push_str(
             "Human answers to your questions (you paused to ask these; use them and proceed):\n",
+        );
+        s.push_str(a);
+        s.push('\n');
+    }
+    if let Some(a) = &f.approvals {
+        s.push_str(
+            "Human-approved continuation (a human reviewed the failed delegation(s) below and \
+             approved proceeding; follow their instructions):\n",
         );
         s.push_str(a);
         s.push('\n');
@@ -80,8 +98,8 @@ fn leg_lines(f: &Frame, s: &mut String) {
                     s.push_str(&format!(" — {}", sum.trim()));
                 }
                 s.push('\n');
-                if let (Some(cap), Some(body)) = (f.inline_cap, l.artifact_body.as_deref()) {
-                    s.push_str(&inline_body(body, cap, &mut remaining, job));
+                if let (Some(inline), Some(body)) = (&f.inline, l.artifact_body.as_deref()) {
+                    s.push_str(&inline_body(body, inline, &mut remaining, job));
                 }
             }
             None => s.push_str(&format!(
@@ -235,11 +253,11 @@ pub fn truncate_utf8(s: &str, max: usize) -> &str {
 }
 
 /// An inlined artifact body in a fence longer than any backtick run inside it.
-pub fn inline_body(body: &str, cap: usize, remaining: &mut usize, job: &str) -> String {
+pub fn inline_body(body: &str, inline: &Inline, remaining: &mut usize, job: &str) -> String {
     if body.is_empty() || *remaining == 0 {
         return String::new();
     }
-    let limit = cap.min(*remaining);
+    let limit = inline.cap.min(*remaining);
     let kept = truncate_utf8(body, limit);
     *remaining -= kept.len();
     let mut inner = kept.to_string();
@@ -248,8 +266,9 @@ pub fn inline_body(body: &str, cap: usize, remaining: &mut usize, job: &str) -> 
     }
     if kept.len() < body.len() {
         inner.push_str(&format!(
-            "[... ({} bytes truncated; full body in `gitmoot job show {job}`)]\n",
-            body.len() - kept.len()
+            "[... ({} bytes truncated; the full body is in the on-disk brief at {})]\n",
+            body.len() - kept.len(),
+            crate::home::Home::brief_path(&inline.artifact_root, job).display()
         ));
     }
     let longest = longest_backtick_run(&inner);
@@ -284,7 +303,7 @@ pub struct Upstream {
 }
 
 /// The "Upstream dependency results" block appended to a dependent leg's prompt.
-pub fn upstream_block(deps: &[Upstream], cap: usize) -> String {
+pub fn upstream_block(deps: &[Upstream], inline: &Inline) -> String {
     if deps.is_empty() {
         return String::new();
     }
@@ -312,7 +331,7 @@ pub fn upstream_block(deps: &[Upstream], cap: usize) -> String {
         }
         s.push('\n');
         if let Some(body) = &d.artifact_body {
-            s.push_str(&inline_body(body, cap, &mut remaining, &d.job_id));
+            s.push_str(&inline_body(body, inline, &mut remaining, &d.job_id));
         }
     }
     s
@@ -325,13 +344,20 @@ mod tests {
     #[test]
     fn truncation_is_utf8_safe_and_fences_outgrow_backticks() {
         assert_eq!(truncate_utf8("héllo", 2), "h");
+        let inline = Inline {
+            cap: 100,
+            artifact_root: "/h/artifacts".into(),
+        };
         let mut rem = 100;
-        let b = inline_body("a ```` b", 100, &mut rem, "j");
+        let b = inline_body("a ```` b", &inline, &mut rem, "j");
         assert!(b.contains("`````\n"), "{b}");
         let mut rem = 4;
-        let b = inline_body("abcdefgh", 100, &mut rem, "j");
-        assert!(b.contains("abcd\n[... (4 bytes truncated"), "{b}");
+        let b = inline_body("abcdefgh", &inline, &mut rem, "j");
+        assert!(
+            b.contains("abcd\n[... (4 bytes truncated; the full body is in the on-disk brief at /h/artifacts/delegations/j/brief.md)]"),
+            "{b}"
+        );
         assert_eq!(rem, 0);
-        assert_eq!(inline_body("x", 10, &mut rem, "j"), "");
+        assert_eq!(inline_body("x", &inline, &mut rem, "j"), "");
     }
 }

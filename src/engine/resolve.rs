@@ -138,12 +138,23 @@ impl Ctx<'_, '_> {
         {
             if !r.human_questions.is_empty() {
                 self.open_ask(job, r)?;
+                // A coordinator's own round holds its set until the answer dispatches it
+                // (`escalation::answer`); a leg's round is its parent's, so a leg's set is
+                // dropped and said so.
+                let (kind, what) = if job.kind == JobKind::Leg {
+                    (EventKind::DelegationIgnoredAsk, "not dispatching")
+                } else {
+                    (
+                        EventKind::DelegationDeferredAsk,
+                        "dispatching after the answer",
+                    )
+                };
                 if !r.delegations.is_empty() {
                     self.job_event(
                         job,
-                        EventKind::DelegationIgnoredAsk,
+                        kind,
                         format!(
-                            "result asks {} question(s); not dispatching {} delegation(s)",
+                            "result asks {} question(s); {what} {} delegation(s)",
                             r.human_questions.len(),
                             r.delegations.len()
                         ),

@@ -2,7 +2,8 @@
 //! policy, effort as `-c model_reasoning_effort`, and the JSONL event stream it prints.
 //!
 //! Owns only codex's arguments and events; process handling is in `process.rs`, the
-//! shared line scaffold in `activity.rs`.
+//! shared line scaffold in `activity.rs`. Plain-text output (no event at all) is the
+//! fallback of CLIs older than `--json`.
 //!
 //! Usage: every job runs a fresh `codex exec` session (gitmoot never resumes codex
 //! threads), so the last `turn.completed` of a run is that session's whole usage — the
@@ -59,9 +60,14 @@ fn toml_string(s: &str) -> String {
 
 /// Reads the event stream: agent messages joined, usage from the last `turn.completed`,
 /// the error from codex's own `error` / `turn.failed` events before stderr. Lines that
-/// are not JSON (codex interleaves log lines) are skipped.
+/// are not JSON (codex interleaves log lines) are skipped. Output with no codex event at
+/// all (an older CLI that predates `--json` prints plain text) is read as plain text: the
+/// whole stdout is the answer and the run contributes no usage.
 pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
     let stdout = out.stdout_text();
+    if !json_lines(&stdout).any(|ev| ev.get("type").is_some_and(Value::is_string)) {
+        return RuntimeOutput::plain(RuntimeKind::Codex, out);
+    }
     let mut texts: Vec<String> = Vec::new();
     let mut usage = TokenUsage::default();
     let mut last_error: Option<String> = None;
@@ -270,6 +276,15 @@ mod tests {
             "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1200,\"cached_input_tokens\":1000,\"output_tokens\":80}}\n",
         );
         assert_clean(interpret, stream, "{\"gitmoot_result\":{}}", 1200, 80);
+    }
+
+    #[test]
+    fn plain_text_with_no_event_is_the_answer_and_reports_no_usage() {
+        let text = "codex\nchecked\n{\"gitmoot_result\":{\"decision\":\"approved\",\"summary\":\"s\"}}\ntokens used: 9\n";
+        let r = interpret(&output(text, "", 0));
+        assert_eq!(r.text, text);
+        assert_eq!(r.usage, TokenUsage::default());
+        assert_eq!(r.error, None);
     }
 
     #[test]

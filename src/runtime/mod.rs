@@ -74,6 +74,16 @@ impl RuntimeOutput {
         }
     }
 
+    /// A run read as plain text: its whole stdout is the answer, no usage (a runtime that
+    /// reports none contributes 0), a non-zero exit fails with the code and stderr tail.
+    fn plain(kind: RuntimeKind, out: &ProcessOutput) -> Self {
+        Self {
+            text: out.stdout_text(),
+            error: exit_failure(kind, out),
+            ..Self::default()
+        }
+    }
+
     fn failed(reason: impl Into<String>) -> Self {
         Self {
             error: Some(reason.into()),

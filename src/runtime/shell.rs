@@ -5,8 +5,7 @@
 //! Owns only the shell contract of SPEC §6; process handling is in `process.rs`.
 
 use super::{
-    Invocation, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput, Stdin, exit_failure,
-    write_private,
+    Invocation, Prepared, ProcessOutput, Request, RuntimeError, RuntimeOutput, Stdin, write_private,
 };
 use crate::domain::RuntimeKind;
 
@@ -32,11 +31,7 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
 
 /// Stdout is the output; a non-zero exit fails with the code and the stderr tail.
 pub(crate) fn interpret(out: &ProcessOutput) -> RuntimeOutput {
-    RuntimeOutput {
-        text: out.stdout_text(),
-        error: exit_failure(RuntimeKind::Shell, out),
-        ..RuntimeOutput::default()
-    }
+    RuntimeOutput::plain(RuntimeKind::Shell, out)
 }
 
 #[cfg(test)]

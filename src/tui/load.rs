@@ -541,13 +541,7 @@ fn detail(conn: &Tx<'_>, job_id: &str) -> Result<Option<JobDetail>> {
             findings: r
                 .findings
                 .iter()
-                .map(|f| {
-                    gitmoot_ui::sanitize::clean(
-                        &f.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| f.to_string()),
-                    )
-                })
+                .map(|f| gitmoot_ui::sanitize::clean(&crate::report::findings::render(f)))
                 .collect(),
             delegations: r
                 .delegations

@@ -16,6 +16,7 @@ mod ops_cli;
 mod ops_config;
 mod polish_cli;
 mod seeds_engine_cli;
+mod seeds_last_cli;
 mod small_edges;
 mod store_copy;
 mod terminal_escapes;

@@ -122,6 +122,37 @@ fn chat_answer_retitles_the_thread_too() {
     assert!(thread_title(h, &slug).ends_with("— answered"));
 }
 
+#[test]
+fn an_ask_auto_finalized_by_its_ttl_no_longer_awaits_an_answer_in_its_title() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    std::fs::create_dir_all(h).unwrap();
+    std::fs::write(
+        h.join("config.toml"),
+        "[orchestrate]\nescalation_ttl = \"1s\"\n",
+    )
+    .unwrap();
+    let (root, slug) = paused_asker(h);
+    std::thread::sleep(std::time::Duration::from_millis(1_200));
+    drain(h);
+    assert_eq!(
+        json(h, &["job", "tree", &root, "--json"])["run"]["state"],
+        "done"
+    );
+    let title = thread_title(h, &slug);
+    assert!(title.ends_with("— expired unanswered"), "{title}");
+}
+
+#[test]
+fn an_ask_closed_by_a_kill_says_so_in_its_title() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let (root, slug) = paused_asker(h);
+    stdout(h, &["job", "kill", &root]);
+    let title = thread_title(h, &slug);
+    assert!(title.ends_with("— closed (killed)"), "{title}");
+}
+
 /// A coordinator whose set names a runtime instead of an agent; its corrective round
 /// returns a plain result.
 const MISROUTER: &str = r#"cat >/dev/null

@@ -264,34 +264,13 @@ fn result_observation_grades_an_implement_jobs_claims_against_its_own_worktree()
     let result = r#"{"gitmoot_result":{"decision":"implemented","summary":"done","changes_made":["src/lib.rs: new fn","notes.md: added","src/main.rs: wired it"],"tests_run":["cargo test"]}}"#;
     let body = h.file("obs.json");
     std::fs::write(&body, result).unwrap();
-    let script = h.file("obs.sh");
-    std::fs::write(
-        &script,
-        format!(
+    let root = h.implement_once(
+        "obs",
+        &format!(
             "cat >/dev/null\necho 'fn b() {{}}' >> src/lib.rs\necho new > notes.md\necho extra > extra.txt\ncat {}\n",
-            body.display()
-        ),
-    )
-    .unwrap();
-    h.ok(&[
-        "agent",
-        "add",
-        "obs",
-        "--runtime",
-        "shell",
-        "--command",
-        &format!("sh {}", script.display()),
-        "--capability",
-        "implement",
-        "--policy",
-        "workspace-write",
-    ]);
-    let root = h.submit(
-        "obs",
-        "build it",
-        &["--action", "implement", "--repo", "acme/api"],
+            body.display()),
+        "acme/api"
     );
-    h.daemon_until_idle(1);
     assert_eq!(h.job(&root).state, JobState::Succeeded);
     let v = show_json(&h, &root);
     let o = &v["result_observation"];
@@ -518,20 +497,7 @@ fn the_detail_drawer_shows_failed_checks_and_learnings() {
     );
     let root = h.submit("impl", "build it", &["--action", "implement"]);
     h.daemon_until_idle(1);
-    let mut loader =
-        gitmoot::tui::load::Loader::new(h.store(), gitmoot_ui::view::DaemonStatus::None);
-    loader.detail_job = Some(root.clone());
-    let snap = loader.load(0).unwrap();
-    let detail = snap.detail.expect("detail loaded");
-    let lines: Vec<String> = gitmoot_ui::widgets::detail::content(
-        &detail,
-        120,
-        &gitmoot_ui::theme::Theme::default_dark(),
-    )
-    .iter()
-    .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-    .collect();
-    let text = lines.join("\n");
+    let text = h.drawer(&root);
     assert!(
         text.contains("learning ci (repo): CI caches on Cargo.lock."),
         "{text}"

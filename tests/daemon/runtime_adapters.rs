@@ -267,6 +267,59 @@ fn codex_failure_reports_its_own_error_event() {
 }
 
 #[test]
+fn codex_printing_plain_text_succeeds_with_no_usage_and_its_repair_quotes_the_output() {
+    let h = setup("");
+    h.ok(&["agent", "add", "cx", "--runtime", "codex"]);
+    let ok = h.submit("cx", "PLAINTEXT ok", &[]);
+    let repaired = h.submit("cx", "PLAINTEXT", &[]);
+    let log = run_daemon(&h);
+    let j = h.job(&ok);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    assert_eq!(
+        j.result.as_ref().unwrap()["summary"],
+        "plain codex checked it"
+    );
+    assert_eq!((j.tokens_in, j.tokens_out), (0, 0));
+    let j = h.job(&repaired);
+    assert_eq!(j.state, JobState::Succeeded, "{:?}", j.error);
+    assert_eq!((j.tokens_in, j.tokens_out), (0, 0));
+    let repair = argv(log.last().unwrap());
+    let prompt = repair.last().unwrap();
+    assert!(
+        prompt.contains("Previous raw output:\nOpenAI Codex v0.1.0")
+            && prompt.contains("no contract in this answer"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn codex_usage_is_each_jobs_own_because_no_session_is_resumed_and_readme_says_so() {
+    let h = setup("");
+    h.ok(&["agent", "add", "cx", "--runtime", "codex"]);
+    let first = h.submit("cx", "check one", &[]);
+    let second = h.submit("cx", "check two", &[]);
+    let log = run_daemon(&h);
+    assert_eq!(log.len(), 2);
+    for entry in &log {
+        let a = argv(entry);
+        assert_eq!(a[..2], ["exec", "--json"], "a fresh session: {a:?}");
+        assert!(!a.iter().any(|x| x == "resume"), "{a:?}");
+    }
+    // The fake reports 1200/80 per session: the second job is not 2400/160.
+    for root in [&first, &second] {
+        let j = h.job(root);
+        assert_eq!((j.tokens_in, j.tokens_out), (1200, 80));
+    }
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains("gitmoot never resumes a codex session")
+            && readme.contains("already that job's own delta"),
+        "README must say codex usage is already a per-job delta (000:286)"
+    );
+}
+
+#[test]
 fn kimi_gets_model_and_prompt_and_reports_text_and_usage() {
     let h = setup("");
     h.ok(&[

@@ -1,7 +1,9 @@
 //! A control room you can leave running (issue 14), end to end: the real binary in tmux.
 //! Quitting with work asks (detach keeps the work going, wait shows what is left),
 //! a closed terminal detaches, Ctrl-z/fg comes back working, and the status bar follows a
-//! daemon that goes away — saying so under `--no-daemon`, taking over otherwise.
+//! daemon that goes away — saying so under `--no-daemon`, taking over otherwise. A failure
+//! escalation resumed with the retry, continue and abort keys, and a kill from the keyboard
+//! winning over a job budget that already tripped.
 
 use gitmoot_test_support as support;
 
@@ -262,31 +264,163 @@ else
 echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up what completed"}}'
 fi"#;
 
-#[test]
-fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
+/// A control room over a `coord` tree whose `flaky` leg (running `flaky`) failed and
+/// escalated to the human, the Attention pane focused on it. Fields drop in order: the
+/// terminal, then the daemon, then the folder.
+struct Escalated {
+    t: Tmux,
+    root: String,
+    _stop: StopDaemon,
+    home: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn escalated(name: &str, flaky: &str) -> Escalated {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("h");
-    let _stop = StopDaemon(home.clone());
+    let stop = StopDaemon(home.clone());
     shell_agent(&home, "coord", COORDINATOR, &[]);
-    shell_agent(&home, "flaky", "cat >/dev/null\nexit 3", &[]);
+    shell_agent(&home, "flaky", flaky, &[]);
     let root = submit(&home, "coord", "Risky plan");
-    let t = Tmux::control_room("abort", &home, "");
+    let t = Tmux::control_room(name, &home, "");
     wait_state(&home, &root, "awaiting_human", WAIT);
     t.wait_for("failure", WAIT);
     t.keys(&["1"]);
+    Escalated {
+        t,
+        root,
+        _stop: stop,
+        home,
+        _dir: dir,
+    }
+}
+
+/// Types `text` into the open instructions form and submits it.
+fn instruct(t: &Tmux, text: &str) {
+    t.wait_for("optional instructions for the agent", WAIT);
+    t.keys(&["-l", text]);
+    t.keys(&["Enter"]);
+}
+
+/// The prompt of the first job of `kind` in the tree rooted at `root`.
+fn prompt_of(home: &Path, root: &str, kind: &str) -> String {
+    let tree = json(home, &["job", "tree", root, "--json"]);
+    let kids = tree["tree"]["children"].as_array().unwrap();
+    let id = kids
+        .iter()
+        .find(|k| k["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {tree}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    json(home, &["job", "show", &id, "--json"])["prompt"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn retry_from_the_control_room_reruns_the_leg_with_the_instructions() {
+    // The leg fails until the human's guidance reaches its prompt.
+    let e = escalated(
+        "retry",
+        "grep -q 'use the mirror' \"$GITMOOT_PROMPT_FILE\" || exit 3\ncat >/dev/null\necho '{\"gitmoot_result\": {\"decision\": \"approved\", \"summary\": \"fetched\"}}'",
+    );
+    e.t.keys(&["r"]);
+    instruct(&e.t, "use the mirror");
+    wait_state(&e.home, &e.root, "done", WAIT);
+    let legs: Vec<serde_json::Value> = support::jobs(&e.home)
+        .into_iter()
+        .filter(|j| j["kind"] == "leg")
+        .collect();
+    assert_eq!(legs.len(), 2, "{legs:?}");
+    assert!(legs.iter().any(|l| l["state"] == "succeeded"), "{legs:?}");
+    e.t.quit(WAIT);
+}
+
+#[test]
+fn continue_from_the_control_room_proceeds_human_approved_with_the_text() {
+    let e = escalated("continue", "cat >/dev/null\nexit 3");
+    e.t.keys(&["c"]);
+    instruct(&e.t, "ship what completed");
+    wait_state(&e.home, &e.root, "done", WAIT);
+    let prompt = prompt_of(&e.home, &e.root, "continuation");
+    assert!(
+        prompt.contains("Human-approved continuation") && prompt.contains("ship what completed"),
+        "{prompt}"
+    );
+    e.t.quit(WAIT);
+}
+
+/// A coordinator whose fan-out needs three jobs, and whose finalize takes a while.
+const OVER_BUDGET: &str = r#"cat >/dev/null
+if [ "$GITMOOT_JOB_KIND" = root ]; then
+echo '{"gitmoot_result": {"decision": "approved", "summary": "fan out", "delegations": [{"id": "wide", "agent": "coord", "action": "ask", "prompt": "look"}]}}'
+else
+sleep 6
+echo '{"gitmoot_result": {"decision": "approved", "summary": "finalized"}}'
+fi"#;
+
+#[test]
+fn a_kill_from_the_control_room_wins_over_a_tripped_job_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let _stop = StopDaemon(home.clone());
+    // The fan-out would take the tree past two jobs: the cap trips and its finalize runs;
+    // the operator kills the root while it does. The run ends killed, not done.
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[orchestrate]\nmax_delegation_total_jobs = 2\n",
+    )
+    .unwrap();
+    shell_agent(&home, "coord", OVER_BUDGET, &[]);
+    let root = submit(&home, "coord", "Budgeted plan");
+    let t = Tmux::control_room("kill-budget", &home, "");
+    // The root itself runs first: wait for the finalize the tripped cap enqueued.
+    let start = Instant::now();
+    while !support::jobs(&home)
+        .iter()
+        .any(|j| j["kind"] == "finalize" && j["state"] == "running")
+    {
+        assert!(start.elapsed() < WAIT, "the finalize never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let events = stdout(&home, &["job", "events", &root]);
+    assert!(events.contains("per-root job budget"), "{events}");
+    t.wait_for("1 running", WAIT);
+    t.kill_shown_root(WAIT);
+    wait_state(&home, &root, "killed", WAIT);
+    let tree = json(&home, &["job", "tree", &root, "--json"]);
+    assert_eq!(tree["run"]["killed"], true, "{tree}");
+    let fin = &tree["tree"]["children"][0];
+    assert_eq!(fin["kind"], "finalize", "{tree}");
+    assert_eq!(
+        fin["state"], "succeeded",
+        "the running finalize finishes: {tree}"
+    );
+    t.quit(WAIT);
+}
+
+#[test]
+fn an_abort_from_the_control_room_ends_the_run_aborted_not_done() {
+    let e = escalated("abort", "cat >/dev/null\nexit 3");
+    let (t, home, root) = (&e.t, &e.home, &e.root);
     t.keys(&["x"]);
     t.wait_for("the run ends as aborted", WAIT);
     t.keys(&["y"]);
-    wait_state(&home, &root, "aborted", WAIT);
+    wait_state(home, root, "aborted", WAIT);
     let screen = t.wait_for("⊗", WAIT);
     assert!(
-        screen.lines().any(|l| l.contains('⊗') && l.contains(&root)),
+        screen
+            .lines()
+            .any(|l| l.contains('⊗') && l.contains(root.as_str())),
         "{screen}"
     );
-    let show = json(&home, &["job", "show", &root, "--json"]);
+    let show = json(home, &["job", "show", root, "--json"]);
     assert_eq!(show["run_state"], "aborted", "{show}");
-    let events = gitmoot(&home)
-        .args(["job", "events", &root])
+    let events = gitmoot(home)
+        .args(["job", "events", root])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&events.stdout).contains("run aborted"));

@@ -80,10 +80,7 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
 
     let t = Tmux::control_room("kill", &home, "");
     t.wait_for("Soak for a while", WAIT);
-    t.keys(&["2"]);
-    t.keys(&["K"]);
-    t.wait_for("Kill", WAIT);
-    t.keys(&["y"]);
+    t.kill_shown_root(WAIT);
     wait_state(&home, &root, "killed", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     assert_eq!(tree["run"]["killed"], true);

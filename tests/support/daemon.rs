@@ -84,16 +84,30 @@ impl TestHome {
 
     /// Writes `script` to a file and registers a shell agent running it.
     pub fn shell_agent(&self, name: &str, script: &str) -> PathBuf {
+        // Test agents write files to report what they saw, outside their working folder,
+        // where `read-only` and `workspace-write` are refused by the kernel.
+        self.script_agent(name, script, &["--policy", "danger-full-access"])
+    }
+
+    /// Registers a shell agent running `script` that implements its job on `repo`
+    /// (`workspace-write`, so it writes only in its checkout), runs it to the end on one
+    /// worker and returns the job's id.
+    pub fn implement_once(&self, name: &str, script: &str, repo: &str) -> String {
+        self.script_agent(
+            name,
+            script,
+            &["--capability", "implement", "--policy", "workspace-write"],
+        );
+        let root = self.submit(name, "build it", &["--action", "implement", "--repo", repo]);
+        self.daemon_until_idle(1);
+        root
+    }
+
+    fn script_agent(&self, name: &str, script: &str, extra: &[&str]) -> PathBuf {
         let path = self.file(&format!("{name}.sh"));
         std::fs::write(&path, script).unwrap();
         let command = format!("sh {}", path.display());
-        // Test agents write files to report what they saw, outside their working folder,
-        // where `read-only` and `workspace-write` are refused by the kernel.
-        self.ok(&shell_agent_args(
-            name,
-            &command,
-            &["--policy", "danger-full-access"],
-        ));
+        self.ok(&shell_agent_args(name, &command, extra));
         path
     }
 
@@ -127,6 +141,25 @@ impl TestHome {
 
     pub fn tree(&self, root: &str) -> Vec<Job> {
         jobs::by_root(self.store().conn(), root).unwrap()
+    }
+
+    /// The control room's detail drawer over job `id`, 120 columns wide, as text.
+    pub fn drawer(&self, id: &str) -> String {
+        let mut loader =
+            gitmoot::tui::load::Loader::new(self.store(), gitmoot_ui::view::DaemonStatus::None);
+        loader.detail_job = Some(id.to_string());
+        let detail = loader.load(0).unwrap().detail.expect("detail loaded");
+        let theme = gitmoot_ui::theme::Theme::default_dark();
+        gitmoot_ui::widgets::detail::content(&detail, 120, &theme)
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     pub fn daemon_until_idle(&self, parallel: usize) {

@@ -75,6 +75,15 @@ impl Tmux {
         self.tmux(&["pipe-pane", "-o", &format!("cat >> {}", path.display())]);
     }
 
+    /// Kills the root of the tree the DAG pane shows from the keyboard: `2` (the DAG), `K`,
+    /// then `y` on the confirmation.
+    pub fn kill_shown_root(&self, timeout: Duration) {
+        self.keys(&["2"]);
+        self.keys(&["K"]);
+        self.wait_for("Kill", timeout);
+        self.keys(&["y"]);
+    }
+
     /// Quits a control room with `q` and waits for its pane's `TUI-EXITED`; returns the screen.
     pub fn quit(&self, timeout: Duration) -> String {
         self.keys(&["q"]);

@@ -60,6 +60,7 @@ crate::named_enum!(
         DelegationRetryRefused => "delegation_retry_refused",
         DelegationBlocked => "delegation_blocked",
         DelegationIgnoredAsk => "delegation_ignored_ask",
+        DelegationDeferredAsk => "delegation_deferred_ask",
         DelegationContinuationEnqueued => "delegation_continuation_enqueued",
         DelegationFinalizeEnqueued => "delegation_finalize_enqueued",
         // Human gates.

@@ -151,6 +151,7 @@ pub struct DelegationRow {
 pub struct ResultView {
     pub decision: String,
     pub summary: String,
+    /// Each finding as the library renders it (markdown lines, the first a `- ` bullet).
     pub findings: Vec<String>,
     pub delegations: Vec<DelegationRow>,
     /// What the engine noted about the result (learnings, failed result checks, the

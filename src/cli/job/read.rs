@@ -266,6 +266,14 @@ fn print_job(out: &mut Out, j: &Job, marks: &[String]) -> std::io::Result<()> {
     if let Some(r) = &j.result {
         writeln!(out, "decision:  {}", r["decision"].as_str().unwrap_or("?"))?;
         writeln!(out, "summary:   {}", r["summary"].as_str().unwrap_or(""))?;
+        if let Some(findings) = r["findings"].as_array().filter(|f| !f.is_empty()) {
+            writeln!(out, "findings:")?;
+            for f in findings {
+                for line in crate::report::findings::render(f).lines() {
+                    writeln!(out, "  {line}")?;
+                }
+            }
+        }
     }
     for m in marks {
         writeln!(out, "note:      {m}")?;

@@ -1,4 +1,5 @@
-//! One pass of the pool over the store: the heartbeat and the engine's sweep when due, the
+//! One pass of the pool over the store: the heartbeat and the engine's sweep (with the
+//! briefs of ended runs) when due, the
 //! ended jobs settled and their successors claimed in one transaction, the gates to notify,
 //! the jobs to terminate; and the claim-ahead pass that refills freed slots before it.
 //!
@@ -86,6 +87,12 @@ pub(super) fn settle_all(
 /// fan-out, not here) and the auto-respond sweep.
 fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonError> {
     store.write(|tx| engine::sweep(tx, sh.env(config)))?;
+    let artifacts = sh.home.artifacts_dir();
+    let briefs = super::super::brief::listed(&artifacts);
+    if !briefs.is_empty() {
+        let ended = store.read(|tx| ended_jobs(tx, &briefs))?;
+        super::super::brief::remove(&artifacts, &ended);
+    }
     if config.chat.auto_respond {
         let asked = store.write(|tx| crate::chat::autorespond_sweep(tx, sh.clock.as_ref(), config));
         if let Err(e) = asked {
@@ -93,6 +100,23 @@ fn sweep(store: &mut Store, sh: &Shared, config: &Config) -> Result<(), DaemonEr
         }
     }
     Ok(())
+}
+
+/// Those of `ids` whose run has ended (or that the store no longer holds).
+fn ended_jobs(tx: &Tx<'_>, ids: &[String]) -> Result<Vec<String>, DaemonError> {
+    let mut ended = Vec::new();
+    for id in ids {
+        let done = match jobs::get(tx, id)? {
+            Some(j) => {
+                crate::store::runs::get(tx, &j.root_id)?.is_none_or(|r| r.state.is_terminal())
+            }
+            None => true,
+        };
+        if done {
+            ended.push(id.clone());
+        }
+    }
+    Ok(ended)
 }
 
 /// The jobs that ended settle and their successors are claimed in one transaction: one

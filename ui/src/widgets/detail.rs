@@ -66,7 +66,7 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
             ]));
             text(&r.summary, Slot::Text, &mut out);
             for f in &r.findings {
-                text(&format!("• {f}"), Slot::Text, &mut out);
+                text(f, Slot::Text, &mut out);
             }
             for n in &r.notes {
                 text(n, Slot::Accent, &mut out);

@@ -517,7 +517,7 @@ pub fn detail() -> JobDetail {
             decision: "delegated".to_string(),
             summary: "Split the payments refactor into schema, api, db, tests and docs legs."
                 .to_string(),
-            findings: vec!["ledger writes are not idempotent today".to_string()],
+            findings: vec!["- ledger writes are not idempotent today".to_string()],
             delegations: vec![
                 row("schema", "codex", "ask", &[], JobState::Blocked),
                 row("api", "claude-rev", "review", &[], JobState::Succeeded),
