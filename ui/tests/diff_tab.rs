@@ -260,6 +260,15 @@ fn land_and_discard_are_refused_without_open_work_and_in_read_only() {
     update(&mut s, &snap, ch('D'));
     assert!(s.overlay.is_none());
     assert_eq!(toast(&s), "job-m2x9b4rt's work was already landed");
+    // The drawer moved to the job before its work was read: say so, do not refuse it.
+    let (mut s, mut snap) = drawer(work::files(), DetailTab::Diff);
+    snap.work.job = None;
+    update(&mut s, &snap, ch('M'));
+    assert!(s.overlay.is_none());
+    assert_eq!(
+        toast(&s),
+        "still reading job-m2x9b4rt's work; land again in a moment"
+    );
     let (mut s, snap) = drawer(work::files(), DetailTab::Diff);
     s.readonly = true;
     update(&mut s, &snap, ch('M'));

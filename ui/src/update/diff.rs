@@ -179,6 +179,13 @@ fn drawer_work<'a>(
     let job = state.detail_job.clone()?;
     let work = snap.work.job.as_ref().filter(|w| w.job_id == job);
     let Some(work) = work else {
+        if snap.work.rows.contains_key(&job) {
+            state.notify(
+                ToastLevel::Info,
+                format!("still reading {job}'s work; {verb} again in a moment"),
+            );
+            return None;
+        }
         state.notify(
             ToastLevel::Info,
             format!("{job} has no worktree of its own: only an implement job on a registered checkout does"),
