@@ -167,13 +167,15 @@ pub enum Group {
     Tui,
     /// CPU of an idle `gitmoot tui` over 30 s, in a private tmux pane.
     Idle,
+    /// The Diff tab on a 20,000-line diff: read from git, opened, scrolled.
+    Diff,
     /// The backend column: jobs/s with 1 daemon on SQLite and 1, 2, 4 on PostgreSQL
     /// (`--pg URL`), claim latency p50/p99, chat sends/s.
     Fleet,
 }
 
 impl Group {
-    const ALL: [Group; 9] = [
+    const ALL: [Group; 10] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
@@ -182,6 +184,7 @@ impl Group {
         Group::Output,
         Group::Tui,
         Group::Idle,
+        Group::Diff,
         Group::Fleet,
     ];
 
@@ -197,6 +200,7 @@ impl Group {
             Group::Output => output::bench_output(),
             Group::Tui => bench_tui(),
             Group::Idle => bench_idle(&std::env::current_exe()?),
+            Group::Diff => tui::diff::bench_diff(),
         };
         Ok(measured.unwrap_or_else(|f| vec![f.row()]))
     }
@@ -289,6 +293,7 @@ fn target(figure: &str) -> &'static str {
         "tui.refresh_store_ms" => "< 5 ms",
         "tui.refresh_with_render_ms" => "<= 10x bare frame",
         "tui.idle.cpu_percent" => "< 1 % (near zero)",
+        "diff.open_ms" => "< 100 ms",
         "daemon.overhead_per_job_ms" => "<= 1x sh -c true spawn",
         "daemon.parallel4.jobs_per_s" => ">= 1,500/s",
         "chat.send.per_second" => ">= 0.3x raw WAL insert",
@@ -306,7 +311,7 @@ fn target(figure: &str) -> &'static str {
 /// store, every other group measures on a SQLite home.
 fn backend(group: Group, figure: &str) -> &'static str {
     match group {
-        Group::Parse => "-",
+        Group::Parse | Group::Diff => "-",
         Group::Fleet if figure.starts_with("fleet.postgres") => "postgres",
         _ => "sqlite",
     }

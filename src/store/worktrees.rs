@@ -6,7 +6,7 @@
 use super::Result;
 use super::tx::{Row, Tx, params};
 use crate::clock::Millis;
-use crate::domain::WorktreeState;
+use crate::domain::{JobState, WorktreeState};
 
 /// One write job's worktree.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,5 +129,29 @@ pub fn list<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<WriteTree>> {
         &format!("SELECT {COLUMNS} FROM job_worktrees ORDER BY created_ms, job_id"),
         params![],
         read,
+    )
+}
+
+/// A worktree row with its job's state and attempt, as the control room keys its reads.
+pub type WithJob = (WriteTree, Option<JobState>, u32);
+
+/// Every write job's worktree, oldest first, with its job's state and attempt (one query,
+/// none of the job's text).
+pub fn list_with_jobs<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<WithJob>> {
+    let cols: Vec<String> = COLUMNS
+        .split(',')
+        .map(|c| format!("w.{}", c.trim()))
+        .collect();
+    tx.into().query_map(
+        &format!(
+            "SELECT {}, j.state, j.attempt FROM job_worktrees w LEFT JOIN jobs j ON j.id = w.job_id \
+             ORDER BY w.created_ms, w.job_id",
+            cols.join(", ")
+        ),
+        params![],
+        |r| {
+            let attempt: Option<i64> = r.get(15)?;
+            Ok((read(r)?, r.get(14)?, attempt.unwrap_or(0).max(0) as u32))
+        },
     )
 }

@@ -280,6 +280,7 @@ fn open(loader: &mut Loader, what: Load) {
     match what {
         Load::Detail(id) => loader.detail_job = Some(id),
         Load::Thread(id) => loader.thread = Some(id),
+        Load::Diff(id) => loader.work.diff_job = Some(id),
     }
 }
 

@@ -136,6 +136,9 @@ impl Executor {
                     .map(|_| Outcome::done(""))
                     .map_err(Into::into)
             }
+            Write::Land { job_id, strategy } => self.land(job_id, *strategy),
+            Write::Discard { job_id } => self.discard(job_id),
+            Write::Review { job_id, comments } => self.review(job_id, comments),
             Write::RunCommand(line) => {
                 save_history(&self.home, line);
                 Ok(run_command(self.binary.as_deref(), self.home.root(), line))
@@ -176,6 +179,42 @@ impl Executor {
             )
         })?;
         Ok(Outcome::done(format!("{} {job_id}", verb.as_str())))
+    }
+
+    fn land(
+        &mut self,
+        job_id: &str,
+        strategy: crate::worktree::Strategy,
+    ) -> anyhow::Result<Outcome> {
+        let env = live_env(&self.config.orchestrate);
+        let l = crate::worktree::land(&mut self.store, env, &self.config, job_id, strategy, None)?;
+        let mut text = l.line();
+        if !l.landed_first.files.is_empty() {
+            text.push_str(&format!(
+                "; note: {} landed first and also changed {}",
+                l.landed_first.jobs.join(", "),
+                l.landed_first.files.join(", ")
+            ));
+        }
+        for n in &l.notes {
+            text.push_str(&format!("; after landing: {n}"));
+        }
+        Ok(Outcome::done(text))
+    }
+
+    fn discard(&mut self, job_id: &str) -> anyhow::Result<Outcome> {
+        let env = live_env(&self.config.orchestrate);
+        let lost = crate::worktree::discard(&mut self.store, env, job_id)?;
+        Ok(Outcome::done(format!("discarded {}: {lost}", lost.job)))
+    }
+
+    fn review(&mut self, job_id: &str, comments: &str) -> anyhow::Result<Outcome> {
+        let env = live_env(&self.config.orchestrate);
+        let r = crate::worktree::review(&mut self.store, env, job_id, comments)?;
+        Ok(Outcome::done(format!(
+            "sent {} back for review round {} (attempt {}); it runs again in its worktree",
+            r.job, r.round, r.attempt
+        )))
     }
 
     fn kill(&mut self, root: &str, force: bool) -> anyhow::Result<Outcome> {

@@ -70,6 +70,8 @@ pub struct Loader {
     pub thread: Option<String>,
     /// Live activity and spend, read incrementally.
     pub live: super::live::LiveCache,
+    /// Write jobs' worktrees, overlaps, the drawer job's work and diff.
+    pub work: super::work::WorkCache,
     /// `[daemon].lease`: a registered daemon that beat within it counts as attached.
     pub lease_ms: i64,
 }
@@ -87,6 +89,7 @@ impl Loader {
             detail_job: None,
             thread: None,
             live: super::live::LiveCache::default(),
+            work: super::work::WorkCache::default(),
             lease_ms: crate::config::DaemonConfig::default().lease.0,
         }
     }
@@ -185,22 +188,28 @@ impl Loader {
         if let Some(d) = detail.as_mut() {
             d.activity = self.live.steps(conn, &d.job_id)?;
         }
+        let work = self
+            .work
+            .read(&self.store, self.detail_job.as_deref(), now)?;
+        let mut attention = self
+            .attention
+            .as_ref()
+            .map(|(_, items)| items.clone())
+            .unwrap_or_default();
+        attention.extend(super::work::attention(&work, &self.store));
         Ok(Snapshot {
             now_ms: now,
             as_of_ms: now,
             daemon: self.daemon,
             counts: counts(conn, now - self.lease_ms)?,
             roots: Vec::new(),
-            attention: self
-                .attention
-                .as_ref()
-                .map(|(_, items)| items.clone())
-                .unwrap_or_default(),
+            attention,
             transcript: chat.transcript,
             threads: chat.threads,
             inboxes: chat.inboxes,
             detail,
             live,
+            work,
         })
     }
 

@@ -10,6 +10,7 @@ pub mod load;
 pub mod notify;
 pub mod terminal;
 pub mod watch;
+pub mod work;
 
 use std::sync::{Arc, Mutex};
 

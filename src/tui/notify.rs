@@ -61,6 +61,7 @@ impl Bell {
                 AttentionKind::Ask { .. } => "asks a question",
                 AttentionKind::Failure { .. } => "has a failed leg",
                 AttentionKind::Preflight { .. } => "could not route its delegations",
+                AttentionKind::Overlap { .. } => "changes files another open job changes",
             };
             let more = match fresh.len() {
                 1 => String::new(),

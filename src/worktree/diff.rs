@@ -13,6 +13,8 @@ use super::git::{self, GitError};
 use super::snapshot::snapshot;
 use crate::store::Store;
 
+pub use crate::domain::{DiffFile, DiffLine, FileStatus, Hunk, LineOp};
+
 /// A write job's diff against its base, file by file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct JobDiff {
@@ -77,39 +79,6 @@ pub fn job_diff_text(
     Ok(diff_text(&path, &from, stat)?)
 }
 
-/// One changed file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DiffFile {
-    pub path: String,
-    /// The path before a rename or copy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub old_path: Option<String>,
-    /// `added`, `modified`, `deleted`, `renamed`, `copied` or `type_changed`.
-    pub status: &'static str,
-    pub binary: bool,
-    pub added: u64,
-    pub removed: u64,
-    pub hunks: Vec<Hunk>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Hunk {
-    /// The `@@ -a,b +c,d @@ …` line.
-    pub header: String,
-    pub lines: Vec<DiffLine>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DiffLine {
-    /// `context`, `add` or `remove`.
-    pub op: &'static str,
-    /// The line's number on the base side (none for an added line).
-    pub old: Option<u64>,
-    /// The line's number on the job's side (none for a removed line).
-    pub new: Option<u64>,
-    pub text: String,
-}
-
 /// Git's diff of the work in `path` against `base`: the patch, or with `stat` its
 /// `--stat` summary.
 pub fn diff_text(path: &Path, base: &str, stat: bool) -> Result<String, GitError> {
@@ -122,14 +91,14 @@ pub fn diff_text(path: &Path, base: &str, stat: bool) -> Result<String, GitError
     Ok(String::from_utf8_lossy(&git::run(path, &args)?).into_owned())
 }
 
-fn status_name(code: &str) -> &'static str {
+fn status_of(code: &str) -> FileStatus {
     match code.chars().next() {
-        Some('A') => "added",
-        Some('D') => "deleted",
-        Some('R') => "renamed",
-        Some('C') => "copied",
-        Some('T') => "type_changed",
-        _ => "modified",
+        Some('A') => FileStatus::Added,
+        Some('D') => FileStatus::Deleted,
+        Some('R') => FileStatus::Renamed,
+        Some('C') => FileStatus::Copied,
+        Some('T') => FileStatus::TypeChanged,
+        _ => FileStatus::Modified,
     }
 }
 
@@ -155,7 +124,7 @@ pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
         files.push(DiffFile {
             path,
             old_path,
-            status: status_name(&code),
+            status: status_of(&code),
             binary: false,
             added: 0,
             removed: 0,
@@ -235,9 +204,9 @@ fn patch_hunks(patch: &[u8]) -> Vec<Vec<Hunk>> {
             continue;
         };
         let (op, o, n) = match line.as_bytes().first() {
-            Some(b'+') => ("add", None, Some(new)),
-            Some(b'-') => ("remove", Some(old), None),
-            Some(b' ') => ("context", Some(old), Some(new)),
+            Some(b'+') => (LineOp::Add, None, Some(new)),
+            Some(b'-') => (LineOp::Remove, Some(old), None),
+            Some(b' ') => (LineOp::Context, Some(old), Some(new)),
             _ => continue,
         };
         old += u64::from(o.is_some());
@@ -272,7 +241,7 @@ mod tests {
         let lines = &files[0][0].lines;
         assert_eq!(files[0][0].header, "@@ -2,2 +2,2 @@ fn");
         assert_eq!((lines[0].old, lines[0].new), (Some(2), Some(2)));
-        assert_eq!((lines[1].op, lines[1].old), ("remove", Some(3)));
-        assert_eq!((lines[2].op, lines[2].new), ("add", Some(3)));
+        assert_eq!((lines[1].op, lines[1].old), (LineOp::Remove, Some(3)));
+        assert_eq!((lines[2].op, lines[2].new), (LineOp::Add, Some(3)));
     }
 }

@@ -23,16 +23,8 @@ use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
 use crate::store::worktrees::{self, WriteTree};
 
-/// How a job's branch is integrated into its base.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// Fast-forward when the base has not moved, else a merge commit.
-    Auto,
-    Squash,
-    Merge,
-    Rebase,
-}
+/// How a job's branch is integrated into its base: the vocabulary's `LandStrategy`.
+pub use crate::domain::LandStrategy as Strategy;
 
 /// What a land did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,6 +41,20 @@ pub struct Landed {
     pub notes: Vec<String>,
     /// Files this job shares with jobs of its repo that landed since it started.
     pub landed_first: super::LandedFirst,
+}
+
+impl Landed {
+    /// `landed JOB on BASE as COMMIT (how)`: the first line the CLI prints and the control
+    /// room shows.
+    pub fn line(&self) -> String {
+        format!(
+            "landed {} on {} as {} ({})",
+            self.job,
+            self.base,
+            &self.commit[..self.commit.len().min(12)],
+            self.how.replace('_', "-")
+        )
+    }
 }
 
 /// What discarding a job's work would lose.

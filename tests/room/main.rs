@@ -11,3 +11,4 @@ mod screenshots;
 mod tui_exec;
 mod tui_room;
 mod tui_tmux;
+mod write_room;

@@ -60,6 +60,15 @@ pub enum Write {
     },
     /// `chat seen THREAD --upto SEQ`: the operator has read the thread on screen.
     MarkSeen { thread_id: String, seq: u64 },
+    /// `job land JOB [--squash|--merge|--rebase]`.
+    Land {
+        job_id: String,
+        strategy: crate::work::LandStrategy,
+    },
+    /// `job discard JOB --force` (the dialog asked first).
+    Discard { job_id: String },
+    /// `job review JOB "comments"`, one `path:line: text` a line.
+    Review { job_id: String, comments: String },
     /// A `:` command line: the same verbs as the CLI, without the `gitmoot` prefix.
     RunCommand(String),
 }
@@ -71,6 +80,8 @@ pub enum Load {
     Detail(String),
     /// `Snapshot::transcript` for this thread.
     Thread(String),
+    /// `Snapshot::work.diff` for this job (`job diff --json`), read once per change.
+    Diff(String),
 }
 
 /// What the UI thread does to its terminal or to itself.

@@ -24,6 +24,7 @@ pub mod theme;
 pub mod update;
 pub mod view;
 pub mod widgets;
+pub mod work;
 
 pub use action::{Action, Load, PromoteAction, ResumeVerb, Term, Write};
 pub use complete::CompletionTree;

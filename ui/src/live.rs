@@ -68,4 +68,6 @@ pub enum DetailTab {
     #[default]
     Overview,
     Activity,
+    /// A write job's diff against its base (`job diff`).
+    Diff,
 }

@@ -98,6 +98,11 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
                 theme,
             )
         }
+        Some(Overlay::Comment {
+            job_id,
+            anchor,
+            text,
+        }) => widgets::diff::render_comment(frame, a.body, (job_id, anchor), text, theme),
         Some(Overlay::Compose {
             thread_id,
             reply_to,

@@ -184,6 +184,7 @@ pub fn attention_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Attentio
                 AttentionKind::Ask { .. } => "ask awaiting",
                 AttentionKind::Failure { .. } => "failure failed",
                 AttentionKind::Preflight { .. } => "preflight unroutable",
+                AttentionKind::Overlap { .. } => "overlap",
             };
             filter.matches(&format!("{} {} {} {}", a.job_id, a.agent, repo, kind))
         })

@@ -85,6 +85,28 @@ pub enum Confirm {
         running: u32,
         queued: u32,
     },
+    /// `job land`: the strategy is picked in the dialog (↑/↓); the rest is what it says.
+    Land {
+        job_id: String,
+        strategy: crate::work::LandStrategy,
+        branch: String,
+        base: String,
+        files: usize,
+        added: u64,
+        removed: u64,
+    },
+    /// `job discard`; `loss` is what `job discard` states it loses.
+    Discard {
+        job_id: String,
+        loss: String,
+    },
+    /// `job review` with the comments attached in the Diff tab.
+    Review {
+        job_id: String,
+        agent: String,
+        round: u32,
+        comments: Vec<String>,
+    },
 }
 
 /// One question's field of the answer form.
@@ -154,6 +176,12 @@ pub enum Overlay {
         text: String,
         scroll: u16,
     },
+    /// A review comment on one line of the Diff tab (`anchor` is its `path:line`).
+    Comment {
+        job_id: String,
+        anchor: String,
+        text: TextArea<'static>,
+    },
     /// Quitting is under way: waiting for the work to finish (`kill` false) or for the
     /// daemon's graceful kill to end; the frame shows what is left.
     Stopping {
@@ -222,6 +250,8 @@ pub struct State {
     pub activity_sel: Option<u64>,
     /// The selected step's detail is shown.
     pub activity_open: bool,
+    /// Where the operator is in the Diff tab, and the review comments not yet sent.
+    pub diff: crate::work::DiffCursor,
     /// The root the DAG shows; follows the tree selection.
     pub dag_root: Option<String>,
     pub now_ms: i64,
@@ -265,6 +295,7 @@ impl State {
             detail_tab: crate::live::DetailTab::Overview,
             activity_sel: None,
             activity_open: false,
+            diff: crate::work::DiffCursor::default(),
             dag_root: None,
             now_ms,
             tick: 0,

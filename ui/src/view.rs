@@ -54,6 +54,12 @@ pub enum AttentionKind {
     /// The coordinator's delegation set named an unroutable agent and nothing was
     /// dispatched; the tree corrects or finalizes itself, but the agent may need registering.
     Preflight { reason: String },
+    /// Two open write jobs of one repo change the same files (`job pending`'s overlap
+    /// item); `job_id` is the younger, `jobs` both.
+    Overlap {
+        jobs: [String; 2],
+        files: Vec<String>,
+    },
 }
 
 /// Something waiting for a human.
@@ -79,6 +85,7 @@ impl AttentionItem {
             AttentionKind::Ask { .. } => "ask",
             AttentionKind::Failure { .. } => "failure",
             AttentionKind::Preflight { .. } => "preflight",
+            AttentionKind::Overlap { .. } => "overlap",
         };
         format!("{}#{kind}", self.job_id)
     }
@@ -246,6 +253,8 @@ pub struct Snapshot {
     pub inboxes: Vec<Inbox>,
     pub detail: Option<JobDetail>,
     pub live: crate::live::Live,
+    /// Write jobs' worktrees, overlaps, and the drawer job's work and diff.
+    pub work: crate::work::Work,
 }
 
 impl Snapshot {
@@ -263,6 +272,7 @@ impl Snapshot {
             inboxes: Vec::new(),
             detail: None,
             live: crate::live::Live::default(),
+            work: crate::work::Work::default(),
         }
     }
 

@@ -4,6 +4,7 @@
 
 mod bench;
 mod common;
+mod diff_tab;
 mod live_activity;
 mod polish;
 mod quit;

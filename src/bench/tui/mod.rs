@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use gitmoot_ui::view::DaemonStatus;
 use gitmoot_ui::{Event, Theme, update};
 
+pub mod diff;
 pub mod frame;
 pub mod idle;
 pub mod seed;

@@ -47,14 +47,7 @@ pub(super) fn land(
     if json {
         return out.json(&l);
     }
-    let how = l.how.replace('_', "-");
-    writeln!(
-        out,
-        "landed {} on {} as {} ({how})",
-        l.job,
-        l.base,
-        &l.commit[..l.commit.len().min(12)]
-    )?;
+    writeln!(out, "{}", l.line())?;
     if !l.landed_first.files.is_empty() {
         writeln!(
             out,

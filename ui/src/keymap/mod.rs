@@ -112,9 +112,20 @@ pub enum Command {
     Cancel,
     Confirm,
     Force,
+    FileNext,
+    FilePrev,
+    HunkNext,
+    HunkPrev,
+    DiffSearch,
+    MatchNext,
+    MatchPrev,
+    Comment,
+    Review,
+    Land,
+    Discard,
 }
 
-const SIMPLE: [(&str, Command); 43] = [
+const SIMPLE: [(&str, Command); 54] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -158,6 +169,17 @@ const SIMPLE: [(&str, Command); 43] = [
     ("cancel", Command::Cancel),
     ("confirm", Command::Confirm),
     ("force", Command::Force),
+    ("file_next", Command::FileNext),
+    ("file_prev", Command::FilePrev),
+    ("hunk_next", Command::HunkNext),
+    ("hunk_prev", Command::HunkPrev),
+    ("diff_search", Command::DiffSearch),
+    ("match_next", Command::MatchNext),
+    ("match_prev", Command::MatchPrev),
+    ("comment", Command::Comment),
+    ("review", Command::Review),
+    ("land", Command::Land),
+    ("discard", Command::Discard),
 ];
 
 impl FromStr for Command {

@@ -57,10 +57,13 @@ pub enum Slot {
     DagEdge,
     FilterMatch,
     InputText,
+    DiffAdd,
+    DiffRemove,
+    DiffHunk,
 }
 
 impl Slot {
-    pub const ALL: [Slot; 39] = [
+    pub const ALL: [Slot; 42] = [
         Slot::Text,
         Slot::Muted,
         Slot::Accent,
@@ -100,6 +103,9 @@ impl Slot {
         Slot::DagEdge,
         Slot::FilterMatch,
         Slot::InputText,
+        Slot::DiffAdd,
+        Slot::DiffRemove,
+        Slot::DiffHunk,
     ];
 
     /// The key as written in a theme file.
@@ -144,6 +150,9 @@ impl Slot {
             Slot::DagEdge => "dag.edge",
             Slot::FilterMatch => "filter.match",
             Slot::InputText => "input.text",
+            Slot::DiffAdd => "diff.add",
+            Slot::DiffRemove => "diff.remove",
+            Slot::DiffHunk => "diff.hunk",
         }
     }
 
@@ -308,7 +317,8 @@ impl Theme {
                     | Slot::AttentionAsk
                     | Slot::AttentionFailure
                     | Slot::DialogDanger
-                    | Slot::StatusWarn => m(Modifier::BOLD),
+                    | Slot::StatusWarn
+                    | Slot::DiffAdd => m(Modifier::BOLD),
                     Slot::Muted
                     | Slot::PaneBorder
                     | Slot::JobCancelled
@@ -317,8 +327,11 @@ impl Theme {
                     | Slot::RunKilled
                     | Slot::ChatSystem
                     | Slot::AttentionAge
+                    | Slot::DiffRemove
                     | Slot::FooterDesc => m(Modifier::DIM),
-                    Slot::ChatMention | Slot::FilterMatch => m(Modifier::UNDERLINED),
+                    Slot::ChatMention | Slot::FilterMatch | Slot::DiffHunk => {
+                        m(Modifier::UNDERLINED)
+                    }
                     _ => Style::default(),
                 };
                 (s, style)

@@ -35,7 +35,7 @@ pub(super) fn answer(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) 
             let leg = failed_leg.clone();
             open_detail(state, leg, out);
         }
-        AttentionKind::Preflight { .. } => {
+        AttentionKind::Preflight { .. } | AttentionKind::Overlap { .. } => {
             let job = item.job_id.clone();
             open_detail(state, job, out);
         }

@@ -3,6 +3,7 @@
 
 mod attention;
 mod chat;
+mod diff;
 mod jobs;
 mod line;
 mod mouse;
@@ -108,6 +109,10 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
         filter_key(state, snap, k);
         return;
     }
+    if state.diff.editing.is_some() {
+        diff::search_key(state, snap, k);
+        return;
+    }
     let ctx = Context::of_pane(state.focus);
     let cmd = state
         .keymap
@@ -154,6 +159,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::Open if state.focus == Pane::Detail && state.detail_tab == DetailTab::Activity => {
             state.activity_open = !state.activity_open;
         }
+        Command::Open if in_diff(state) => diff::open_row(state, snap),
         Command::Open => open(state, snap, out),
         Command::Detail => {
             if let Some(id) = selected_job(state, snap) {
@@ -173,12 +179,8 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::RootNext => switch_root(state, snap, 1),
         Command::RootPrev => switch_root(state, snap, -1),
         Command::SectionNext | Command::SectionPrev if state.focus == Pane::Detail => {
-            state.detail_tab = match state.detail_tab {
-                DetailTab::Overview => DetailTab::Activity,
-                DetailTab::Activity => DetailTab::Overview,
-            };
-            state.activity_sel = None;
-            state.activity_open = false;
+            let dir = if cmd == Command::SectionNext { 1 } else { -1 };
+            diff::next_tab(state, snap, dir, out);
         }
         Command::SectionNext => state.section = next_section(state.section, 1),
         Command::SectionPrev => state.section = next_section(state.section, -1),
@@ -186,6 +188,26 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::Reply => reply(state, snap),
         Command::Promote => promote(state, snap),
         Command::MarkRead => mark_read(state, snap, out),
+        Command::FileNext | Command::FilePrev | Command::HunkNext | Command::HunkPrev
+            if in_diff(state) =>
+        {
+            diff::jump(state, snap, cmd)
+        }
+        Command::DiffSearch if in_diff(state) => state.diff.editing = Some(String::new()),
+        Command::DiffSearch => state.filter_editing = true,
+        Command::MatchNext if in_diff(state) => diff::find(state, snap, 1),
+        Command::MatchPrev if in_diff(state) => diff::find(state, snap, -1),
+        Command::Comment if in_diff(state) => diff::comment(state, snap),
+        Command::Review => diff::review(state, snap),
+        Command::Land => diff::land(state, snap),
+        Command::Discard => diff::discard(state, snap),
+        Command::FileNext
+        | Command::FilePrev
+        | Command::HunkNext
+        | Command::HunkPrev
+        | Command::MatchNext
+        | Command::MatchPrev
+        | Command::Comment => {}
         // Form and dialog commands only mean something inside an overlay.
         Command::Submit
         | Command::Newline
@@ -195,6 +217,11 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         | Command::Confirm
         | Command::Force => {}
     }
+}
+
+/// Whether the Diff tab has the keys.
+fn in_diff(state: &State) -> bool {
+    state.focus == Pane::Detail && state.detail_tab == DetailTab::Diff
 }
 
 /// Quits at once unless this control room's daemon has work; then asks what becomes of it.
@@ -242,7 +269,9 @@ fn paste(state: &mut State, text: &str) {
                     f.text.insert_str(&clean);
                 }
             }
-            Overlay::Instructions { text: t, .. } | Overlay::Compose { text: t, .. } => {
+            Overlay::Instructions { text: t, .. }
+            | Overlay::Compose { text: t, .. }
+            | Overlay::Comment { text: t, .. } => {
                 t.insert_str(&clean);
             }
             _ => {}

@@ -95,9 +95,9 @@ fn draft_text(ov: &Overlay) -> String {
             .filter(|f| !f.has_choices())
             .map(|f| f.text.lines().join("\n"))
             .collect::<String>(),
-        Overlay::Instructions { text, .. } | Overlay::Compose { text, .. } => {
-            text.lines().join("\n")
-        }
+        Overlay::Instructions { text, .. }
+        | Overlay::Compose { text, .. }
+        | Overlay::Comment { text, .. } => text.lines().join("\n"),
         _ => String::new(),
     }
 }
@@ -157,7 +157,26 @@ pub(super) fn overlay_key(
             10,
             None,
         ),
+        Overlay::Confirm(Confirm::Land {
+            job_id, strategy, ..
+        }) => super::diff::land_key(state, strategy, job_id, chord, out),
         Overlay::Confirm(c) => confirm_key(state, c, chord, out),
+        Overlay::Comment {
+            job_id,
+            anchor,
+            text,
+        } => match text_box_key(state, text, None, k) {
+            BoxKey::Keep => true,
+            BoxKey::Close => false,
+            BoxKey::Submit(body) if body.is_empty() => {
+                state.notify(ToastLevel::Error, "the comment is empty");
+                true
+            }
+            BoxKey::Submit(body) => {
+                super::diff::add_comment(state, job_id, anchor, body);
+                false
+            }
+        },
         Overlay::Promote {
             thread_id,
             seq,
@@ -186,10 +205,14 @@ pub(super) fn overlay_key(
 }
 
 /// A key in a yes/no dialog; `true` keeps it open.
-fn confirm_key(state: &State, c: &Confirm, chord: KeyChord, out: &mut Vec<Action>) -> bool {
+fn confirm_key(state: &mut State, c: &Confirm, chord: KeyChord, out: &mut Vec<Action>) -> bool {
     match state.keymap.lookup(Context::Dialog, chord) {
         Some(Command::Confirm) => {
             out.push(confirmed(c, false));
+            // Sent comments leave the drawer's list (a refusal is on the bar to retry).
+            if let Confirm::Review { job_id, .. } = c {
+                state.diff.comments.retain(|x| &x.job_id != job_id);
+            }
             false
         }
         Some(Command::Force) if matches!(c, Confirm::KillRoot { .. }) => {
@@ -416,5 +439,20 @@ fn confirmed(c: &Confirm, force: bool) -> Action {
             instructions: String::new(),
         }),
         Confirm::Quit { .. } => Action::Term(Term::Detach),
+        Confirm::Land {
+            job_id, strategy, ..
+        } => Action::Write(Write::Land {
+            job_id: job_id.clone(),
+            strategy: *strategy,
+        }),
+        Confirm::Discard { job_id, .. } => Action::Write(Write::Discard {
+            job_id: job_id.clone(),
+        }),
+        Confirm::Review {
+            job_id, comments, ..
+        } => Action::Write(Write::Review {
+            job_id: job_id.clone(),
+            comments: comments.join("\n"),
+        }),
     }
 }

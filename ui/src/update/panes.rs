@@ -116,6 +116,9 @@ pub(super) fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut V
         Pane::Detail if state.detail_tab == DetailTab::Activity => {
             step_activity(state, snap, delta);
         }
+        Pane::Detail if state.detail_tab == DetailTab::Diff => {
+            super::diff::step_diff(state, snap, delta);
+        }
         Pane::Detail => {
             let max = detail_max_scroll(state, snap) as isize;
             state.detail_scroll = (state.detail_scroll as isize)
@@ -169,6 +172,9 @@ pub(super) fn open_detail(state: &mut State, id: String, out: &mut Vec<Action>) 
     state.focus = Pane::Detail;
     state.right = Pane::Detail;
     out.push(Action::Load(Load::Detail(id)));
+    if state.detail_tab == DetailTab::Diff {
+        super::diff::enter_tab(state, out);
+    }
 }
 
 pub(super) fn open(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {

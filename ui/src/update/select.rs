@@ -186,7 +186,9 @@ pub(super) fn selected_job(state: &State, snap: &Snapshot) -> Option<String> {
 fn subject(item: &crate::view::AttentionItem) -> String {
     match &item.kind {
         AttentionKind::Failure { failed_leg, .. } => failed_leg.clone(),
-        AttentionKind::Ask { .. } | AttentionKind::Preflight { .. } => item.job_id.clone(),
+        AttentionKind::Ask { .. }
+        | AttentionKind::Preflight { .. }
+        | AttentionKind::Overlap { .. } => item.job_id.clone(),
     }
 }
 

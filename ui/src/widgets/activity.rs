@@ -16,8 +16,8 @@ use crate::state::State;
 use crate::theme::{Slot, Theme};
 use crate::view::{JobDetail, utc_clock};
 
-/// The tab header: the active tab highlighted.
-pub fn tabs(tab: DetailTab, theme: &Theme) -> Line<'static> {
+/// The tab header: the active tab highlighted; `diff` when the job has a worktree.
+pub fn tabs(tab: DetailTab, diff: bool, theme: &Theme) -> Line<'static> {
     let style = |on: bool| {
         if on {
             theme.style(Slot::Accent)
@@ -25,14 +25,24 @@ pub fn tabs(tab: DetailTab, theme: &Theme) -> Line<'static> {
             theme.style(Slot::Muted)
         }
     };
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled(" overview", style(tab == DetailTab::Overview)),
         Span::styled(" │ ", theme.style(Slot::Muted)),
-        Span::styled(
-            "activity (h/l switch, Enter opens a step)",
-            style(tab == DetailTab::Activity),
-        ),
-    ])
+        Span::styled("activity", style(tab == DetailTab::Activity)),
+    ];
+    if diff {
+        spans.push(Span::styled(" │ ", theme.style(Slot::Muted)));
+        spans.push(Span::styled("diff", style(tab == DetailTab::Diff)));
+    }
+    let hint = match tab {
+        DetailTab::Overview => " (h/l switch)",
+        DetailTab::Activity => " (h/l switch, Enter opens a step)",
+        DetailTab::Diff => {
+            " (]/[ file, }/{ hunk, / search, c comment, R review, M land, D discard)"
+        }
+    };
+    spans.push(Span::styled(hint, theme.style(Slot::Muted)));
+    Line::from(spans)
 }
 
 fn slot(step: &Step) -> Slot {

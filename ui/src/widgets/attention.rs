@@ -93,6 +93,17 @@ fn head_line(
             "! route  ",
             format!("{} · {} · nothing dispatched", item.job_id, item.agent),
         ),
+        AttentionKind::Overlap { jobs, files } => (
+            Slot::AttentionAsk,
+            "⚠ overlap",
+            format!(
+                "{} ⇄ {} · {} file{}",
+                jobs[0],
+                jobs[1],
+                files.len(),
+                if files.len() == 1 { "" } else { "s" }
+            ),
+        ),
     };
     let head_w = w.saturating_sub(12 + ago.len() + 1);
     let base = row_style(theme.style(Slot::Text), selected, theme);
@@ -170,6 +181,21 @@ fn body_lines(
             indented(&format!("PREFLIGHT_FAILED: {}", clean_line(reason)), base),
             indented(
                 "register the agent (gitmoot agent add) · a opens the job",
+                muted,
+            ),
+        ],
+        AttentionKind::Overlap { jobs, files } => vec![
+            indented(
+                &clean_line(&format!(
+                    "job {} and job {} both change {}",
+                    jobs[0],
+                    jobs[1],
+                    files.join(", ")
+                )),
+                base,
+            ),
+            indented(
+                "land one, then the other (its land names what the first changed) · a opens the job",
                 muted,
             ),
         ],

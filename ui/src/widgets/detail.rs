@@ -150,19 +150,30 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     };
     match snap.detail.as_ref().filter(|d| d.job_id == job) {
         None => empty_note(frame, inner, theme, " loading…"),
-        // Jobs that streamed steps get the Activity tab; the header takes one line.
-        Some(d) if !d.activity.is_empty() || state.detail_tab == DetailTab::Activity => {
+        // Jobs that streamed steps get the Activity tab, write jobs the Diff tab; the
+        // header takes one line.
+        Some(d)
+            if !d.activity.is_empty()
+                || state.detail_tab != DetailTab::Overview
+                || snap.work.rows.contains_key(job) =>
+        {
             let [head, body] = ratatui::layout::Layout::vertical([
                 ratatui::layout::Constraint::Length(1),
                 ratatui::layout::Constraint::Min(0),
             ])
             .areas(inner);
+            let diff = snap.work.rows.contains_key(job) || state.detail_tab == DetailTab::Diff;
             frame.render_widget(
-                Paragraph::new(super::activity::tabs(state.detail_tab, theme)),
+                Paragraph::new(super::activity::tabs(state.detail_tab, diff, theme)),
                 head,
             );
             if state.detail_tab == DetailTab::Activity {
                 super::activity::render(frame, body, state, d, theme);
+            } else if state.detail_tab == DetailTab::Diff {
+                match snap.work.diff.as_deref().filter(|x| x.job_id == job) {
+                    Some(diff) => super::diff::render(frame, body, state, diff, theme),
+                    None => empty_note(frame, body, theme, " reading the diff…"),
+                }
             } else {
                 let lines = content(d, body.width as usize, theme);
                 let max = lines.len().saturating_sub(body.height as usize) as u16;

@@ -17,6 +17,7 @@ use crate::action::PromoteAction;
 use crate::state::Confirm;
 use crate::theme::{Slot, Theme};
 use crate::view::Snapshot;
+use crate::work::LandStrategy;
 
 /// The dialog's width on this screen: roomy on a wide one, the screen less a margin on a
 /// narrow one.
@@ -186,10 +187,115 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
                 ("Esc".into(), "stay"),
             ],
         ),
+        Confirm::Land { .. } | Confirm::Discard { .. } | Confirm::Review { .. } => {
+            write_job_confirm(c, theme)
+        }
     };
     push_keys(&mut lines, &keys, theme);
-    let danger = !matches!(c, Confirm::Quit { .. });
+    let danger = !matches!(c, Confirm::Quit { .. } | Confirm::Review { .. });
     dialog(frame, area, lines, &title, theme, danger);
+}
+
+/// What each land strategy does, as the land dialog states it.
+fn strategy_says(s: LandStrategy, base: &str) -> String {
+    match s {
+        LandStrategy::Auto => {
+            format!("fast-forward {base} when it has not moved, else a merge commit")
+        }
+        LandStrategy::Squash => format!("one new commit on {base} holding all of the work"),
+        LandStrategy::Merge => format!("a merge commit on {base}, always"),
+        LandStrategy::Rebase => format!("the job's commits replayed on {base}'s tip"),
+    }
+}
+
+type Dialog<'a> = (String, Vec<Line<'a>>, Vec<(String, &'static str)>);
+
+/// The land, discard and review questions: each names what it will change.
+fn write_job_confirm<'a>(c: &'a Confirm, theme: &Theme) -> Dialog<'a> {
+    let text = theme.style(Slot::Text);
+    let muted = theme.style(Slot::Muted);
+    let accent = theme.style(Slot::Accent);
+    match c {
+        Confirm::Land {
+            job_id,
+            strategy,
+            branch,
+            base,
+            files,
+            added,
+            removed,
+        } => {
+            let mut lines = vec![
+                say(
+                    format!(" {branch} → {base}: {files} file(s), +{added} −{removed}"),
+                    text,
+                ),
+                Line::raw(""),
+            ];
+            for s in LandStrategy::ALL {
+                let (mark, style) = if s == strategy {
+                    ("▸", accent)
+                } else {
+                    (" ", muted)
+                };
+                lines.push(say(
+                    format!(" {mark} {:<7} {}", s.as_str(), strategy_says(*s, base)),
+                    style,
+                ));
+            }
+            lines.push(Line::raw(""));
+            lines.push(say(
+                format!(
+                    " Moves {base} in the registered checkout; the worktree is removed. Refused, changing nothing, on a conflict or uncommitted changes to the same files."
+                ),
+                muted,
+            ));
+            (
+                format!("Land {job_id} on {base} ({})?", strategy.as_str()),
+                lines,
+                vec![
+                    ("y".into(), "land"),
+                    ("↑/↓".into(), "strategy"),
+                    ("n/Esc".into(), "keep it"),
+                ],
+            )
+        }
+        Confirm::Discard { job_id, loss } => (
+            format!("Discard {job_id}'s work?"),
+            vec![
+                say(format!(" Loses {loss}."), text),
+                say(
+                    " The worktree and its branch are removed; nothing was landed.",
+                    text,
+                ),
+                say(" Same as `gitmoot job discard … --force`.", muted),
+            ],
+            vec![("y".into(), "discard"), ("n/Esc".into(), "keep it")],
+        ),
+        Confirm::Review {
+            job_id,
+            agent,
+            round,
+            comments,
+        } => {
+            let mut lines = vec![
+                say(
+                    format!(
+                        " {agent} works on {job_id} again in its worktree (review round {round}, its next attempt), with these comments on top of its prompt:"
+                    ),
+                    text,
+                ),
+                Line::raw(""),
+            ];
+            lines.extend(comments.iter().map(|c| say(format!("   {c}"), accent)));
+            (
+                format!("Send {job_id} back for review?"),
+                lines,
+                vec![("y".into(), "send back"), ("n/Esc".into(), "keep editing")],
+            )
+        }
+        _ => (String::new(), Vec::new(), Vec::new()),
+    }
 }
 
 /// The frame shown while quitting waits: what is left and how to leave now.

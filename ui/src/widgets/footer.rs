@@ -98,7 +98,7 @@ fn overlay_keys(ov: &Overlay) -> Wanted {
                 (Cancel, "cancel"),
             ],
         ),
-        Overlay::Instructions { .. } => (
+        Overlay::Instructions { .. } | Overlay::Comment { .. } => (
             Context::AnswerForm,
             &[
                 (Submit, "submit"),
@@ -144,7 +144,7 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                     (Copy, "copy cmd"),
                 ],
             ),
-            Some(AttentionKind::Preflight { .. }) => (
+            Some(AttentionKind::Preflight { .. } | AttentionKind::Overlap { .. }) => (
                 Context::Attention,
                 &[(Detail, "detail"), (Kill, "kill root"), (Copy, "copy cmd")],
             ),
@@ -178,6 +178,19 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                 (Reply, "reply"),
                 (Promote, "promote"),
                 (MarkRead, "mark read"),
+            ],
+        ),
+        crate::state::Pane::Detail if state.detail_tab == crate::live::DetailTab::Diff => (
+            Context::Detail,
+            &[
+                (FileNext, "file"),
+                (HunkNext, "hunk"),
+                (DiffSearch, "search"),
+                (Comment, "comment"),
+                (Review, "review"),
+                (Land, "land"),
+                (Discard, "discard"),
+                (Back, "close"),
             ],
         ),
         crate::state::Pane::Detail => (

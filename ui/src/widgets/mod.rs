@@ -11,6 +11,7 @@ pub mod command;
 pub mod dag;
 pub mod detail;
 pub mod dialog;
+pub mod diff;
 pub mod filter;
 pub mod footer;
 pub mod help;

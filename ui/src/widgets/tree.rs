@@ -56,7 +56,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                     i == sel,
                     idle,
                     state,
-                    &snap.live,
+                    snap,
                     theme,
                     inner.width as usize,
                     cols,
@@ -142,11 +142,12 @@ fn row<'a>(
     is_sel: bool,
     idle: bool,
     state: &State,
-    snap_live: &crate::live::Live,
+    snap: &Snapshot,
     theme: &Theme,
     width: usize,
     cols: Columns,
 ) -> Line<'a> {
+    let snap_live = &snap.live;
     let selected = is_sel && state.focus == Pane::Tree;
     let muted = row_style(theme.style(Slot::Muted), selected, theme);
     let edge = row_style(theme.style(Slot::DagEdge), selected, theme);
@@ -159,7 +160,13 @@ fn row<'a>(
     } else {
         (job_glyph(n.state, state.tick), job_slot(n.state))
     };
-    let (head, tail) = head_and_tail(r, idle);
+    let (mut head, tail) = head_and_tail(r, idle);
+    // A write job's work: landed, review rounds, overlaps (part of the head, never cut).
+    if n.unreadable.is_none()
+        && let Some(w) = snap.work.rows.get(&n.id)
+    {
+        head.push_str(&work_mark(w));
+    }
     let trailer = trailer(r, snap_live);
     let right = figures(r, state.now_ms, snap_live, cols, trailer.is_some());
     let right_w = super::str_width(&right);
@@ -197,6 +204,25 @@ fn row<'a>(
     }
     spans.push(Span::styled(right, muted));
     Line::from(spans)
+}
+
+/// What a write job's row says of its work: `⇡ landed` or `discarded`, `↻N` review
+/// rounds, `⚠ overlap` while another open job of its repo changes some of the same files.
+pub fn work_mark(w: &crate::work::WorkRow) -> String {
+    use crate::work::WorktreeState;
+    let mut s = String::new();
+    match w.state {
+        Some(WorktreeState::Landed) => s.push_str(" ⇡ landed"),
+        Some(WorktreeState::Discarded) => s.push_str(" discarded"),
+        _ => {}
+    }
+    if w.review_rounds > 0 {
+        s.push_str(&format!(" ↻{}", w.review_rounds));
+    }
+    if !w.overlaps.is_empty() {
+        s.push_str(" ⚠ overlap");
+    }
+    s
 }
 
 /// The tree guides down to the row and its fold mark.

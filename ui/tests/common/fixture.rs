@@ -569,6 +569,7 @@ pub fn snapshot() -> Snapshot {
         inboxes: inboxes(),
         detail: Some(detail()),
         live: gitmoot_ui::live::Live::default(),
+        work: gitmoot_ui::work::Work::default(),
     }
 }
 

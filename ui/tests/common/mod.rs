@@ -1,6 +1,7 @@
 //! Shared test helpers: the fixture state, key events and a 120×36 text render.
 
 pub mod fixture;
+pub mod work;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fixture::NOW;

@@ -1,0 +1,214 @@
+//! Store and git → the view model's write-job part: every job's worktree row and the
+//! overlaps between open ones (the data `worktree list` and `job pending` show), the drawer
+//! job's land/discard figures (`worktree::loss`) and its diff (`worktree::job_diff`, the
+//! function behind `job diff --json`), read on the loader's thread.
+//!
+//! Owns when these are read again: the git work is keyed by the job's row and state, so a
+//! refresh that changed nothing of a job's work costs one small query, and a diff is read
+//! once and shared with every later snapshot. Never writes; never runs git outside
+//! `crate::worktree`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gitmoot_ui::view::{AttentionItem, AttentionKind};
+use gitmoot_ui::work::{DiffView, JobWork, OverlapView, Work, WorkRow};
+
+use crate::clock::Millis;
+use crate::domain::{JobState, WorktreeState};
+use crate::store::worktrees::{self, WriteTree};
+use crate::store::{Store, StoreError, jobs};
+use crate::worktree;
+
+/// How often the overlaps of open jobs are compared again while one of them is running
+/// (its files change without its row changing).
+const OVERLAP_EVERY_MS: i64 = 10_000;
+/// How often a running job's diff is read again while the Diff tab shows it.
+const RUNNING_DIFF_EVERY_MS: i64 = 5_000;
+
+/// What a job's work was read for: the row's state and change time and the job's state
+/// and attempt, plus a time bucket while it runs.
+type WorkKey = (String, WorktreeState, Millis, JobState, u32, i64);
+
+/// What the overlaps were compared for: each row's state and change time and its job's state.
+type RowKey = (String, WorktreeState, Millis, Option<JobState>);
+
+/// The write-job part of the last load, reused while it still holds.
+#[derive(Default)]
+pub struct WorkCache {
+    /// The job whose diff the Diff tab asked for (`Load::Diff`).
+    pub diff_job: Option<String>,
+    overlap_key: Option<(Vec<RowKey>, Millis)>,
+    overlaps: Vec<OverlapView>,
+    job: Option<(WorkKey, JobWork)>,
+    diff: Option<(WorkKey, Arc<DiffView>)>,
+}
+
+impl WorkCache {
+    /// Reads what changed of the write jobs' part for a load with `detail` in the drawer.
+    pub fn read(
+        &mut self,
+        store: &Store,
+        detail: Option<&str>,
+        now: Millis,
+    ) -> Result<Work, StoreError> {
+        let with_jobs = worktrees::list_with_jobs(store.conn())?;
+        let states: Vec<_> = with_jobs
+            .iter()
+            .map(|(w, s, _)| (w.job_id.clone(), w.state, w.updated_ms, *s))
+            .collect();
+        let running = states
+            .iter()
+            .any(|s| s.1 == WorktreeState::Open && s.3 == Some(JobState::Running));
+        let stale = match &self.overlap_key {
+            Some((key, at)) => *key != states || (running && now - at >= OVERLAP_EVERY_MS),
+            None => true,
+        };
+        if stale {
+            self.overlaps = worktree::overlaps(store)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|o| OverlapView {
+                    repo: o.repo,
+                    jobs: o.jobs,
+                    files: o.files,
+                })
+                .collect();
+            self.overlap_key = Some((states, now));
+        }
+        let rows = self.rows(&with_jobs);
+        let detail_row = detail.and_then(|j| with_jobs.iter().find(|w| w.0.job_id == j));
+        let mut work = Work {
+            rows,
+            overlaps: self.overlaps.clone(),
+            job: None,
+            diff: None,
+        };
+        if let Some((w, state, attempt)) =
+            detail_row.filter(|w| w.0.state != WorktreeState::Requested)
+        {
+            let key = key_of(w, state.unwrap_or(JobState::Queued), *attempt, now);
+            work.job = Some(self.job_work(store, w, &key));
+            if self.diff_job.as_deref() == Some(w.job_id.as_str()) {
+                work.diff = Some(self.diff(store, &w.job_id, &key));
+            }
+        } else if let Some(j) = detail.filter(|j| self.diff_job.as_deref() == Some(*j)) {
+            work.diff = Some(Arc::new(DiffView::failed(
+                j,
+                format!(
+                    "{j} has no worktree: only an implement job on a repo with a registered git checkout works on a branch of its own, once it has started"
+                ),
+            )));
+        }
+        Ok(work)
+    }
+
+    /// Each job's row with the other open jobs it overlaps.
+    fn rows(&self, rows: &[worktrees::WithJob]) -> HashMap<String, WorkRow> {
+        let mut out: HashMap<String, WorkRow> = rows
+            .iter()
+            .map(|(w, _, _)| {
+                let row = WorkRow {
+                    state: (w.state != WorktreeState::Requested).then_some(w.state),
+                    review_rounds: w.review_rounds.max(0) as u32,
+                    overlaps: Vec::new(),
+                };
+                (w.job_id.clone(), row)
+            })
+            .collect();
+        for o in &self.overlaps {
+            for (me, other) in [(0, 1), (1, 0)] {
+                if let Some(r) = out.get_mut(&o.jobs[me]) {
+                    r.overlaps.push(o.jobs[other].clone());
+                }
+            }
+        }
+        out
+    }
+
+    fn job_work(&mut self, store: &Store, w: &WriteTree, key: &WorkKey) -> JobWork {
+        if let Some((k, v)) = &self.job
+            && k == key
+        {
+            return v.clone();
+        }
+        let mut v = JobWork {
+            job_id: w.job_id.clone(),
+            state: w.state,
+            branch: w.branch.clone().unwrap_or_default(),
+            base: w.base_ref.clone().unwrap_or_default(),
+            files: Vec::new(),
+            added: 0,
+            removed: 0,
+            commits: 0,
+            review_rounds: w.review_rounds.max(0) as u32,
+            loss: String::new(),
+        };
+        if w.state == WorktreeState::Open {
+            match worktree::loss(store, &w.job_id) {
+                Ok(l) => {
+                    v.loss = gitmoot_ui::sanitize::clean_line(&l.to_string());
+                    (v.files, v.added, v.removed, v.commits) =
+                        (l.files, l.added, l.removed, l.commits);
+                }
+                Err(e) => {
+                    v.loss = format!("what it holds could not be read: {}", crate::error_line(&e))
+                }
+            }
+        }
+        self.job = Some((key.clone(), v.clone()));
+        v
+    }
+
+    fn diff(&mut self, store: &Store, job: &str, key: &WorkKey) -> Arc<DiffView> {
+        if let Some((k, v)) = &self.diff
+            && k == key
+        {
+            return v.clone();
+        }
+        let v = Arc::new(match worktree::job_diff(store, job, false) {
+            Ok(d) => DiffView::new(job, d.files),
+            Err(e) => DiffView::failed(job, crate::error_line(&e)),
+        });
+        self.diff = Some((key.clone(), v.clone()));
+        v
+    }
+}
+
+fn key_of(w: &WriteTree, state: JobState, attempt: u32, now: Millis) -> WorkKey {
+    let bucket = if state == JobState::Running {
+        now / RUNNING_DIFF_EVERY_MS
+    } else {
+        0
+    };
+    (
+        w.job_id.clone(),
+        w.state,
+        w.updated_ms,
+        state,
+        attempt,
+        bucket,
+    )
+}
+
+/// The overlap items of the Attention pane: one per pair, as `job pending` lists them.
+pub fn attention(work: &Work, store: &Store) -> Vec<AttentionItem> {
+    work.overlaps
+        .iter()
+        .map(|o| {
+            let job = jobs::get(store.conn(), &o.jobs[1]).ok().flatten();
+            AttentionItem {
+                job_id: o.jobs[1].clone(),
+                root_id: job.as_ref().map(|j| j.root_id.clone()).unwrap_or_default(),
+                agent: job.as_ref().map(|j| j.agent.clone()).unwrap_or_default(),
+                why: None,
+                opened_ms: job.map_or(0, |j| j.created_ms),
+                thread: None,
+                kind: AttentionKind::Overlap {
+                    jobs: o.jobs.clone(),
+                    files: o.files.clone(),
+                },
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,144 @@
+//! Write jobs in the control room, end to end: the real binary in tmux on a real git
+//! repository. The operator opens the Diff tab of a finished implement job, moves between
+//! its files, attaches a review comment to a line and sends it back, then lands another
+//! job from the keyboard; the repository and the jobs are checked afterwards.
+
+use std::time::Duration;
+
+use gitmoot_test_support::daemon::wait_until;
+use gitmoot_test_support::tmux::Tmux;
+use gitmoot_test_support::write::WriteHome;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Opens the drawer of `job` from the tree through the `/` filter.
+fn open_job(t: &Tmux, job: &str) {
+    t.keys(&["2"]);
+    t.keys(&["/"]);
+    t.wait_for("Esc clear", WAIT);
+    t.keys(&["-l", job]);
+    t.keys(&["Enter"]);
+    t.wait_gone("Esc clear", WAIT);
+    t.keys(&["Enter"]);
+}
+
+/// Clears the tree's filter (Escape while typing it), waiting until it is gone.
+fn clear_filter(t: &Tmux) {
+    t.keys(&["2"]);
+    t.keys(&["/"]);
+    t.wait_for("Esc clear", WAIT);
+    t.keys(&["Escape"]);
+    t.wait_gone("Esc clear", WAIT);
+}
+
+#[test]
+fn an_operator_reads_a_diff_comments_on_a_line_and_lands_another_job_from_the_keyboard() {
+    let w = WriteHome::new("");
+    let a = w.implement(
+        "printf 'one\\nTWO\\nthree\\n' > lib.txt; echo note > notes.txt",
+        &[],
+    );
+    let b = w.implement(
+        "echo feature > feature.txt; git add feature.txt; git commit -qm feature",
+        &[],
+    );
+    w.h.daemon_until_idle(2);
+    for job in [&a, &b] {
+        assert_eq!(
+            w.json(&["job", "show", job, "--json"])["state"],
+            "succeeded"
+        );
+    }
+    let main_before = w.git(&["rev-parse", "main"]);
+
+    let cmd = format!(
+        "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
+        gitmoot_test_support::bin(),
+        w.h.path().display()
+    );
+    let state = w.h.state_dir();
+    let t = Tmux::start("write-room", &cmd, &[("XDG_STATE_HOME", &state)]);
+    t.wait_for(&b, WAIT);
+
+    // The Diff tab of job A: its two files with their counts.
+    open_job(&t, &a);
+    t.wait_for("│ diff", WAIT);
+    t.keys(&["l"]);
+    t.keys(&["l"]);
+    let screen = t.wait_for("file 1/2", WAIT);
+    assert!(
+        screen.contains("lib.txt") && screen.contains("+1 −1"),
+        "{screen}"
+    );
+    assert!(screen.contains("notes.txt"), "{screen}");
+    // Between files: ] twice to the second, [ back to the first.
+    t.keys(&["-l", "]"]);
+    t.wait_for("── lib.txt", WAIT);
+    t.keys(&["-l", "]"]);
+    t.wait_for("file 2/2", WAIT);
+    t.keys(&["-l", "["]);
+    t.wait_for("file 1/2", WAIT);
+    // To the hunk, then down to the added line `TWO` (row 8: two summary rows, a gap, the
+    // file, the hunk, `one`, `-two`, `+TWO`).
+    t.keys(&["-l", "}"]);
+    t.keys(&["j"]);
+    t.keys(&["j"]);
+    t.keys(&["j"]);
+    t.wait_for("row 8/", WAIT);
+    t.keys(&["c"]);
+    t.wait_for("Comment on lib.txt:2", WAIT);
+    t.keys(&["-l", "keep two lowercase"]);
+    t.keys(&["Enter"]);
+    t.wait_for("✎ keep two lowercase", WAIT);
+    t.keys(&["R"]);
+    t.wait_for("back for review?", WAIT);
+    t.keys(&["y"]);
+    t.wait_for("review round 1 (attempt 2)", WAIT);
+    let show = w.json(&["job", "show", &a, "--json"]);
+    assert_eq!(show["attempt"], 2, "{show}");
+    let prompt = show["prompt"].as_str().unwrap();
+    assert!(prompt.starts_with("Review comments (round 1)"), "{prompt}");
+    assert!(prompt.contains("lib.txt:2: keep two lowercase"), "{prompt}");
+
+    // Land job B from its drawer: the question names the strategy and the base.
+    clear_filter(&t);
+    open_job(&t, &b);
+    t.wait_for("── feature.txt", WAIT);
+    t.keys(&["M"]);
+    t.wait_for(&format!("Land {b} on main (auto)?"), WAIT);
+    t.keys(&["y"]);
+    t.wait_for(&format!("landed {b} on main"), WAIT);
+    t.wait_for("⇡ landed", WAIT);
+
+    // The repository: main moved to B's commit (a fast-forward), the checkout has its
+    // file, A's work is not on main, and B's worktree and branch are gone.
+    assert!(wait_until(WAIT, || w.git(&["rev-parse", "main"]) != main_before));
+    assert_eq!(
+        w.git(&["log", "-1", "--format=%s", "main"]).trim(),
+        "feature"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.repo.join("feature.txt")).unwrap(),
+        "feature\n"
+    );
+    assert_eq!(w.git(&["show", "main:lib.txt"]), "one\ntwo\nthree\n");
+    assert!(w.git(&["status", "--porcelain"]).trim().is_empty());
+    assert!(
+        w.git(&["branch", "--list", &format!("gitmoot/{b}")])
+            .trim()
+            .is_empty()
+    );
+    assert!(w.event_kinds(&b).iter().any(|k| k == "landed"));
+    let list = w.json(&["worktree", "list", "--json"]);
+    let state_of = |job: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["job"] == job)
+            .map(|r| r["state"].clone())
+    };
+    assert_eq!(state_of(&b), Some("landed".into()), "{list}");
+    assert_ne!(state_of(&a), Some("landed".into()), "{list}");
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
+}
