@@ -115,6 +115,7 @@ pub fn convene(
     post.deliver = r.agents.iter().map(|a| (a.clone(), true)).collect();
     let announcement = messages::append(tx, clock, &thread, post)?;
     let mut seats = Vec::new();
+    let checkout = cfg.repos.get(r.repo).and_then(|c| c.path.as_deref());
     for a in &r.agents {
         let prompt = seat_prompt(
             &thread,
@@ -123,6 +124,7 @@ pub fn convene(
             message_cap,
             a,
             announcement.seq,
+            checkout,
         );
         // The thread was made on `r.repo`, so its job runs there too.
         let job_id = submit_root(
@@ -195,10 +197,21 @@ fn seat_prompt(
     cap: i64,
     agent: &str,
     since: i64,
+    checkout: Option<&std::path::Path>,
 ) -> String {
     // No `--home`: a seat's `chat send`/`wait` go through its relay and never open the store,
     // and an agent must not learn where the home is.
     let (slug, repo) = (&thread.slug, &thread.repo);
+    // A seat of a git checkout reads its own detached worktree at the committed tip (see
+    // `daemon::claim::place`); what the operator has not committed is only in the checkout.
+    let note = checkout.map_or(String::new(), |c| {
+        format!(
+            "You work in a detached worktree at the repository's committed tip. Uncommitted \
+             edits, if any, are only in the canonical checkout at {}; read them there when they \
+             matter.\n",
+            c.display()
+        )
+    });
     format!(
         "You are seat @{agent} in a moot on chat thread \"{slug}\" ({repo}).\n\
          Topic: {topic}\n\
@@ -209,7 +222,7 @@ fn seat_prompt(
          Start with --since-seq {since} and feed each printed `last-seq: N` into the next wait.\n\
          Stop when you have nothing new to add, when wait prints \"MOOT CAP REACHED\", or when a send is refused.\n\
          Then return a gitmoot_result whose summary states what you KNOW, what you are UNSURE of, and what you \
-         would ASK NEXT. This is read-only: do not modify files.\n"
+         would ASK NEXT. This is read-only: do not modify files.\n{note}"
     )
 }
 

@@ -88,9 +88,12 @@ fn queued_page(
     )?)
 }
 
-/// Read-only legs of a repo with a git checkout run in their own worktree; everything
-/// else in a repo with a registered checkout shares it under `repo:<repo>`.
-pub fn place(job: &Job, ctx: &ClaimContext) -> (Placement, Option<String>) {
+/// Read-only legs and moot seats (`seat`) of a repo with a git checkout run in their own
+/// detached worktree at the committed tip, keyed off `worktree:<path>`, so they run at once
+/// and never see the operator's uncommitted edits; an implement job gets a worktree on its
+/// own branch; everything else in a repo with a registered checkout shares it under
+/// `repo:<repo>`.
+pub fn place(job: &Job, seat: bool, ctx: &ClaimContext) -> (Placement, Option<String>) {
     let Some(repo) = &job.repo else {
         return (
             Placement::Shared {
@@ -100,7 +103,8 @@ pub fn place(job: &Job, ctx: &ClaimContext) -> (Placement, Option<String>) {
         );
     };
     let checkout = ctx.config.repos.get(repo).and_then(|r| r.path.clone());
-    let read_only = job.kind == JobKind::Leg && matches!(job.action, Action::Ask | Action::Review);
+    let read_only =
+        (job.kind == JobKind::Leg || seat) && matches!(job.action, Action::Ask | Action::Review);
     match checkout {
         Some(path) if job.action == Action::Implement && ctx.git_checkouts.contains(repo) => {
             let wt = super::worktree::path_for(&ctx.worktrees_dir, &job.id);
@@ -198,7 +202,13 @@ pub fn claim(
             continue;
         }
         let stored = job.clone();
-        let (mut placement, key) = place(&job, ctx);
+        // A moot seat is a root ask linked to its moot thread; only a root ask of a repo
+        // can be one, so only those cost the look.
+        let seat = job.kind == JobKind::Root
+            && job.action == Action::Ask
+            && job.repo.is_some()
+            && crate::chat::moot::seat_for_job(tx, &job)?.is_some();
+        let (mut placement, key) = place(&job, seat, ctx);
         if let Placement::Write(spec) = &mut placement
             && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
         {

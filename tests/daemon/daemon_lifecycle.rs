@@ -477,3 +477,66 @@ esac
         .collect();
     assert!(legs.iter().all(|j| j.worktree.is_some()));
 }
+
+#[test]
+fn moot_seats_of_a_checkout_run_at_once_in_detached_worktrees_and_are_told_where_edits_are() {
+    let h = TestHome::new();
+    let repo = h.file("repo");
+    daemon_support::git_checkout(&repo, &[("README", "committed")]);
+    std::fs::write(repo.join("README"), "uncommitted edit").unwrap();
+    h.config(&format!(
+        "[repos.\"acme/api\"]\npath = \"{}\"\n",
+        repo.display()
+    ));
+    let log = h.file("seats.log");
+    for seat in ["alice", "bob"] {
+        h.shell_agent(
+            seat,
+            &format!(
+                "cat > {prompts}-{seat}\necho \"start {seat} $(date +%s%N) $(pwd) $(cat README)\" >> {log}\n\
+                 sleep 0.5\necho \"end {seat} $(date +%s%N)\" >> {log}\necho '{result}'\n",
+                prompts = h.file("prompt").display(),
+                log = log.display(),
+                result = result("approved", "seated"),
+            ),
+        );
+    }
+    daemon_support::succeed(&mut h.cmd(&[
+        "moot",
+        "first",
+        "which bug first?",
+        "--agents",
+        "alice,bob",
+        "--repo",
+        "acme/api",
+    ]));
+    h.daemon_until_idle(4);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let wt_root = h.worktrees_dir().display().to_string();
+    let mut spans: HashMap<&str, (u128, u128)> = HashMap::new();
+    for line in text.lines() {
+        let p: Vec<&str> = line.split_whitespace().collect();
+        match p[0] {
+            "start" => {
+                assert!(p[3].starts_with(&wt_root), "a seat's own worktree: {line}");
+                assert_eq!(p[4], "committed", "seats see the committed tip: {line}");
+                spans.entry(p[1]).or_default().0 = p[2].parse().unwrap();
+            }
+            "end" => spans.entry(p[1]).or_default().1 = p[2].parse().unwrap(),
+            _ => {}
+        }
+    }
+    let (a, b) = (spans["alice"], spans["bob"]);
+    assert!(a.0 < b.1 && b.0 < a.1, "the seats ran at once: {spans:?}");
+    for seat in ["alice", "bob"] {
+        let prompt = std::fs::read_to_string(h.file(&format!("prompt-{seat}"))).unwrap();
+        assert!(
+            prompt.contains(&format!(
+                "Uncommitted edits, if any, are only in the canonical checkout at {}",
+                repo.display()
+            )),
+            "{prompt}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(h.worktrees_dir()).unwrap().count(), 0);
+}
