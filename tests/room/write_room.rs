@@ -153,14 +153,7 @@ fn the_control_rooms_load_carries_the_overlap_job_pending_lists_and_the_drawers_
     use gitmoot_ui::view::{AttentionKind, DaemonStatus};
     use gitmoot_ui::work::WorktreeState;
 
-    let w = WriteHome::new("");
-    let a = w.implement(
-        "printf 'ONE\\ntwo\\nthree\\n' > lib.txt; git commit -qam a",
-        &[],
-    );
-    let b = w.implement("printf 'one\\ntwo\\nTHREE\\n' > lib.txt", &[]);
-    let c = w.implement("echo c > c.txt", &[]);
-    w.h.daemon_until_idle(3);
+    let (w, a, b, c) = WriteHome::overlapping();
     let pending = w.json(&["job", "pending", "--json"]);
     let item = pending
         .as_array()
