@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::store::Tx;
 use gitmoot_ui::view::{
-    AttentionItem, AttentionKind, Counts, DaemonStatus, DelegationRow, EventRow, Inbox, InboxItem,
-    JobDetail, JobNode, Message, Question, ResultView, RootView, Snapshot, ThreadView, Transcript,
+    AttentionItem, Counts, DaemonStatus, DelegationRow, EventRow, Inbox, InboxItem, JobDetail,
+    JobNode, Message, ResultView, RootView, Snapshot, ThreadView, Transcript,
 };
 
 use crate::chat::{inbox, messages, threads};
@@ -18,7 +18,6 @@ use crate::clock::Millis;
 use crate::contract::GitmootResult;
 use crate::domain::{JobKind, JobState};
 use crate::engine;
-use crate::store::escalations::RoundKind;
 use crate::store::{Store, StoreError, events, jobs, runs, views};
 
 /// How many roots the tree holds: the window the tree pane can scroll through (about
@@ -30,9 +29,6 @@ pub(crate) const ROOTS_SHOWN: usize = 50;
 const TRANSCRIPT_LIMIT: usize = 120;
 /// Newest inbox items per agent (the pane shows one agent's screenful).
 const INBOX_LIMIT: usize = 30;
-
-/// Oldest open rounds the Attention pane holds (several screens); `job pending` lists all.
-const ATTENTION_SHOWN: usize = 100;
 
 pub type Result<T> = std::result::Result<T, LoadError>;
 
@@ -176,7 +172,7 @@ impl Loader {
             None => false,
         };
         if !fresh {
-            self.attention = Some((attention_key, attention(conn)?));
+            self.attention = Some((attention_key, super::attention::attention(conn)?));
         }
         let chat = self.chat.clone().unwrap_or_default();
         let mut detail = self
@@ -362,107 +358,6 @@ fn counts(conn: &Tx<'_>, beat_since: i64) -> Result<Counts> {
             .filter(|d| !d.is_waiter())
             .count() as u32,
     })
-}
-
-fn attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
-    let mut out = Vec::new();
-    for p in engine::escalation::pending_first(conn, Some(ATTENTION_SHOWN))? {
-        // Only the agent and the summary: the full row would drag the raw output along.
-        let job = views::agent_and_summary(conn, &p.job_id)?;
-        let kind = match p.kind {
-            RoundKind::Ask => AttentionKind::Ask {
-                questions: p
-                    .questions
-                    .iter()
-                    .map(|q| Question {
-                        id: q.id.clone(),
-                        prompt: gitmoot_ui::sanitize::clean(&q.prompt),
-                        choices: q
-                            .choices
-                            .iter()
-                            .map(|c| gitmoot_ui::sanitize::clean(c))
-                            .collect(),
-                    })
-                    .collect(),
-            },
-            RoundKind::Failure => AttentionKind::Failure {
-                failed_leg: failed_leg(conn, &p.job_id)?.unwrap_or_default(),
-                reason: gitmoot_ui::sanitize::clean(&p.reason),
-            },
-        };
-        out.push(AttentionItem {
-            job_id: p.job_id.clone(),
-            root_id: p.root_id.clone(),
-            why: job
-                .as_ref()
-                .and_then(|(_, summary)| summary.as_deref())
-                .map(gitmoot_ui::sanitize::clean),
-            agent: job.map(|(agent, _)| agent).unwrap_or_default(),
-            opened_ms: p.opened_at,
-            thread: p.thread.clone(),
-            kind,
-        });
-    }
-    out.extend(preflight_attention(conn)?);
-    out.extend(interrupted_attention(conn)?);
-    Ok(out)
-}
-
-/// Jobs left `interrupted` by a lost daemon: shown as a failure round of their own, whose
-/// retry runs the job again and whose abort cancels it (`engine::lost::resume`).
-fn interrupted_attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
-    let filter = jobs::JobFilter {
-        state: Some(JobState::Interrupted),
-        limit: Some(ATTENTION_SHOWN),
-        ..jobs::JobFilter::default()
-    };
-    Ok(jobs::list(conn, &filter)?
-        .into_iter()
-        .map(|j| AttentionItem {
-            kind: AttentionKind::Failure {
-                failed_leg: j.id.clone(),
-                reason: format!(
-                    "interrupted: the daemon running this {} was lost and its writes may be half done; retry runs it again, abort cancels it",
-                    j.action
-                ),
-            },
-            job_id: j.id,
-            root_id: j.root_id,
-            opened_ms: j.updated_ms,
-            agent: gitmoot_ui::sanitize::clean(&j.agent),
-            why: None,
-            thread: None,
-        })
-        .collect())
-}
-
-/// Coordinators whose newest delegation set was refused by the preflight, while their
-/// tree is still live (a finished tree has nothing left to fix).
-fn preflight_attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
-    Ok(views::preflight_refusals(conn)?
-        .into_iter()
-        .map(|r| AttentionItem {
-            job_id: r.job_id,
-            root_id: r.root_id,
-            kind: AttentionKind::Preflight {
-                reason: gitmoot_ui::sanitize::clean(&r.reason),
-            },
-            opened_ms: r.ts_ms,
-            agent: r.agent,
-            why: None,
-            thread: None,
-        })
-        .collect())
-}
-
-/// The leg of the coordinator's open failure round. The oldest open round is not enough:
-/// a coordinator can wait on an ask round (opened by another leg) and a failure at once.
-fn failed_leg(conn: &Tx<'_>, job_id: &str) -> Result<Option<String>> {
-    Ok(crate::store::escalations::for_job(conn, job_id)?
-        .into_iter()
-        .rev()
-        .find(|r| r.kind == RoundKind::Failure && r.resolved_ms.is_none())
-        .and_then(|r| r.failed_job_id.or(r.delegation_id)))
 }
 
 fn thread_views(conn: &Tx<'_>) -> Result<Vec<ThreadView>> {

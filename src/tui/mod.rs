@@ -2,6 +2,7 @@
 //! from the store and executing the ui crate's actions through the same functions as the CLI.
 
 pub(crate) mod app;
+mod attention;
 pub mod colors;
 pub mod daemon;
 pub mod exec;

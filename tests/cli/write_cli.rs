@@ -363,14 +363,7 @@ fn a_review_round_reaches_the_same_agent_in_the_same_worktree_and_since_review_s
 
 #[test]
 fn two_open_jobs_changing_one_file_show_the_overlap_and_the_second_land_names_it() {
-    let w = WriteHome::new("");
-    let a = w.implement(
-        "printf 'ONE\\ntwo\\nthree\\n' > lib.txt; git commit -qam a",
-        &[],
-    );
-    let b = w.implement("printf 'one\\ntwo\\nTHREE\\n' > lib.txt", &[]);
-    let c = w.implement("echo c > c.txt", &[]);
-    w.h.daemon_until_idle(3);
+    let (w, a, b, c) = WriteHome::overlapping();
     let list = w.json(&["worktree", "list", "--json"]);
     let overlaps = |job: &str| {
         list.as_array()

@@ -142,3 +142,66 @@ fn an_operator_reads_a_diff_comments_on_a_line_and_lands_another_job_from_the_ke
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", WAIT);
 }
+
+/// The loader on a real store and repository: the overlap `job pending` lists is one
+/// Attention item naming both jobs and the file, both jobs' rows carry it, the drawer's job
+/// gets its land/discard figures and, once the Diff tab asks, its diff as `job diff --json`
+/// has it; after a land the row says landed and the overlap is gone.
+#[test]
+fn the_control_rooms_load_carries_the_overlap_job_pending_lists_and_the_drawers_work() {
+    use gitmoot::tui::load::Loader;
+    use gitmoot_ui::view::{AttentionKind, DaemonStatus};
+    use gitmoot_ui::work::WorktreeState;
+
+    let (w, a, b, c) = WriteHome::overlapping();
+    let pending = w.json(&["job", "pending", "--json"]);
+    let item = pending
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["kind"] == "overlap")
+        .expect("job pending lists the overlap")
+        .clone();
+
+    let mut loader = Loader::new(w.h.store(), DaemonStatus::None);
+    loader.detail_job = Some(b.clone());
+    loader.work.diff_job = Some(b.clone());
+    let snap = loader.load(gitmoot::clock::now_ms()).unwrap();
+    let overlaps: Vec<_> = snap
+        .attention
+        .iter()
+        .filter_map(|i| match &i.kind {
+            AttentionKind::Overlap { jobs, files } => Some((i.job_id.clone(), jobs, files)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(overlaps.len(), 1, "{:?}", snap.attention);
+    let (job_id, jobs, files) = &overlaps[0];
+    assert_eq!(job_id, item["job_id"].as_str().unwrap());
+    assert_eq!(serde_json::json!(jobs), item["jobs"]);
+    assert_eq!(serde_json::json!(files), item["files"]);
+    assert_eq!(snap.work.rows[&a].overlaps, vec![b.clone()]);
+    assert_eq!(snap.work.rows[&b].overlaps, vec![a.clone()]);
+    assert!(snap.work.rows[&c].overlaps.is_empty());
+    let job = snap.work.job.as_ref().expect("the drawer job's work");
+    assert_eq!(
+        (job.job_id.as_str(), job.base.as_str()),
+        (b.as_str(), "main")
+    );
+    assert_eq!(job.files, vec!["lib.txt".to_string()]);
+    assert_eq!((job.added, job.removed, job.commits), (1, 1, 0));
+    let diff = snap.work.diff.as_ref().expect("the Diff tab's diff");
+    let cli = w.json(&["job", "diff", &b, "--json"]);
+    assert_eq!(serde_json::json!(diff.files), cli["files"]);
+
+    w.h.ok(&["job", "land", &a]);
+    let snap = loader.load(gitmoot::clock::now_ms()).unwrap();
+    assert_eq!(snap.work.rows[&a].state, Some(WorktreeState::Landed));
+    assert!(
+        snap.attention
+            .iter()
+            .all(|i| !matches!(i.kind, AttentionKind::Overlap { .. })),
+        "{:?}",
+        snap.attention
+    );
+}

@@ -54,6 +54,20 @@ impl WriteHome {
         WriteHome { h, repo }
     }
 
+    /// Three finished jobs: `a` (committed) and `b` (uncommitted) both change `lib.txt`, `c`
+    /// adds a file of its own; (home, a, b, c).
+    pub fn overlapping() -> (Self, String, String, String) {
+        let w = WriteHome::new("");
+        let a = w.implement(
+            "printf 'ONE\\ntwo\\nthree\\n' > lib.txt; git commit -qam a",
+            &[],
+        );
+        let b = w.implement("printf 'one\\ntwo\\nTHREE\\n' > lib.txt", &[]);
+        let c = w.implement("echo c > c.txt", &[]);
+        w.h.daemon_until_idle(3);
+        (w, a, b, c)
+    }
+
     /// `job run --action implement --repo acme/app EXTRA… WORK`; the job id.
     pub fn implement(&self, work: &str, extra: &[&str]) -> String {
         let mut args = vec!["--action", "implement", "--repo", "acme/app"];
