@@ -235,6 +235,10 @@ pub struct RepoConfig {
     pub branch_prefix: String,
     /// Whether a landed job's branch is kept (it is deleted otherwise).
     pub keep_branches: bool,
+    /// A remote of the checkout (e.g. `origin`) an implement job's branch is pushed to when
+    /// the job ends, so CI or a person elsewhere sees it; unset: nothing is pushed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push: Option<String>,
 }
 
 impl Default for RepoConfig {
@@ -245,6 +249,7 @@ impl Default for RepoConfig {
             base: None,
             branch_prefix: "gitmoot/".into(),
             keep_branches: false,
+            push: None,
         }
     }
 }

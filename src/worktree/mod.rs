@@ -1,6 +1,6 @@
 //! Git worktrees outside the home: where they live (`root`), and the write jobs' worktrees,
 //! each on a branch of its own that is the job's work product until the operator lands or
-//! discards it (`open`, `diff`, `land`, `discard`, `list`, `prune`).
+//! discards it (`open`, `push`, `diff`, `land`, `discard`, `list`, `prune`).
 //!
 //! Owns the git calls on a repo's registered checkout and its worktrees, and the
 //! `job_worktrees` rows through `store::worktrees`. Must not decide a job's state (the engine
@@ -20,7 +20,7 @@ pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_dif
 pub use git::{GitError, with_worktree_lock};
 pub use land::{Landed, Loss, Strategy, discard, land, loss};
 pub use list::{Listed, Pruned, list, prune};
-pub use open::{OpenSpec, Opened, open};
+pub use open::{OpenSpec, Opened, open, push};
 pub use overlap::{LandedFirst, Overlap, overlaps};
 pub use review::{Reviewed, review};
 pub use snapshot::touched_since;

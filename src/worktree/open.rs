@@ -114,3 +114,10 @@ fn writable(path: &Path, branch: &str) -> Result<Vec<PathBuf>, WorktreeError> {
         common.join(log_dir),
     ])
 }
+
+/// Pushes `branch` from the worktree at `dir` to the checkout's remote `remote`, under the
+/// same name; git's own message when it fails.
+pub fn push(dir: &Path, branch: &str, remote: &str) -> Result<(), super::GitError> {
+    let refspec = format!("{branch}:refs/heads/{branch}");
+    super::git::run(dir, &["push", "--quiet", remote, &refspec]).map(|_| ())
+}

@@ -2,6 +2,7 @@
 //! in its own worktree on its own branch from a recorded base, several at once, while the
 //! operator's checkout stays as it was; its claims are graded against its own work.
 
+use gitmoot_test_support::daemon as daemon_support;
 use gitmoot_test_support::write::WriteHome;
 
 /// What `git status --porcelain` and `HEAD` of the operator's checkout say.
@@ -235,4 +236,39 @@ fn chat_task_takes_a_base_too_a_bad_one_posts_nothing_and_the_land_is_posted_bac
         m["kind"] == "system" && m["body"].as_str().unwrap().contains("was landed on dev")
     });
     assert!(posted, "{shown}");
+}
+
+#[test]
+fn each_ended_jobs_branch_goes_to_the_repos_push_remote_and_a_failed_push_is_said_in_gits_words() {
+    let w = WriteHome::new("push = \"origin\"\n");
+    let remote = w.h.file("remote.git");
+    daemon_support::git(
+        w.h.path().as_path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    w.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    let job = w.implement("echo n > new.txt; git add new.txt; git commit -qm n", &[]);
+    w.h.daemon_until_idle(1);
+    let branch = format!("gitmoot/{job}");
+    assert_eq!(
+        daemon_support::git(&remote, &["rev-parse", &branch]),
+        w.git(&["rev-parse", &branch]),
+        "the remote has the job's commit"
+    );
+    assert!(w.event_kinds(&job).contains(&"branch_pushed".to_string()));
+    // A remote that is not there: the job still ends as it did, and git's reason is kept.
+    w.git(&["remote", "set-url", "origin", "/nonexistent/remote.git"]);
+    let other = w.implement("echo m > m.txt; git add m.txt; git commit -qm m", &[]);
+    w.h.daemon_until_idle(1);
+    assert_eq!(w.h.job(&other).state, gitmoot::domain::JobState::Succeeded);
+    let evs = gitmoot::store::events::for_job(w.h.store().conn(), &other).unwrap();
+    let failed = evs
+        .iter()
+        .find(|e| e.kind == "branch_push_failed")
+        .expect("the failed push is said");
+    assert!(
+        failed.message.contains("/nonexistent/remote.git"),
+        "{:?}",
+        failed.message
+    );
 }

@@ -82,10 +82,13 @@ crate::named_enum!(
         HumanNotifyFailed => "human_notify_failed",
         MalformedOutput => "malformed_output",
         RepairRetry => "repair_retry",
-        // A write job's worktree: opened on its branch, landed into its base, discarded.
+        // A write job's worktree: opened on its branch, landed into its base, discarded;
+        // its branch pushed to the repo's `push` remote when the job ended (or why not).
         WorktreeOpened => "worktree_opened",
         Landed => "landed",
         Discarded => "discarded",
+        BranchPushed => "branch_pushed",
+        BranchPushFailed => "branch_push_failed",
         // A settled job sent back to its agent with review comments, as its next attempt.
         ReviewRound => "review_round",
         // Chat and memory.
