@@ -86,8 +86,8 @@ impl std::fmt::Display for Loss {
     }
 }
 
-fn refuse(msg: String) -> WorktreeError {
-    WorktreeError::Refused(msg)
+fn refuse(reason: String) -> WorktreeError {
+    WorktreeError::Refused { reason }
 }
 
 /// A job still at work cannot be landed or discarded under its agent.
@@ -288,13 +288,11 @@ pub fn land(
         super::overlap::landed_first(store, &w, &checkout, (&base_commit, &onto, &snap.tree))?;
     let (commit, how) = integrate(&checkout, &onto, &tip, &base_commit, strategy, &message)
         .map_err(|e| match e {
-            WorktreeError::Refused(msg) if !first.jobs.is_empty() => {
-                WorktreeError::Refused(format!(
-                    "{msg}; {} landed first and also changed {}",
-                    first.jobs.join(", "),
-                    first.files.join(", ")
-                ))
-            }
+            WorktreeError::Refused { reason } if !first.jobs.is_empty() => refuse(format!(
+                "{reason}; {} landed first and also changed {}",
+                first.jobs.join(", "),
+                first.files.join(", ")
+            )),
             e => e,
         })?;
     move_base(&checkout, &base, &onto, &commit)?;

@@ -46,8 +46,8 @@ pub enum WorktreeError {
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
     /// A land or discard that would lose or clobber work, refused with nothing changed.
-    #[error("{0}")]
-    Refused(String),
+    #[error("{reason}")]
+    Refused { reason: String },
     #[error("{what} {}: {cause}", path.display())]
     Io {
         what: &'static str,
@@ -158,12 +158,14 @@ pub(crate) fn open_tree(
     };
     let path = PathBuf::from(path);
     if !path.exists() {
-        return Err(WorktreeError::Refused(format!(
-            "{}'s worktree {} is missing from disk (`gitmoot job discard {}` says what its branch still holds and removes it)",
-            job.id,
-            path.display(),
-            job.id
-        )));
+        return Err(WorktreeError::Refused {
+            reason: format!(
+                "{}'s worktree {} is missing from disk (`gitmoot job discard {}` says what its branch still holds and removes it)",
+                job.id,
+                path.display(),
+                job.id
+            ),
+        });
     }
     Ok((job, w, path, base))
 }
