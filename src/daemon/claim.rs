@@ -47,6 +47,8 @@ pub struct Claimed {
     pub placement: Placement,
     /// The exclusive resource it holds while running (`repo:<r>`, `worktree:<path>`).
     pub lock_key: Option<String>,
+    /// The moot seat it sits in, read once here for both its placement and its plan.
+    pub seat: Option<crate::chat::moot::SeatBinding>,
 }
 
 /// What the daemon knows when it claims: its config, its in-flight locks and per-repo
@@ -202,13 +204,14 @@ pub fn claim(
             continue;
         }
         let stored = job.clone();
-        // A moot seat is a root ask linked to its moot thread; only a root ask of a repo
-        // can be one, so only those cost the look.
-        let seat = job.kind == JobKind::Root
-            && job.action == Action::Ask
-            && job.repo.is_some()
-            && crate::chat::moot::seat_for_job(tx, &job)?.is_some();
-        let (mut placement, key) = place(&job, seat, ctx);
+        // A moot seat is a root ask of a repo linked to its moot thread; only those cost
+        // the look.
+        let seat = if job.kind == JobKind::Root && job.action == Action::Ask && job.repo.is_some() {
+            crate::chat::moot::seat_for_job(tx, &job)?
+        } else {
+            None
+        };
+        let (mut placement, key) = place(&job, seat.is_some(), ctx);
         if let Placement::Write(spec) = &mut placement
             && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
         {
@@ -265,6 +268,7 @@ pub fn claim(
             job,
             placement,
             lock_key: key,
+            seat,
         });
     }
     Ok(out)

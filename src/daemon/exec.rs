@@ -93,11 +93,21 @@ pub fn plan(
     job: &Job,
     cfg: &Config,
 ) -> Result<Result<Plan, String>, crate::store::StoreError> {
+    let seat = crate::chat::moot::seat_for_job(conn, job)?;
+    plan_seated(conn, job, seat, cfg)
+}
+
+/// [`plan`] with the job's moot seat already read (the claim reads it).
+fn plan_seated(
+    conn: &Tx<'_>,
+    job: &Job,
+    seat: Option<crate::chat::moot::SeatBinding>,
+    cfg: &Config,
+) -> Result<Result<Plan, String>, crate::store::StoreError> {
     let agent = match &job.ephemeral {
         Some(_) => None,
         None => agents::get(conn, &job.agent)?,
     };
-    let seat = crate::chat::moot::seat_for_job(conn, job)?;
     Ok(resolve(job, agent, seat, cfg))
 }
 
@@ -161,7 +171,7 @@ pub(crate) fn planned(
 ) -> Result<Planned, crate::store::StoreError> {
     claimed
         .into_iter()
-        .map(|c| match plan(tx, &c.job, config) {
+        .map(|c| match plan_seated(tx, &c.job, c.seat.clone(), config) {
             Ok(plan) => Ok((c, plan)),
             Err(e) if e.is_connection_lost() => Err(e),
             Err(e) => Ok((c, Err(e.to_string()))),

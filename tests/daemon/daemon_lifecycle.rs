@@ -383,8 +383,9 @@ fn four_cli_writers_and_the_daemon_never_see_database_is_locked() {
     assert!(!log.contains("database is locked"));
 }
 
-#[test]
-fn read_only_legs_of_a_checkout_run_at_once_in_detached_worktrees_outside_the_home_removed_after() {
+/// A home whose repo `acme/api` is a git checkout holding README "committed" in its commit
+/// and "uncommitted edit" in its working tree.
+fn checkout_with_an_uncommitted_edit() -> (TestHome, std::path::PathBuf) {
     let h = TestHome::new();
     let repo = h.file("repo");
     daemon_support::git_checkout(&repo, &[("README", "committed")]);
@@ -393,6 +394,30 @@ fn read_only_legs_of_a_checkout_run_at_once_in_detached_worktrees_outside_the_ho
         "[repos.\"acme/api\"]\npath = \"{}\"\n",
         repo.display()
     ));
+    (h, repo)
+}
+
+/// Each agent's (start, end) in ns from `start NAME NS DIR README` / `end NAME NS` lines;
+/// every start line is handed to `check` first.
+fn spans(log: &str, mut check: impl FnMut(&str, &[&str])) -> HashMap<&str, (u128, u128)> {
+    let mut spans: HashMap<&str, (u128, u128)> = HashMap::new();
+    for line in log.lines() {
+        let p: Vec<&str> = line.split_whitespace().collect();
+        match p[0] {
+            "start" => {
+                check(line, &p);
+                spans.entry(p[1]).or_default().0 = p[2].parse().unwrap();
+            }
+            "end" => spans.entry(p[1]).or_default().1 = p[2].parse().unwrap(),
+            _ => {}
+        }
+    }
+    spans
+}
+
+#[test]
+fn read_only_legs_of_a_checkout_run_at_once_in_detached_worktrees_outside_the_home_removed_after() {
+    let (h, repo) = checkout_with_an_uncommitted_edit();
     let log = h.file("legs.log");
     h.shell_agent(
         "coord",
@@ -439,25 +464,16 @@ esac
                 || l.ends_with(&repo.display().to_string())),
         "the coordinator runs in the shared checkout: {text}"
     );
-    let mut spans: HashMap<&str, (u128, u128)> = HashMap::new();
     let wt_root = h.worktrees_dir();
     let home = h.path().display().to_string();
-    for line in text.lines() {
-        let p: Vec<&str> = line.split_whitespace().collect();
-        match p[0] {
-            "start" => {
-                assert!(p[3].starts_with(&wt_root.display().to_string()), "{line}");
-                assert!(
-                    !p[3].contains(&home),
-                    "a leg's folder names the home: {line}"
-                );
-                assert_eq!(p[4], "committed", "legs see the committed tip: {line}");
-                spans.entry(p[1]).or_default().0 = p[2].parse().unwrap();
-            }
-            "end" => spans.entry(p[1]).or_default().1 = p[2].parse().unwrap(),
-            _ => {}
-        }
-    }
+    let spans = spans(&text, |line, p| {
+        assert!(p[3].starts_with(&wt_root.display().to_string()), "{line}");
+        assert!(
+            !p[3].contains(&home),
+            "a leg's folder names the home: {line}"
+        );
+        assert_eq!(p[4], "committed", "legs see the committed tip: {line}");
+    });
     let (x, y) = (spans["x"], spans["y"]);
     assert!(
         x.0 < y.1 && y.0 < x.1,
@@ -480,14 +496,7 @@ esac
 
 #[test]
 fn moot_seats_of_a_checkout_run_at_once_in_detached_worktrees_and_are_told_where_edits_are() {
-    let h = TestHome::new();
-    let repo = h.file("repo");
-    daemon_support::git_checkout(&repo, &[("README", "committed")]);
-    std::fs::write(repo.join("README"), "uncommitted edit").unwrap();
-    h.config(&format!(
-        "[repos.\"acme/api\"]\npath = \"{}\"\n",
-        repo.display()
-    ));
+    let (h, repo) = checkout_with_an_uncommitted_edit();
     let log = h.file("seats.log");
     for seat in ["alice", "bob"] {
         h.shell_agent(
@@ -513,19 +522,10 @@ fn moot_seats_of_a_checkout_run_at_once_in_detached_worktrees_and_are_told_where
     h.daemon_until_idle(4);
     let text = std::fs::read_to_string(&log).unwrap();
     let wt_root = h.worktrees_dir().display().to_string();
-    let mut spans: HashMap<&str, (u128, u128)> = HashMap::new();
-    for line in text.lines() {
-        let p: Vec<&str> = line.split_whitespace().collect();
-        match p[0] {
-            "start" => {
-                assert!(p[3].starts_with(&wt_root), "a seat's own worktree: {line}");
-                assert_eq!(p[4], "committed", "seats see the committed tip: {line}");
-                spans.entry(p[1]).or_default().0 = p[2].parse().unwrap();
-            }
-            "end" => spans.entry(p[1]).or_default().1 = p[2].parse().unwrap(),
-            _ => {}
-        }
-    }
+    let spans = spans(&text, |line, p| {
+        assert!(p[3].starts_with(&wt_root), "a seat's own worktree: {line}");
+        assert_eq!(p[4], "committed", "seats see the committed tip: {line}");
+    });
     let (a, b) = (spans["alice"], spans["bob"]);
     assert!(a.0 < b.1 && b.0 < a.1, "the seats ran at once: {spans:?}");
     for seat in ["alice", "bob"] {

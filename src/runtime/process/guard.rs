@@ -137,9 +137,8 @@ fn send(
         iov_base: message.as_mut_ptr().cast(),
         iov_len: MESSAGE,
     };
-    let fds: Vec<RawFd> = drain
-        .map(|(p, r)| vec![p.as_raw_fd(), r.as_raw_fd()])
-        .unwrap_or_default();
+    let pair = drain.map(|(p, r)| [p.as_raw_fd(), r.as_raw_fd()]);
+    let fds: &[RawFd] = pair.as_ref().map_or(&[], |p| p.as_slice());
     let mut control = [0u64; 8];
     // SAFETY: a message header over buffers alive for the call; the control buffer is
     // aligned for `cmsghdr` and large enough for two descriptors.
@@ -148,7 +147,7 @@ fn send(
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         if !fds.is_empty() {
-            let bytes = std::mem::size_of_val(fds.as_slice()) as u32;
+            let bytes = std::mem::size_of_val(fds) as u32;
             msg.msg_control = control.as_mut_ptr().cast();
             msg.msg_controllen = libc::CMSG_SPACE(bytes) as usize;
             let cmsg = libc::CMSG_FIRSTHDR(&msg);
