@@ -204,13 +204,7 @@ pub fn claim(
             continue;
         }
         let stored = job.clone();
-        // A moot seat is a root ask of a repo linked to its moot thread; only those cost
-        // the look.
-        let seat = if job.kind == JobKind::Root && job.action == Action::Ask && job.repo.is_some() {
-            crate::chat::moot::seat_for_job(tx, &job)?
-        } else {
-            None
-        };
+        let seat = seat_of(tx, &job)?;
         let (mut placement, key) = place(&job, seat.is_some(), ctx);
         if let Placement::Write(spec) = &mut placement
             && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
@@ -272,6 +266,16 @@ pub fn claim(
         });
     }
     Ok(out)
+}
+
+/// The moot seat `job` sits in: a seat is a root ask of a repo linked to its moot thread,
+/// so only those cost the look.
+fn seat_of(tx: &Tx<'_>, job: &Job) -> Result<Option<crate::chat::moot::SeatBinding>, EngineError> {
+    if job.kind == JobKind::Root && job.action == Action::Ask && job.repo.is_some() {
+        Ok(crate::chat::moot::seat_for_job(tx, job)?)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Fails one undecodable queued job with its decode error and lets the rest of the queue
