@@ -41,6 +41,7 @@ pub(crate) fn job_json(j: &Job) -> Value {
         "followup": j.followup,
         "followup_reason": j.followup_reason,
         "continuation_id": j.continuation_id,
+        "on_label": j.on_label,
         "created": j.created_ms,
         "started": j.started_ms,
         "finished": j.finished_ms,

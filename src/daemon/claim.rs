@@ -235,6 +235,11 @@ pub fn claim(
         if let Some(k) = &key {
             held.insert(k.clone());
         }
+        if matches!(placement, Placement::Write(_)) && job.on_label.is_none() {
+            // A write job's worktree is its work product and stays on this host: pinning
+            // the job to this host's label sends its retries and review rounds here.
+            job.on_label = ctx.labels.first().cloned();
+        }
         job.state = JobState::Running;
         job.daemon_id = ctx.daemon_id.clone();
         job.started_ms = Some(now);

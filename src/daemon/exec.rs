@@ -10,6 +10,7 @@
 mod fence;
 mod once;
 mod runs;
+mod written;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -356,7 +357,8 @@ pub async fn execute(
     let ran = run_job(&shared, &claimed, plan, kill).await;
     let capture = observe_capture(&shared, &claimed, &ran.outcome).await;
     if let Placement::Write(spec) = &claimed.placement {
-        push_branch(&shared, &claimed.job, spec).await;
+        written::push_branch(&shared, &claimed.job, spec).await;
+        written::store_diff(&shared, &claimed.job, spec).await;
     }
     if let Placement::Worktree { checkout, path } = &claimed.placement {
         let (checkout, path) = (checkout.clone(), path.clone());
@@ -387,45 +389,6 @@ pub async fn execute(
         record,
         artifacts,
         ended_run: Vec::new(),
-    }
-}
-
-/// Pushes an ended write job's branch to its repo's `push` remote, when it has one, and
-/// says how that went in the job's events (git's own words when it failed). What the agent
-/// committed is pushed; uncommitted work stays in the worktree.
-async fn push_branch(shared: &Arc<Shared>, job: &Job, spec: &crate::worktree::OpenSpec) {
-    let config = shared.config();
-    let Some(remote) = job
-        .repo
-        .as_ref()
-        .and_then(|r| config.repos.get(r))
-        .and_then(|r| r.push.clone())
-    else {
-        return;
-    };
-    let (dir, branch) = (spec.path.clone(), spec.branch.clone());
-    let pushed = tokio::task::spawn_blocking(move || {
-        crate::worktree::push(&dir, &branch, &remote)
-            .map(|()| format!("pushed {branch} to {remote}"))
-            .map_err(|e| e.to_string())
-    })
-    .await
-    .unwrap_or_else(|e| Err(format!("pushing the branch: {e}")));
-    let (kind, message) = match pushed {
-        Ok(said) => (EventKind::BranchPushed, said),
-        Err(why) => (EventKind::BranchPushFailed, why),
-    };
-    let (root, id) = (job.root_id.clone(), job.id.clone());
-    let written = shared
-        .with_store(move |store, sh| {
-            let now = sh.clock.now_ms();
-            store.write(|tx| {
-                events::append(tx, NewEvent::job(now, &root, &id, kind).message(message))
-            })
-        })
-        .await;
-    if let Err(e) = written {
-        tracing::warn!(job = %job.id, "recording the branch push: {e}");
     }
 }
 

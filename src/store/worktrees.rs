@@ -155,3 +155,25 @@ pub fn list_with_jobs<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<WithJob>> {
         },
     )
 }
+
+/// Keeps `diff` (the job's diff as JSON, already bounded) as the one other hosts read.
+pub fn put_diff<'a>(tx: impl Into<Tx<'a>>, job_id: &str, diff: &str, now: Millis) -> Result<()> {
+    tx.into().execute(
+        "UPDATE job_worktrees SET diff = ?2, diff_ms = ?3 WHERE job_id = ?1",
+        params![job_id, diff, &now],
+    )?;
+    Ok(())
+}
+
+/// The job's stored diff and when its daemon read it, if one was stored.
+pub fn stored_diff<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<(String, Millis)>> {
+    let row = tx.into().query_opt(
+        "SELECT diff, diff_ms FROM job_worktrees WHERE job_id = ?1",
+        params![job_id],
+        |r| Ok((r.get::<Option<String>>(0)?, r.get::<Option<Millis>>(1)?)),
+    )?;
+    Ok(match row {
+        Some((Some(diff), Some(at))) => Some((diff, at)),
+        _ => None,
+    })
+}

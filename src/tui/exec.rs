@@ -204,13 +204,20 @@ impl Executor {
 
     fn discard(&mut self, job_id: &str) -> anyhow::Result<Outcome> {
         let env = live_env(&self.config.orchestrate);
-        let lost = crate::worktree::discard(&mut self.store, env, job_id)?;
+        let lost =
+            crate::worktree::discard(&mut self.store, env, &self.config.daemon.labels, job_id)?;
         Ok(Outcome::done(format!("discarded {}: {lost}", lost.job)))
     }
 
     fn review(&mut self, job_id: &str, comments: &str) -> anyhow::Result<Outcome> {
         let env = live_env(&self.config.orchestrate);
-        let r = crate::worktree::review(&mut self.store, env, job_id, comments)?;
+        let r = crate::worktree::review(
+            &mut self.store,
+            env,
+            &self.config.daemon.labels,
+            job_id,
+            comments,
+        )?;
         Ok(Outcome::done(format!(
             "sent {} back for review round {} (attempt {}); it runs again in its worktree",
             r.job, r.round, r.attempt

@@ -76,6 +76,7 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     let watch = Arc::new(Mutex::new(watch));
     let mut loader = load::Loader::new(store, status);
     loader.lease_ms = config.daemon.lease.0;
+    loader.work.labels = config.daemon.labels.clone();
     loader.live.budget_usd =
         Some(config.orchestrate.max_delegation_cost_usd).filter(|usd| *usd > 0.0);
     let mut state = State::new(keymap, opts.readonly, crate::clock::now_ms());

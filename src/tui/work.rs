@@ -42,6 +42,9 @@ pub struct WorkCache {
     overlaps: Vec<OverlapView>,
     job: Option<(WorkKey, JobWork)>,
     diff: Option<(WorkKey, Arc<DiffView>)>,
+    /// This host's labels (`[daemon] labels`): a worktree pinned elsewhere shows the diff
+    /// its daemon stored.
+    pub labels: Vec<String>,
 }
 
 impl WorkCache {
@@ -166,7 +169,7 @@ impl WorkCache {
         {
             return v.clone();
         }
-        let v = Arc::new(match worktree::job_diff(store, job, false) {
+        let v = Arc::new(match worktree::job_diff(store, &self.labels, job, false) {
             Ok(d) => DiffView::new(job, d.files),
             Err(e) => DiffView::failed(job, crate::error_line(&e)),
         });

@@ -10,8 +10,10 @@ use serde::Serialize;
 
 use super::WorktreeError;
 use super::git::{self, GitError};
+use super::hosts::{self, StoredFrom};
 use super::snapshot::snapshot;
 use crate::store::Store;
+use crate::store::worktrees;
 
 pub use crate::domain::{DiffFile, DiffLine, FileStatus, Hunk, LineOp};
 
@@ -23,6 +25,9 @@ pub struct JobDiff {
     pub base: Option<String>,
     pub base_commit: String,
     pub files: Vec<DiffFile>,
+    /// Set when the worktree is on another host and this is the copy its daemon stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored: Option<StoredFrom>,
 }
 
 /// The job's worktree and what its diff starts from: its recorded base, or with
@@ -53,9 +58,56 @@ fn diff_from(
     Ok((w, job.id, path, from))
 }
 
+/// The copy of the job's diff its daemon stored, when its worktree is on another host than
+/// the one whose labels are `here`; `None` when the worktree is here.
+fn stored_diff(
+    store: &Store,
+    here: &[String],
+    id: &str,
+    since_review: bool,
+) -> Result<Option<JobDiff>, WorktreeError> {
+    let (job, w) = super::of_job(&store.conn(), id)?;
+    let Some(host) = hosts::elsewhere(here, &job) else {
+        return Ok(None);
+    };
+    if since_review {
+        return Err(crate::invalid!(
+            "{}'s worktree is on the host labelled {host:?}, and only its whole diff is stored; run `gitmoot job diff --since-review {}` there",
+            job.id,
+            job.id
+        )
+        .into());
+    }
+    let Some((text, at)) = worktrees::stored_diff(store.conn(), &job.id)? else {
+        return Err(WorktreeError::Refused {
+            reason: format!(
+                "{}'s worktree is on the host labelled {host:?}, whose daemon has not stored its diff yet (it does when the job ends)",
+                job.id
+            ),
+        });
+    };
+    let (files, from) = hosts::read_stored(&text, host, at)?;
+    Ok(Some(JobDiff {
+        job: job.id,
+        branch: w.branch,
+        base: w.base_ref,
+        base_commit: w.base_commit.unwrap_or_default(),
+        files,
+        stored: Some(from),
+    }))
+}
+
 /// `job diff --json`: the job's work against its recorded base (or since its last review
-/// round), file by file.
-pub fn job_diff(store: &Store, id: &str, since_review: bool) -> Result<JobDiff, WorktreeError> {
+/// round), file by file; from the store when the worktree is on another host.
+pub fn job_diff(
+    store: &Store,
+    here: &[String],
+    id: &str,
+    since_review: bool,
+) -> Result<JobDiff, WorktreeError> {
+    if let Some(d) = stored_diff(store, here, id, since_review)? {
+        return Ok(d);
+    }
     let (w, job, path, from) = diff_from(store, id, since_review)?;
     let files = diff_files(&path, &from)?;
     Ok(JobDiff {
@@ -64,17 +116,27 @@ pub fn job_diff(store: &Store, id: &str, since_review: bool) -> Result<JobDiff, 
         base: w.base_ref,
         base_commit: w.base_commit.unwrap_or_default(),
         files,
+        stored: None,
     })
 }
 
 /// `job diff [--stat]`: git's own text of the job's work against its recorded base (or
-/// since its last review round).
+/// since its last review round); the stored copy printed as git would when the worktree
+/// is on another host.
 pub fn job_diff_text(
     store: &Store,
+    here: &[String],
     id: &str,
     stat: bool,
     since_review: bool,
 ) -> Result<String, WorktreeError> {
+    if let Some(d) = stored_diff(store, here, id, since_review)? {
+        return Ok(if stat {
+            hosts::stat_text(&d.files)
+        } else {
+            hosts::patch_text(&d.files)
+        });
+    }
     let (_, _, path, from) = diff_from(store, id, since_review)?;
     Ok(diff_text(&path, &from, stat)?)
 }

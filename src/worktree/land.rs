@@ -153,8 +153,14 @@ pub fn loss(store: &Store, id: &str) -> Result<Loss, WorktreeError> {
 }
 
 /// Removes the job's worktree and branch and records the loss (`discarded`).
-pub fn discard(store: &mut Store, env: Env<'_>, id: &str) -> Result<Loss, WorktreeError> {
+pub fn discard(
+    store: &mut Store,
+    env: Env<'_>,
+    here: &[String],
+    id: &str,
+) -> Result<Loss, WorktreeError> {
     let (job, w) = super::of_job(&store.conn(), id)?;
+    super::hosts::refuse_elsewhere(here, &job, "discard")?;
     settled(&job, "discard")?;
     if w.state != WorktreeState::Open {
         return Err(crate::invalid!("{}'s work was already {}", job.id, w.state).into());
@@ -247,7 +253,9 @@ pub fn land(
     strategy: Strategy,
     message: Option<&str>,
 ) -> Result<Landed, WorktreeError> {
-    let (job, w, path, base_commit) = open_tree(&store.conn(), id)?;
+    let (job, _) = super::of_job(&store.conn(), id)?;
+    super::hosts::refuse_elsewhere(&config.daemon.labels, &job, "land")?;
+    let (job, w, path, base_commit) = open_tree(&store.conn(), &job.id)?;
     settled(&job, "land")?;
     let checkout = Path::new(w.checkout.as_deref().unwrap_or_default()).to_path_buf();
     let branch = w.branch.clone().unwrap_or_default();

@@ -9,6 +9,7 @@
 
 mod diff;
 mod git;
+mod hosts;
 mod land;
 mod list;
 mod open;
@@ -18,6 +19,7 @@ mod snapshot;
 
 pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_diff, job_diff_text};
 pub use git::{GitError, with_worktree_lock};
+pub use hosts::{StoredFrom, bounded as bounded_diff};
 pub use land::{Landed, Loss, Strategy, discard, land, loss};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, open, push};

@@ -36,13 +36,16 @@ fn original(prompt: &str) -> &str {
 pub fn review(
     store: &mut Store,
     env: Env<'_>,
+    here: &[String],
     id: &str,
     comments: &str,
 ) -> Result<Reviewed, WorktreeError> {
     if comments.trim().is_empty() {
         return Err(crate::invalid!("job review needs comments").into());
     }
-    let (job, w, path, _) = open_tree(&store.conn(), id)?;
+    let (job, _) = super::of_job(&store.conn(), id)?;
+    super::hosts::refuse_elsewhere(here, &job, "review")?;
+    let (job, w, path, _) = open_tree(&store.conn(), &job.id)?;
     let snap = snapshot(&path)?;
     let round = w.review_rounds + 1;
     let branch = w.branch.clone().unwrap_or_default();

@@ -18,4 +18,5 @@ mod stopping;
 mod store_edges;
 mod supervise;
 mod walltime_e2e;
+mod write_hosts;
 mod write_jobs;

@@ -4,7 +4,7 @@
 //! Owns the shape and the names of a file's status and a line's side; reading the diff
 //! from git is the library's `worktree`, drawing it the ui's.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::named_enum;
 
@@ -30,7 +30,7 @@ named_enum!(
 );
 
 /// One changed file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiffFile {
     pub path: String,
     /// The path before a rename or copy.
@@ -44,7 +44,7 @@ pub struct DiffFile {
 }
 
 /// One `@@` hunk of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hunk {
     /// The `@@ -a,b +c,d @@ …` line.
     pub header: String,
@@ -52,7 +52,7 @@ pub struct Hunk {
 }
 
 /// One line of a hunk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiffLine {
     pub op: LineOp,
     /// The line's number on the base side (none for an added line).

@@ -18,12 +18,13 @@ pub(super) fn diff(
     (stat, since_review): (bool, bool),
     json: bool,
 ) -> anyhow::Result<()> {
+    let here = ctx.config()?.daemon.labels.clone();
     let store = ctx.store()?;
     let mut out = Out::lines();
     if json {
-        return out.json(&worktree::job_diff(&store, id, since_review)?);
+        return out.json(&worktree::job_diff(&store, &here, id, since_review)?);
     }
-    let text = worktree::job_diff_text(&store, id, stat, since_review)?;
+    let text = worktree::job_diff_text(&store, &here, id, stat, since_review)?;
     out.write_all(text.as_bytes())?;
     Ok(())
 }
@@ -86,7 +87,8 @@ pub(super) fn discard(ctx: &Ctx, id: &str, force: bool, json: bool) -> anyhow::R
         }
     }
     let config = ctx.config()?;
-    let lost = worktree::discard(&mut store, crate::chat::live_env(&config.orchestrate), id)?;
+    let env = crate::chat::live_env(&config.orchestrate);
+    let lost = worktree::discard(&mut store, env, &config.daemon.labels, id)?;
     let mut out = Out::lines();
     if json {
         return out.json(&json!({"discarded": lost}));
@@ -109,6 +111,7 @@ pub(super) fn review(
     let r = worktree::review(
         &mut store,
         crate::chat::live_env(&cfg.orchestrate),
+        &cfg.daemon.labels,
         id,
         &comments,
     )?;

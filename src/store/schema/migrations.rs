@@ -67,6 +67,12 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     &[Rebuild("events")],
     // Write jobs: each implement job's worktree, branch and base.
     &[Create("job_worktrees")],
+    // Many hosts: a write job's diff as its daemon last read it, for control rooms and
+    // CLIs on hosts other than the one holding its worktree.
+    &[
+        AddColumn("job_worktrees", "diff"),
+        AddColumn("job_worktrees", "diff_ms"),
+    ],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

@@ -165,6 +165,8 @@ pub(super) const TABLES: &[Table] = &[
             text("review_tree"),
             big("created_ms").not_null(),
             big("updated_ms").not_null(),
+            text("diff").since(13),
+            big("diff_ms").since(13),
         ],
     )
     .indexes(&[index("job_worktrees_state", &["state", "created_ms"])])
