@@ -26,6 +26,8 @@ pub enum Role {
     Verifier,
     /// A slow leg, for the tree the demo kills.
     Sleeper,
+    /// Writes code in a worktree of its own (an implement job).
+    Coder,
 }
 
 /// What the scripted agent sees of its job.
@@ -44,6 +46,7 @@ const SOAK_FLOOR_MS: u64 = 1_500;
 pub(crate) fn think_ms(role: Role, job: &JobView) -> u64 {
     match role {
         Role::Sleeper => 4_000,
+        Role::Coder => 1_000,
         Role::Lead if job.kind == "root" => 900,
         Role::Lead => 1_200,
         Role::Runner => 1_600,
@@ -153,6 +156,10 @@ pub fn script(role: Role, job: &JobView) -> String {
                 "delegations": []
             }),
         ),
+        Role::Coder => wrap(
+            "Made the change in my worktree.",
+            super::coder::result(super::coder::is_review_round(&job.prompt)),
+        ),
         Role::Sleeper => wrap(
             "Soak finished.",
             json!({"decision": "approved", "summary": "soak run complete", "delegations": []}),
@@ -258,6 +265,9 @@ pub fn run(role: Role, out: &mut dyn Write) -> anyhow::Result<()> {
     std::thread::sleep(std::time::Duration::from_millis(wait_ms));
     if role == Role::Runner && job.attempt == 1 {
         wait_for_cue(&env("GITMOOT_DEMO_CUE"));
+    }
+    if role == Role::Coder {
+        super::coder::work(super::coder::is_review_round(&job.prompt))?;
     }
     write!(out, "{}", script(role, &job))?;
     Ok(())

@@ -2,6 +2,7 @@
 //! room on it (or, `--headless`, the state at the first human gate printed as text).
 
 pub mod agent;
+pub mod coder;
 pub mod scene;
 
 use std::io::Write;
@@ -116,6 +117,7 @@ fn headless(
         },
         "every tree to finish",
     )?;
+    review_and_land(&mut store, config, scene, out)?;
     writeln!(out, "\n== after the answers ==")?;
     write!(out, "{}", state_text(&store, scene)?)?;
     Ok(())
@@ -180,6 +182,35 @@ fn answer_everything(
     }
 }
 
+/// The coder's work sent back once with `coder::REVIEW`, then landed, through the same
+/// functions as `job review` and `job land`.
+fn review_and_land(
+    store: &mut Store,
+    config: &Config,
+    scene: &Scene,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let env = crate::chat::live_env(&config.orchestrate);
+    let job = &scene.code_root;
+    writeln!(out, "\n> sending {job} back for review: {}", coder::REVIEW)?;
+    crate::worktree::review(store, env, &config.daemon.labels, job, coder::REVIEW)?;
+    wait_until(
+        store,
+        |s| Ok(runs::require(s.conn(), job)?.state.is_terminal()),
+        "the review round to end",
+    )?;
+    let landed = crate::worktree::land(
+        store,
+        env,
+        config,
+        job,
+        crate::worktree::Strategy::Auto,
+        None,
+    )?;
+    writeln!(out, "> {}", landed.line())?;
+    Ok(())
+}
+
 fn wait_until(
     store: &Store,
     mut done: impl FnMut(&Store) -> anyhow::Result<bool>,
@@ -202,7 +233,7 @@ fn at_first_gate(store: &Store, scene: &Scene) -> anyhow::Result<bool> {
     let idle = jobs::by_root(conn, &scene.main_root)?
         .iter()
         .all(|j| !matches!(j.state, JobState::Queued | JobState::Running));
-    let history_done = [&scene.quick_root, &scene.soak_root]
+    let history_done = [&scene.quick_root, &scene.soak_root, &scene.code_root]
         .iter()
         .map(|r| Ok(runs::require(conn, r)?.state.is_terminal()))
         .collect::<anyhow::Result<Vec<bool>>>()?
@@ -215,7 +246,12 @@ fn at_first_gate(store: &Store, scene: &Scene) -> anyhow::Result<bool> {
 pub(crate) fn state_text(store: &Store, scene: &Scene) -> anyhow::Result<String> {
     let conn = &store.conn();
     let mut out = String::new();
-    for root in [&scene.main_root, &scene.quick_root, &scene.soak_root] {
+    for root in [
+        &scene.main_root,
+        &scene.quick_root,
+        &scene.soak_root,
+        &scene.code_root,
+    ] {
         let tree = crate::report::tree_json(conn, root)?;
         out.push_str(&format!(
             "\n{} [{}] {}\n",

@@ -1,8 +1,8 @@
 //! The demo scene: a fresh home, scripted agents on the `shell` runtime (the gitmoot binary
-//! itself, `demo-agent ROLE`), a chat thread with mentions and a promoted message, and three
+//! itself, `demo-agent ROLE`), a chat thread with mentions and a promoted message, three
 //! trees — the main fan-out (five legs with deps, an ask-gate with choices, a leg failing
 //! under `escalate_human`, a verify leg), a quick one that finishes, and a soak that the
-//! director kills.
+//! director kills — and an implement job whose work the tour reviews and lands.
 //!
 //! Everything goes through the same functions as the CLI (`submit_root`, `chat::promote`,
 //! `engine::kill_root` …); the scene only decides what to do and when.
@@ -16,7 +16,7 @@ use crate::chat::threads::{self, NewThread};
 use crate::chat::{messages, promote};
 use crate::clock::SystemClock;
 use crate::config::Config;
-use crate::domain::{Action, JobState, RuntimeKind};
+use crate::domain::{Action, AutonomyPolicy, Capability, JobState, RuntimeKind};
 use crate::engine::{self, SubmitRoot};
 use crate::home::Home;
 use crate::registry;
@@ -24,6 +24,7 @@ use crate::store::agents::{self, Agent};
 use crate::store::{Store, jobs, runs};
 
 use super::agent::Role;
+use super::coder::{CODE_GOAL, CODE_REPO};
 use super::{QUICK_QUESTION, SOAK_GOAL};
 
 pub const REPO: &str = "acme/api";
@@ -38,6 +39,8 @@ pub struct Scene {
     pub main_root: String,
     pub quick_root: String,
     pub soak_root: String,
+    /// The coder's implement job, whose work the tour reviews and lands.
+    pub code_root: String,
 }
 
 /// A new demo home under the system temp folder; it is kept for inspection.
@@ -66,6 +69,7 @@ fn role_name(role: Role) -> &'static str {
         Role::Runner => "runner",
         Role::Verifier => "verifier",
         Role::Sleeper => "sleeper",
+        Role::Coder => "coder",
     }
 }
 
@@ -86,9 +90,11 @@ fn register(store: &mut Store, exe: &Path, speed: f64, cue: &Path) -> anyhow::Re
         Role::Runner,
         Role::Verifier,
         Role::Sleeper,
+        Role::Coder,
     ];
     for role in roles {
         let name = role_name(role);
+        let coder = role == Role::Coder;
         let agent = Agent {
             name: name.into(),
             runtime: RuntimeKind::Shell,
@@ -99,9 +105,17 @@ fn register(store: &mut Store, exe: &Path, speed: f64, cue: &Path) -> anyhow::Re
             )),
             model: None,
             effort: None,
-            capabilities: registry::DEFAULT_CAPABILITIES.to_vec(),
-            policy: registry::DEFAULT_POLICY,
-            repos: vec![REPO.into()],
+            capabilities: if coder {
+                vec![Capability::Implement]
+            } else {
+                registry::DEFAULT_CAPABILITIES.to_vec()
+            },
+            policy: if coder {
+                AutonomyPolicy::WorkspaceWrite
+            } else {
+                registry::DEFAULT_POLICY
+            },
+            repos: vec![if coder { CODE_REPO } else { REPO }.into()],
             chat_autorespond: false,
             created_ms: crate::clock::now_ms(),
         };
@@ -111,16 +125,21 @@ fn register(store: &mut Store, exe: &Path, speed: f64, cue: &Path) -> anyhow::Re
     Ok(())
 }
 
-fn submit(store: &mut Store, prompt: &str) -> anyhow::Result<String> {
+/// Submits a root: the lead's ask on the API, or the coder's implement job on its repo.
+fn submit(store: &mut Store, prompt: &str, action: Action) -> anyhow::Result<String> {
+    let (agent, repo) = match action {
+        Action::Implement => ("coder", CODE_REPO),
+        _ => ("lead", REPO),
+    };
     Ok(store.write(|tx| {
         engine::submit_root(
             tx,
             &SystemClock,
             SubmitRoot {
-                agent: "lead".into(),
-                action: Action::Ask,
+                agent: agent.into(),
+                action,
                 prompt: prompt.into(),
-                repo: Some(REPO.into()),
+                repo: Some(repo.into()),
                 model: None,
                 timeout_ms: None,
                 dispatched_by: "demo".into(),
@@ -143,6 +162,7 @@ fn next_millisecond() {
 /// Seeds the home: agents, the planning thread (mentions, a promoted message) and the
 /// three roots. Nothing runs until a daemon claims the jobs.
 pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
+    super::coder::prepare(home)?;
     let mut store = Store::open_home(home)?;
     let exe = std::env::current_exe()
         .context("cannot find the gitmoot binary to cast as the demo agents")?;
@@ -192,14 +212,17 @@ pub fn seed(home: &Home, speed: f64) -> anyhow::Result<Scene> {
         Action::Ask,
     )?;
     next_millisecond();
-    let soak_root = submit(&mut store, SOAK_GOAL)?;
+    let code_root = submit(&mut store, CODE_GOAL, Action::Implement)?;
     next_millisecond();
-    let main_root = submit(&mut store, MAIN_GOAL)?;
+    let soak_root = submit(&mut store, SOAK_GOAL, Action::Ask)?;
+    next_millisecond();
+    let main_root = submit(&mut store, MAIN_GOAL, Action::Ask)?;
     Ok(Scene {
         home: home.clone(),
         main_root,
         quick_root: quick.job_id,
         soak_root,
+        code_root,
     })
 }
 

@@ -55,6 +55,18 @@ fn demo(home: &Path, extra: &[&str]) -> String {
     text
 }
 
+/// The demo coder's implement job.
+fn coder_job(home: &Path) -> String {
+    let jobs = support::json(home, &["job", "list", "--json"]);
+    jobs.as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["agent"] == "coder")
+        .and_then(|j| j["id"].as_str())
+        .expect("the coder's job")
+        .to_string()
+}
+
 fn state_of<'a>(runs: &'a [(String, String, String)], title_part: &str) -> &'a str {
     &runs
         .iter()
@@ -89,7 +101,43 @@ fn headless_demo_stops_at_the_first_human_gate_and_prints_it() {
         "awaiting_human"
     );
     assert_eq!(state_of(&runs, "Soak-test"), "killed");
-    assert_eq!(runs.iter().filter(|r| r.2 == "done").count(), 1, "{runs:?}");
+    assert_eq!(runs.iter().filter(|r| r.2 == "done").count(), 2, "{runs:?}");
+    // The coder's implement job ended in a worktree of its own, its work waiting for review:
+    // a commit of the logging and an uncommitted test.
+    let coder = coder_job(&home);
+    let diff = support::json(&home, &["job", "diff", &coder, "--json"]);
+    let files: Vec<(&str, &str)> = diff["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("src/session.rs", "modified"),
+            ("tests/refresh_logging.rs", "added")
+        ],
+        "{diff}"
+    );
+    let list = support::json(&home, &["worktree", "list", "--json"]);
+    assert_eq!(list[0]["state"], "ready", "{list}");
+    let checkout = home.with_file_name("demo-auth");
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&checkout)
+        .args(["status", "--porcelain"])
+        .output()
+        .unwrap();
+    assert!(
+        status.stdout.is_empty(),
+        "the checkout is untouched until a land"
+    );
+    assert!(
+        !std::fs::read_to_string(checkout.join("src/session.rs"))
+            .unwrap()
+            .contains("tracing::warn!")
+    );
     let pending = gitmoot(&home)
         .args(["job", "pending", "--json"])
         .output()
@@ -124,6 +172,27 @@ fn headless_demo_with_answers_runs_every_tree_to_its_end() {
     assert!(after.contains("pending human gates: 0"), "{after}");
 
     no_markers_and_a_fitting_answer(&home);
+    // The coder's work went back once with the review comments, then landed on main.
+    assert!(
+        after.contains("[done] Log why a session refresh failed"),
+        "{after}"
+    );
+    assert!(
+        text.contains("> sending job-") && text.contains("> landed job-"),
+        "{text}"
+    );
+    let coder = coder_job(&home);
+    let shown = support::json(&home, &["job", "show", &coder, "--json"]);
+    assert_eq!(shown["attempt"], 2, "{shown}");
+    let list = support::json(&home, &["worktree", "list", "--json"]);
+    assert_eq!(list[0]["state"], "landed", "{list}");
+    assert_eq!(list[0]["review_rounds"], 1, "{list}");
+    let session =
+        std::fs::read_to_string(home.with_file_name("demo-auth").join("src/session.rs")).unwrap();
+    assert!(
+        session.contains("session = %claims.session_id"),
+        "{session}"
+    );
     let runs = run_states(&home);
     assert_eq!(state_of(&runs, "Plan the session-refresh"), "done");
     assert_eq!(state_of(&runs, "Soak-test"), "killed");

@@ -205,3 +205,95 @@ fn the_control_rooms_load_carries_the_overlap_job_pending_lists_and_the_drawers_
         snap.attention
     );
 }
+
+/// The README's demo, walked from the keyboard: the coder's implement job is opened in its
+/// Diff tab, a comment on its added line goes back to the coder as a review round, and once
+/// that round ends the work is landed on the demo checkout's `main`.
+#[test]
+fn the_demos_coder_job_is_reviewed_and_landed_from_the_keyboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("demo");
+    let state = dir.path().join("state");
+    let cmd = format!(
+        "sh -c '{} --home {} demo --speed 0; echo TUI-EXITED; sleep 30'",
+        gitmoot_test_support::bin(),
+        home.display()
+    );
+    let t = Tmux::start("demo-write", &cmd, &[("XDG_STATE_HOME", &state)]);
+    let cli = |args: &[&str]| -> serde_json::Value {
+        let out = std::process::Command::new(gitmoot_test_support::bin())
+            .arg("--home")
+            .arg(&home)
+            .args(args)
+            .env("XDG_STATE_HOME", &state)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or_default()
+    };
+    let coder = || -> Option<serde_json::Value> {
+        cli(&["job", "list", "--json"])
+            .as_array()?
+            .iter()
+            .find(|j| j["agent"] == "coder")
+            .cloned()
+    };
+    assert!(
+        wait_until(WAIT, || coder().is_some_and(|j| j["state"] == "succeeded")),
+        "the coder's job ends"
+    );
+    let job = coder().unwrap()["id"].as_str().unwrap().to_string();
+    t.wait_for(&job, WAIT);
+
+    open_job(&t, &job);
+    t.wait_for("│ diff", WAIT);
+    t.keys(&["l"]);
+    t.keys(&["l"]);
+    let screen = t.wait_for("file 1/2", WAIT);
+    assert!(screen.contains("tests/refresh_logging.rs"), "{screen}");
+    // The hunk of src/session.rs, then down to its added line (the hunk's fourth).
+    t.keys(&["-l", "}"]);
+    for _ in 0..4 {
+        t.keys(&["j"]);
+    }
+    t.keys(&["c"]);
+    t.wait_for("Comment on src/session.rs:7", WAIT);
+    t.keys(&["-l", "also say which session it was"]);
+    t.keys(&["Enter"]);
+    t.keys(&["R"]);
+    t.wait_for("back for review?", WAIT);
+    t.keys(&["y"]);
+    t.wait_for("review round 1 (attempt 2)", WAIT);
+    assert!(
+        wait_until(WAIT, || coder()
+            .is_some_and(|j| j["state"] == "succeeded" && j["attempt"] == 2)),
+        "the review round ends"
+    );
+
+    // The room may not have read the round's end yet ("still reading …'s work"): press
+    // again, as an operator would, until the dialog asks.
+    let ask = format!("Land {job} on main (auto)?");
+    assert!(
+        wait_until(WAIT, || {
+            t.keys(&["M"]);
+            wait_until(Duration::from_secs(2), || t.screen().contains(&ask))
+        }),
+        "the land dialog opens: {}",
+        t.screen()
+    );
+    t.keys(&["y"]);
+    t.wait_for(&format!("landed {job} on main"), WAIT);
+    let session =
+        std::fs::read_to_string(dir.path().join("demo-auth").join("src/session.rs")).unwrap();
+    assert!(
+        session.contains("session = %claims.session_id"),
+        "{session}"
+    );
+    let shown = cli(&["job", "show", &job, "--json"]);
+    let prompt = shown["prompt"].as_str().unwrap_or_default();
+    assert!(
+        prompt.contains("src/session.rs:7: also say which session it was"),
+        "{prompt}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
+}
