@@ -14,6 +14,7 @@ pub mod activity;
 pub mod chat;
 pub mod daemon;
 pub mod fleet;
+pub mod live;
 pub mod output;
 pub mod parse;
 pub mod scale;
@@ -172,10 +173,14 @@ pub enum Group {
     /// The backend column: jobs/s with 1 daemon on SQLite and 1, 2, 4 on PostgreSQL
     /// (`--pg URL`), claim latency p50/p99, chat sends/s.
     Fleet,
+    /// N agents (`--agents`, default 200) streaming 300 lines each over 30 s under one
+    /// daemon with a control room open: wall over ideal, records lost, daemon CPU per
+    /// record, control room CPU, peak RSS, key-to-screen latency.
+    FleetLive,
 }
 
 impl Group {
-    const ALL: [Group; 10] = [
+    const ALL: [Group; 11] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
@@ -186,6 +191,7 @@ impl Group {
         Group::Idle,
         Group::Diff,
         Group::Fleet,
+        Group::FleetLive,
     ];
 
     /// The group's rows; a failed measurement becomes the row the table shows it in.
@@ -201,6 +207,7 @@ impl Group {
             Group::Tui => bench_tui(),
             Group::Idle => bench_idle(&std::env::current_exe()?),
             Group::Diff => tui::diff::bench_diff(),
+            Group::FleetLive => live::bench_fleet_live(),
         };
         Ok(measured.unwrap_or_else(|f| vec![f.row()]))
     }
@@ -225,6 +232,9 @@ pub struct BenchArgs {
     /// databases on; sets `$GITMOOT_BENCH_PG`, which a full run passes to each group.
     #[arg(long, value_name = "URL")]
     pub pg: Option<String>,
+    /// The fleet-live group's agent count (default 200); sets `$GITMOOT_BENCH_AGENTS`.
+    #[arg(long, value_name = "N")]
+    pub agents: Option<usize>,
     /// Internal: run `--only`'s group and print its raw (figure, value) pairs as JSON, for
     /// the parent run that gives every group a process of its own.
     #[arg(long, hide = true, requires = "only")]
@@ -303,6 +313,10 @@ fn target(figure: &str) -> &'static str {
         "output.peak_rss_above_idle_mb" => "< 64 MB",
         "output.largest_record_mib" => "<= 4 MiB",
         "fleet.postgres.chat_sends_per_s" => "gap-free seq under concurrent hosts",
+        "fleet_live.records_lost" => "0",
+        "fleet_live.room_cpu_percent" => "<= 3 % at 100 agents",
+        "fleet_live.daemon_cpu_per_record_us" => "<= 30 us",
+        "fleet_live.key_to_screen_max_ms" => "<= 30 ms at 100 agents",
         _ => "",
     }
 }
@@ -387,6 +401,13 @@ pub fn run(a: BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         crate::store::Location::parse(url)?;
         // SAFETY: set before any thread of the bench starts.
         unsafe { std::env::set_var("GITMOOT_BENCH_PG", url) };
+    }
+    if let Some(n) = a.agents {
+        if n == 0 {
+            return Err(crate::Invalid("--agents must be at least 1".into()).into());
+        }
+        // SAFETY: set before any thread of the bench starts.
+        unsafe { std::env::set_var("GITMOOT_BENCH_AGENTS", n.to_string()) };
     }
     if a.scale {
         return run_scale(&a, out);

@@ -45,6 +45,18 @@ impl Pane {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
+    /// Sends `keys` to the pane, as `tmux send-keys` names them.
+    pub(in crate::bench) fn keys(&self, keys: &[&str]) -> Result<(), String> {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        self.tmux(&args).map(drop)
+    }
+
+    /// The pane's screen as text.
+    pub(in crate::bench) fn capture(&self) -> Result<String, String> {
+        self.tmux(&["capture-pane", "-p"])
+    }
+
     pub(in crate::bench) fn pid(&self) -> Result<u32, String> {
         let text = self.tmux(&["display-message", "-p", "#{pane_pid}"])?;
         text.parse()
@@ -60,7 +72,7 @@ impl Drop for Pane {
 
 /// utime + stime of a process, in clock ticks (fields 14 and 15 of /proc/PID/stat,
 /// counted after the parenthesised command name, which may contain spaces).
-fn cpu_ticks(pid: u32) -> Result<u64, String> {
+pub(in crate::bench) fn cpu_ticks(pid: u32) -> Result<u64, String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map_err(|e| format!("process {pid} is gone: {e}"))?;
     let rest = stat
