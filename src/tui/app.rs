@@ -235,34 +235,45 @@ fn spawn_input(tx: Sender<Msg>) {
     });
 }
 
+/// The shortest gap between two loads that only live data asked for (a wake-up from the
+/// store): a streaming fleet writes many times a second, and the screen need not follow
+/// each write. A key's load (`Show`, `Reload`) never waits for it.
+const LIVE_GAP: Duration = Duration::from_millis(100);
+
 fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
     let (req_tx, req_rx): (Sender<LoadReq>, Receiver<LoadReq>) = mpsc::channel();
     let _ = req_tx.send(LoadReq::Reload);
     std::thread::spawn(move || {
+        // When the last load ran, and whether a wake-up since waits for the gap to pass.
+        let mut last = std::time::Instant::now() - LIVE_GAP;
+        let mut woken = false;
         loop {
-            let forced = match req_rx.recv_timeout(SAFETY_POLL) {
-                Ok(LoadReq::Reload) => true,
-                Ok(LoadReq::Show(what)) => {
-                    open(&mut loader, what);
-                    true
-                }
-                Ok(LoadReq::Wake) | Err(RecvTimeoutError::Timeout) => false,
-                Err(RecvTimeoutError::Disconnected) => return,
+            let wait = if woken {
+                LIVE_GAP.saturating_sub(last.elapsed())
+            } else {
+                SAFETY_POLL
             };
-            // Coalesce a burst of wake-ups into one load.
-            let mut forced = forced;
-            while let Ok(more) = req_rx.try_recv() {
-                match more {
-                    LoadReq::Show(what) => open(&mut loader, what),
-                    LoadReq::Reload => {}
-                    LoadReq::Wake => continue,
-                }
-                forced = true;
+            let mut forced = false;
+            match req_rx.recv_timeout(wait) {
+                Ok(req) => forced |= take(&mut loader, req, &mut woken),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
             }
-            let due = forced || loader.changed().unwrap_or(true);
+            // Coalesce a burst of requests and wake-ups into one load.
+            while let Ok(more) = req_rx.try_recv() {
+                forced |= take(&mut loader, more, &mut woken);
+            }
+            let due = forced
+                || if woken {
+                    last.elapsed() >= LIVE_GAP
+                } else {
+                    loader.changed().unwrap_or(true)
+                };
             if !due {
                 continue;
             }
+            woken = false;
+            last = std::time::Instant::now();
             let msg = match loader.load(now_ms()) {
                 Ok(s) => Msg::Snapshot(Box::new(s)),
                 Err(e) => Msg::LoadFailed(e.to_string()),
@@ -273,6 +284,22 @@ fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
         }
     });
     req_tx
+}
+
+/// Takes one request: whether it forces a load now (a key asked); a wake-up only marks
+/// that the store changed.
+fn take(loader: &mut Loader, req: LoadReq, woken: &mut bool) -> bool {
+    match req {
+        LoadReq::Reload => true,
+        LoadReq::Show(what) => {
+            open(loader, what);
+            true
+        }
+        LoadReq::Wake => {
+            *woken = true;
+            false
+        }
+    }
 }
 
 /// Points the loader at the job or thread the next snapshot carries in full.
