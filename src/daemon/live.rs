@@ -1,23 +1,27 @@
 //! A running job's live activity: reads the runtime's output lines as they arrive (over
-//! every run of the job, repairs included), turns them into activity records, and writes
-//! them in batches (one transaction at most every `FLUSH_EVERY`) with the job's running
-//! spend. A root whose token or USD budget the running spend reaches has this leg stopped
+//! every run of the job, repairs included), turns them into activity records, and hands
+//! them in batches (at most every `FLUSH_EVERY`, on boundaries every job shares) with the
+//! job's running spend to the daemon's one activity writer (`live/writer.rs`), which writes
+//! the batches of one boundary in one transaction. A root whose token or USD budget the running spend reaches has this leg stopped
 //! gracefully, with the reason in its events.
 //!
 //! Owns batching and the live budget stop; parsing is `runtime::activity`, storage
 //! `store::activity`. The last batch is not written here: it rides on the settlement's
 //! transaction (`write_final`), so a short job costs no extra write.
 
+mod writer;
+
+pub(crate) use writer::Batch;
+
 use crate::store::Tx;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Shared;
-use crate::domain::{EventKind, RuntimeKind};
+use crate::domain::RuntimeKind;
 use crate::engine;
 use crate::redact::redact;
 use crate::runtime::KillRequest;
@@ -25,7 +29,6 @@ use crate::runtime::activity::{Activity, LiveUsage, StreamParser};
 use crate::runtime::process::{LineReceiver, LineSender, line_channel};
 use crate::store::activity::{self as store_activity, LiveSpend, MAX_BYTES, MAX_RECORDS};
 use crate::store::activity::{NewActivity, Then};
-use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
 use crate::store::{StoreError, runs};
 
@@ -155,7 +158,7 @@ async fn record(
                 let spend_changed = now_usage != usage;
                 usage = now_usage;
                 if flush_at.is_none() && (!pending.is_empty() || spend_changed) {
-                    flush_at = Some(tokio::time::Instant::now() + FLUSH_EVERY);
+                    flush_at = Some(writer::next_flush());
                 }
             }
             Some(reply) = sync_rx.recv() => {
@@ -187,33 +190,22 @@ fn spend(usage: &LiveUsage, model: Option<&str>) -> LiveSpend {
     }
 }
 
-async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
-    let live = spend(&usage, ctx.model.as_deref());
-    let (job_id, root_id, check) = (ctx.job_id.clone(), ctx.root_id.clone(), !ctx.stopped);
-    let res = ctx
-        .shared
-        .with_store(move |store, sh| {
-            store.write(|tx| -> Result<Option<String>, StoreError> {
-                let now = sh.clock.now_ms();
-                let rows: Vec<NewActivity<'_>> = batch.iter().map(new_activity).collect();
-                store_activity::append(tx, &job_id, &root_id, now, &rows, Then::Running(live))?;
-                if !check {
-                    return Ok(None);
-                }
-                let Some(why) = over_budget(tx, &sh.config().orchestrate, &root_id, &job_id, live)?
-                else {
-                    return Ok(None);
-                };
-                events::append(
-                    tx,
-                    NewEvent::job(now, &root_id, &job_id, EventKind::BudgetStop)
-                        .message(format!("stopping {job_id} while it runs: {why}"))
-                        .data(json!({"tokens": live.tokens, "cost_usd": live.cost_usd})),
-                )?;
-                Ok(Some(why))
-            })
-        })
-        .await;
+async fn flush(ctx: &mut Ctx, records: Vec<Activity>, usage: LiveUsage) {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let batch = writer::Batch {
+        job_id: ctx.job_id.clone(),
+        root_id: ctx.root_id.clone(),
+        records,
+        live: spend(&usage, ctx.model.as_deref()),
+        check: !ctx.stopped,
+        reply,
+    };
+    let res = match writer::queue(&ctx.shared).send(batch) {
+        Ok(()) => answer
+            .await
+            .unwrap_or_else(|_| Err("the activity writer stopped".into())),
+        Err(_) => Err("the activity writer stopped".into()),
+    };
     match res {
         Ok(Some(why)) => {
             ctx.stopped = true;
@@ -226,7 +218,7 @@ async fn flush(ctx: &mut Ctx, batch: Vec<Activity>, usage: LiveUsage) {
 
 /// Why the root must stop now: its settled spend plus every running leg's live spend
 /// reached the token or USD budget.
-fn over_budget(
+pub(super) fn over_budget(
     conn: &Tx<'_>,
     cfg: &crate::config::OrchestrateConfig,
     root_id: &str,
@@ -266,7 +258,7 @@ fn redacted(mut a: Activity) -> Activity {
     a
 }
 
-fn new_activity(a: &Activity) -> NewActivity<'_> {
+pub(super) fn new_activity(a: &Activity) -> NewActivity<'_> {
     NewActivity {
         kind: a.kind.as_str(),
         summary: &a.summary,

@@ -50,6 +50,8 @@ pub struct Shared {
     pub prompt_dir: PathBuf,
     /// The chat relay moot seats post through; `None` when it could not start.
     pub relay: Option<Arc<crate::chat::relay::RelayHandle>>,
+    /// The one writer of every running job's live activity, started on first use.
+    pub(crate) live_writer: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<live::Batch>>,
 }
 
 /// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.

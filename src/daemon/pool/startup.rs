@@ -171,6 +171,7 @@ pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
         scratch_dir: dirs.scratch,
         prompt_dir: dirs.prompt,
         relay: start_relay(d),
+        live_writer: std::sync::OnceLock::new(),
     });
     let registration = Arc::new(Registration {
         id: crate::store::daemons::new_id(d.only_root.is_some()),
