@@ -18,6 +18,7 @@ pub mod pane;
 pub mod render;
 pub mod rows;
 pub mod sanitize;
+pub mod search;
 pub mod state;
 pub mod svg;
 pub mod theme;

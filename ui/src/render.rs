@@ -36,9 +36,11 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
     }
     match &state.overlay {
         None => {}
-        Some(Overlay::Help { scroll }) => {
-            widgets::help::render(frame, a.body, state, theme, *scroll)
-        }
+        Some(Overlay::Help {
+            scroll,
+            query,
+            typing,
+        }) => widgets::help::render(frame, a.body, state, theme, (*scroll, query, *typing)),
         Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
         Some(Overlay::Stopping { kill }) => {
             widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)

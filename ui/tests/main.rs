@@ -5,8 +5,10 @@
 mod bench;
 mod common;
 mod diff_tab;
+mod help_overlay;
 mod live_activity;
 mod polish;
 mod quit;
+mod search_views;
 mod snapshots;
 mod update_keys;

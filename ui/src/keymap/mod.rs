@@ -123,9 +123,10 @@ pub enum Command {
     Review,
     Land,
     Discard,
+    Wrap,
 }
 
-const SIMPLE: [(&str, Command); 54] = [
+const SIMPLE: [(&str, Command); 55] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -180,6 +181,7 @@ const SIMPLE: [(&str, Command); 54] = [
     ("review", Command::Review),
     ("land", Command::Land),
     ("discard", Command::Discard),
+    ("wrap", Command::Wrap),
 ];
 
 impl FromStr for Command {

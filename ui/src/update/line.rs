@@ -78,23 +78,31 @@ pub(super) fn command_line_key(
 }
 
 pub(super) fn filter_key(state: &mut State, snap: &Snapshot, k: KeyEvent) {
+    if search_key(&mut state.filter, &mut state.filter_editing, &k) {
+        reconcile(state, snap);
+    }
+}
+
+/// A key while a search is typed (the `/` filter, the help's search): Enter keeps it, Esc
+/// drops it, both stop the typing. Returns whether the key was one of these.
+pub(super) fn search_key(text: &mut String, typing: &mut bool, k: &KeyEvent) -> bool {
     match k.code {
         KeyCode::Esc => {
-            state.filter.clear();
-            state.filter_editing = false;
+            text.clear();
+            *typing = false;
         }
-        KeyCode::Enter => state.filter_editing = false,
+        KeyCode::Enter => *typing = false,
         KeyCode::Backspace => {
-            state.filter.pop();
+            text.pop();
         }
         KeyCode::Char(c)
             if !k
                 .modifiers
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
         {
-            state.filter.push(c)
+            text.push(c)
         }
-        _ => return,
+        _ => return false,
     }
-    reconcile(state, snap);
+    true
 }

@@ -127,8 +127,14 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
     match cmd {
         Command::Quit => quit(state, snap, out),
         Command::Suspend => out.push(Action::Term(Term::Suspend)),
-        Command::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Command::Filter => state.filter_editing = true,
+        Command::Help => {
+            state.overlay = Some(Overlay::Help {
+                scroll: 0,
+                query: String::new(),
+                typing: false,
+            })
+        }
+        Command::Filter => state.start_filter(),
         // Read-only still opens the line: read verbs run, the rest are refused on Enter, so
         // the characters typed after `:` never fall through as pane commands.
         Command::CommandLine => {
@@ -194,10 +200,11 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
             diff::jump(state, snap, cmd)
         }
         Command::DiffSearch if in_diff(state) => state.diff.editing = Some(String::new()),
-        Command::DiffSearch => state.filter_editing = true,
+        Command::DiffSearch => state.start_filter(),
         Command::MatchNext if in_diff(state) => diff::find(state, snap, 1),
         Command::MatchPrev if in_diff(state) => diff::find(state, snap, -1),
         Command::Comment if in_diff(state) => diff::comment(state, snap),
+        Command::Wrap => state.activity_wrap = !state.activity_wrap,
         Command::Review => diff::review(state, snap),
         Command::Land => diff::land(state, snap),
         Command::Discard => diff::discard(state, snap),

@@ -138,12 +138,13 @@ fn step_activity(state: &mut State, snap: &Snapshot, delta: isize) {
     else {
         return;
     };
-    let Some(cur) = widgets::activity::selected(state, &d.activity) else {
+    let steps = rows::activity_rows(&d.activity, state);
+    let Some(cur) = widgets::activity::selected(state, &steps) else {
         return;
     };
-    let last = d.activity.len() - 1;
+    let last = steps.len() - 1;
     let next = (cur as isize).saturating_add(delta).clamp(0, last as isize) as usize;
-    state.activity_sel = (next != last).then(|| d.activity[next].seq);
+    state.activity_sel = (next != last).then(|| steps[next].seq);
 }
 
 fn detail_max_scroll(state: &State, snap: &Snapshot) -> u16 {

@@ -13,16 +13,22 @@ use super::{fit, no_rows, pane_block, row_style, truncate};
 use crate::layout::ATTENTION_ITEM_LINES;
 use crate::rows;
 use crate::sanitize::clean_line;
-use crate::state::{Pane, State};
+use crate::search::count_note;
+use crate::state::{FilterScope, Pane, State};
 use crate::theme::{Slot, Theme};
 use crate::view::{AttentionItem, AttentionKind, Snapshot, age};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let items = rows::attention_rows(snap, state);
-    let note = if items.is_empty() {
-        String::new()
-    } else {
-        format!("{} waiting", items.len())
+    let count = count_note(
+        state.filter_for(FilterScope::Jobs),
+        items.len(),
+        snap.attention.len(),
+    );
+    let note = match (items.is_empty(), count.is_empty()) {
+        (_, false) => format!("{count} waiting"),
+        (true, true) => String::new(),
+        (false, true) => format!("{} waiting", items.len()),
     };
     let block = pane_block(Pane::Attention, state, theme, note);
     let inner = block.inner(area);

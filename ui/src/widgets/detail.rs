@@ -164,7 +164,12 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
             .areas(inner);
             let diff = snap.work.rows.contains_key(job) || state.detail_tab == DetailTab::Diff;
             frame.render_widget(
-                Paragraph::new(super::activity::tabs(state.detail_tab, diff, theme)),
+                Paragraph::new(super::activity::tabs(
+                    state.detail_tab,
+                    diff,
+                    super::activity::note(state, d),
+                    theme,
+                )),
                 head,
             );
             if state.detail_tab == DetailTab::Activity {

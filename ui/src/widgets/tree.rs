@@ -15,13 +15,19 @@ use ratatui::widgets::Paragraph;
 use super::{fit, job_glyph, job_slot, no_rows, pane_block, root_glyph, row_style};
 use crate::rows::{self, TreeRow};
 use crate::sanitize::clean_line;
-use crate::state::{Pane, State};
+use crate::search::{Filter, count_note};
+use crate::state::{FilterScope, Pane, State};
 use crate::theme::{Slot, Theme};
 use crate::view::{JobKind, JobState, Snapshot, elapsed, node_label, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
-    let note = format!("{} roots", snap.roots.len());
+    let (hits, jobs) = rows::tree_matches(snap, state);
+    let count = count_note(state.filter_for(FilterScope::Jobs), hits, jobs);
+    let note = match count.is_empty() {
+        true => format!("{} roots", snap.roots.len()),
+        false => format!("{} roots · {count}", snap.roots.len()),
+    };
     let block = pane_block(Pane::Tree, state, theme, note);
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -44,6 +50,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let body_h = inner.height.saturating_sub(HEADER_ROWS) as usize;
     let offset = rows::scroll_offset(sel, body_h);
     let mut lines: Vec<Line> = vec![header(cols, theme, inner.width as usize)];
+    let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
+    let hit = theme.style(Slot::FilterMatch);
     lines.extend(
         rows.iter()
             .enumerate()
@@ -61,7 +69,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                     inner.width as usize,
                     cols,
                 )
-            }),
+            })
+            .map(|l| Line::from(filter.mark(l.spans, hit))),
     );
     frame.render_widget(Paragraph::new(lines), inner);
 }
