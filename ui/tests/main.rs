@@ -11,4 +11,5 @@ mod polish;
 mod quit;
 mod search_views;
 mod snapshots;
+mod tree_titles;
 mod update_keys;
