@@ -10,6 +10,7 @@ mod live_activity;
 mod polish;
 mod quit;
 mod search_views;
+mod small_terminals;
 mod snapshots;
 mod tree_titles;
 mod update_keys;

@@ -1,9 +1,10 @@
 //! Keys while a line is edited: the `:` command line (history, completion) and the `/` filter.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 
 use super::overlay::open_messages;
 use super::select::reconcile;
+use super::{edit_key, search_key};
 use crate::action::{Action, Write};
 use crate::state::{State, ToastLevel};
 use crate::view::Snapshot;
@@ -63,17 +64,9 @@ pub(super) fn command_line_key(
             state.history_pos = pos;
             *line = pos.map(|p| state.history[p].clone()).unwrap_or_default();
         }
-        KeyCode::Backspace => {
-            line.pop();
+        _ => {
+            edit_key(line, &k);
         }
-        KeyCode::Char(c)
-            if !k
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            line.push(c)
-        }
-        _ => {}
     }
 }
 
@@ -81,28 +74,4 @@ pub(super) fn filter_key(state: &mut State, snap: &Snapshot, k: KeyEvent) {
     if search_key(&mut state.filter, &mut state.filter_editing, &k) {
         reconcile(state, snap);
     }
-}
-
-/// A key while a search is typed (the `/` filter, the help's search): Enter keeps it, Esc
-/// drops it, both stop the typing. Returns whether the key was one of these.
-pub(super) fn search_key(text: &mut String, typing: &mut bool, k: &KeyEvent) -> bool {
-    match k.code {
-        KeyCode::Esc => {
-            text.clear();
-            *typing = false;
-        }
-        KeyCode::Enter => *typing = false,
-        KeyCode::Backspace => {
-            text.pop();
-        }
-        KeyCode::Char(c)
-            if !k
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            text.push(c)
-        }
-        _ => return false,
-    }
-    true
 }

@@ -12,7 +12,7 @@ mod panes;
 mod select;
 mod tree;
 
-use crossterm::event::{KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 use ratatui_textarea::TextArea;
 
 use crate::action::{Action, ResumeVerb, Term};
@@ -288,4 +288,36 @@ fn paste(state: &mut State, text: &str) {
     } else if state.filter_editing {
         state.filter.push_str(&sanitize::clean_line(&clean));
     }
+}
+
+/// A key while a search is typed (the `/` filter, the help's search): Enter keeps it, Esc
+/// drops it, both stop the typing. Returns whether the key was one of these.
+fn search_key(text: &mut String, typing: &mut bool, k: &KeyEvent) -> bool {
+    match k.code {
+        KeyCode::Esc => {
+            text.clear();
+            *typing = false;
+        }
+        KeyCode::Enter => *typing = false,
+        _ => return edit_key(text, k),
+    }
+    true
+}
+
+/// Backspace or a typed character on a one-line text; returns whether it was one.
+fn edit_key(text: &mut String, k: &KeyEvent) -> bool {
+    match k.code {
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char(c)
+            if !k
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            text.push(c)
+        }
+        _ => return false,
+    }
+    true
 }

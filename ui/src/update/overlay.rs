@@ -214,7 +214,7 @@ fn help_key(
 ) -> bool {
     let cmd = state.keymap.lookup(Context::Global, chord);
     if *typing {
-        super::line::search_key(query, typing, &k);
+        super::search_key(query, typing, &k);
         *scroll = 0;
         return true;
     }

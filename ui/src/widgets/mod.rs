@@ -274,6 +274,26 @@ pub fn hints<'a>(pairs: &[(String, &str)], theme: &Theme) -> Vec<Span<'a>> {
     v
 }
 
+/// `hints` laid out in lines of `width` columns, broken between pairs so none is cut.
+pub fn hint_lines<'a>(pairs: &[(String, &str)], width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let mut out: Vec<Line<'a>> = Vec::new();
+    let mut line: Vec<(String, &str)> = Vec::new();
+    let mut w = 0;
+    for (k, d) in pairs {
+        let pw = str_width(k) + 1 + str_width(d);
+        if !line.is_empty() && w + 2 + pw > width {
+            out.push(Line::from(hints(&std::mem::take(&mut line), theme)));
+            w = 0;
+        }
+        w += if line.is_empty() { pw } else { 2 + pw };
+        line.push((k.clone(), d));
+    }
+    if !line.is_empty() {
+        out.push(Line::from(hints(&line, theme)));
+    }
+    out
+}
+
 /// A row style: the selection style patched over the base when selected.
 pub fn row_style(base: Style, selected: bool, theme: &Theme) -> Style {
     if selected {
