@@ -12,5 +12,6 @@ mod quit;
 mod search_views;
 mod small_terminals;
 mod snapshots;
+mod threads_focus;
 mod tree_titles;
 mod update_keys;

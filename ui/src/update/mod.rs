@@ -188,8 +188,8 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
             let dir = if cmd == Command::SectionNext { 1 } else { -1 };
             diff::next_tab(state, snap, dir, out);
         }
-        Command::SectionNext => state.section = next_section(state.section, 1),
-        Command::SectionPrev => state.section = next_section(state.section, -1),
+        Command::SectionNext => state.section = next_section(state, snap, 1),
+        Command::SectionPrev => state.section = next_section(state, snap, -1),
         Command::Compose => compose(state, snap, None),
         Command::Reply => reply(state, snap),
         Command::Promote => promote(state, snap),

@@ -5,6 +5,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
@@ -50,6 +51,11 @@ fn section_block<'a>(
     };
     Block::default()
         .borders(borders)
+        // The thread list's corner joins the rule that goes on down beside the inboxes.
+        .border_set(symbols::border::Set {
+            bottom_right: symbols::line::VERTICAL_LEFT,
+            ..symbols::border::PLAIN
+        })
         .border_style(theme.style(Slot::PaneBorder))
         .title(Span::styled(format!(" {title} "), style))
 }
