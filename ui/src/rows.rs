@@ -56,7 +56,7 @@ pub fn is_folded(state: &State, root: &RootView, node: &JobNode) -> bool {
 pub fn tree_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<TreeRow<'a>> {
     let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
     let mut out = Vec::new();
-    for root in snap.roots_newest_first() {
+    for root in state.tree_sort.roots(snap, state.now_ms) {
         push_node(
             &mut out,
             root,

@@ -236,6 +236,8 @@ pub struct State {
     pub zoom: bool,
     pub sel: Selections,
     pub section: Section,
+    /// The order of the Job tree's roots.
+    pub tree_sort: crate::sort::TreeSort,
     /// Explicit fold choices (`true` folded); absent means "settled subtrees fold".
     pub folds: BTreeMap<String, bool>,
     pub filter: String,
@@ -297,6 +299,7 @@ impl State {
             zoom: false,
             sel: Selections::default(),
             section: Section::Threads,
+            tree_sort: crate::sort::TreeSort::default(),
             folds: BTreeMap::new(),
             filter: String::new(),
             filter_editing: false,

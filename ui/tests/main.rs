@@ -12,6 +12,7 @@ mod quit;
 mod search_views;
 mod small_terminals;
 mod snapshots;
+mod sort_and_scroll;
 mod threads_focus;
 mod tree_titles;
 mod update_keys;

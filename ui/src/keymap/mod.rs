@@ -9,6 +9,7 @@ use std::str::FromStr;
 use serde::Deserialize;
 
 use crate::pane::Pane;
+use crate::sort::SortKey;
 
 mod chord;
 pub use chord::KeyChord;
@@ -124,9 +125,10 @@ pub enum Command {
     Land,
     Discard,
     Wrap,
+    Sort(SortKey),
 }
 
-const SIMPLE: [(&str, Command); 55] = [
+const SIMPLE: [(&str, Command); 60] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -182,6 +184,11 @@ const SIMPLE: [(&str, Command); 55] = [
     ("land", Command::Land),
     ("discard", Command::Discard),
     ("wrap", Command::Wrap),
+    ("sort_age", Command::Sort(SortKey::Age)),
+    ("sort_state", Command::Sort(SortKey::State)),
+    ("sort_agent", Command::Sort(SortKey::Agent)),
+    ("sort_spend", Command::Sort(SortKey::Spend)),
+    ("sort_elapsed", Command::Sort(SortKey::Elapsed)),
 ];
 
 impl FromStr for Command {

@@ -205,6 +205,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::MatchPrev if in_diff(state) => diff::find(state, snap, -1),
         Command::Comment if in_diff(state) => diff::comment(state, snap),
         Command::Wrap => state.activity_wrap = !state.activity_wrap,
+        Command::Sort(key) => state.tree_sort = state.tree_sort.press(key),
         Command::Review => diff::review(state, snap),
         Command::Land => diff::land(state, snap),
         Command::Discard => diff::discard(state, snap),

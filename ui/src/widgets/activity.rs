@@ -174,5 +174,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, d: &JobDetail, theme
             .saturating_sub(h.saturating_sub(1) / 2)
             .min(lines.len().saturating_sub(h))
     };
+    let total = lines.len();
     frame.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)), area);
+    super::scrollbar(frame, area, total, scroll, theme);
 }

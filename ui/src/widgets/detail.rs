@@ -180,17 +180,19 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                     None => empty_note(frame, body, theme, " reading the diff…"),
                 }
             } else {
-                let lines = content(d, body.width as usize, theme);
-                let max = lines.len().saturating_sub(body.height as usize) as u16;
-                let scroll = state.detail_scroll.min(max);
-                frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), body);
+                overview(frame, body, state, d, theme);
             }
         }
-        Some(d) => {
-            let lines = content(d, inner.width as usize, theme);
-            let max = lines.len().saturating_sub(inner.height as usize) as u16;
-            let scroll = state.detail_scroll.min(max);
-            frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
-        }
+        Some(d) => overview(frame, inner, state, d, theme),
     }
+}
+
+/// The overview, scrolled, with its position on the border.
+fn overview(frame: &mut Frame, area: Rect, state: &State, d: &JobDetail, theme: &Theme) {
+    let lines = content(d, area.width as usize, theme);
+    let total = lines.len();
+    let max = total.saturating_sub(area.height as usize) as u16;
+    let scroll = state.detail_scroll.min(max);
+    frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
+    super::scrollbar(frame, area, total, scroll as usize, theme);
 }

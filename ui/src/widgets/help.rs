@@ -111,8 +111,10 @@ pub fn render(
         Constraint::Length(u16::from(typing || !query.is_empty())),
     ])
     .areas(inner);
-    let max = all.len().saturating_sub(text.height as usize) as u16;
-    frame.render_widget(Paragraph::new(all).scroll((scroll.min(max), 0)), text);
+    let total = all.len();
+    let top = scroll.min(total.saturating_sub(text.height as usize) as u16);
+    frame.render_widget(Paragraph::new(all).scroll((top, 0)), text);
+    super::scrollbar(frame, text, total, top as usize, theme);
     if search.height > 0 {
         let cursor = if typing { "▏" } else { "" };
         let line = Line::from(vec![

@@ -25,10 +25,12 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let rows = rows::tree_rows(snap, state);
     let (hits, jobs) = rows::tree_matches(snap, state);
     let count = count_note(state.filter_for(FilterScope::Jobs), hits, jobs);
-    let note = match count.is_empty() {
-        true => format!("{} roots", snap.roots.len()),
-        false => format!("{} roots · {count}", snap.roots.len()),
-    };
+    let mut note = format!("{} roots", snap.roots.len());
+    for part in [state.tree_sort.note(), count] {
+        if !part.is_empty() {
+            note.push_str(&format!(" · {part}"));
+        }
+    }
     let block = pane_block(Pane::Tree, state, theme, note);
     let inner = block.inner(area);
     frame.render_widget(block, area);
