@@ -107,7 +107,7 @@ fn the_activity_tab_is_searched_wrapped_and_keeps_indentation() {
         "indentation kept: {screen}"
     );
     update(&mut s, &snap, ch('k'));
-    assert!(text(&s, &snap).contains("paused (G follows)"));
+    assert!(text(&s, &snap).contains("‖ paused"));
     update(&mut s, &snap, ch('G'));
     assert!(text(&s, &snap).contains("● following"));
     // Cut to one line, then wrapped onto several with `w`.

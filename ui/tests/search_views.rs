@@ -59,7 +59,7 @@ fn a_threads_filter_searches_the_open_transcript_and_highlights_it() {
     let theme = Theme::default_dark();
     let b = buffer(&s, &snap, &theme);
     let screen = buffer_text(&b);
-    assert!(screen.contains("Payments refactor · 1 of 5"), "{screen}");
+    assert!(screen.contains("1 of 5 · Payments refactor"), "{screen}");
     let (x, y) = find(&screen, "idempotency keys").expect("the match is on screen");
     let hit = theme.style(Slot::FilterMatch);
     assert_eq!(b[(x, y)].fg, hit.fg.unwrap(), "the match is highlighted");

@@ -19,9 +19,16 @@ use crate::state::{FilterScope, State};
 use crate::theme::{Slot, Theme};
 use crate::view::{JobDetail, utc_clock};
 
-/// The tab header: the active tab highlighted; `diff` when the job has a worktree; `note`
-/// (the Activity tab's state) before the keys.
-pub fn tabs(tab: DetailTab, diff: bool, note: String, theme: &Theme) -> Line<'static> {
+/// The tab header in `width` columns: the active tab highlighted; `diff` when the job has
+/// a worktree; `note` (the Activity tab's state) before the keys, or on a line of its own
+/// when it does not fit beside the tabs (the keys are what gets cut).
+pub fn tabs(
+    tab: DetailTab,
+    diff: bool,
+    note: String,
+    theme: &Theme,
+    width: usize,
+) -> Vec<Line<'static>> {
     let style = |on: bool| {
         if on {
             theme.style(Slot::Accent)
@@ -40,21 +47,27 @@ pub fn tabs(tab: DetailTab, diff: bool, note: String, theme: &Theme) -> Line<'st
     }
     let hint = match tab {
         DetailTab::Overview => " (h/l switch)",
-        DetailTab::Activity => " (h/l switch, Enter step, / search, w wrap)",
+        DetailTab::Activity => " (G follows, Enter step, / search, w wrap, h/l switch)",
         DetailTab::Diff => {
             " (]/[ file, }/{ hunk, / search, c comment, R review, M land, D discard)"
         }
     };
-    // The state before the keys: on a narrow drawer the keys are what gets cut.
-    if !note.is_empty() {
-        spans.push(Span::styled(format!("  {note}"), theme.style(Slot::Accent)));
+    let note = Span::styled(format!("  {note}"), theme.style(Slot::Accent));
+    let names_w: usize = spans.iter().map(Span::width).sum();
+    let mut lines = Vec::new();
+    if note.width() > 2 && names_w + note.width() > width {
+        lines.push(Line::from(vec![note]));
+    } else if note.width() > 2 {
+        spans.push(note);
     }
     spans.push(Span::styled(hint, theme.style(Slot::Muted)));
-    Line::from(spans)
+    lines.insert(0, Line::from(spans));
+    lines
 }
 
 /// The Activity tab's state for its header: following the newest step (as `tail -f`) or
-/// paused on one (`G` follows again), wrapping, and the filter's `n of m`.
+/// paused on one (`G` follows again, as the keys after it say), wrapping, and the
+/// filter's `n of m`.
 pub fn note(state: &State, d: &JobDetail) -> String {
     if state.detail_tab != DetailTab::Activity {
         return String::new();
@@ -62,7 +75,7 @@ pub fn note(state: &State, d: &JobDetail) -> String {
     let mut parts = vec![if state.activity_sel.is_none() && !state.activity_open {
         "● following".to_string()
     } else {
-        "‖ paused (G follows)".to_string()
+        "‖ paused".to_string()
     }];
     if state.activity_wrap {
         parts.push("wrapped".to_string());

@@ -157,21 +157,20 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                 || state.detail_tab != DetailTab::Overview
                 || snap.work.rows.contains_key(job) =>
         {
+            let diff = snap.work.rows.contains_key(job) || state.detail_tab == DetailTab::Diff;
+            let header = super::activity::tabs(
+                state.detail_tab,
+                diff,
+                super::activity::note(state, d),
+                theme,
+                inner.width as usize,
+            );
             let [head, body] = ratatui::layout::Layout::vertical([
-                ratatui::layout::Constraint::Length(1),
+                ratatui::layout::Constraint::Length(header.len() as u16),
                 ratatui::layout::Constraint::Min(0),
             ])
             .areas(inner);
-            let diff = snap.work.rows.contains_key(job) || state.detail_tab == DetailTab::Diff;
-            frame.render_widget(
-                Paragraph::new(super::activity::tabs(
-                    state.detail_tab,
-                    diff,
-                    super::activity::note(state, d),
-                    theme,
-                )),
-                head,
-            );
+            frame.render_widget(Paragraph::new(header), head);
             if state.detail_tab == DetailTab::Activity {
                 super::activity::render(frame, body, state, d, theme);
             } else if state.detail_tab == DetailTab::Diff {

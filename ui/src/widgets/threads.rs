@@ -186,9 +186,11 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let msgs = rows::message_rows(snap, state);
     let all = rows::all_messages(snap, state).len();
     let count = count_note(query, msgs.len(), all);
+    // The count first: a narrow transcript cuts its title, and the title is the selected
+    // thread's, already shown in the list.
     let title = match count.is_empty() {
         true => title,
-        false => format!("{title} · {count}"),
+        false => format!("{count} · {title}"),
     };
     let block = section_block(&title, Section::Transcript, state, theme, Borders::NONE);
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
