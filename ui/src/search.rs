@@ -30,7 +30,12 @@ pub struct Filter {
 impl Filter {
     pub fn new(text: &str) -> Self {
         let text = text.trim();
-        let query = if let Some(fuzzy) = text.strip_prefix(FUZZY.trim_end()) {
+        // `-f` alone (the line just typed) asks for fuzzy matching of nothing yet; `-fix`
+        // is a word to find.
+        let fuzzy = text
+            .strip_prefix(FUZZY)
+            .or((text == FUZZY.trim_end()).then_some(""));
+        let query = if let Some(fuzzy) = fuzzy {
             let fuzzy = fuzzy.trim();
             (!fuzzy.is_empty()).then(|| {
                 Query::Fuzzy(Pattern::parse(
@@ -143,6 +148,9 @@ mod tests {
         assert!(f.matches("Soak-test the release"));
         let mut f = Filter::new("-f soak");
         assert!(f.matches("job-1 survey · scout succeeded ask"));
+        assert!(!Filter::new("-f").is_active());
+        let mut f = Filter::new("-fix");
+        assert!(f.matches("cargo test -fix") && !f.matches("fix"));
         let mut f = Filter::new("session refresh");
         assert!(f.matches("Plan the SESSION REFRESH rollout"));
         assert!(!f.matches("refresh the session"));

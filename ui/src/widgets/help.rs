@@ -1,6 +1,6 @@
 //! The `?` help overlay, built from the keymap: the focused pane's keys, then the global
-//! ones, then every other context's, each with its `desc` wrapped under its keys (never cut), narrowed by its own `/`
-//! search, with the rows it shows counted.
+//! ones, then every other context's, each `desc` wrapped under its keys (never cut);
+//! narrowed by its own `/` search, with the rows it shows counted.
 //!
 //! Owns drawing the overlay and its line layout (which `update` measures to scroll); the
 //! rows come from `Keymap::help_rows`. Must not change state.
