@@ -360,7 +360,10 @@ fn figures(r: &TreeRow, now_ms: i64, live: &crate::live::Live, cols: Columns) ->
     };
     // The columns are right-aligned, so a row's blank lead (a short or missing rollup) is
     // the label's to use; the figures stay in their columns.
-    format!(" {}", cols.text(&rollup, &time, &toks).trim_start())
+    match cols.text(&rollup, &time, &toks).trim_start() {
+        "" => String::new(),
+        text => format!(" {text}"),
+    }
 }
 
 /// A row's tokens: a root's settled plus its running legs', a leg's own.
