@@ -179,9 +179,11 @@ impl StreamParser {
     /// The records one line yields (often none, sometimes several).
     pub fn line(&mut self, line: &OutputLine) -> Vec<Activity> {
         let text = String::from_utf8_lossy(&line.bytes);
-        let text = text.trim();
+        // Only the end is trimmed: a line's indentation is part of what it says (stack
+        // traces, nested output).
+        let text = text.trim_end();
         let mut out = Vec::new();
-        if text.is_empty() {
+        if text.trim_start().is_empty() {
             return out;
         }
         if line.stream == OutputStream::Stderr {
@@ -222,15 +224,21 @@ impl StreamParser {
     }
 }
 
-/// The first non-empty line, control characters and ANSI escapes removed, whitespace
-/// collapsed, cut to `SUMMARY_MAX` characters (with an ellipsis).
+/// The first non-empty line, control characters and ANSI escapes removed, its
+/// indentation kept and the whitespace after it collapsed, cut to `SUMMARY_MAX` characters
+/// (with an ellipsis).
 pub fn summarize(text: &str) -> String {
     let line = text
         .lines()
         .map(strip_controls)
         .find(|l| !l.trim().is_empty())
         .unwrap_or_default();
-    let collapsed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    let collapsed = format!(
+        "{indent}{}",
+        body.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
     if collapsed.chars().count() <= SUMMARY_MAX {
         return collapsed;
     }
@@ -257,7 +265,8 @@ fn strip_controls(line: &str) -> String {
                 chars.next();
             }
         } else if c == '\t' {
-            out.push(' ');
+            // As wide as the widgets draw a tab, so an indented line keeps its depth.
+            out.push_str("    ");
         } else if !c.is_control() {
             out.push(c);
         }
@@ -321,6 +330,15 @@ mod tests {
         let s = summarize(&long);
         assert_eq!(s.chars().count(), SUMMARY_MAX);
         assert!(s.ends_with('…'));
+    }
+
+    #[test]
+    fn output_lines_keep_their_indentation() {
+        assert_eq!(summarize("    at main.rs:12"), "    at main.rs:12");
+        assert_eq!(summarize("\tat  lib.rs:3  "), "    at lib.rs:3");
+        let mut p = StreamParser::new(RuntimeKind::Shell);
+        let got = p.line(&stdout("      File \"app.py\", line 3"));
+        assert_eq!(got[0].summary, "      File \"app.py\", line 3");
     }
 
     #[test]

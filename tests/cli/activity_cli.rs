@@ -1,6 +1,6 @@
 //! Live activity through the real daemon with scripted agents: a shell agent's lines as
 //! records, `job logs` (human, `--json`, `--follow` after the job settled, unknown ids),
-//! `job show --json`'s activity fields, the per-job cap, and a token budget that stops a
+//! `job show --json`'s activity fields, indented lines kept whole, the per-job cap, and a token budget that stops a
 //! leg while it still runs.
 
 use gitmoot_test_support::daemon as daemon_support;
@@ -60,6 +60,39 @@ fn a_shell_agents_lines_are_its_activity_and_job_logs_prints_them() {
     let shown: Value = serde_json::from_str(&h.ok(&["job", "show", &root, "--json"])).unwrap();
     assert_eq!(shown["activity_count"], 3);
     assert_eq!(shown["last_activity"], logs[2]);
+}
+
+/// Issue 29, item 1: an indented line (a stack trace, nested output) keeps its indentation
+/// in the records and in `job logs`.
+#[test]
+fn job_logs_keeps_a_lines_indentation() {
+    let h = TestHome::new();
+    h.shell_agent(
+        "tracer",
+        &format!(
+            "printf 'Traceback:\\n    File \"app.py\", line 3\\n\\tat lib.rs:9\\n'\necho '{}'\n",
+            result("approved", "traced")
+        ),
+    );
+    let root = h.submit("tracer", "trace it", &[]);
+    h.daemon_until_idle(1);
+    let summaries: Vec<String> = logs_json(&h, &root, &[])
+        .iter()
+        .map(|v| v["summary"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        summaries.contains(&"    File \"app.py\", line 3".to_string()),
+        "{summaries:?}"
+    );
+    assert!(
+        summaries.contains(&"    at lib.rs:9".to_string()),
+        "{summaries:?}"
+    );
+    let human = h.ok(&["job", "logs", &root]);
+    assert!(
+        human.contains("output          File \"app.py\", line 3"),
+        "{human}"
+    );
 }
 
 #[test]

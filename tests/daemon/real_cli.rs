@@ -306,7 +306,9 @@ fn the_control_room_shows_a_running_real_claude_jobs_tool_call() {
     let r = Real::with_command(Api::Messages, Mode::Normal, false, &command);
     let root = r.h.submit("ag", "list the files in this folder", &[]);
     let mut daemon = r.daemon();
-    let tui = support::tmux::Tmux::start(
+    // Titles come first on a running row (issue 29): 160 columns leave the step room beside
+    // this one's whole title.
+    let tui = support::tmux::Tmux::start_sized(
         "live-activity",
         &format!(
             "{} --home {} tui --no-daemon",
@@ -314,6 +316,7 @@ fn the_control_room_shows_a_running_real_claude_jobs_tool_call() {
             r.h.path().display()
         ),
         &[],
+        (160, 36),
     );
     let screen = tui.wait_for("$ until [", Duration::from_secs(120));
     let row = screen.lines().find(|l| l.contains("$ until [")).unwrap();

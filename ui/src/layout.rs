@@ -3,14 +3,16 @@
 //! Owns the split: status bar on top, context footer at the bottom with the one-line
 //! message bar just above it (results never paint over a pane), Attention over the
 //! Job tree on the left, one right-column pane (DAG, Threads or Detail) on the right; the
-//! zoomed (or, on a terminal under 80 columns, the focused) pane takes the whole body.
+//! zoomed pane takes the whole body; under 80 columns Attention (while anything waits)
+//! stays on top of the focused pane.
 //! Must not draw.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::rows;
 use crate::state::{Pane, State};
-use crate::view::Snapshot;
+use crate::view::{AttentionItem, Snapshot};
+use crate::widgets;
 
 /// Screen regions for one frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,8 +42,19 @@ impl Areas {
     }
 }
 
-/// Lines each attention item takes (header, question or reason, choices or why).
-pub const ATTENTION_ITEM_LINES: u16 = 3;
+/// `column` split into Attention, as tall as its items want up to `percent` of it, and
+/// what goes below.
+fn attention_split(
+    column: Rect,
+    items: &[&AttentionItem],
+    state: &State,
+    percent: u16,
+) -> [Rect; 2] {
+    let sel = widgets::attention::selected(state, items);
+    let wanted = widgets::attention::wanted(items, sel, column.width.saturating_sub(2) as usize);
+    let att_h = wanted.min(column.height * percent / 100).max(3);
+    Layout::vertical([Constraint::Length(att_h), Constraint::Min(1)]).areas(column)
+}
 
 pub fn areas(area: Rect, state: &State, snap: &Snapshot) -> Areas {
     let [status, body, message, footer] = Layout::vertical([
@@ -51,17 +64,23 @@ pub fn areas(area: Rect, state: &State, snap: &Snapshot) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
-    let panes = if state.zoom || area.width < 80 {
+    let items = rows::attention_rows(snap, state);
+    let panes = if state.zoom || (area.width < 80 && items.is_empty()) {
         vec![(state.focus, body)]
+    } else if area.width < 80 {
+        // What needs a human survives every size: Attention first, then the focused pane
+        // (the tree while Attention has the focus).
+        let below = match state.focus {
+            Pane::Attention => Pane::Tree,
+            p => p,
+        };
+        let [att, rest] = attention_split(body, &items, state, 60);
+        vec![(Pane::Attention, att), (below, rest)]
     } else {
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .areas(body);
-        let items = rows::attention_rows(snap, state).len() as u16;
-        let wanted = 2 + items.max(1) * ATTENTION_ITEM_LINES + items.saturating_sub(1);
-        let att_h = wanted.min(left.height * 45 / 100).max(3);
-        let [att, tree] =
-            Layout::vertical([Constraint::Length(att_h), Constraint::Min(1)]).areas(left);
+        let [att, tree] = attention_split(left, &items, state, 45);
         vec![
             (Pane::Attention, att),
             (Pane::Tree, tree),

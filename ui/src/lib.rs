@@ -18,6 +18,8 @@ pub mod pane;
 pub mod render;
 pub mod rows;
 pub mod sanitize;
+pub mod search;
+pub mod sort;
 pub mod state;
 pub mod svg;
 pub mod theme;

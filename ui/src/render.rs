@@ -36,9 +36,11 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
     }
     match &state.overlay {
         None => {}
-        Some(Overlay::Help { scroll }) => {
-            widgets::help::render(frame, a.body, state, theme, *scroll)
-        }
+        Some(Overlay::Help {
+            scroll,
+            query,
+            typing,
+        }) => widgets::help::render(frame, a.body, state, theme, (*scroll, query, *typing)),
         Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
         Some(Overlay::Stopping { kill }) => {
             widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)
@@ -48,14 +50,13 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             seq,
             choice,
         }) => {
-            let body = snap
+            let m = snap
                 .transcript
                 .as_ref()
                 .filter(|t| &t.thread_id == thread_id)
-                .and_then(|t| t.messages.iter().find(|m| m.seq == *seq))
-                .map(|m| m.body.as_str())
-                .unwrap_or("");
-            widgets::dialog::render_promote(frame, a.body, *seq, body, *choice, theme)
+                .and_then(|t| t.messages.iter().find(|m| m.seq == *seq));
+            let (body, mentions) = m.map_or(("", &[][..]), |m| (m.body.as_str(), &m.mentions[..]));
+            widgets::dialog::render_promote(frame, a.body, (*seq, body, mentions), *choice, theme)
         }
         Some(Overlay::Messages { scroll }) => {
             let w = widgets::messages::pager_area(a.body)

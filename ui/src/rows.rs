@@ -3,45 +3,12 @@
 //! Owns folding, filtering and ordering, so `update` (moving selections, mouse hits) and
 //! the widgets (drawing) always agree on what row N is. Must not draw or mutate state.
 
-use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher, Utf32Str};
-
-use crate::state::State;
+use crate::live::Step;
+use crate::search::Filter;
+use crate::state::{FilterScope, State};
 use crate::view::{
     AttentionItem, AttentionKind, Inbox, JobKind, JobNode, Message, RootView, Snapshot, ThreadView,
 };
-
-/// Fuzzy filter over a row's haystack (id, agent, repo, state), with nucleo's scoring.
-pub struct Filter {
-    pattern: Option<Pattern>,
-    matcher: Matcher,
-    buf: Vec<char>,
-}
-
-impl Filter {
-    pub fn new(text: &str) -> Self {
-        let text = text.trim();
-        Filter {
-            pattern: (!text.is_empty())
-                .then(|| Pattern::parse(text, CaseMatching::Ignore, Normalization::Smart)),
-            matcher: Matcher::new(Config::DEFAULT),
-            buf: Vec::new(),
-        }
-    }
-
-    pub fn is_active(&self) -> bool {
-        self.pattern.is_some()
-    }
-
-    pub fn matches(&mut self, haystack: &str) -> bool {
-        match &self.pattern {
-            None => true,
-            Some(p) => p
-                .score(Utf32Str::new(haystack, &mut self.buf), &mut self.matcher)
-                .is_some(),
-        }
-    }
-}
 
 /// One line of the job tree.
 #[derive(Debug, Clone, Copy)]
@@ -87,9 +54,9 @@ pub fn is_folded(state: &State, root: &RootView, node: &JobNode) -> bool {
 /// The tree's visible rows: roots newest first, then their children in order. While a
 /// filter is active, folds are ignored and a node shows if it or a descendant matches.
 pub fn tree_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<TreeRow<'a>> {
-    let mut filter = Filter::new(&state.filter);
+    let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
     let mut out = Vec::new();
-    for root in snap.roots_newest_first() {
+    for root in state.tree_sort.roots(snap, state.now_ms) {
         push_node(
             &mut out,
             root,
@@ -156,22 +123,56 @@ fn push_node<'a>(
     }
 }
 
-fn subtree_matches(root: &RootView, node: &JobNode, filter: &mut Filter) -> bool {
+fn node_matches(root: &RootView, node: &JobNode, filter: &mut Filter) -> bool {
     let mut title = job_haystack(root, node);
     if node.kind == JobKind::Root {
         title.push(' ');
         title.push_str(&root.title);
     }
     filter.matches(&title)
+}
+
+fn subtree_matches(root: &RootView, node: &JobNode, filter: &mut Filter) -> bool {
+    node_matches(root, node, filter)
         || node
             .children
             .iter()
             .any(|c| subtree_matches(root, c, filter))
 }
 
+/// The Activity tab's steps, oldest first; under an Activity filter only those whose
+/// summary or detail matches.
+pub fn activity_rows<'a>(steps: &'a [Step], state: &State) -> Vec<&'a Step> {
+    let mut filter = Filter::new(state.filter_for(FilterScope::Activity));
+    steps
+        .iter()
+        .filter(|s| {
+            filter.matches(&s.summary) || s.detail.as_deref().is_some_and(|d| filter.matches(d))
+        })
+        .collect()
+}
+
+/// How many jobs the tree's filter matched (not counting the ancestors shown for their
+/// context) of all the jobs loaded: the pane title's `n of m`.
+pub fn tree_matches(snap: &Snapshot, state: &State) -> (usize, usize) {
+    fn walk(root: &RootView, n: &JobNode, f: &mut Filter, acc: &mut (usize, usize)) {
+        acc.0 += usize::from(node_matches(root, n, f));
+        acc.1 += 1;
+        for c in &n.children {
+            walk(root, c, f, acc);
+        }
+    }
+    let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
+    let mut acc = (0, 0);
+    for root in &snap.roots {
+        walk(root, &root.tree, &mut filter, &mut acc);
+    }
+    acc
+}
+
 /// Attention items, oldest gate first (it has waited longest), filtered.
 pub fn attention_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a AttentionItem> {
-    let mut filter = Filter::new(&state.filter);
+    let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
     let mut v: Vec<&AttentionItem> = snap
         .attention
         .iter()
@@ -193,9 +194,12 @@ pub fn attention_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Attentio
     v
 }
 
-/// Threads, most recent activity first, filtered.
+/// Threads, most recent activity first, filtered: a thread shows when its name matches or
+/// when it is the open thread and one of its messages does (a search for words said in a
+/// thread must not hide that thread).
 pub fn thread_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a ThreadView> {
-    let mut filter = Filter::new(&state.filter);
+    let mut filter = Filter::new(state.filter_for(FilterScope::Threads));
+    let said_here = filter.is_active() && !message_rows(snap, state).is_empty();
     let mut v: Vec<&ThreadView> = snap
         .threads
         .iter()
@@ -211,7 +215,7 @@ pub fn thread_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a ThreadView>
                 t.title,
                 t.repo.as_deref().unwrap_or(""),
                 st
-            ))
+            )) || (said_here && state.sel.thread.as_ref() == Some(&t.id))
         })
         .collect();
     v.sort_by(|a, b| {
@@ -229,8 +233,18 @@ pub fn inbox_rows(snap: &Snapshot) -> Vec<&Inbox> {
     v
 }
 
-/// The open thread's messages, when the loaded transcript is the selected thread's.
+/// The open thread's messages, when the loaded transcript is the selected thread's; under
+/// a Threads filter only those whose author or text matches.
 pub fn message_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Message> {
+    let mut filter = Filter::new(state.filter_for(FilterScope::Threads));
+    all_messages(snap, state)
+        .into_iter()
+        .filter(|m| filter.matches(&format!("{} {}", m.author, m.body)))
+        .collect()
+}
+
+/// The open thread's messages, unfiltered (the `m` of the transcript's `n of m`).
+pub fn all_messages<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Message> {
     match (&snap.transcript, &state.sel.thread) {
         (Some(t), Some(id)) if &t.thread_id == id => t.messages.iter().collect(),
         _ => Vec::new(),

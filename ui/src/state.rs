@@ -26,6 +26,19 @@ pub enum Section {
     Transcript,
 }
 
+/// The view the `/` filter narrows: the one that had the focus when `/` was pressed (the
+/// Diff tab and the help overlay search on their own).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FilterScope {
+    /// The Attention and Job tree panes (and the DAG's root).
+    #[default]
+    Jobs,
+    /// The thread list and the open thread's transcript.
+    Threads,
+    /// The Detail drawer's Activity tab.
+    Activity,
+}
+
 /// How a message reads on the bar: a write that landed, a plain note, something that
 /// landed but needs a look (a mention nobody will receive), or a refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,8 +153,11 @@ impl AnswerField {
 /// Modal layers over the panes; each captures keys until it closes (Ctrl-c still quits).
 #[derive(Debug, Clone)]
 pub enum Overlay {
+    /// The keys help; `query` narrows its rows (`/`), typed while `typing`.
     Help {
         scroll: u16,
+        query: String,
+        typing: bool,
     },
     Confirm(Confirm),
     Answer {
@@ -220,10 +236,13 @@ pub struct State {
     pub zoom: bool,
     pub sel: Selections,
     pub section: Section,
+    /// The order of the Job tree's roots.
+    pub tree_sort: crate::sort::TreeSort,
     /// Explicit fold choices (`true` folded); absent means "settled subtrees fold".
     pub folds: BTreeMap<String, bool>,
     pub filter: String,
     pub filter_editing: bool,
+    pub filter_scope: FilterScope,
     /// The `:` line while it is open.
     pub command: Option<String>,
     /// `:` lines run before, oldest first (the glue loads and persists them).
@@ -250,6 +269,8 @@ pub struct State {
     pub activity_sel: Option<u64>,
     /// The selected step's detail is shown.
     pub activity_open: bool,
+    /// Long steps wrap onto more lines instead of being cut (`w`).
+    pub activity_wrap: bool,
     /// Where the operator is in the Diff tab, and the review comments not yet sent.
     pub diff: crate::work::DiffCursor,
     /// The root the DAG shows; follows the tree selection.
@@ -278,9 +299,11 @@ impl State {
             zoom: false,
             sel: Selections::default(),
             section: Section::Threads,
+            tree_sort: crate::sort::TreeSort::default(),
             folds: BTreeMap::new(),
             filter: String::new(),
             filter_editing: false,
+            filter_scope: FilterScope::Jobs,
             command: None,
             history: Vec::new(),
             history_pos: None,
@@ -295,6 +318,7 @@ impl State {
             detail_tab: crate::live::DetailTab::Overview,
             activity_sel: None,
             activity_open: false,
+            activity_wrap: false,
             diff: crate::work::DiffCursor::default(),
             dag_root: None,
             now_ms,
@@ -360,6 +384,31 @@ impl State {
         if self.history.len() > HISTORY_CAP {
             self.history.remove(0);
         }
+    }
+
+    /// The typed filter when it narrows `scope`, else nothing.
+    pub fn filter_for(&self, scope: FilterScope) -> &str {
+        if self.filter_scope == scope {
+            &self.filter
+        } else {
+            ""
+        }
+    }
+
+    /// Opens the `/` line for the focused view; a filter another view had is dropped.
+    pub fn start_filter(&mut self) {
+        let scope = match self.focus {
+            Pane::Threads => FilterScope::Threads,
+            Pane::Detail if self.detail_tab == crate::live::DetailTab::Activity => {
+                FilterScope::Activity
+            }
+            _ => FilterScope::Jobs,
+        };
+        if scope != self.filter_scope {
+            self.filter.clear();
+        }
+        self.filter_scope = scope;
+        self.filter_editing = true;
     }
 
     /// The thread whose transcript the glue should keep loaded.

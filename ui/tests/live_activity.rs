@@ -83,3 +83,47 @@ fn the_activity_tab_follows_the_newest_step_and_opens_one_with_enter() {
     assert_eq!(s.detail_tab, DetailTab::Overview);
     assert!(text(&s, &snap).contains("── prompt"));
 }
+
+/// Issue 29, item 1: in the Activity tab `/` searches the log (not the tree behind it),
+/// the header says whether it follows, `w` wraps long steps, and indentation stays.
+#[test]
+fn the_activity_tab_is_searched_wrapped_and_keeps_indentation() {
+    let (mut s, mut snap) = setup();
+    let long = format!("warning: {}", "the cache is cold ".repeat(12));
+    snap.detail.as_mut().unwrap().activity = vec![
+        step(0, "output", "compiling ledger", None),
+        step(1, "stderr", &long, None),
+        step(2, "output", "Traceback (most recent call last):", None),
+        step(3, "output", "    File \"app.py\", line 3", None),
+    ];
+    update(&mut s, &snap, ch('2'));
+    update(&mut s, &snap, key(KeyCode::Enter));
+    update(&mut s, &snap, Event::SnapshotArrived);
+    update(&mut s, &snap, ch('l'));
+    let screen = text(&s, &snap);
+    assert!(screen.contains("● following"), "{screen}");
+    assert!(
+        screen.contains("      File \"app.py\""),
+        "indentation kept: {screen}"
+    );
+    update(&mut s, &snap, ch('k'));
+    assert!(text(&s, &snap).contains("‖ paused"));
+    update(&mut s, &snap, ch('G'));
+    assert!(text(&s, &snap).contains("● following"));
+    // Cut to one line, then wrapped onto several with `w`.
+    let cold = |s: &gitmoot_ui::State| text(s, &snap).matches("cache is cold").count();
+    let cut = cold(&s);
+    update(&mut s, &snap, ch('w'));
+    assert!(cold(&s) > cut + 2, "wrapped: {}", text(&s, &snap));
+    // `/` narrows the log to its matches and counts them; the tree keeps its rows.
+    let tree_before = gitmoot_ui::rows::tree_rows(&snap, &s).len();
+    for c in "/warning".chars() {
+        update(&mut s, &snap, ch(c));
+    }
+    update(&mut s, &snap, key(KeyCode::Enter));
+    let screen = text(&s, &snap);
+    assert!(screen.contains("1 of 4"), "{screen}");
+    assert!(!screen.contains("compiling ledger"), "{screen}");
+    assert!(screen.contains("warning: the cache"), "{screen}");
+    assert_eq!(gitmoot_ui::rows::tree_rows(&snap, &s).len(), tree_before);
+}

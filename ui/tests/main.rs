@@ -5,8 +5,14 @@
 mod bench;
 mod common;
 mod diff_tab;
+mod help_overlay;
 mod live_activity;
 mod polish;
 mod quit;
+mod search_views;
+mod small_terminals;
 mod snapshots;
+mod sort_and_scroll;
+mod threads_focus;
+mod tree_titles;
 mod update_keys;

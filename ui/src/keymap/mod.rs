@@ -9,6 +9,7 @@ use std::str::FromStr;
 use serde::Deserialize;
 
 use crate::pane::Pane;
+use crate::sort::SortKey;
 
 mod chord;
 pub use chord::KeyChord;
@@ -123,9 +124,11 @@ pub enum Command {
     Review,
     Land,
     Discard,
+    Wrap,
+    Sort(SortKey),
 }
 
-const SIMPLE: [(&str, Command); 54] = [
+const SIMPLE: [(&str, Command); 60] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -180,6 +183,12 @@ const SIMPLE: [(&str, Command); 54] = [
     ("review", Command::Review),
     ("land", Command::Land),
     ("discard", Command::Discard),
+    ("wrap", Command::Wrap),
+    ("sort_age", Command::Sort(SortKey::Age)),
+    ("sort_state", Command::Sort(SortKey::State)),
+    ("sort_agent", Command::Sort(SortKey::Agent)),
+    ("sort_spend", Command::Sort(SortKey::Spend)),
+    ("sort_elapsed", Command::Sort(SortKey::Elapsed)),
 ];
 
 impl FromStr for Command {

@@ -1,9 +1,10 @@
 //! Keys while a line is edited: the `:` command line (history, completion) and the `/` filter.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 
 use super::overlay::open_messages;
 use super::select::reconcile;
+use super::{edit_key, search_key};
 use crate::action::{Action, Write};
 use crate::state::{State, ToastLevel};
 use crate::view::Snapshot;
@@ -63,38 +64,14 @@ pub(super) fn command_line_key(
             state.history_pos = pos;
             *line = pos.map(|p| state.history[p].clone()).unwrap_or_default();
         }
-        KeyCode::Backspace => {
-            line.pop();
+        _ => {
+            edit_key(line, &k);
         }
-        KeyCode::Char(c)
-            if !k
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            line.push(c)
-        }
-        _ => {}
     }
 }
 
 pub(super) fn filter_key(state: &mut State, snap: &Snapshot, k: KeyEvent) {
-    match k.code {
-        KeyCode::Esc => {
-            state.filter.clear();
-            state.filter_editing = false;
-        }
-        KeyCode::Enter => state.filter_editing = false,
-        KeyCode::Backspace => {
-            state.filter.pop();
-        }
-        KeyCode::Char(c)
-            if !k
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            state.filter.push(c)
-        }
-        _ => return,
+    if search_key(&mut state.filter, &mut state.filter_editing, &k) {
+        reconcile(state, snap);
     }
-    reconcile(state, snap);
 }

@@ -12,7 +12,7 @@ mod panes;
 mod select;
 mod tree;
 
-use crossterm::event::{KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 use ratatui_textarea::TextArea;
 
 use crate::action::{Action, ResumeVerb, Term};
@@ -127,8 +127,14 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
     match cmd {
         Command::Quit => quit(state, snap, out),
         Command::Suspend => out.push(Action::Term(Term::Suspend)),
-        Command::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Command::Filter => state.filter_editing = true,
+        Command::Help => {
+            state.overlay = Some(Overlay::Help {
+                scroll: 0,
+                query: String::new(),
+                typing: false,
+            })
+        }
+        Command::Filter => state.start_filter(),
         // Read-only still opens the line: read verbs run, the rest are refused on Enter, so
         // the characters typed after `:` never fall through as pane commands.
         Command::CommandLine => {
@@ -182,8 +188,8 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
             let dir = if cmd == Command::SectionNext { 1 } else { -1 };
             diff::next_tab(state, snap, dir, out);
         }
-        Command::SectionNext => state.section = next_section(state.section, 1),
-        Command::SectionPrev => state.section = next_section(state.section, -1),
+        Command::SectionNext => state.section = next_section(state, snap, 1),
+        Command::SectionPrev => state.section = next_section(state, snap, -1),
         Command::Compose => compose(state, snap, None),
         Command::Reply => reply(state, snap),
         Command::Promote => promote(state, snap),
@@ -194,10 +200,12 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
             diff::jump(state, snap, cmd)
         }
         Command::DiffSearch if in_diff(state) => state.diff.editing = Some(String::new()),
-        Command::DiffSearch => state.filter_editing = true,
+        Command::DiffSearch => state.start_filter(),
         Command::MatchNext if in_diff(state) => diff::find(state, snap, 1),
         Command::MatchPrev if in_diff(state) => diff::find(state, snap, -1),
         Command::Comment if in_diff(state) => diff::comment(state, snap),
+        Command::Wrap => state.activity_wrap = !state.activity_wrap,
+        Command::Sort(key) => state.tree_sort = state.tree_sort.press(key),
         Command::Review => diff::review(state, snap),
         Command::Land => diff::land(state, snap),
         Command::Discard => diff::discard(state, snap),
@@ -281,4 +289,36 @@ fn paste(state: &mut State, text: &str) {
     } else if state.filter_editing {
         state.filter.push_str(&sanitize::clean_line(&clean));
     }
+}
+
+/// A key while a search is typed (the `/` filter, the help's search): Enter keeps it, Esc
+/// drops it, both stop the typing. Returns whether the key was one of these.
+fn search_key(text: &mut String, typing: &mut bool, k: &KeyEvent) -> bool {
+    match k.code {
+        KeyCode::Esc => {
+            text.clear();
+            *typing = false;
+        }
+        KeyCode::Enter => *typing = false,
+        _ => return edit_key(text, k),
+    }
+    true
+}
+
+/// Backspace or a typed character on a one-line text; returns whether it was one.
+fn edit_key(text: &mut String, k: &KeyEvent) -> bool {
+    match k.code {
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char(c)
+            if !k
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            text.push(c)
+        }
+        _ => return false,
+    }
+    true
 }

@@ -46,9 +46,13 @@ pub(super) fn mouse(state: &mut State, snap: &Snapshot, m: MouseEvent, out: &mut
                 record_hints(state, snap);
             } else if pane == Pane::Attention {
                 let items = rows::attention_rows(snap, state);
-                let per = (layout::ATTENTION_ITEM_LINES + 1) as usize;
-                if let Some(item) = items.get(inner_row / per) {
-                    state.sel.attention = Some(item.key());
+                let sel = widgets::attention::selected(state, &items);
+                let width = rect.width.saturating_sub(2) as usize;
+                let hit = widgets::attention::placement(&items, sel, width, height)
+                    .into_iter()
+                    .rfind(|(_, top)| *top <= inner_row);
+                if let Some((i, _)) = hit {
+                    state.sel.attention = Some(items[i].key());
                 }
                 follow_attention(state, snap, out);
             }

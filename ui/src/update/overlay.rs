@@ -151,12 +151,11 @@ pub(super) fn overlay_key(
     }
     let keep = match &mut ov {
         Overlay::Messages { .. } | Overlay::Output { .. } => false,
-        Overlay::Help { scroll } => scroll_by(
+        Overlay::Help {
             scroll,
-            state.keymap.lookup(Context::Global, chord),
-            10,
-            None,
-        ),
+            query,
+            typing,
+        } => help_key(state, snap, (scroll, query, typing), k, chord),
         Overlay::Confirm(Confirm::Land {
             job_id, strategy, ..
         }) => super::diff::land_key(state, strategy, job_id, chord, out),
@@ -202,6 +201,50 @@ pub(super) fn overlay_key(
     if keep {
         state.overlay = Some(ov);
     }
+}
+
+/// A key in the help: `/` searches it (typing until Enter; Esc drops the search), the
+/// scroll keys move it to its end and no further, any other key closes it.
+fn help_key(
+    state: &State,
+    snap: &Snapshot,
+    (scroll, query, typing): (&mut u16, &mut String, &mut bool),
+    k: KeyEvent,
+    chord: KeyChord,
+) -> bool {
+    let cmd = state.keymap.lookup(Context::Global, chord);
+    if *typing {
+        super::search_key(query, typing, &k);
+        *scroll = 0;
+        return true;
+    }
+    match cmd {
+        Some(Command::Filter) => {
+            *typing = true;
+            true
+        }
+        Some(Command::Back) if !query.is_empty() => {
+            query.clear();
+            true
+        }
+        _ => {
+            let max = help_max(state, snap, query);
+            scroll_by(scroll, cmd, page(state) as u16, Some(max))
+        }
+    }
+}
+
+/// How far the help can scroll on this screen with `query` narrowing it.
+fn help_max(state: &State, snap: &Snapshot, query: &str) -> u16 {
+    let area = Rect::new(0, 0, state.size.0, state.size.1);
+    let body = layout::areas(area, state, snap).body;
+    let r = widgets::help::area(body);
+    let theme = crate::theme::Theme::monochrome();
+    let (lines, ..) =
+        widgets::help::lines(state, &theme, r.width.saturating_sub(2) as usize, query);
+    // The search line, once there is one, takes a row of the inside.
+    let inside = r.height.saturating_sub(2 + u16::from(!query.is_empty())) as usize;
+    lines.len().saturating_sub(inside) as u16
 }
 
 /// A key in a yes/no dialog; `true` keeps it open.

@@ -44,10 +44,21 @@ pub(super) fn back(state: &mut State, snap: &Snapshot) {
     }
 }
 
-pub(super) fn next_section(s: Section, d: isize) -> Section {
+/// The next section of the Threads pane in direction `d`, skipping one with nothing to
+/// select (no inboxes, a thread with no messages): the focus marker never lands where no
+/// row can show it.
+pub(super) fn next_section(state: &State, snap: &Snapshot, d: isize) -> Section {
     const ORDER: [Section; 3] = [Section::Threads, Section::Inbox, Section::Transcript];
-    let i = ORDER.iter().position(|x| *x == s).unwrap_or(0) as isize;
-    ORDER[(i + d).rem_euclid(3) as usize]
+    let has_rows = |s: Section| match s {
+        Section::Threads => true,
+        Section::Inbox => !rows::inbox_rows(snap).is_empty(),
+        Section::Transcript => !rows::message_rows(snap, state).is_empty(),
+    };
+    let i = ORDER.iter().position(|x| *x == state.section).unwrap_or(0) as isize;
+    (1..=3)
+        .map(|k| ORDER[(i + d * k).rem_euclid(3) as usize])
+        .find(|s| has_rows(*s))
+        .unwrap_or(state.section)
 }
 
 fn moved(ids: &[String], current: Option<&str>, delta: isize) -> Option<String> {
@@ -138,12 +149,13 @@ fn step_activity(state: &mut State, snap: &Snapshot, delta: isize) {
     else {
         return;
     };
-    let Some(cur) = widgets::activity::selected(state, &d.activity) else {
+    let steps = rows::activity_rows(&d.activity, state);
+    let Some(cur) = widgets::activity::selected(state, &steps) else {
         return;
     };
-    let last = d.activity.len() - 1;
+    let last = steps.len() - 1;
     let next = (cur as isize).saturating_add(delta).clamp(0, last as isize) as usize;
-    state.activity_sel = (next != last).then(|| d.activity[next].seq);
+    state.activity_sel = (next != last).then(|| steps[next].seq);
 }
 
 fn detail_max_scroll(state: &State, snap: &Snapshot) -> u16 {

@@ -60,7 +60,7 @@ pub(super) fn toggle_fold(state: &mut State, snap: &Snapshot) {
 }
 
 pub(super) fn switch_root(state: &mut State, snap: &Snapshot, d: isize) {
-    let roots = snap.roots_newest_first();
+    let roots = state.tree_sort.roots(snap, state.now_ms);
     if roots.is_empty() {
         return;
     }

@@ -76,11 +76,26 @@ pub fn render_answer(
     theme: &Theme,
 ) {
     let inner_w = form_width(area).saturating_sub(2) as usize;
+    // Only the keys that do something in the focused field; broken over lines, never cut.
+    let field = &fields[focus.min(fields.len() - 1)];
+    let mut pairs: Vec<(String, &str)> = vec![("Enter".into(), "next / submit")];
+    if !field.has_choices() {
+        pairs.push(("Alt-Enter".into(), "new line"));
+    }
+    if fields.len() > 1 {
+        pairs.push(("Tab".into(), "next field"));
+    }
+    if field.has_choices() {
+        pairs.push(("↑/↓".into(), "choice"));
+    }
+    pairs.push(("Esc".into(), "cancel"));
+    let hint = super::hint_lines(&pairs, inner_w.saturating_sub(1), theme);
     let h: u16 = fields
         .iter()
         .map(|f| field_height(f, inner_w) + 1)
         .sum::<u16>()
-        + 3;
+        + 2
+        + hint.len() as u16;
     let inner = boxed(frame, area, h, &format!("Answer {job_id}"), theme);
     let mut y = inner.y;
     let w = inner.width as usize;
@@ -128,19 +143,11 @@ pub fn render_answer(
         }
         y += 1;
     }
-    let hint = Line::from(super::hints(
-        &[
-            ("Enter".into(), "next / submit"),
-            ("Alt-Enter".into(), "new line"),
-            ("Tab".into(), "next field"),
-            ("↑/↓".into(), "choice"),
-            ("Esc".into(), "cancel"),
-        ],
-        theme,
-    ));
+    let bottom = inner.y + inner.height;
+    let rows = (hint.len() as u16).min(bottom.saturating_sub(y));
     frame.render_widget(
         Paragraph::new(hint),
-        Rect::new(inner.x + 1, y, inner.width.saturating_sub(1), 1),
+        Rect::new(inner.x + 1, y, inner.width.saturating_sub(1), rows),
     );
 }
 

@@ -10,19 +10,24 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{fit, no_rows, pane_block, row_style, truncate};
-use crate::layout::ATTENTION_ITEM_LINES;
 use crate::rows;
 use crate::sanitize::clean_line;
-use crate::state::{Pane, State};
+use crate::search::count_note;
+use crate::state::{FilterScope, Pane, State};
 use crate::theme::{Slot, Theme};
 use crate::view::{AttentionItem, AttentionKind, Snapshot, age};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let items = rows::attention_rows(snap, state);
-    let note = if items.is_empty() {
-        String::new()
-    } else {
-        format!("{} waiting", items.len())
+    let count = count_note(
+        state.filter_for(FilterScope::Jobs),
+        items.len(),
+        snap.attention.len(),
+    );
+    let note = match (items.is_empty(), count.is_empty()) {
+        (_, false) => format!("{count} waiting"),
+        (true, true) => String::new(),
+        (false, true) => format!("{} waiting", items.len()),
     };
     let block = pane_block(Pane::Attention, state, theme, note);
     let inner = block.inner(area);
@@ -39,26 +44,85 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         );
         return;
     }
-    let per = (ATTENTION_ITEM_LINES + 1) as usize;
-    let sel = items
-        .iter()
-        .position(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
-        .unwrap_or(0);
-    let visible = (inner.height as usize + 1) / per;
-    let offset = rows::scroll_offset(sel, visible.max(1));
+    let sel = selected(state, &items);
     let mut lines: Vec<Line> = Vec::new();
-    for (i, item) in items.iter().enumerate().skip(offset) {
-        if i > offset {
+    for (n, (i, _)) in placement(&items, sel, w, inner.height as usize)
+        .into_iter()
+        .enumerate()
+    {
+        if n > 0 {
             lines.push(Line::raw(""));
         }
+        let item = items[i];
         let selected = i == sel && state.focus == Pane::Attention;
         let mark = if i == sel { "▌" } else { " " };
         lines.push(head_line(item, mark, selected, state.now_ms, w, theme));
         let base = row_style(theme.style(Slot::Text), selected, theme);
         let muted = row_style(theme.style(Slot::Muted), selected, theme);
-        lines.extend(body_lines(item, w.saturating_sub(4), base, muted));
+        lines.extend(body_lines(item, w.saturating_sub(4), base, muted, i == sel));
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Lines an item takes when closed (its head and two body lines).
+pub const ITEM_LINES: usize = 3;
+
+/// The most lines an open item's reason takes before it is cut.
+const REASON_MAX: usize = 8;
+
+/// The index of the selected item among `items`.
+pub fn selected(state: &State, items: &[&AttentionItem]) -> usize {
+    items
+        .iter()
+        .position(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
+        .unwrap_or(0)
+}
+
+/// Lines an item takes at `width` inside columns: the selected one is open, its whole
+/// reason wrapped (what needs a human is read in full, not cut at `escalate_h…`).
+pub fn item_lines(item: &AttentionItem, width: usize, open: bool) -> usize {
+    let style = Style::default();
+    1 + body_lines(item, width.saturating_sub(4), style, style, open).len()
+}
+
+/// The items shown in `height` rows, each with the row it starts on: from the first one
+/// that keeps the selected item in view, a blank row between two (mouse hits use this).
+pub fn placement(
+    items: &[&AttentionItem],
+    sel: usize,
+    width: usize,
+    height: usize,
+) -> Vec<(usize, usize)> {
+    let lines: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, a)| item_lines(a, width, i == sel))
+        .collect();
+    let span = |from: usize| lines[from..=sel].iter().map(|l| l + 1).sum::<usize>() - 1;
+    let mut first = 0;
+    while first < sel && span(first) > height {
+        first += 1;
+    }
+    let mut out = Vec::new();
+    let mut top = 0;
+    for (i, l) in lines.iter().enumerate().skip(first) {
+        if top >= height {
+            break;
+        }
+        out.push((i, top));
+        top += l + 1;
+    }
+    out
+}
+
+/// The rows the pane wants for its items at `width` inside columns (borders included).
+pub fn wanted(items: &[&AttentionItem], sel: usize, width: usize) -> u16 {
+    let body: usize = items
+        .iter()
+        .enumerate()
+        .map(|(i, a)| item_lines(a, width, i == sel) + 1)
+        .sum();
+    (2 + body.saturating_sub(1).max(ITEM_LINES)) as u16
 }
 
 /// An item's first line: its kind, which job and agent, and how long it has waited.
@@ -121,12 +185,14 @@ fn head_line(
     ])
 }
 
-/// An item's two body lines, indented under its head.
+/// An item's body lines, indented under its head: two, or when `open` a failure's whole
+/// reason (up to `REASON_MAX` lines).
 fn body_lines(
     item: &AttentionItem,
     body_w: usize,
     base: Style,
     muted: Style,
+    open: bool,
 ) -> Vec<Line<'static>> {
     let indented = |text: &str, style: Style| {
         Line::from(vec![
@@ -166,16 +232,24 @@ fn body_lines(
             ]
         }
         AttentionKind::Failure { reason, .. } => {
-            // The reason gets both body lines (the footer lists r/c/x): wrapped, and cut
-            // only at the end of the second.
+            // The reason gets the body lines (the footer lists r/c/x): wrapped, and cut
+            // only at the end of the last.
+            let max = if open { REASON_MAX } else { 2 };
             let mut wrapped = super::wrap(&format!("why: {}", clean_line(reason)), body_w);
-            if wrapped.len() > 2 {
-                let rest = wrapped[1..].join(" ");
-                wrapped.truncate(1);
+            if wrapped.len() > max {
+                let rest = wrapped[max - 1..].join(" ");
+                wrapped.truncate(max - 1);
                 wrapped.push(truncate(&rest, body_w));
             }
-            wrapped.resize(2, String::new());
-            vec![indented(&wrapped[0], base), indented(&wrapped[1], muted)]
+            if wrapped.len() < 2 {
+                wrapped.resize(2, String::new());
+            }
+            let last = wrapped.len() - 1;
+            wrapped
+                .iter()
+                .enumerate()
+                .map(|(i, l)| indented(l, if i == last { muted } else { base }))
+                .collect()
         }
         AttentionKind::Preflight { reason } => vec![
             indented(&format!("PREFLIGHT_FAILED: {}", clean_line(reason)), base),

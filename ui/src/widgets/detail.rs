@@ -157,16 +157,20 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                 || state.detail_tab != DetailTab::Overview
                 || snap.work.rows.contains_key(job) =>
         {
+            let diff = snap.work.rows.contains_key(job) || state.detail_tab == DetailTab::Diff;
+            let header = super::activity::tabs(
+                state.detail_tab,
+                diff,
+                super::activity::note(state, d),
+                theme,
+                inner.width as usize,
+            );
             let [head, body] = ratatui::layout::Layout::vertical([
-                ratatui::layout::Constraint::Length(1),
+                ratatui::layout::Constraint::Length(header.len() as u16),
                 ratatui::layout::Constraint::Min(0),
             ])
             .areas(inner);
-            let diff = snap.work.rows.contains_key(job) || state.detail_tab == DetailTab::Diff;
-            frame.render_widget(
-                Paragraph::new(super::activity::tabs(state.detail_tab, diff, theme)),
-                head,
-            );
+            frame.render_widget(Paragraph::new(header), head);
             if state.detail_tab == DetailTab::Activity {
                 super::activity::render(frame, body, state, d, theme);
             } else if state.detail_tab == DetailTab::Diff {
@@ -175,17 +179,19 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                     None => empty_note(frame, body, theme, " reading the diff…"),
                 }
             } else {
-                let lines = content(d, body.width as usize, theme);
-                let max = lines.len().saturating_sub(body.height as usize) as u16;
-                let scroll = state.detail_scroll.min(max);
-                frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), body);
+                overview(frame, body, state, d, theme);
             }
         }
-        Some(d) => {
-            let lines = content(d, inner.width as usize, theme);
-            let max = lines.len().saturating_sub(inner.height as usize) as u16;
-            let scroll = state.detail_scroll.min(max);
-            frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
-        }
+        Some(d) => overview(frame, inner, state, d, theme),
     }
+}
+
+/// The overview, scrolled, with its position on the border.
+fn overview(frame: &mut Frame, area: Rect, state: &State, d: &JobDetail, theme: &Theme) {
+    let lines = content(d, area.width as usize, theme);
+    let total = lines.len();
+    let max = total.saturating_sub(area.height as usize) as u16;
+    let scroll = state.detail_scroll.min(max);
+    frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
+    super::scrollbar(frame, area, total, scroll as usize, theme);
 }

@@ -330,18 +330,37 @@ pub fn render_stopping(frame: &mut Frame, area: Rect, kill: bool, snap: &Snapsho
 }
 
 /// The promote picker: the message being promoted, then ask / review / implement.
+/// The promote dialog's first line: the agent the job will run (the message's one
+/// @mention), or why `chat task` will refuse it.
+fn promote_target(seq: u64, mentions: &[String]) -> String {
+    let names = |m: &[String]| {
+        m.iter()
+            .map(|a| format!("@{}", crate::sanitize::clean_line(a)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match mentions {
+        [agent] => format!(
+            " Run message #{seq} as a job (chat task) run by {}:",
+            names(std::slice::from_ref(agent))
+        ),
+        [] => format!(" Message #{seq} mentions no agent: chat task needs one @agent to run it"),
+        many => format!(
+            " Message #{seq} mentions {}: chat task runs it only if exactly one is a \
+             registered agent",
+            names(many)
+        ),
+    }
+}
+
 pub fn render_promote(
     frame: &mut Frame,
     area: Rect,
-    seq: u64,
-    body: &str,
+    (seq, body, mentions): (u64, &str, &[String]),
     choice: usize,
     theme: &Theme,
 ) {
-    let mut lines = vec![say(
-        format!(" Run message #{seq} as a job (chat task) with the mentioned agent:"),
-        theme.style(Slot::Text),
-    )];
+    let mut lines = vec![say(promote_target(seq, mentions), theme.style(Slot::Text))];
     let body = crate::sanitize::clean_line(body);
     if !body.is_empty() {
         let w = dialog_width(area).saturating_sub(6) as usize;

@@ -159,6 +159,7 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                 (CancelJob, "cancel"),
                 (Copy, "copy id"),
                 (Filter, "filter"),
+                (Sort(crate::sort::SortKey::State), "sort"),
             ],
         ),
         crate::state::Pane::Dag => (

@@ -24,7 +24,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::{
+    Block, BorderType, Borders, Clear, Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState,
+};
 
 use crate::state::{Pane, State};
 use crate::theme::{Slot, Theme};
@@ -272,6 +274,47 @@ pub fn hints<'a>(pairs: &[(String, &str)], theme: &Theme) -> Vec<Span<'a>> {
         v.push(Span::styled(format!(" {d}"), theme.style(Slot::FooterDesc)));
     }
     v
+}
+
+/// lazygit's scroll position: a thumb on the border right of `view` (the rows a text is
+/// drawn in) when its `total` lines do not fit, at `top` (the first line shown); nothing
+/// when they all fit.
+pub fn scrollbar(frame: &mut Frame, view: Rect, total: usize, top: usize, theme: &Theme) {
+    let rows = view.height as usize;
+    if total <= rows {
+        return;
+    }
+    let edge = Rect::new(view.x, view.y, view.width + 1, view.height);
+    let mut at = ScrollbarState::new(total - rows + 1)
+        .position(top.min(total - rows))
+        .viewport_content_length(rows);
+    let bar = Scrollbar::new(ScrollbarOrientation::VerticalRight)
+        .begin_symbol(None)
+        .end_symbol(None)
+        .track_symbol(None)
+        .thumb_symbol("█")
+        .thumb_style(theme.style(Slot::Accent));
+    frame.render_stateful_widget(bar, edge, &mut at);
+}
+
+/// `hints` laid out in lines of `width` columns, broken between pairs so none is cut.
+pub fn hint_lines<'a>(pairs: &[(String, &str)], width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let mut out: Vec<Line<'a>> = Vec::new();
+    let mut line: Vec<(String, &str)> = Vec::new();
+    let mut w = 0;
+    for (k, d) in pairs {
+        let pw = str_width(k) + 1 + str_width(d);
+        if !line.is_empty() && w + 2 + pw > width {
+            out.push(Line::from(hints(&std::mem::take(&mut line), theme)));
+            w = 0;
+        }
+        w += if line.is_empty() { pw } else { 2 + pw };
+        line.push((k.clone(), d));
+    }
+    if !line.is_empty() {
+        out.push(Line::from(hints(&line, theme)));
+    }
+    out
 }
 
 /// A row style: the selection style patched over the base when selected.

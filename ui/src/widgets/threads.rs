@@ -5,13 +5,15 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::{empty_note, fit, pane_block, row_style, wrap};
 use crate::rows;
 use crate::sanitize::{clean, clean_line};
-use crate::state::{Pane, Section, State};
+use crate::search::{Filter, count_note};
+use crate::state::{FilterScope, Pane, Section, State};
 use crate::theme::{Slot, Theme};
 use crate::view::{MessageKind, Snapshot, ThreadState, age};
 
@@ -49,6 +51,11 @@ fn section_block<'a>(
     };
     Block::default()
         .borders(borders)
+        // The thread list's corner joins the rule that goes on down beside the inboxes.
+        .border_set(symbols::border::Set {
+            bottom_right: symbols::line::VERTICAL_LEFT,
+            ..symbols::border::PLAIN
+        })
         .border_style(theme.style(Slot::PaneBorder))
         .title(Span::styled(format!(" {title} "), style))
 }
@@ -64,6 +71,7 @@ fn threads(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let rows = rows::thread_rows(snap, state);
+    let mut filter = Filter::new(state.filter_for(FilterScope::Threads));
     let sel = rows
         .iter()
         .position(|t| Some(&t.id) == state.sel.thread.as_ref())
@@ -94,12 +102,13 @@ fn threads(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
                 " "
             };
             let name_w = w.saturating_sub(1 + badge.chars().count() + ago.len() + 1);
-            Line::from(vec![
-                Span::styled(mark, theme.style(Slot::Accent)),
-                Span::styled(
-                    fit(&clean_line(&t.title), name_w),
-                    row_style(base, selected, theme),
-                ),
+            let name = Span::styled(
+                fit(&clean_line(&t.title), name_w),
+                row_style(base, selected, theme),
+            );
+            let mut spans = vec![Span::styled(mark, theme.style(Slot::Accent))];
+            spans.extend(filter.mark(vec![name], theme.style(Slot::FilterMatch)));
+            spans.extend([
                 Span::styled(
                     badge,
                     row_style(theme.style(Slot::ChatUnread), selected, theme),
@@ -108,7 +117,8 @@ fn threads(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme:
                     format!(" {ago}"),
                     row_style(theme.style(Slot::Muted), selected, theme),
                 ),
-            ])
+            ]);
+            Line::from(spans)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
@@ -172,12 +182,24 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .and_then(|id| snap.threads.iter().find(|t| t.id == id))
         .map(|t| clean_line(&t.title))
         .unwrap_or_else(|| "transcript".to_string());
+    let query = state.filter_for(FilterScope::Threads);
+    let msgs = rows::message_rows(snap, state);
+    let all = rows::all_messages(snap, state).len();
+    let count = count_note(query, msgs.len(), all);
+    // The count first: a narrow transcript cuts its title, and the title is the selected
+    // thread's, already shown in the list.
+    let title = match count.is_empty() {
+        true => title,
+        false => format!("{count} · {title}"),
+    };
     let block = section_block(&title, Section::Transcript, state, theme, Borders::NONE);
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     frame.render_widget(block, head);
-    let msgs = rows::message_rows(snap, state);
+    let mut filter = Filter::new(query);
     if msgs.is_empty() {
-        let msg = if state.sel.thread.is_some()
+        let msg = if all > 0 {
+            " No message matches the filter."
+        } else if state.sel.thread.is_some()
             && snap
                 .transcript
                 .as_ref()
@@ -246,7 +268,9 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         for l in wrap(&markdown_blocks(&clean(&m.body)), w) {
             let mut spans = vec![Span::raw("   ")];
             spans.extend(md.spans(&l, theme.style(body_slot), theme));
-            lines.push(Line::from(spans));
+            lines.push(Line::from(
+                filter.mark(spans, theme.style(Slot::FilterMatch)),
+            ));
         }
         blocks.push(lines);
     }

@@ -5,7 +5,8 @@
 //! Owns drawing of `rows::tree_rows`; folding and filtering live in `rows`. Width
 //! priorities: a root's job id (the operator's only handle) is never cut; the fixed
 //! columns drop first (tokens, then rollup, then elapsed) before the title shrinks below
-//! [`MIN_TITLE`].
+//! [`MIN_TITLE`]; a column no row fills is not drawn; titles come before a running row's
+//! step and use the blank a row's figures leave.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -15,13 +16,21 @@ use ratatui::widgets::Paragraph;
 use super::{fit, job_glyph, job_slot, no_rows, pane_block, root_glyph, row_style};
 use crate::rows::{self, TreeRow};
 use crate::sanitize::clean_line;
-use crate::state::{Pane, State};
+use crate::search::{Filter, count_note};
+use crate::state::{FilterScope, Pane, State};
 use crate::theme::{Slot, Theme};
 use crate::view::{JobKind, JobState, Snapshot, elapsed, node_label, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
-    let note = format!("{} roots", snap.roots.len());
+    let (hits, jobs) = rows::tree_matches(snap, state);
+    let count = count_note(state.filter_for(FilterScope::Jobs), hits, jobs);
+    let mut note = format!("{} roots", snap.roots.len());
+    for part in [state.tree_sort.note(), count] {
+        if !part.is_empty() {
+            note.push_str(&format!(" · {part}"));
+        }
+    }
     let block = pane_block(Pane::Tree, state, theme, note);
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -40,10 +49,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .iter()
         .position(|r| Some(&r.node.id) == state.sel.tree.as_ref())
         .unwrap_or(0);
-    let cols = Columns::for_width(inner.width as usize);
+    // A column no row has a figure for is not drawn: its width goes to the titles.
+    let any_tokens = rows.iter().any(|r| row_tokens(r, &snap.live) > 0);
+    let cols = Columns::for_width(inner.width as usize, any_tokens);
     let body_h = inner.height.saturating_sub(HEADER_ROWS) as usize;
     let offset = rows::scroll_offset(sel, body_h);
     let mut lines: Vec<Line> = vec![header(cols, theme, inner.width as usize)];
+    let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
+    let hit = theme.style(Slot::FilterMatch);
     lines.extend(
         rows.iter()
             .enumerate()
@@ -61,7 +74,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                     inner.width as usize,
                     cols,
                 )
-            }),
+            })
+            .map(|l| Line::from(filter.mark(l.spans, hit))),
     );
     frame.render_widget(Paragraph::new(lines), inner);
 }
@@ -72,6 +86,9 @@ pub const HEADER_ROWS: u16 = 1;
 /// Titles keep at least this many columns before a fixed column is dropped: enough for a
 /// prompt's first words (`Plan the session-r…`), where ten left only `Plan the s…`.
 pub const MIN_TITLE: usize = 16;
+
+/// The fewest columns a trailer is drawn in (two of them its gap).
+const TRAILER_MIN: usize = 10;
 
 /// Widths of the fixed columns; 0 means dropped at this pane width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,9 +104,10 @@ impl Columns {
     const TOKENS: usize = 6;
 
     /// Lead (marker, fold, glyph), a whole job id and `MIN_TITLE` come first; then the
-    /// columns in the order elapsed, rollup, tokens while they fit, so they drop in reverse
-    /// and a later column never stays where an earlier one went.
-    pub fn for_width(width: usize) -> Self {
+    /// columns in the order elapsed, rollup, tokens (when `tokens`: some row has any) while
+    /// they fit, so they drop in reverse and a later column never stays where an earlier
+    /// one went.
+    pub fn for_width(width: usize, tokens: bool) -> Self {
         let label = 5 + 12 + 2 + MIN_TITLE;
         let mut c = Columns {
             rollup: 0,
@@ -100,6 +118,9 @@ impl Columns {
         for (slot, w) in [(0, Self::ELAPSED), (1, Self::ROLLUP), (2, Self::TOKENS)] {
             if used + w >= width {
                 break;
+            }
+            if slot == 2 && !tokens {
+                continue;
             }
             used += w + 1;
             match slot {
@@ -167,8 +188,8 @@ fn row<'a>(
     {
         head.push_str(&work_mark(w));
     }
-    let trailer = trailer(r, snap_live);
-    let right = figures(r, state.now_ms, snap_live, cols, trailer.is_some());
+    let (spend, step) = trailer(r, snap_live);
+    let right = figures(r, state.now_ms, snap_live, cols);
     let right_w = super::str_width(&right);
     let left_w = width.saturating_sub(right_w);
     let mark = if is_sel { "▌" } else { " " };
@@ -189,19 +210,25 @@ fn row<'a>(
         Span::styled(" ", text),
     ];
     let room = left_w.saturating_sub(lead_w);
-    match trailer {
-        // The label yields up to half the row to the trailer, which is what changes; the
-        // id's head is never cut for it.
-        Some(t) if room > 8 => {
-            let full_w = super::str_width(&head) + super::str_width(&tail);
-            let label_w = full_w
-                .min(room.saturating_sub(super::str_width(&t)).max(room / 2))
-                .max(super::str_width(&head).min(room));
-            spans.push(Span::styled(label(&head, &tail, label_w), label_style));
-            spans.push(Span::styled(fit(&t, room.saturating_sub(label_w)), muted));
-        }
-        _ => spans.push(Span::styled(label(&head, &tail, room), label_style)),
+    let full_w = super::str_width(&head) + super::str_width(&tail);
+    let spend_w = super::str_width(&spend);
+    // The spend is a figure: the label yields up to half the row to it (the id's head is
+    // never cut for it). Titles come before the running step, which takes what is left
+    // when that is enough to read.
+    let label_w = if spend_w > 0 && room > 8 {
+        full_w
+            .min(room.saturating_sub(spend_w).max(room / 2))
+            .max(super::str_width(&head).min(room))
+    } else {
+        full_w.min(room)
+    };
+    let rest = room.saturating_sub(label_w);
+    let mut trailer = spend;
+    if !step.is_empty() && rest >= spend_w + TRAILER_MIN {
+        trailer.push_str(&step);
     }
+    spans.push(Span::styled(label(&head, &tail, label_w), label_style));
+    spans.push(Span::styled(fit(&trailer, rest), muted));
     spans.push(Span::styled(right, muted));
     Line::from(spans)
 }
@@ -278,30 +305,22 @@ fn head_and_tail(r: &TreeRow, idle: bool) -> (String, String) {
 }
 
 /// Dimmed after the label: a root's spend against its budget, a running job's newest step.
-fn trailer(r: &TreeRow, live: &crate::live::Live) -> Option<String> {
+/// Its two parts: the spend (a figure, as wide as the budget's) and the running step.
+fn trailer(r: &TreeRow, live: &crate::live::Live) -> (String, String) {
     let n = r.node;
-    let mut trailer = String::new();
-    if n.kind == JobKind::Root
-        && let Some(spend) = live.root_spend(&r.root.id, r.root.cost_usd)
-    {
-        trailer.push_str(&format!("  {spend}"));
-    }
-    if n.state == JobState::Running
-        && let Some(step) = live.latest.get(&n.id)
-    {
-        trailer.push_str(&format!("  {}", clean_line(step)));
-    }
-    (!trailer.is_empty()).then_some(trailer)
+    let spend = match live.root_spend(&r.root.id, r.root.cost_usd) {
+        Some(spend) if n.kind == JobKind::Root => format!("  {spend}"),
+        _ => String::new(),
+    };
+    let step = match live.latest.get(&n.id) {
+        Some(step) if n.state == JobState::Running => format!("  {}", clean_line(step)),
+        _ => String::new(),
+    };
+    (spend, step)
 }
 
 /// The right-hand columns: rollup, elapsed and tokens.
-fn figures(
-    r: &TreeRow,
-    now_ms: i64,
-    live: &crate::live::Live,
-    cols: Columns,
-    has_trailer: bool,
-) -> String {
+fn figures(r: &TreeRow, now_ms: i64, live: &crate::live::Live, cols: Columns) -> String {
     let n = r.node;
     let rollup = if n.children.is_empty() {
         String::new()
@@ -327,28 +346,33 @@ fn figures(
         (None, _) if n.state == JobState::Queued => elapsed(now_ms - n.created_ms),
         _ => "-".to_string(),
     };
-    let (time, toks) = if n.kind == JobKind::Root {
-        let end = r.root.finished_ms.unwrap_or(now_ms);
-        (
-            elapsed(end - r.root.created_ms),
-            live.root_tokens(&r.root.id, r.root.tokens),
-        )
+    let time = if n.kind == JobKind::Root {
+        elapsed(r.root.finished_ms.unwrap_or(now_ms) - r.root.created_ms)
     } else {
-        (end, n.tokens)
+        end
     };
+    let toks = row_tokens(r, live);
     // No usage reported (a shell agent, a runtime without token counts) reads `-`, not 0.
     let toks = if toks == 0 {
         "-".to_string()
     } else {
         tokens(toks)
     };
-    let right = cols.text(&rollup, &time, &toks);
-    if rollup.is_empty() && has_trailer {
-        // A leaf has no rollup: its running step may use that column's blank space; the
-        // label is padded to the same width, so elapsed and tokens stay in their columns.
-        return format!(" {}", right.trim_start());
+    // The columns are right-aligned, so a row's blank lead (a short or missing rollup) is
+    // the label's to use; the figures stay in their columns.
+    match cols.text(&rollup, &time, &toks).trim_start() {
+        "" => String::new(),
+        text => format!(" {text}"),
     }
-    right
+}
+
+/// A row's tokens: a root's settled plus its running legs', a leg's own.
+fn row_tokens(r: &TreeRow, live: &crate::live::Live) -> u64 {
+    if r.node.kind == JobKind::Root {
+        live.root_tokens(&r.root.id, r.root.tokens)
+    } else {
+        r.node.tokens
+    }
 }
 
 /// `head` (the id) whole, then as much of `tail` as fits, padded to `width`.
@@ -376,19 +400,19 @@ mod tests {
 
     #[test]
     fn columns_drop_tokens_then_rollup_then_elapsed_before_the_title_shrinks() {
-        let wide = Columns::for_width(100);
+        let wide = Columns::for_width(100, true);
         assert!(wide.elapsed > 0 && wide.rollup > 0 && wide.tokens > 0);
         // The left column of a 120-wide screen: tokens go, the title keeps its minimum.
-        let half = Columns::for_width(58);
+        let half = Columns::for_width(58, true);
         assert!(half.elapsed > 0 && half.rollup > 0, "{half:?}");
         assert_eq!(half.tokens, 0, "{half:?}");
         assert!(title_width(58, half) >= MIN_TITLE);
         // Where the rollup does not fit, tokens do not take its place.
-        let narrow = Columns::for_width(50);
+        let narrow = Columns::for_width(50, true);
         assert_eq!((narrow.rollup, narrow.tokens), (0, 0), "{narrow:?}");
         assert!(narrow.elapsed > 0);
         assert!(title_width(50, narrow) >= MIN_TITLE);
-        let tiny = Columns::for_width(38);
+        let tiny = Columns::for_width(38, true);
         assert_eq!(tiny.elapsed + tiny.rollup + tiny.tokens, 0, "{tiny:?}");
     }
 }
