@@ -14,6 +14,7 @@ pub mod complete;
 pub mod keymap;
 pub mod layout;
 pub mod live;
+pub mod markdown;
 pub mod pane;
 pub mod render;
 pub mod rows;
