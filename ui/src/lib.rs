@@ -29,7 +29,7 @@ pub mod work;
 
 pub use action::{Action, Load, PromoteAction, ResumeVerb, Term, Write};
 pub use complete::CompletionTree;
-pub use keymap::{Keymap, KeymapError, keys_markdown};
+pub use keymap::{Keymap, KeymapError, keys_markdown, tour_markdown};
 pub use pane::Pane;
 pub use render::render;
 pub use state::{CommandOutput, State, ToastLevel};
