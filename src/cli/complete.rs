@@ -33,7 +33,7 @@ fn value_kind(path: &[String], arg: &clap::Arg) -> Option<ValueKind> {
     };
     match arg.get_id().as_str() {
         "job" | "root" => Some(ValueKind::Job),
-        "id" | "jobs" if group == Some("job") => Some(ValueKind::Job),
+        "id" | "jobs" | "before" if group == Some("job") => Some(ValueKind::Job),
         "agent" | "agents" | "as_agent" => Some(ValueKind::Agent),
         "name" if group == Some("agent") && path.get(1).is_some_and(|v| v != "add") => {
             Some(ValueKind::Agent)
@@ -73,7 +73,14 @@ fn tree_of(cmd: &clap::Command, path: &[String]) -> CompletionTree {
         name: cmd.get_name().to_string(),
         children: cmd
             .get_subcommands()
-            .filter(|c| !c.is_hide_set() && !matches!(c.get_name(), "tui" | "demo" | "help"))
+            // What prints a terminal program, a script or roff has no place in a pane.
+            .filter(|c| {
+                !c.is_hide_set()
+                    && !matches!(
+                        c.get_name(),
+                        "tui" | "demo" | "help" | "completions" | "man"
+                    )
+            })
             .map(|c| tree_of(c, &[path, &[c.get_name().to_string()]].concat()))
             .collect(),
         flags: args
