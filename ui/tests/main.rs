@@ -6,6 +6,7 @@ mod bench;
 mod common;
 mod diff_tab;
 mod live_activity;
+mod markdown_pane;
 mod polish;
 mod quit;
 mod snapshots;

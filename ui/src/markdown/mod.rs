@@ -133,6 +133,8 @@ impl Layout {
             }
             Tag::BlockQuote(_) => {
                 self.flush();
+                // The gap before a quote is outside it (no bar on its blank line).
+                self.block_start();
                 self.quotes += 1;
             }
             Tag::CodeBlock(kind) => {
