@@ -1,7 +1,7 @@
 //! README's tour walked in the real demo: `gitmoot demo` in a tmux pane at 80×24 and at
 //! 120×36, each step's keys pressed as README lists them (read from the keymap, Tab
 //! completion in the `:` line included), each step's screen waited for, the main tree run
-//! to `done`. And README's list is the one the tour generates.
+//! to `done` and the coder's work landed. And README's list is the one the tour generates.
 
 use gitmoot_test_support as support;
 
@@ -48,18 +48,52 @@ fn press(t: &Tmux, key: &str) {
     }
 }
 
-/// Presses `down` until the selected row (`▌`) starts with `row`.
+/// Whether a selected row (`▌`) of some pane shows `row`.
+fn selected(screen: &str, row: &str) -> bool {
+    screen.lines().any(|l| {
+        l.split('▌').skip(1).any(|rest| {
+            rest.split(['│', '┃'])
+                .next()
+                .is_some_and(|r| r.contains(row))
+        })
+    })
+}
+
+/// Presses `down` until the selected row shows `row`.
 fn select(t: &Tmux, keymap: &Keymap, row: &str) {
     t.wait_for(row, WAIT);
-    let selected = format!("▌{row}");
-    for _ in 0..6 {
-        if t.screen().contains(&selected) {
+    for _ in 0..16 {
+        if selected(&t.screen(), row) {
             return;
         }
         press(t, &key_name(keymap, Context::Global, "down"));
         std::thread::sleep(Duration::from_millis(300));
     }
-    t.wait_for(&selected, WAIT);
+    panic!("no row shows {row:?}:\n{}", t.screen());
+}
+
+/// Waits until a line shows each `*`-separated part of `shows`, in order.
+fn wait_shown(t: &Tmux, shows: &str) {
+    let parts: Vec<&str> = shows.split('*').collect();
+    let on_line = |l: &str| {
+        let mut rest = l;
+        parts.iter().all(|p| match rest.find(p) {
+            Some(i) => {
+                rest = &rest[i + p.len()..];
+                true
+            }
+            None => false,
+        })
+    };
+    let start = std::time::Instant::now();
+    while !t.screen().lines().any(on_line) {
+        assert!(
+            start.elapsed() < WAIT,
+            "{shows:?} not shown:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 fn walk(size: (u16, u16)) {
@@ -84,7 +118,7 @@ fn walk(size: (u16, u16)) {
             }
         }
         if !step.shows.is_empty() {
-            t.wait_for(step.shows, WAIT);
+            wait_shown(&t, step.shows);
         }
     }
     // Quitting with work still running asks first; Enter detaches.

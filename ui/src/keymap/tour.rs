@@ -11,7 +11,7 @@ pub enum Press {
     /// The key the keymap binds to the command (`run` name) in the context.
     Key(Context, &'static str),
     /// `down` until the selected row of the focused list shows `.1` (README names it `.0`):
-    /// the attention list's order follows the scene's timing.
+    /// the attention list's order follows the scene's timing, and rows move as trees end.
     Select(&'static str, &'static str),
     /// Text typed as is.
     Type(&'static str),
@@ -25,13 +25,15 @@ pub struct Step {
     pub presses: &'static [Press],
     /// What README says the step does.
     pub says: &'static str,
-    /// A text on the screen once the step is done.
+    /// A text on the screen once the step is done (`*` between parts: on one line, in
+    /// that order).
     pub shows: &'static str,
 }
 
 use Press::{Key, Line, Select, Type};
 
-/// The tour, in order: answer the question, retry the failed leg, look around, quit.
+/// The tour, in order: answer the question, retry the failed leg, review and land the
+/// coder's work, look around, quit.
 pub const TOUR: &[Step] = &[
     Step {
         presses: &[Key(Context::Global, "pane attention")],
@@ -68,10 +70,42 @@ pub const TOUR: &[Step] = &[
     Step {
         presses: &[
             Key(Context::Global, "pane tree"),
+            Select("the coder's job", "Log why a session"),
             Key(Context::Global, "open"),
+            Key(Context::Detail, "section_next"),
+            Key(Context::Detail, "section_next"),
         ],
-        says: "The job tree, roots newest first; open the selected job's detail drawer.",
-        shows: "── prompt",
+        says: "The job tree, roots newest first: open the coder's implement job (`Log why a \
+               session refresh failed`) in the detail drawer, on its diff tab.",
+        shows: "file 1/2",
+    },
+    Step {
+        presses: &[
+            Key(Context::Detail, "hunk_next"),
+            Key(Context::Global, "down"),
+            Key(Context::Detail, "comment"),
+            Type("also say which session it was"),
+            Key(Context::AnswerForm, "submit"),
+        ],
+        says: "Go to the hunk and down to the added line, and comment on it.",
+        shows: "kept (1 for",
+    },
+    Step {
+        presses: &[
+            Key(Context::Detail, "review"),
+            Key(Context::Dialog, "confirm"),
+        ],
+        says: "Send the work back with the comment: the coder runs again in its worktree, and \
+               its row shows the round (`↻1`) once it is done.",
+        shows: "✓ job-*↻1",
+    },
+    Step {
+        presses: &[
+            Key(Context::Detail, "land"),
+            Key(Context::Dialog, "confirm"),
+        ],
+        says: "Land it on the checkout's `main`.",
+        shows: "landed job-",
     },
     Step {
         presses: &[
