@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod chat;
+pub mod complete;
 pub mod config;
 pub mod daemon;
 pub mod input;
@@ -107,11 +108,18 @@ pub enum Command {
     },
     /// Measure the SPEC's performance figures on this machine.
     Bench(crate::bench::BenchArgs),
-    /// Print shell completions.
+    /// Print the shell script that completes gitmoot's verbs, flags, and the job ids,
+    /// agents and threads of the home (source it: `source <(gitmoot completions bash)`).
     Completions {
         /// bash | zsh | fish | elvish | powershell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) of gitmoot or of one of its verbs: `gitmoot man job
+    /// list | man -l -`.
+    Man {
+        /// The verb (`job`, `job list`); none for the whole command.
+        command: Vec<String>,
     },
 }
 
@@ -237,6 +245,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 answer,
                 speed,
                 home: ctx.home_flag.clone(),
+                completions: complete::completion_tree(),
             },
             &mut output::Out::lines(),
         ),
@@ -246,12 +255,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Bench(a) => crate::bench::run(a, &mut output::Out::lines()),
         Command::Completions { shell } => {
-            // Rendered first: `generate` panics on a write error, and a closed stdout
-            // must come back as one.
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "gitmoot", &mut script);
             let mut out = output::Out::block().exact();
-            std::io::Write::write_all(&mut out, &script)?;
+            complete::registration(&shell.to_string(), &mut out)?;
+            Ok(out.finish()?)
+        }
+        Command::Man { command } => {
+            let mut out = output::Out::block().exact();
+            complete::man_page(&command, &mut out)?;
             Ok(out.finish()?)
         }
     }

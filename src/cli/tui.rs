@@ -2,8 +2,7 @@
 
 use std::io::IsTerminal;
 
-use clap::{Args, CommandFactory};
-use gitmoot_ui::CompletionTree;
+use clap::Args;
 
 use super::Ctx;
 use crate::tui::{self, TuiOptions};
@@ -26,24 +25,6 @@ pub struct TuiArgs {
     pub no_mouse: bool,
 }
 
-/// The command tree the `:` line completes from: every visible subcommand and long option.
-pub(crate) fn completion_tree(cmd: &clap::Command) -> CompletionTree {
-    CompletionTree {
-        name: cmd.get_name().to_string(),
-        children: cmd
-            .get_subcommands()
-            .filter(|c| !c.is_hide_set() && !matches!(c.get_name(), "tui" | "demo" | "help"))
-            .map(completion_tree)
-            .collect(),
-        flags: cmd
-            .get_arguments()
-            .filter(|a| !a.is_hide_set())
-            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
-            .filter(|f| f != "--home")
-            .collect(),
-    }
-}
-
 pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
     // A bad --theme is bad input whatever the terminal (reading themes creates nothing).
     if let Some(name) = a.theme.as_deref().filter(|n| *n != "auto") {
@@ -64,7 +45,7 @@ pub fn run(ctx: &Ctx, a: TuiArgs) -> anyhow::Result<()> {
             no_daemon: a.no_daemon,
             theme: a.theme,
             no_mouse: a.no_mouse,
-            completions: completion_tree(&super::Cli::command()),
+            completions: super::complete::completion_tree(),
         },
     )
 }

@@ -39,6 +39,8 @@ pub struct DemoOptions {
     pub speed: f64,
     /// Use this (new) home instead of a temporary one.
     pub home: Option<std::path::PathBuf>,
+    /// The CLI's verbs, for Tab on the control room's `:` line (the CLI builds them).
+    pub completions: gitmoot_ui::CompletionTree,
 }
 
 const GATE_TIMEOUT: Duration = Duration::from_secs(180);
@@ -65,7 +67,11 @@ pub fn run(opts: DemoOptions, out: &mut dyn Write) -> anyhow::Result<()> {
         std::thread::spawn(move || scene::direct(&scene, GATE_TIMEOUT))
     };
     if !opts.headless {
-        let result = crate::tui::run(&home, crate::tui::TuiOptions::default());
+        let room = crate::tui::TuiOptions {
+            completions: opts.completions.clone(),
+            ..crate::tui::TuiOptions::default()
+        };
+        let result = crate::tui::run(&home, room);
         let _ = director.join();
         return result;
     }

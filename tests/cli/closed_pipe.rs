@@ -258,6 +258,8 @@ fn every_printing_verb_ends_quietly_when_its_reader_leaves() {
         case(&["completions", "bash"]),
         case(&["completions", "zsh"]),
         case(&["completions", "fish"]),
+        case(&["man"]),
+        case(&["man", "job", "list"]),
         case(&[
             "agent",
             "add",

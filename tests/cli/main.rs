@@ -9,6 +9,7 @@ mod chat_concurrency;
 mod chat_relay;
 mod cli_validation;
 mod closed_pipe;
+mod completion_cli;
 mod contract_cli;
 mod engine_cli;
 mod foundation_cli;

@@ -319,7 +319,7 @@ fn chat_show_prints_posts_as_the_transcript_renders_them() {
             "chat",
             "send",
             "room",
-            "> Agent: `scout`\n**Decision:** `approved`\n- one\n    indented code",
+            "> Agent: `scout`\n\n**Decision:** `approved`\n- one\n\n```\n    indented code\n```",
         ],
     );
     let out = gitmoot(&home)
@@ -329,7 +329,8 @@ fn chat_show_prints_posts_as_the_transcript_renders_them() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("▏ Agent: scout"), "{text}");
     assert!(text.contains("Decision: approved\n• one"), "{text}");
-    assert!(text.contains("\n    indented code"), "{text}");
+    // A code block is set two columns in and keeps its own indentation.
+    assert!(text.contains("\n      indented code"), "{text}");
     assert!(!text.contains("**") && !text.contains('`'), "{text}");
 }
 

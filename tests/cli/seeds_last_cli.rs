@@ -159,6 +159,24 @@ const RENDERED: &[&str] = &[
     "```",
 ];
 
+/// `RENDERED` as the detail drawer lays it out.
+const DRAWN: &[&str] = &[
+    "  • plain words stay as they are",
+    "  • Token leak (high)",
+    "    • detail:",
+    "      • why: logged at debug",
+    "    • files:",
+    "      • src/a.rs",
+    "      • src/b.rs",
+    "    • status: open",
+    "    • url: https://example.test/42",
+    "  ── json",
+    "    [",
+    "      1,",
+    "      2",
+    "    ]",
+];
+
 #[test]
 fn findings_render_alike_in_the_chat_result_job_show_and_the_detail_drawer() {
     let h = TestHome::new();
@@ -194,8 +212,10 @@ fn findings_render_alike_in_the_chat_result_job_show_and_the_detail_drawer() {
         "{shown}"
     );
 
+    // The drawer lays that same Markdown out: bullets, bold and links without their markers,
+    // the fence's language as a label over its code.
     let drawn = h.drawer(&root);
-    assert!(drawn.contains(&indented.join("\n")), "{drawn}");
+    assert!(drawn.contains(&DRAWN.join("\n")), "{drawn}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The `:` line's helpers: which lines only read (allowed in `--readonly`) and Tab
-//! completion over the CLI tree the glue hands in (`State::completions`).
+//! completion over the CLI tree the glue hands in (`State::completions`): verbs, flags,
+//! and the values that name something on screen (job ids, agents, threads, repos, states).
 //!
 //! Owns word-level logic on plain strings; must not run anything.
 
@@ -11,6 +12,42 @@ pub struct CompletionTree {
     pub children: Vec<CompletionTree>,
     /// Long options (`--agent`) of this command.
     pub flags: Vec<String>,
+    /// The long options that take a value, with what that value names (`None`: free text).
+    pub valued: Vec<(String, Option<ValueKind>)>,
+    /// What each positional argument names, in order (`None`: free text such as a prompt).
+    pub positionals: Vec<Option<ValueKind>>,
+}
+
+/// What an argument's value names, so Tab can offer the ones that exist.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueKind {
+    Job,
+    Agent,
+    Thread,
+    Repo,
+    /// One of a fixed set (a state, a runtime, a policy).
+    Choice(Vec<String>),
+}
+
+/// The names on screen that values complete from (the glue's snapshot, not the store).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Names {
+    pub jobs: Vec<String>,
+    pub agents: Vec<String>,
+    pub threads: Vec<String>,
+    pub repos: Vec<String>,
+}
+
+impl Names {
+    fn of<'a>(&'a self, kind: &'a ValueKind) -> &'a [String] {
+        match kind {
+            ValueKind::Job => &self.jobs,
+            ValueKind::Agent => &self.agents,
+            ValueKind::Thread => &self.threads,
+            ValueKind::Repo => &self.repos,
+            ValueKind::Choice(choices) => choices,
+        }
+    }
 }
 
 /// Verbs (the word after the command group) that never change the store.
@@ -28,8 +65,9 @@ pub fn is_read_command(line: &str) -> bool {
 }
 
 /// What Tab does to `line`: the completed line and, when several words fit, the
-/// candidates to show.
-pub fn complete(tree: &CompletionTree, line: &str) -> (String, Vec<String>) {
+/// candidates to show. A verb's value (`job show <Tab>`, `--agent <Tab>`) completes from
+/// `names`.
+pub fn complete(tree: &CompletionTree, names: &Names, line: &str) -> (String, Vec<String>) {
     let ends_in_space = line.is_empty() || line.ends_with(' ');
     let mut words: Vec<&str> = line.split_whitespace().collect();
     let partial = if ends_in_space {
@@ -37,21 +75,21 @@ pub fn complete(tree: &CompletionTree, line: &str) -> (String, Vec<String>) {
     } else {
         words.pop().unwrap_or("")
     };
-    let mut node = tree;
-    for w in &words {
-        if w.starts_with('-') {
-            continue;
+    let (node, slot) = walk(tree, &words);
+    let pool: Vec<&str> = match slot {
+        Slot::FlagValue(kind) => kind
+            .map_or(&[][..], |k| names.of(k))
+            .iter()
+            .map(String::as_str)
+            .collect(),
+        _ if partial.starts_with('-') => node.flags.iter().map(String::as_str).collect(),
+        Slot::Word(_) if !node.children.is_empty() => {
+            node.children.iter().map(|c| c.name.as_str()).collect()
         }
-        match node.children.iter().find(|c| c.name == *w) {
-            Some(c) => node = c,
-            // A value (an id, a prompt): complete flags of the command reached so far.
-            None => continue,
-        }
-    }
-    let pool: Vec<&str> = if partial.starts_with('-') {
-        node.flags.iter().map(String::as_str).collect()
-    } else {
-        node.children.iter().map(|c| c.name.as_str()).collect()
+        Slot::Word(n) => match node.positionals.get(n) {
+            Some(Some(kind)) => names.of(kind).iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        },
     };
     let hits: Vec<String> = pool
         .into_iter()
@@ -72,6 +110,43 @@ pub fn complete(tree: &CompletionTree, line: &str) -> (String, Vec<String>) {
             (line, hits)
         }
     }
+}
+
+/// Where the next word of a line goes.
+enum Slot<'a> {
+    /// The value of the flag before it (what it names, if anything).
+    FlagValue(Option<&'a ValueKind>),
+    /// A subcommand, a flag, or the command's positional argument of this index.
+    Word(usize),
+}
+
+/// The command `words` reach and what the word after them is.
+fn walk<'a>(tree: &'a CompletionTree, words: &[&str]) -> (&'a CompletionTree, Slot<'a>) {
+    let mut node = tree;
+    let mut positional = 0;
+    let mut value_of: Option<Option<&ValueKind>> = None;
+    for w in words {
+        if value_of.take().is_some() {
+            continue;
+        }
+        if w.starts_with('-') {
+            value_of = node
+                .valued
+                .iter()
+                .find(|(f, _)| f == w)
+                .map(|(_, kind)| kind.as_ref());
+            continue;
+        }
+        match node.children.iter().find(|c| c.name == *w) {
+            Some(c) if positional == 0 => node = c,
+            _ => positional += 1,
+        }
+    }
+    let slot = match value_of {
+        Some(kind) => Slot::FlagValue(kind),
+        None => Slot::Word(positional),
+    };
+    (node, slot)
 }
 
 fn common_prefix(words: &[String]) -> String {
@@ -99,45 +174,110 @@ mod tests {
             name: n.into(),
             children: Vec::new(),
             flags: flags.iter().map(|f| f.to_string()).collect(),
+            ..CompletionTree::default()
         };
+        let states = vec!["queued".into(), "running".into(), "failed".into()];
         CompletionTree {
             name: "gitmoot".into(),
-            flags: Vec::new(),
             children: vec![
                 CompletionTree {
                     name: "job".into(),
-                    flags: Vec::new(),
                     children: vec![
-                        leaf("list", &["--state", "--json"]),
-                        leaf("show", &["--json"]),
+                        CompletionTree {
+                            valued: vec![
+                                ("--state".into(), Some(ValueKind::Choice(states))),
+                                ("--agent".into(), Some(ValueKind::Agent)),
+                                ("--limit".into(), None),
+                            ],
+                            ..leaf("list", &["--state", "--agent", "--limit", "--json"])
+                        },
+                        CompletionTree {
+                            positionals: vec![Some(ValueKind::Job)],
+                            ..leaf("show", &["--json"])
+                        },
                         leaf("kill", &["--force"]),
                     ],
+                    ..CompletionTree::default()
                 },
                 leaf("chat", &[]),
                 leaf("config", &[]),
             ],
+            ..CompletionTree::default()
+        }
+    }
+
+    fn names() -> Names {
+        Names {
+            jobs: vec!["job-abc".into(), "job-abc/a".into(), "job-xyz".into()],
+            agents: vec!["lead".into(), "scout".into()],
+            ..Names::default()
         }
     }
 
     #[test]
     fn tab_completes_verbs_and_flags() {
         let t = tree();
-        assert_eq!(complete(&t, "jo"), ("job ".into(), vec![]));
-        assert_eq!(complete(&t, "job l"), ("job list ".into(), vec![]));
         assert_eq!(
-            complete(&t, "c"),
+            complete(&t, &Names::default(), "jo"),
+            ("job ".into(), vec![])
+        );
+        assert_eq!(
+            complete(&t, &Names::default(), "job l"),
+            ("job list ".into(), vec![])
+        );
+        assert_eq!(
+            complete(&t, &Names::default(), "c"),
             ("c".into(), vec!["chat".into(), "config".into()])
         );
         assert_eq!(
-            complete(&t, "job list --s"),
+            complete(&t, &Names::default(), "job list --s"),
             ("job list --state ".into(), vec![])
         );
         assert_eq!(
-            complete(&t, "job show job-1 --j"),
+            complete(&t, &Names::default(), "job show job-1 --j"),
             ("job show job-1 --json ".into(), vec![])
         );
-        assert_eq!(complete(&t, "zz"), ("zz".into(), vec![]));
-        assert_eq!(complete(&t, "job ").1.len(), 3);
+        assert_eq!(complete(&t, &Names::default(), "zz"), ("zz".into(), vec![]));
+        assert_eq!(complete(&t, &Names::default(), "job ").1.len(), 3);
+    }
+
+    #[test]
+    fn tab_completes_the_values_a_verb_takes() {
+        let (t, n) = (tree(), names());
+        assert_eq!(
+            complete(&t, &n, "job show job-x"),
+            ("job show job-xyz ".into(), vec![])
+        );
+        assert_eq!(
+            complete(&t, &n, "job show job-a"),
+            (
+                "job show job-abc".into(),
+                vec!["job-abc".into(), "job-abc/a".into()]
+            )
+        );
+        assert_eq!(complete(&t, &n, "job show ").1.len(), 3);
+        assert_eq!(
+            complete(&t, &n, "job list --agent s"),
+            ("job list --agent scout ".into(), vec![])
+        );
+        assert_eq!(
+            complete(&t, &n, "job list --agent lead --state f"),
+            ("job list --agent lead --state failed ".into(), vec![])
+        );
+        // A free-text value offers nothing; the word after it is a flag again.
+        assert_eq!(
+            complete(&t, &n, "job list --limit "),
+            ("job list --limit ".into(), vec![])
+        );
+        assert_eq!(
+            complete(&t, &n, "job list --limit 5 --j"),
+            ("job list --limit 5 --json ".into(), vec![])
+        );
+        // The second positional of `show` is nothing it knows.
+        assert_eq!(
+            complete(&t, &n, "job show job-abc j"),
+            ("job show job-abc j".into(), vec![])
+        );
     }
 
     #[test]

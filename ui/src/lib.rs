@@ -14,6 +14,7 @@ pub mod complete;
 pub mod keymap;
 pub mod layout;
 pub mod live;
+pub mod markdown;
 pub mod pane;
 pub mod render;
 pub mod rows;
@@ -30,7 +31,7 @@ pub mod work;
 
 pub use action::{Action, Load, PromoteAction, ResumeVerb, Term, Write};
 pub use complete::CompletionTree;
-pub use keymap::{Keymap, KeymapError, keys_markdown};
+pub use keymap::{Keymap, KeymapError, keys_markdown, tour_markdown};
 pub use pane::Pane;
 pub use render::render;
 pub use state::{CommandOutput, State, ToastLevel};

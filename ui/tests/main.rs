@@ -7,6 +7,7 @@ mod common;
 mod diff_tab;
 mod help_overlay;
 mod live_activity;
+mod markdown_pane;
 mod polish;
 mod quit;
 mod search_views;

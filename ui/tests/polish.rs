@@ -7,6 +7,7 @@ use crate::common;
 use common::fixture::{self, NOW};
 use common::*;
 use crossterm::event::KeyCode;
+use gitmoot_ui::complete::ValueKind;
 use gitmoot_ui::state::Overlay;
 use gitmoot_ui::{
     Action, CommandOutput, CompletionTree, Event, Keymap, Load, Pane, Snapshot, State, Theme,
@@ -125,19 +126,58 @@ fn cli_tree() -> CompletionTree {
         name: n.into(),
         children: kids,
         flags: flags.iter().map(|f| f.to_string()).collect(),
+        ..CompletionTree::default()
     };
+    let states = ValueKind::Choice(vec!["queued".into(), "failed".into()]);
     node(
         "gitmoot",
-        vec![node(
-            "job",
-            vec![
-                node("list", vec![], &["--state", "--json"]),
-                node("kill", vec![], &["--force"]),
-            ],
-            &[],
-        )],
+        vec![
+            node(
+                "job",
+                vec![
+                    CompletionTree {
+                        valued: vec![
+                            ("--state".into(), Some(states)),
+                            ("--agent".into(), Some(ValueKind::Agent)),
+                        ],
+                        ..node("list", vec![], &["--state", "--agent", "--json"])
+                    },
+                    CompletionTree {
+                        positionals: vec![Some(ValueKind::Job)],
+                        ..node("kill", vec![], &["--force"])
+                    },
+                ],
+                &[],
+            ),
+            CompletionTree {
+                positionals: vec![Some(ValueKind::Thread)],
+                ..node("chat", vec![], &[])
+            },
+        ],
         &[],
     )
+}
+
+#[test]
+fn tab_completes_the_job_ids_agents_and_threads_on_screen() {
+    let (mut s, snap) = setup();
+    s.completions = cli_tree();
+    type_keys(&mut s, &snap, ":job kill job-k3v7q2ma/sc");
+    update(&mut s, &snap, key(KeyCode::Tab));
+    assert_eq!(s.command.as_deref(), Some("job kill job-k3v7q2ma/schema "));
+    update(&mut s, &snap, key(KeyCode::Esc));
+    type_keys(&mut s, &snap, ":job list --agent le");
+    update(&mut s, &snap, key(KeyCode::Tab));
+    type_keys(&mut s, &snap, "--state f");
+    update(&mut s, &snap, key(KeyCode::Tab));
+    assert_eq!(
+        s.command.as_deref(),
+        Some("job list --agent lead --state failed ")
+    );
+    update(&mut s, &snap, key(KeyCode::Esc));
+    type_keys(&mut s, &snap, ":chat pay");
+    update(&mut s, &snap, key(KeyCode::Tab));
+    assert_eq!(s.command.as_deref(), Some("chat payments-refactor "));
 }
 
 #[test]

@@ -84,7 +84,7 @@ pub(super) fn print_message_line(
     mentions: &[String],
 ) -> std::io::Result<()> {
     // Posts are Markdown; printed as the transcript renders them, minus the styles.
-    let body = gitmoot_ui::widgets::threads::plain_markdown(body);
+    let body = gitmoot_ui::markdown::plain(body);
     writeln!(out, "#{seq} [{kind}] {author}: {body}")?;
     if !mentions.is_empty() {
         writeln!(out, "    mentions: {}", mentions.join(", "))?;

@@ -1,7 +1,7 @@
 //! Keymap as data: the built-in `ui/keymap.toml` plus user overrides, per context.
 //!
-//! Owns the [`Command`] names of the `run` field, lookup by context, the help rows and the
-//! README keys table; a key string ("ctrl-c", "alt-enter", "K") is parsed in `chord.rs`. Must not execute
+//! Owns the [`Command`] names of the `run` field, lookup by context, the help rows, the
+//! README keys table and its tour (`tour.rs`); a key string ("ctrl-c", "alt-enter", "K") is parsed in `chord.rs`. Must not execute
 //! anything: `update` maps a [`Command`] to state changes and actions.
 
 use std::str::FromStr;
@@ -12,7 +12,9 @@ use crate::pane::Pane;
 use crate::sort::SortKey;
 
 mod chord;
+mod tour;
 pub use chord::KeyChord;
+pub use tour::{Press, Step, TOUR, key_name, tour_markdown};
 
 /// The built-in keymap text.
 pub const BUILTIN: &str = include_str!("../../keymap.toml");

@@ -9,7 +9,8 @@ use crate::sanitize;
 use crate::state::{Overlay, Pane, State, ToastLevel};
 use crate::view::Snapshot;
 
-fn known_agents(snap: &Snapshot) -> Vec<String> {
+/// The agents the control room has seen: with an inbox or on a job of a loaded tree.
+pub(super) fn known_agents(snap: &Snapshot) -> Vec<String> {
     let mut v: Vec<String> = snap.inboxes.iter().map(|i| i.agent.clone()).collect();
     for r in &snap.roots {
         r.tree.walk(&mut |n| v.push(n.agent.clone()));

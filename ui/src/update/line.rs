@@ -1,11 +1,14 @@
-//! Keys while a line is edited: the `:` command line (history, completion) and the `/` filter.
+//! Keys while a line is edited: the `:` command line (history, completion of verbs, flags
+//! and the names on screen) and the `/` filter.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::chat::known_agents;
 use super::overlay::open_messages;
 use super::select::reconcile;
 use super::{edit_key, search_key};
 use crate::action::{Action, Write};
+use crate::complete::Names;
 use crate::state::{State, ToastLevel};
 use crate::view::Snapshot;
 
@@ -46,7 +49,8 @@ pub(super) fn command_line_key(
             }
         }
         KeyCode::Tab => {
-            let (done, cands) = crate::complete::complete(&state.completions, line);
+            let names = names_on_screen(snap);
+            let (done, cands) = crate::complete::complete(&state.completions, &names, line);
             *line = done;
             state.candidates = cands;
         }
@@ -67,6 +71,25 @@ pub(super) fn command_line_key(
         _ => {
             edit_key(line, &k);
         }
+    }
+}
+
+/// What the `:` line's values complete from: the jobs, agents, threads and repos loaded.
+fn names_on_screen(snap: &Snapshot) -> Names {
+    let mut jobs = Vec::new();
+    let mut repos: Vec<String> = Vec::new();
+    for r in snap.roots_newest_first() {
+        r.tree.walk(&mut |n| jobs.push(n.id.clone()));
+        repos.extend(r.repo.clone());
+    }
+    repos.extend(snap.threads.iter().filter_map(|t| t.repo.clone()));
+    repos.sort();
+    repos.dedup();
+    Names {
+        jobs,
+        agents: known_agents(snap),
+        threads: snap.threads.iter().map(|t| t.slug.clone()).collect(),
+        repos,
     }
 }
 

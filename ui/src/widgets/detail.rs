@@ -64,9 +64,12 @@ pub fn content(d: &JobDetail, width: usize, theme: &Theme) -> Vec<Line<'static>>
                 Span::styled("  decision ", theme.style(Slot::Muted)),
                 Span::styled(clean_line(&r.decision), theme.style(Slot::Accent)),
             ]));
-            text(&r.summary, Slot::Text, &mut out);
-            for f in &r.findings {
-                text(f, Slot::Text, &mut out);
+            // Summaries and findings are Markdown (findings as `report::findings` writes them).
+            for md in std::iter::once(&r.summary).chain(&r.findings) {
+                let base = theme.style(Slot::Text);
+                for l in crate::markdown::lines(&clean(md), width.saturating_sub(2), base, theme) {
+                    out.push(Line::from([vec![Span::raw("  ")], l.spans].concat()));
+                }
             }
             for n in &r.notes {
                 text(n, Slot::Accent, &mut out);

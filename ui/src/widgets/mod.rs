@@ -191,9 +191,9 @@ pub fn str_width(s: &str) -> usize {
 /// Word-wraps `s` to `width` columns (long words are split); a line's leading whitespace
 /// is repeated on its continuation lines, so code, JSON, YAML and diffs keep their shape.
 ///
-/// Hand-written rather than `textwrap`: it measures with the same width function as the
-/// rest of the widgets (ratatui's), needs no hyphenation or line-break tables, and is
-/// these few lines against a crate with its own Unicode data.
+/// For verbatim text (prompts, raw output, code): runs of spaces inside a line stay as
+/// they are and a long word fills the line it starts on, which textwrap's word splitting
+/// would not keep; Markdown prose is wrapped by `markdown` with textwrap's first-fit.
 pub fn wrap(s: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out = Vec::new();

@@ -1,5 +1,6 @@
 //! The Threads and inboxes pane: thread list, per-agent inboxes with unread counts, and the
-//! open thread's transcript with mentions highlighted.
+//! open thread's transcript (its posts' Markdown laid out by `markdown`) with mentions
+//! highlighted.
 //!
 //! Owns drawing of chat data; composing is the `answer_form` widget's job.
 
@@ -9,7 +10,7 @@ use ratatui::symbols;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::{empty_note, fit, pane_block, row_style, wrap};
+use super::{empty_note, fit, pane_block, row_style};
 use crate::rows;
 use crate::sanitize::{clean, clean_line};
 use crate::search::{Filter, count_note};
@@ -264,10 +265,9 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         } else {
             Slot::Text
         };
-        let mut md = Inline::default();
-        for l in wrap(&markdown_blocks(&clean(&m.body)), w) {
+        for l in crate::markdown::lines(&clean(&m.body), w, theme.style(body_slot), theme) {
             let mut spans = vec![Span::raw("   ")];
-            spans.extend(md.spans(&l, theme.style(body_slot), theme));
+            spans.extend(l.spans);
             lines.push(Line::from(
                 filter.mark(spans, theme.style(Slot::FilterMatch)),
             ));
@@ -288,158 +288,4 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     }
     let lines: Vec<Line> = blocks.into_iter().skip(start).flatten().collect();
     frame.render_widget(Paragraph::new(lines), body);
-}
-
-/// Splits a line into spans with `@name` mentions highlighted.
-pub fn mentions<'a>(line: &str, base: ratatui::style::Style, theme: &Theme) -> Vec<Span<'a>> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut in_mention = false;
-    for c in line.chars() {
-        if c == '@' && !in_mention {
-            if !cur.is_empty() {
-                out.push(Span::styled(std::mem::take(&mut cur), base));
-            }
-            in_mention = true;
-            cur.push(c);
-        } else if in_mention && !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.') {
-            out.push(Span::styled(
-                std::mem::take(&mut cur),
-                theme.style(Slot::ChatMention),
-            ));
-            in_mention = false;
-            cur.push(c);
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.is_empty() {
-        out.push(Span::styled(
-            cur,
-            if in_mention {
-                theme.style(Slot::ChatMention)
-            } else {
-                base
-            },
-        ));
-    }
-    out
-}
-
-/// Block-level Markdown of chat posts as text: `> ` quotes become a bar, `- `/`* ` list
-/// items a bullet (job-result posts are written in this Markdown, as PR comments are).
-///
-/// Hand-written rather than `pulldown-cmark`: posts use only quotes, bullets, bold and
-/// inline code, and the transcript must wrap them at the pane's width itself.
-pub fn markdown_blocks(body: &str) -> String {
-    body.lines()
-        .map(|l| {
-            let indent = &l[..l.len() - l.trim_start().len()];
-            let t = l.trim_start();
-            if let Some(q) = t
-                .strip_prefix("> ")
-                .or(t.strip_prefix('>').filter(|q| q.is_empty()))
-            {
-                format!("{indent}▏ {q}")
-            } else if let Some(item) = t.strip_prefix("- ").or(t.strip_prefix("* ")) {
-                format!("{indent}• {item}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A chat post as the CLI prints it: the transcript's rendering without styles, so
-/// `chat show` and the control room read the same.
-pub fn plain_markdown(body: &str) -> String {
-    markdown_blocks(body).replace("**", "").replace('`', "")
-}
-
-/// Inline Markdown state carried across a message's wrapped lines: `**bold**` and
-/// `` `code` `` become styles, their markers are dropped.
-#[derive(Debug, Default)]
-pub struct Inline {
-    bold: bool,
-    code: bool,
-}
-
-impl Inline {
-    pub fn spans<'a>(
-        &mut self,
-        line: &str,
-        base: ratatui::style::Style,
-        theme: &Theme,
-    ) -> Vec<Span<'a>> {
-        let mut out = Vec::new();
-        let mut cur = String::new();
-        let mut chars = line.chars().peekable();
-        let flush = |cur: &mut String, out: &mut Vec<Span<'a>>, bold: bool, code: bool| {
-            if cur.is_empty() {
-                return;
-            }
-            let mut style = if code {
-                theme.style(Slot::Accent)
-            } else {
-                base
-            };
-            if bold {
-                style = style.add_modifier(ratatui::style::Modifier::BOLD);
-            }
-            if code {
-                out.push(Span::styled(std::mem::take(cur), style));
-            } else {
-                out.extend(mentions(&std::mem::take(cur), style, theme));
-            }
-        };
-        while let Some(c) = chars.next() {
-            if c == '`' {
-                flush(&mut cur, &mut out, self.bold, self.code);
-                self.code = !self.code;
-            } else if c == '*' && !self.code && chars.peek() == Some(&'*') {
-                chars.next();
-                flush(&mut cur, &mut out, self.bold, self.code);
-                self.bold = !self.bold;
-            } else {
-                cur.push(c);
-            }
-        }
-        flush(&mut cur, &mut out, self.bold, self.code);
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chat_markdown_renders_without_its_markers() {
-        let body = "> Agent: `codex`\n\n**Decision:** `approved`\n**Findings**\n- one";
-        let blocks = markdown_blocks(body);
-        assert_eq!(
-            blocks,
-            "▏ Agent: `codex`\n\n**Decision:** `approved`\n**Findings**\n• one"
-        );
-        let theme = Theme::monochrome();
-        let mut md = Inline::default();
-        let spans = md.spans(
-            "**Decision:** `approved`",
-            ratatui::style::Style::default(),
-            &theme,
-        );
-        let text: String = spans.iter().map(|s| s.content.to_string()).collect();
-        assert_eq!(text, "Decision: approved");
-        assert_eq!(
-            plain_markdown(body),
-            "▏ Agent: codex\n\nDecision: approved\nFindings\n• one"
-        );
-        assert!(
-            spans[0]
-                .style
-                .add_modifier
-                .contains(ratatui::style::Modifier::BOLD)
-        );
-    }
 }
