@@ -11,6 +11,7 @@ mod cli_validation;
 mod closed_pipe;
 mod contract_cli;
 mod engine_cli;
+mod fleet_cli;
 mod foundation_cli;
 mod ops_cli;
 mod ops_config;

@@ -19,7 +19,7 @@ pub use chat::{AuthorKind, LinkPurpose, MessageKind, ThreadState};
 pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
 pub use diff::{DiffFile, DiffLine, FileStatus, Hunk, LandStrategy, LineOp};
 pub use event_kind::EventKind;
-pub use job::{Action, JobKind, JobState, ResumeVerb, RunState, WorktreeState};
+pub use job::{Action, BulkVerb, JobKind, JobState, ResumeVerb, RunState, WorktreeState};
 pub use names::UnknownName;
 pub use policy::{AutonomyPolicy, Capability, RuntimeKind};
 pub use tree::{JobNode, Rollup};

@@ -1,0 +1,122 @@
+//! Issue 28's fleet verbs through the real binary: acting on many jobs by query
+//! (`job cancel|kill|retry --where … [--dry-run]`).
+
+use gitmoot_test_support as support;
+
+use std::path::Path;
+
+use support::{gitmoot, job_state, json, shell_agent, stdout};
+
+const QUIET: &str = "cat >/dev/null\necho '{\"gitmoot_result\": {\"decision\": \"approved\", \"summary\": \"ok\"}}'";
+
+/// Submits a root for `agent` (no daemon runs, so it stays queued); returns its id.
+fn submit(h: &Path, agent: &str, prompt: &str) -> String {
+    stdout(h, &["job", "run", "--agent", agent, prompt])
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_bulk_cancel_by_query_previews_with_dry_run_then_cancels_only_what_it_selects() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    shell_agent(h, "scout", QUIET, &[]);
+    shell_agent(h, "other", QUIET, &[]);
+    let a = submit(h, "scout", "one");
+    let b = submit(h, "scout", "two");
+    let keep = submit(h, "other", "three");
+
+    // A fresh job is not two hours old, so `older=2h` selects nothing and changes nothing.
+    let none = stdout(
+        h,
+        &[
+            "job",
+            "cancel",
+            "--where",
+            "state=queued agent=scout older=2h",
+        ],
+    );
+    assert!(none.contains("of 0 selected"), "{none}");
+
+    let dry = stdout(
+        h,
+        &[
+            "job",
+            "cancel",
+            "--where",
+            "state=queued agent=scout newer=2h",
+            "--dry-run",
+        ],
+    );
+    assert!(dry.contains(&format!("would cancel {a} (queued")), "{dry}");
+    assert!(dry.contains(&format!("would cancel {b} (queued")), "{dry}");
+    assert!(!dry.contains(&keep), "{dry}");
+    assert!(dry.contains("dry run: nothing changed"), "{dry}");
+    for id in [&a, &b, &keep] {
+        assert_eq!(job_state(h, id), "queued", "the dry run changed {id}");
+    }
+
+    let done = json(
+        h,
+        &[
+            "job",
+            "cancel",
+            "--where",
+            "state=queued agent=scout",
+            "--json",
+        ],
+    );
+    let items = done["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{done}");
+    assert!(items.iter().all(|i| i["refused"].is_null()), "{done}");
+    assert_eq!(job_state(h, &a), "cancelled");
+    assert_eq!(job_state(h, &b), "cancelled");
+    assert_eq!(job_state(h, &keep), "queued");
+}
+
+#[test]
+fn a_refused_item_is_reported_with_its_reason_and_the_rest_proceed() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    shell_agent(h, "scout", QUIET, &[]);
+    let gone = submit(h, "scout", "one");
+    stdout(h, &["job", "cancel", &gone]);
+    let live = submit(h, "scout", "two");
+
+    let out = gitmoot(h)
+        .args(["job", "kill", "--where", "agent=scout"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("refused {gone}: run {gone} is already")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("kill tree {live}")), "{text}");
+    assert_eq!(job_state(h, &live), "cancelled");
+}
+
+#[test]
+fn a_bad_query_is_one_line_exit_2_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    shell_agent(h, "scout", QUIET, &[]);
+    let a = submit(h, "scout", "one");
+    for q in ["", "state=sleeping", "colour=red", "agent", "older=soon"] {
+        let out = gitmoot(h)
+            .args(["job", "cancel", "--where", q])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{q:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{q:?}: {err}");
+    }
+    let out = gitmoot(h).args(["job", "retry", &a]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no pending human escalation"),
+        "{out:?}"
+    );
+    assert_eq!(job_state(h, &a), "queued");
+}
