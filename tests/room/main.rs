@@ -5,6 +5,7 @@
 mod chat_e2e;
 mod damaged_store;
 mod demo_headless;
+mod fleet_room;
 mod ops_room;
 mod promote_room;
 mod screenshots;

@@ -26,7 +26,7 @@ pub mod view;
 pub mod widgets;
 pub mod work;
 
-pub use action::{Action, Load, PromoteAction, ResumeVerb, Term, Write};
+pub use action::{Action, BulkVerb, Load, PromoteAction, ResumeVerb, Term, Write};
 pub use complete::CompletionTree;
 pub use keymap::{Keymap, KeymapError, keys_markdown};
 pub use pane::Pane;

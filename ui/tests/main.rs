@@ -6,6 +6,7 @@ mod bench;
 mod common;
 mod diff_tab;
 mod live_activity;
+mod marks;
 mod polish;
 mod quit;
 mod snapshots;

@@ -123,9 +123,12 @@ pub enum Command {
     Review,
     Land,
     Discard,
+    Mark,
+    MarkAll,
+    RetryJob,
 }
 
-const SIMPLE: [(&str, Command); 54] = [
+const SIMPLE: [(&str, Command); 57] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -180,6 +183,9 @@ const SIMPLE: [(&str, Command); 54] = [
     ("review", Command::Review),
     ("land", Command::Land),
     ("discard", Command::Discard),
+    ("mark", Command::Mark),
+    ("mark_all", Command::MarkAll),
+    ("retry_job", Command::RetryJob),
 ];
 
 impl FromStr for Command {

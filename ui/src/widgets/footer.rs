@@ -157,6 +157,7 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                 (ToggleFold, "fold"),
                 (Kill, "kill root"),
                 (CancelJob, "cancel"),
+                (Mark, "mark"),
                 (Copy, "copy id"),
                 (Filter, "filter"),
             ],

@@ -21,7 +21,10 @@ use crate::view::{JobKind, JobState, Snapshot, elapsed, node_label, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
-    let note = format!("{} roots", snap.roots.len());
+    let mut note = format!("{} roots", snap.roots.len());
+    if !state.marks.is_empty() {
+        note.push_str(&format!(" · {} marked", state.marks.len()));
+    }
     let block = pane_block(Pane::Tree, state, theme, note);
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -171,7 +174,13 @@ fn row<'a>(
     let right = figures(r, state.now_ms, snap_live, cols, trailer.is_some());
     let right_w = super::str_width(&right);
     let left_w = width.saturating_sub(right_w);
-    let mark = if is_sel { "▌" } else { " " };
+    let mark = if state.marks.contains(&n.id) {
+        "●"
+    } else if is_sel {
+        "▌"
+    } else {
+        " "
+    };
     let lead = lead(r);
     let lead_w = 1 + super::str_width(&lead) + super::str_width(glyph) + 1;
     let label_style = if n.kind == JobKind::Root {
