@@ -27,6 +27,7 @@ mod resolve;
 pub mod review;
 pub mod session;
 pub mod settle;
+pub mod stall;
 pub mod submit;
 
 pub use control::{

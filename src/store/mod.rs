@@ -24,6 +24,7 @@ mod pg;
 pub(crate) mod row;
 pub mod runs;
 mod schema;
+pub mod stalls;
 pub mod tx;
 pub mod value;
 pub mod views;

@@ -142,6 +142,11 @@ pub enum JobCmd {
     /// Retry a job waiting for a human (a failure round or an interrupted job) as a new
     /// attempt, like `job resume JOB retry` (or every job a --where query selects).
     Retry(OneOrMany),
+    /// Leave a stalled job running: its stall leaves Attention until it stalls anew.
+    Leave {
+        /// The stalled job (a unique id prefix works).
+        job: String,
+    },
     /// Everything awaiting a human: ask-gate questions and failure escalations.
     Pending {
         /// Print JSON instead of text.
@@ -398,6 +403,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Discard { job, force, json } => write::discard(ctx, &job, force, json),
         JobCmd::Answer { job, text } => steer::answer(ctx, &job, &text),
+        JobCmd::Leave { job } => steer::leave(ctx, &job),
         JobCmd::Resume {
             job,
             verb,

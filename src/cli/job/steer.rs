@@ -113,6 +113,19 @@ pub(super) fn cancel(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `job leave`: a stalled job left running; its stall leaves Attention.
+pub(super) fn leave(ctx: &Ctx, id: &str) -> anyhow::Result<()> {
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let id = jobs::resolve_id(store.conn(), id)?;
+    store.write(|tx| engine::stall::leave(tx, crate::chat::live_env(&cfg.orchestrate), &id))?;
+    writeln!(
+        Out::lines(),
+        "left {id} running; it shows again if it stalls anew"
+    )?;
+    Ok(())
+}
+
 /// `job answer`: an ask round answered, and the answer posted to the job's thread.
 pub(super) fn answer(ctx: &Ctx, job: &str, text: &str) -> anyhow::Result<()> {
     let cfg = ctx.config()?;
