@@ -117,6 +117,13 @@ impl Executor {
             Write::KillRoot { root_id, force } => self.kill(root_id, *force),
             Write::CancelJob { job_id } => self.cancel(job_id),
             Write::Bulk { verb, job_ids } => self.bulk(*verb, job_ids),
+            Write::LeaveStall { job_id } => {
+                let env = live_env(&self.config.orchestrate);
+                self.store
+                    .write(|tx| engine::stall::leave(tx, env, job_id))
+                    .map(|()| Outcome::done(format!("left {job_id} running")))
+                    .map_err(Into::into)
+            }
             Write::SendChat {
                 thread_id,
                 body,

@@ -227,3 +227,49 @@ fn a_healthy_chatty_agent_raises_no_stall() {
     assert_eq!(support::job_state(&h, &job), "succeeded");
     assert!(stall_events(&h, &job).is_empty());
 }
+
+#[test]
+fn leave_takes_a_stalled_job_out_of_attention_and_refuses_one_that_is_not_stalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = home(dir.path(), "");
+    let go = dir.path().join("go");
+    shell_agent(
+        &h,
+        "quiet",
+        &format!(
+            "cat >/dev/null\nwhile [ ! -f {} ]; do sleep 0.1; done\necho '{RESULT}'",
+            go.display()
+        ),
+        &[],
+    );
+    let job = submit(&h, "quiet");
+    let out = gitmoot(&h).args(["job", "leave", &job]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not stalled"));
+
+    let d = spawn_daemon(&h, &[]);
+    support::wait_until("a job_stalled event", WAIT, || {
+        !stall_events(&h, &job).is_empty()
+    });
+    let left = stdout(&h, &["job", "leave", &job]);
+    assert!(left.contains(&format!("left {job} running")), "{left}");
+    let kinds = json(&h, &["job", "events", &job, "--json"]);
+    assert!(
+        kinds
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "job_stall_left"),
+        "{kinds}"
+    );
+    std::fs::write(&go, "").unwrap();
+    support::wait_until("the job to settle", WAIT, || {
+        support::job_state(&h, &job) == "succeeded"
+    });
+    stop_daemon(d);
+    assert_eq!(
+        stall_events(&h, &job).len(),
+        1,
+        "left, it is not raised again"
+    );
+}

@@ -51,3 +51,37 @@ fn marking_three_rows_and_cancelling_them_cancels_those_three_only() {
     assert_eq!(job_state(&home, &spared), "queued");
     t.quit(WAIT);
 }
+
+#[test]
+fn a_stalled_job_appears_in_attention_with_its_evidence_and_is_cancelled_from_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = support::configured_home(
+        dir.path(),
+        "h",
+        "[daemon]\ntick = \"100ms\"\n[orchestrate]\nstall_after = \"1s\"\n",
+    );
+    // Silent until the test is done with it (it is cancelled before the file appears).
+    let never = dir.path().join("never");
+    shell_agent(
+        &home,
+        "scout",
+        &format!(
+            "cat >/dev/null\nwhile [ ! -f {} ]; do sleep 0.1; done",
+            never.display()
+        ),
+        &[],
+    );
+    let job = submit(&home, "hang");
+    let t = Tmux::control_room("stall", &home, "");
+    let screen = t.wait_for("⧗ stalled", WAIT);
+    assert!(screen.contains("no activity for"), "{screen}");
+    assert!(screen.contains("nothing since it started"), "{screen}");
+    t.keys(&["1", "g", "C"]);
+    t.wait_for(&format!("Cancel {job}?"), WAIT);
+    t.keys(&["y"]);
+    t.wait_gone("⧗ stalled", WAIT);
+    support::wait_until("the job to end cancelled", WAIT, || {
+        job_state(&home, &job) == "cancelled"
+    });
+    t.quit(WAIT);
+}

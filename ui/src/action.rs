@@ -40,6 +40,8 @@ pub enum Write {
     KillRoot { root_id: String, force: bool },
     /// `job cancel ID`.
     CancelJob { job_id: String },
+    /// `job leave JOB`: a stalled job left running.
+    LeaveStall { job_id: String },
     /// `job cancel|kill|retry --where …`: one verb on every marked job, each through the
     /// same library function (`engine::bulk::apply`).
     Bulk {

@@ -8,7 +8,9 @@
 
 use std::borrow::Cow;
 
-pub use gitmoot_types::{JobKind, JobNode, JobState, MessageKind, Rollup, RunState, ThreadState};
+pub use gitmoot_types::{
+    JobKind, JobNode, JobState, MessageKind, Rollup, RunState, StallSignal, ThreadState,
+};
 
 /// Short name for a tree row: the delegation id for legs (with the attempt from the first
 /// retry on, so a failed run and its retry read apart), the kind for the rest.
@@ -60,6 +62,11 @@ pub enum AttentionKind {
         jobs: [String; 2],
         files: Vec<String>,
     },
+    /// A running job looks stuck (`job_stalled`): cancel it, or leave it running.
+    Stall {
+        signal: StallSignal,
+        evidence: String,
+    },
 }
 
 /// Something waiting for a human.
@@ -86,6 +93,7 @@ impl AttentionItem {
             AttentionKind::Failure { .. } => "failure",
             AttentionKind::Preflight { .. } => "preflight",
             AttentionKind::Overlap { .. } => "overlap",
+            AttentionKind::Stall { .. } => "stall",
         };
         format!("{}#{kind}", self.job_id)
     }
@@ -294,6 +302,14 @@ impl Snapshot {
 
     pub fn job(&self, id: &str) -> Option<&JobNode> {
         self.roots.iter().find_map(|r| r.tree.find(id))
+    }
+
+    /// How `job_id` is stalled, when the Attention pane holds it as a stall.
+    pub fn stall(&self, job_id: &str) -> Option<StallSignal> {
+        self.attention.iter().find_map(|a| match a.kind {
+            AttentionKind::Stall { signal, .. } if a.job_id == job_id => Some(signal),
+            _ => None,
+        })
     }
 }
 

@@ -10,4 +10,5 @@ mod marks;
 mod polish;
 mod quit;
 mod snapshots;
+mod stalls;
 mod update_keys;

@@ -126,9 +126,10 @@ pub enum Command {
     Mark,
     MarkAll,
     RetryJob,
+    LeaveStall,
 }
 
-const SIMPLE: [(&str, Command); 57] = [
+const SIMPLE: [(&str, Command); 58] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -186,6 +187,7 @@ const SIMPLE: [(&str, Command); 57] = [
     ("mark", Command::Mark),
     ("mark_all", Command::MarkAll),
     ("retry_job", Command::RetryJob),
+    ("leave_stall", Command::LeaveStall),
 ];
 
 impl FromStr for Command {

@@ -182,6 +182,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::CancelJob => cancel_job(state, snap),
         Command::RetryJob => marks::confirm(state, snap, BulkVerb::Retry),
         Command::Mark => marks::toggle(state, snap),
+        Command::LeaveStall => attention::leave(state, snap, out),
         Command::MarkAll => marks::mark_all(state, snap),
         Command::RootNext => switch_root(state, snap, 1),
         Command::RootPrev => switch_root(state, snap, -1),

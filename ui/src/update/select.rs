@@ -188,7 +188,8 @@ fn subject(item: &crate::view::AttentionItem) -> String {
         AttentionKind::Failure { failed_leg, .. } => failed_leg.clone(),
         AttentionKind::Ask { .. }
         | AttentionKind::Preflight { .. }
-        | AttentionKind::Overlap { .. } => item.job_id.clone(),
+        | AttentionKind::Overlap { .. }
+        | AttentionKind::Stall { .. } => item.job_id.clone(),
     }
 }
 

@@ -144,6 +144,15 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                     (Copy, "copy cmd"),
                 ],
             ),
+            Some(AttentionKind::Stall { .. }) => (
+                Context::Attention,
+                &[
+                    (CancelJob, "cancel"),
+                    (LeaveStall, "leave it"),
+                    (Detail, "detail"),
+                    (Kill, "kill root"),
+                ],
+            ),
             Some(AttentionKind::Preflight { .. } | AttentionKind::Overlap { .. }) => (
                 Context::Attention,
                 &[(Detail, "detail"), (Kill, "kill root"), (Copy, "copy cmd")],

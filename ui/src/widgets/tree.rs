@@ -170,6 +170,9 @@ fn row<'a>(
     {
         head.push_str(&work_mark(w));
     }
+    if let Some(signal) = snap.stall(&n.id) {
+        head.push_str(&format!(" ⧗ {signal}"));
+    }
     let trailer = trailer(r, snap_live);
     let right = figures(r, state.now_ms, snap_live, cols, trailer.is_some());
     let right_w = super::str_width(&right);
