@@ -15,6 +15,7 @@ pub mod delegations;
 pub mod escalations;
 #[macro_use]
 pub mod events;
+pub mod fleet;
 pub mod jobs;
 pub mod location;
 pub mod memory;

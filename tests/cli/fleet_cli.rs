@@ -120,3 +120,85 @@ fn a_bad_query_is_one_line_exit_2_and_changes_nothing() {
     );
     assert_eq!(job_state(h, &a), "queued");
 }
+
+#[test]
+fn agent_list_live_shows_who_works_on_what_who_waits_and_the_last_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let go = h.join("go");
+    shell_agent(
+        h,
+        "busy",
+        &format!(
+            "cat >/dev/null\necho 'reading the schema'\nwhile [ ! -f {} ]; do sleep 0.1; done\n\
+             echo '{{\"gitmoot_result\": {{\"decision\": \"approved\", \"summary\": \"ok\"}}}}'",
+            go.display()
+        ),
+        &[],
+    );
+    shell_agent(h, "broken", "cat >/dev/null\necho oops >&2\nexit 3", &[]);
+    shell_agent(h, "asker", support::ASKER, &[]);
+    shell_agent(h, "spare", QUIET, &[]);
+    submit(h, "broken", "fail");
+    submit(h, "asker", "ask");
+    stdout(h, &["daemon", "run", "--until-idle"]);
+    let busy_job = submit(h, "busy", "work");
+    let d = support::spawn_daemon(h, &[]);
+    let row = |rows: &serde_json::Value, name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    support::wait_until(
+        "busy's step to show",
+        std::time::Duration::from_secs(60),
+        || {
+            row(&json(h, &["agent", "list", "--live", "--json"]), "busy")["now"]
+                == "reading the schema"
+        },
+    );
+    let rows = json(h, &["agent", "list", "--live", "--json"]);
+    let busy = row(&rows, "busy");
+    assert_eq!(busy["state"], "working", "{busy}");
+    assert_eq!(busy["running"], 1, "{busy}");
+    assert_eq!(busy["now_job"], busy_job.as_str(), "{busy}");
+    assert_eq!(busy["runtime"], "shell");
+    assert_eq!(busy["policy"], "danger-full-access");
+    let asker = row(&rows, "asker");
+    assert_eq!(asker["state"], "waiting", "{asker}");
+    let broken = row(&rows, "broken");
+    assert_eq!(broken["state"], "idle", "{broken}");
+    assert!(
+        broken["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("exited with code 3"),
+        "{broken}"
+    );
+    let spare = row(&rows, "spare");
+    assert_eq!(
+        (
+            spare["state"].as_str(),
+            spare["last_error"].is_null(),
+            spare["unread"].as_u64()
+        ),
+        (Some("idle"), true, Some(0))
+    );
+    let text = stdout(h, &["agent", "list", "--live"]);
+    assert!(text.contains("working on 1"), "{text}");
+    assert!(text.contains("waiting on a human (1)"), "{text}");
+    std::fs::write(&go, "").unwrap();
+    support::wait_until(
+        "busy's job to end",
+        std::time::Duration::from_secs(60),
+        || job_state(h, &busy_job) == "succeeded",
+    );
+    support::stop_daemon(d);
+    assert_eq!(
+        row(&json(h, &["agent", "list", "--live", "--json"]), "busy")["state"],
+        "idle"
+    );
+}

@@ -7,6 +7,7 @@
 //! ui crate and the library can share it (SQL conversions live in the library's store).
 
 mod activity;
+mod agent;
 mod chat;
 mod delegation;
 mod diff;
@@ -18,6 +19,7 @@ mod stall;
 mod tree;
 
 pub use activity::ActivityKind;
+pub use agent::{AgentLive, AgentState};
 pub use chat::{AuthorKind, LinkPurpose, MessageKind, ThreadState};
 pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
 pub use diff::{DiffFile, DiffLine, FileStatus, Hunk, LandStrategy, LineOp};
