@@ -85,3 +85,34 @@ fn a_stalled_job_appears_in_attention_with_its_evidence_and_is_cancelled_from_th
     });
     t.quit(WAIT);
 }
+
+#[test]
+fn the_agents_pane_follows_a_live_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let (next, go) = (dir.path().join("next"), dir.path().join("go"));
+    shell_agent(
+        &home,
+        "scout",
+        &format!(
+            "cat >/dev/null\necho 'reading the schema'\nwhile [ ! -f {next} ]; do sleep 0.1; done\n\
+             echo 'writing the migration'\nwhile [ ! -f {go} ]; do sleep 0.1; done\n\
+             echo '{{\"gitmoot_result\": {{\"decision\": \"approved\", \"summary\": \"ok\"}}}}'",
+            next = next.display(),
+            go = go.display()
+        ),
+        &[],
+    );
+    let job = submit(&home, "migrate");
+    let t = Tmux::control_room("agents", &home, "");
+    t.wait_for("daemon embedded", WAIT);
+    t.keys(&["6"]);
+    t.wait_for("scout · working on 1", WAIT);
+    t.wait_for("now: reading the schema", WAIT);
+    std::fs::write(&next, "").unwrap();
+    t.wait_for("now: writing the migration", WAIT);
+    std::fs::write(&go, "").unwrap();
+    t.wait_for("scout · idle", WAIT);
+    assert_eq!(job_state(&home, &job), "succeeded");
+    t.quit(WAIT);
+}

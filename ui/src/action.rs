@@ -90,6 +90,8 @@ pub enum Load {
     Thread(String),
     /// `Snapshot::work.diff` for this job (`job diff --json`), read once per change.
     Diff(String),
+    /// `Snapshot::agents` (`agent list --live`), from now on at every load.
+    Agents,
 }
 
 /// What the UI thread does to its terminal or to itself.

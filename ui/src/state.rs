@@ -211,6 +211,8 @@ pub struct Selections {
     pub thread: Option<String>,
     pub inbox: Option<String>,
     pub message: Option<u64>,
+    /// The Agents pane's row, by agent name.
+    pub agent: Option<String>,
     pub hints: BTreeMap<Pane, usize>,
 }
 

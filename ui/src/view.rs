@@ -9,7 +9,8 @@
 use std::borrow::Cow;
 
 pub use gitmoot_types::{
-    JobKind, JobNode, JobState, MessageKind, Rollup, RunState, StallSignal, ThreadState,
+    AgentLive, AgentState, JobKind, JobNode, JobState, MessageKind, Rollup, RunState, StallSignal,
+    ThreadState,
 };
 
 /// Short name for a tree row: the delegation id for legs (with the attempt from the first
@@ -263,6 +264,8 @@ pub struct Snapshot {
     pub live: crate::live::Live,
     /// Write jobs' worktrees, overlaps, and the drawer job's work and diff.
     pub work: crate::work::Work,
+    /// Every registered agent live, by name (read once the Agents pane was opened).
+    pub agents: Vec<AgentLive>,
 }
 
 impl Snapshot {
@@ -281,6 +284,7 @@ impl Snapshot {
             detail: None,
             live: crate::live::Live::default(),
             work: crate::work::Work::default(),
+            agents: Vec::new(),
         }
     }
 

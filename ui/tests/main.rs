@@ -5,10 +5,10 @@
 mod bench;
 mod common;
 mod diff_tab;
+mod fleet;
 mod live_activity;
 mod marks;
 mod polish;
 mod quit;
 mod snapshots;
-mod stalls;
 mod update_keys;

@@ -25,18 +25,20 @@ pub enum Context {
     Dag,
     Threads,
     Detail,
+    Agents,
     AnswerForm,
     Dialog,
 }
 
 impl Context {
-    pub const ALL: [Context; 8] = [
+    pub const ALL: [Context; 9] = [
         Context::Global,
         Context::Attention,
         Context::Tree,
         Context::Dag,
         Context::Threads,
         Context::Detail,
+        Context::Agents,
         Context::AnswerForm,
         Context::Dialog,
     ];
@@ -49,6 +51,7 @@ impl Context {
             Context::Dag => "dag",
             Context::Threads => "threads",
             Context::Detail => "detail",
+            Context::Agents => "agents",
             Context::AnswerForm => "answer_form",
             Context::Dialog => "dialog",
         }
@@ -61,6 +64,7 @@ impl Context {
             Pane::Dag => Context::Dag,
             Pane::Threads => Context::Threads,
             Pane::Detail => Context::Detail,
+            Pane::Agents => Context::Agents,
         }
     }
 }
@@ -266,6 +270,8 @@ struct RawKeymap {
     #[serde(default)]
     detail: Vec<RawEntry>,
     #[serde(default)]
+    agents: Vec<RawEntry>,
+    #[serde(default)]
     answer_form: Vec<RawEntry>,
     #[serde(default)]
     dialog: Vec<RawEntry>,
@@ -280,6 +286,7 @@ impl RawKeymap {
             Context::Dag => &mut self.dag,
             Context::Threads => &mut self.threads,
             Context::Detail => &mut self.detail,
+            Context::Agents => &mut self.agents,
             Context::AnswerForm => &mut self.answer_form,
             Context::Dialog => &mut self.dialog,
         })

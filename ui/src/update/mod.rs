@@ -1,6 +1,7 @@
 //! `update`: one event in, state changes and actions out; key dispatch and the command table.
 //! Must not perform I/O or read the clock: time comes with `Event::Tick` and the snapshot.
 
+mod agents;
 mod attention;
 mod chat;
 mod diff;

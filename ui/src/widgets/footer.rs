@@ -171,6 +171,7 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                 (Filter, "filter"),
             ],
         ),
+        crate::state::Pane::Agents => (Context::Agents, &[(Open, "its jobs"), (Copy, "copy id")]),
         crate::state::Pane::Dag => (
             Context::Dag,
             &[

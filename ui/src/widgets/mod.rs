@@ -5,6 +5,7 @@
 //! change state (drawing cannot move a selection).
 
 pub mod activity;
+pub mod agents;
 pub mod answer_form;
 pub mod attention;
 pub mod command;

@@ -1,5 +1,5 @@
-//! A stalled job in the control room: its Attention item with the evidence, its marker in
-//! the tree, and `l` leaving it running.
+//! Watching a fleet in the control room: a stalled job's Attention item with the evidence,
+//! its marker in the tree and `l` leaving it running; the Agents pane and Enter on an agent.
 
 use crate::common;
 
@@ -41,4 +41,25 @@ fn a_stall_shows_its_evidence_and_marks_its_row_and_l_leaves_it() {
             job_id: "job-k3v7q2ma/db".into()
         })]
     );
+}
+
+#[test]
+fn six_opens_the_agents_pane_and_enter_shows_the_agent_s_jobs() {
+    let (mut s, snap) = setup();
+    assert_eq!(
+        update(&mut s, &snap, ch('6')),
+        vec![Action::Load(gitmoot_ui::Load::Agents)]
+    );
+    let screen = text(&s, &snap);
+    assert!(screen.contains("working on 1"), "{screen}");
+    assert!(screen.contains("now: $ cargo test -p payments"), "{screen}");
+    assert!(screen.contains("waiting on a human (1)"), "{screen}");
+    assert!(
+        screen.contains("last error: codex exited with code 1"),
+        "{screen}"
+    );
+    update(&mut s, &snap, ch('j'));
+    update(&mut s, &snap, key(crossterm::event::KeyCode::Enter));
+    assert_eq!(s.focus, gitmoot_ui::Pane::Tree);
+    assert_eq!(s.filter, "kimi");
 }
