@@ -116,3 +116,31 @@ fn the_agents_pane_follows_a_live_job() {
     assert_eq!(job_state(&home, &job), "succeeded");
     t.quit(WAIT);
 }
+
+#[test]
+fn the_grouped_view_counts_what_needs_you_what_works_and_what_is_done_today() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    shell_agent(&home, "asker", support::ASKER, &[]);
+    shell_agent(
+        &home,
+        "scout",
+        "cat >/dev/null\necho '{\"gitmoot_result\": {\"decision\": \"approved\", \"summary\": \"ok\"}}'",
+        &[],
+    );
+    stdout(&home, &["job", "run", "--agent", "asker", "ask"]);
+    submit(&home, "done one");
+    submit(&home, "done two");
+    stdout(&home, &["daemon", "run", "--until-idle"]);
+    let queued = submit(&home, "still to run");
+    let t = Tmux::control_room("groups", &home, "--no-daemon");
+    t.wait_for(&queued, WAIT);
+    t.keys(&["2", "v"]);
+    let screen = t.wait_for("needs you 1 · working 1 · done today 2", WAIT);
+    for heading in ["Needs you (1)", "Working (1)", "Done today (2)"] {
+        assert!(screen.contains(heading), "{heading}: {screen}");
+    }
+    t.keys(&["v"]);
+    t.wait_for("4 roots", WAIT);
+    t.quit(WAIT);
+}

@@ -11,6 +11,7 @@
 
 pub mod action;
 pub mod complete;
+pub mod groups;
 pub mod keymap;
 pub mod layout;
 pub mod live;

@@ -84,12 +84,20 @@ pub fn is_folded(state: &State, root: &RootView, node: &JobNode) -> bool {
     }
 }
 
-/// The tree's visible rows: roots newest first, then their children in order. While a
-/// filter is active, folds are ignored and a node shows if it or a descendant matches.
+/// The tree's visible rows: roots newest first (by group first in the grouped view), then
+/// their children in order. While a filter is active, folds are ignored and a node shows
+/// if it or a descendant matches.
 pub fn tree_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<TreeRow<'a>> {
     let mut filter = Filter::new(&state.filter);
     let mut out = Vec::new();
-    for root in snap.roots_newest_first() {
+    let roots: Vec<&RootView> = match state.grouped {
+        true => crate::groups::ordered(snap, state.now_ms)
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect(),
+        false => snap.roots_newest_first(),
+    };
+    for root in roots {
         push_node(
             &mut out,
             root,

@@ -263,6 +263,8 @@ pub struct State {
     pub diff: crate::work::DiffCursor,
     /// The root the DAG shows; follows the tree selection.
     pub dag_root: Option<String>,
+    /// The tree grouped by what needs you (`v`), instead of the whole tree.
+    pub grouped: bool,
     /// Jobs marked in the tree to act on together (cancel, kill, retry).
     pub marks: BTreeSet<String>,
     pub now_ms: i64,
@@ -308,6 +310,7 @@ impl State {
             activity_open: false,
             diff: crate::work::DiffCursor::default(),
             dag_root: None,
+            grouped: false,
             marks: BTreeSet::new(),
             now_ms,
             tick: 0,

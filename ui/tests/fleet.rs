@@ -63,3 +63,31 @@ fn six_opens_the_agents_pane_and_enter_shows_the_agent_s_jobs() {
     assert_eq!(s.focus, gitmoot_ui::Pane::Tree);
     assert_eq!(s.filter, "kimi");
 }
+
+#[test]
+fn v_groups_the_tree_by_what_needs_you_with_each_group_s_count_and_back() {
+    let (mut s, snap) = setup();
+    type_keys(&mut s, &snap, "2v");
+    assert!(s.grouped);
+    let screen = text(&s, &snap);
+    assert!(
+        screen.contains("needs you 1 · working 1 · done today 2"),
+        "{screen}"
+    );
+    let order: Vec<&str> = gitmoot_ui::rows::tree_rows(&snap, &s)
+        .iter()
+        .filter(|r| r.level == 0)
+        .map(|r| r.root.id.as_str())
+        .collect();
+    assert_eq!(
+        order[0], "job-k3v7q2ma",
+        "the gated root comes first: {order:?}"
+    );
+    assert_eq!(order[1], "job-p8c3d1wz", "then the working one: {order:?}");
+    for heading in ["Needs you (1)", "Working (1)", "Done today (2)"] {
+        assert!(screen.contains(heading), "{heading}: {screen}");
+    }
+    update(&mut s, &snap, ch('v'));
+    assert!(!s.grouped);
+    assert!(text(&s, &snap).contains("4 roots"));
+}

@@ -131,9 +131,10 @@ pub enum Command {
     MarkAll,
     RetryJob,
     LeaveStall,
+    Group,
 }
 
-const SIMPLE: [(&str, Command); 58] = [
+const SIMPLE: [(&str, Command); 59] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -192,6 +193,7 @@ const SIMPLE: [(&str, Command); 58] = [
     ("mark_all", Command::MarkAll),
     ("retry_job", Command::RetryJob),
     ("leave_stall", Command::LeaveStall),
+    ("group", Command::Group),
 ];
 
 impl FromStr for Command {

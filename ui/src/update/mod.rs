@@ -184,6 +184,10 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::RetryJob => marks::confirm(state, snap, BulkVerb::Retry),
         Command::Mark => marks::toggle(state, snap),
         Command::LeaveStall => attention::leave(state, snap, out),
+        Command::Group => {
+            state.grouped = !state.grouped;
+            select::reconcile(state, snap);
+        }
         Command::MarkAll => marks::mark_all(state, snap),
         Command::RootNext => switch_root(state, snap, 1),
         Command::RootPrev => switch_root(state, snap, -1),

@@ -15,6 +15,7 @@ pub mod dialog;
 pub mod diff;
 pub mod filter;
 pub mod footer;
+pub mod groups;
 pub mod help;
 pub mod messages;
 pub mod status;

@@ -21,7 +21,10 @@ use crate::view::{JobKind, JobState, Snapshot, elapsed, node_label, tokens};
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, theme: &Theme) {
     let rows = rows::tree_rows(snap, state);
-    let mut note = format!("{} roots", snap.roots.len());
+    let mut note = match state.grouped {
+        true => super::groups::note(snap, state.now_ms),
+        false => format!("{} roots", snap.roots.len()),
+    };
     if !state.marks.is_empty() {
         note.push_str(&format!(" · {} marked", state.marks.len()));
     }
@@ -44,28 +47,37 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         .position(|r| Some(&r.node.id) == state.sel.tree.as_ref())
         .unwrap_or(0);
     let cols = Columns::for_width(inner.width as usize);
-    let body_h = inner.height.saturating_sub(HEADER_ROWS) as usize;
+    // The grouped view spends up to one line per group on its heading.
+    let headings = if state.grouped { 3 } else { 0 };
+    let body_h = inner.height.saturating_sub(HEADER_ROWS + headings) as usize;
     let offset = rows::scroll_offset(sel, body_h);
     let mut lines: Vec<Line> = vec![header(cols, theme, inner.width as usize)];
-    lines.extend(
-        rows.iter()
-            .enumerate()
-            .skip(offset)
-            .take(body_h)
-            .map(|(i, r)| {
-                let idle = !snap.daemon.runs_jobs();
-                row(
-                    r,
-                    i == sel,
-                    idle,
-                    state,
-                    snap,
-                    theme,
-                    inner.width as usize,
-                    cols,
-                )
-            }),
-    );
+    let counts = crate::groups::counts(snap, state.now_ms);
+    let mut group = None;
+    for (i, r) in rows.iter().enumerate().skip(offset).take(body_h) {
+        if state.grouped && r.level == 0 {
+            let g = crate::groups::group_of(snap, r.root, state.now_ms);
+            if let Some(g) = g.filter(|g| Some(*g) != group) {
+                let n = counts[crate::groups::Group::ALL
+                    .iter()
+                    .position(|x| *x == g)
+                    .unwrap_or(0)];
+                lines.push(super::groups::heading(g, n, inner.width as usize, theme));
+                group = Some(g);
+            }
+        }
+        let idle = !snap.daemon.runs_jobs();
+        lines.push(row(
+            r,
+            i == sel,
+            idle,
+            state,
+            snap,
+            theme,
+            inner.width as usize,
+            cols,
+        ));
+    }
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
