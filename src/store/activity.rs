@@ -351,7 +351,7 @@ pub fn last<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Record>> {
 }
 
 row_columns! {
-    pub(crate) const RECORD_COLS;
+    const RECORD_COLS;
     /// One `activity` row, selected as `RECORD_COLS`.
     pub(crate) fn record -> Record {
         job_id,

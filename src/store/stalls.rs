@@ -5,7 +5,7 @@
 //! Holds SQL only; what counts as a stall is the engine's.
 
 use super::Result;
-use super::activity::{RECORD_COLS, Record, record};
+use super::activity::{Record, record};
 use super::events::{COLS, Event, map};
 use super::row::row_columns;
 use super::tx::{Tx, params};
@@ -42,14 +42,16 @@ pub fn running<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Running>> {
     )
 }
 
-/// Up to `limit` of `job_id`'s newest activity records, newest first.
+/// Up to `limit` of `job_id`'s newest activity records, newest first, without details.
 pub fn newest_records<'a>(
     tx: impl Into<Tx<'a>>,
     job_id: &str,
     limit: usize,
 ) -> Result<Vec<Record>> {
     tx.into().query_map(
-        &format!("SELECT {RECORD_COLS} FROM activity WHERE job_id = ?1 ORDER BY seq DESC LIMIT ?2"),
+        // The details (up to 8 KiB each) are left out: the watch reads this every tick.
+        "SELECT job_id, seq, at_ms, kind, summary, NULL FROM activity
+         WHERE job_id = ?1 ORDER BY seq DESC LIMIT ?2",
         params![job_id, limit],
         record,
     )
