@@ -6,9 +6,10 @@
 //! policy guidance); a new name goes into `gitmoot_types`, never here.
 
 pub use gitmoot_types::{
-    Action, AutonomyPolicy, Capability, Delegation, DiffFile, DiffLine, EphemeralSpec, EventKind,
-    FailurePolicy, FileStatus, Hunk, JobKind, JobState, LandStrategy, LineOp, ResumeVerb, RunState,
-    RuntimeKind, SynthesisRule, UnknownName, WorktreeState,
+    Action, ActivityKind, AgentLive, AgentState, AutonomyPolicy, BulkVerb, Capability, Delegation,
+    DiffFile, DiffLine, EphemeralSpec, EventKind, FailurePolicy, FileStatus, Hunk, JobKind,
+    JobState, LandStrategy, LineOp, ResumeVerb, RunState, RuntimeKind, StallSignal, SynthesisRule,
+    UnknownName, WorktreeState,
 };
 
 /// `dispatched_by` of every session job: the daemon neither runs nor recovers them.

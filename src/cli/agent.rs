@@ -1,4 +1,4 @@
-//! `gitmoot agent add|list|show|rm`.
+//! `gitmoot agent add|list|show|rm`, and `agent list --live` over `report::agents`.
 
 use std::io::Write;
 
@@ -15,8 +15,12 @@ use crate::store::agents::{self, Agent};
 pub enum AgentCmd {
     /// Register an agent.
     Add(AddArgs),
-    /// List registered agents.
+    /// List registered agents (with --live: what each is doing and spent today).
     List {
+        /// Each agent's state (working on N jobs, waiting on a human, idle), its newest
+        /// step, unread mentions, tokens and dollars today and its last error.
+        #[arg(long)]
+        live: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -75,7 +79,8 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<()> {
     let mut out = Out::lines();
     match cmd {
         AgentCmd::Add(a) => add(ctx, a),
-        AgentCmd::List { json } => {
+        AgentCmd::List { live: true, json } => live(ctx, json),
+        AgentCmd::List { live: false, json } => {
             let store = ctx.store()?;
             let all = agents::list(store.conn())?;
             if json {
@@ -255,4 +260,61 @@ fn plain_program(command: &str) -> Option<&str> {
     let first = command.split_whitespace().next()?;
     let shell = |c: char| "=$`'\"\\(){};&|<>*?[~#".contains(c);
     (!SHELL_WORDS.contains(&first) && !first.contains(shell)).then_some(first)
+}
+
+/// `agent list --live`: one row per agent, as the Agents pane shows it.
+fn live(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
+    let mut store = ctx.store()?;
+    let rows = store.read(|tx| crate::report::agents::live(tx, now_ms()))?;
+    if json {
+        return print_json(&rows);
+    }
+    let mut out = Out::lines();
+    if rows.is_empty() {
+        writeln!(out, "no agents registered")?;
+        return Ok(());
+    }
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|a| {
+            let state = match a.state {
+                crate::domain::AgentState::Working => format!("working on {}", a.running),
+                crate::domain::AgentState::Waiting => format!("waiting on a human ({})", a.waiting),
+                crate::domain::AgentState::Idle => "idle".into(),
+            };
+            vec![
+                a.name.clone(),
+                a.runtime.to_string(),
+                a.model.clone().unwrap_or_else(|| "-".into()),
+                a.policy.to_string(),
+                state,
+                short(a.now.as_deref()),
+                a.unread.to_string(),
+                format!("{} ${:.2}", a.tokens_today, a.usd_today),
+                short(a.last_error.as_deref()),
+            ]
+        })
+        .collect();
+    let heads = [
+        "NAME",
+        "RUNTIME",
+        "MODEL",
+        "POLICY",
+        "STATE",
+        "NOW",
+        "UNREAD",
+        "TODAY",
+        "LAST ERROR",
+    ];
+    write!(out, "{}", super::output::table(&heads, &table))?;
+    Ok(())
+}
+
+/// A table cell of free text: its first line, cut to a width a terminal row can hold.
+fn short(text: Option<&str>) -> String {
+    let line = text.and_then(|t| t.lines().next()).unwrap_or_default();
+    match line.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_string(),
+    }
 }

@@ -134,6 +134,13 @@ pub struct OrchestrateConfig {
     /// The least severe `changes_requested` review that still blocks; milder ones resolve
     /// as approved-with-notes.
     pub blocking_severity: crate::contract::Severity,
+    /// A running job with no activity for this long is stalled (`silent`); also the
+    /// window of `burning`. 0 turns both off.
+    pub stall_after: Duration,
+    /// The same tool call or command this many times in a row is `looping`; 0 off.
+    pub stall_repeats: u32,
+    /// Tokens spent with no step for `stall_after` that make a job `burning`; 0 off.
+    pub stall_burn_tokens: u64,
 }
 
 /// `[orchestrate].result_checks`: what the deterministic result checks do on failure.
@@ -175,6 +182,10 @@ impl Default for OrchestrateConfig {
             default_repair_timeout: None,
             result_checks: ResultChecks::Warn,
             blocking_severity: crate::contract::Severity::P3,
+            stall_after: Duration(10 * 60_000),
+            stall_repeats: 5,
+            // Any rise counts: a job whose only sign of life is its bill is the case.
+            stall_burn_tokens: 1,
         }
     }
 }

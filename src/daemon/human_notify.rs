@@ -26,7 +26,8 @@ use crate::store::{chat, jobs};
 /// One gate to tell a human about.
 #[derive(Debug, Clone)]
 pub struct Pending {
-    pub escalation_id: i64,
+    /// The round it tells of; `None` for a stall.
+    pub escalation_id: Option<i64>,
     pub job_id: String,
     pub root_id: String,
     pub payload: Value,
@@ -92,13 +93,31 @@ pub(crate) fn claim_pending(tx: &Tx<'_>, clock: &dyn Clock) -> Result<Vec<Pendin
             .data(json!({"escalation_id": r.id})),
         )?;
         out.push(Pending {
-            escalation_id: r.id,
+            escalation_id: Some(r.id),
             job_id: r.job_id,
             root_id: r.root_id,
             payload,
         });
     }
     Ok(out)
+}
+
+/// A stall the watch raised, told like a gate: `"event": "job_stalled"` with its evidence.
+/// The `job_stalled` event already marks it, so it is told once.
+pub(crate) fn stalled(r: &crate::engine::stall::Raised) -> Pending {
+    Pending {
+        escalation_id: None,
+        job_id: r.job_id.clone(),
+        root_id: r.root_id.clone(),
+        payload: json!({
+            "event": "job_stalled",
+            "job_id": r.job_id,
+            "root_id": r.root_id,
+            "signal": r.verdict.signal,
+            "evidence": r.verdict.evidence,
+            "act_with": format!("gitmoot job cancel {} | gitmoot job leave {}", r.job_id, r.job_id),
+        }),
+    }
 }
 
 /// Runs the command for one gate; a failure is logged and recorded, never retried.

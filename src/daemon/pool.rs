@@ -64,6 +64,8 @@ struct Pool {
     /// Jobs whose runs ended, settled by the next tick in the transaction that claims
     /// their successors.
     done: Vec<Finished>,
+    /// What the stall watch remembers between sweeps (`engine::stall::Memory`).
+    stalls: crate::engine::stall::Memory,
     /// `PRAGMA data_version` at the last tick: it moves only when another connection
     /// (a CLI call, the control room, the relay) committed.
     data_version: Option<i64>,

@@ -9,6 +9,7 @@
 
 mod batch;
 pub mod bounds;
+pub mod bulk;
 pub mod checks;
 mod continuation;
 pub mod control;
@@ -26,6 +27,7 @@ mod resolve;
 pub mod review;
 pub mod session;
 pub mod settle;
+pub mod stall;
 pub mod submit;
 
 pub use control::{

@@ -353,7 +353,7 @@ pub fn last<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Record>> {
 row_columns! {
     const RECORD_COLS;
     /// One `activity` row, selected as `RECORD_COLS`.
-    fn record -> Record {
+    pub(crate) fn record -> Record {
         job_id,
         seq,
         at_ms,

@@ -106,8 +106,8 @@ pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
 }
 
 row_columns! {
-    const COLS;
-    fn map -> Event {
+    pub(crate) const COLS;
+    pub(crate) fn map -> Event {
         id,
         ts_ms,
         root_id,

@@ -15,6 +15,7 @@ pub mod delegations;
 pub mod escalations;
 #[macro_use]
 pub mod events;
+pub mod fleet;
 pub mod jobs;
 pub mod location;
 pub mod memory;
@@ -24,6 +25,7 @@ mod pg;
 pub(crate) mod row;
 pub mod runs;
 mod schema;
+pub mod stalls;
 pub mod tx;
 pub mod value;
 pub mod views;

@@ -308,6 +308,7 @@ fn open(loader: &mut Loader, what: Load) {
         Load::Detail(id) => loader.detail_job = Some(id),
         Load::Thread(id) => loader.thread = Some(id),
         Load::Diff(id) => loader.work.diff_job = Some(id),
+        Load::Agents => loader.agents = true,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Store → the Attention pane's items: every open ask and failure round, the coordinators
-//! whose delegations the preflight refused, and the jobs a lost daemon left `interrupted`.
+//! whose delegations the preflight refused, the jobs a lost daemon left `interrupted`, and
+//! the running jobs stalled now.
 //!
 //! Owns the mapping of those rows to `AttentionItem`s; never writes. The write jobs'
 //! overlap items are `work.rs`'s.
@@ -57,6 +58,36 @@ pub(super) fn attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
     }
     out.extend(preflight_attention(conn)?);
     out.extend(interrupted_attention(conn)?);
+    out.extend(stall_attention(conn)?);
+    Ok(out)
+}
+
+/// Running jobs stalled now (`engine::stall`): the signal and its evidence, cancel or
+/// leave it.
+fn stall_attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
+    let mut out = Vec::new();
+    for e in crate::store::stalls::current(conn)? {
+        let (Some(job_id), Some(root_id)) = (e.job_id, e.root_id) else {
+            continue;
+        };
+        let data = e.data.unwrap_or_default();
+        let Ok(signal) = data["signal"].as_str().unwrap_or_default().parse() else {
+            continue;
+        };
+        let agent = views::agent_and_summary(conn, &job_id)?.map(|(a, _)| a);
+        out.push(AttentionItem {
+            kind: AttentionKind::Stall {
+                signal,
+                evidence: gitmoot_ui::sanitize::clean(data["evidence"].as_str().unwrap_or("")),
+            },
+            job_id,
+            root_id,
+            agent: agent.unwrap_or_default(),
+            opened_ms: e.ts_ms,
+            why: None,
+            thread: None,
+        });
+    }
     Ok(out)
 }
 

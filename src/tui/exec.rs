@@ -116,6 +116,14 @@ impl Executor {
             } => self.resume(job_id, *verb, instructions),
             Write::KillRoot { root_id, force } => self.kill(root_id, *force),
             Write::CancelJob { job_id } => self.cancel(job_id),
+            Write::Bulk { verb, job_ids } => self.bulk(*verb, job_ids),
+            Write::LeaveStall { job_id } => {
+                let env = live_env(&self.config.orchestrate);
+                self.store
+                    .write(|tx| engine::stall::leave(tx, env, job_id))
+                    .map(|()| Outcome::done(format!("left {job_id} running")))
+                    .map_err(Into::into)
+            }
             Write::SendChat {
                 thread_id,
                 body,
@@ -237,6 +245,32 @@ impl Executor {
         self.store
             .write(|tx| engine::cancel_job(tx, live_env(&self.config.orchestrate), job_id))?;
         Ok(Outcome::done(format!("cancelled {job_id}")))
+    }
+
+    /// The marked rows' verb, through `engine::bulk::apply` as `job cancel|kill|retry
+    /// --where` does: each refusal is named, the rest went ahead.
+    fn bulk(
+        &mut self,
+        verb: crate::domain::BulkVerb,
+        job_ids: &[String],
+    ) -> anyhow::Result<Outcome> {
+        let env = live_env(&self.config.orchestrate);
+        let items = self
+            .store
+            .write(|tx| engine::bulk::apply(tx, env, verb, job_ids, false))?;
+        let refused: Vec<String> = items
+            .iter()
+            .filter_map(|i| Some(format!("{}: {}", i.job_id, i.refused.as_ref()?)))
+            .collect();
+        let done = items.len() - refused.len();
+        let mut text = format!("{verb}: {done} done, {} refused", refused.len());
+        for r in &refused {
+            text.push_str(&format!("; refused {r}"));
+        }
+        Ok(match refused.is_empty() {
+            true => Outcome::done(text),
+            false => Outcome::new(ToastLevel::Warning, text),
+        })
     }
 
     fn send(

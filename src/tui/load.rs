@@ -63,6 +63,8 @@ pub struct Loader {
     attention: Option<(AttentionKey, Vec<AttentionItem>)>,
     pub daemon: DaemonStatus,
     pub detail_job: Option<String>,
+    /// The Agents pane was opened: each load reads `agent list --live` too.
+    pub agents: bool,
     pub thread: Option<String>,
     /// Live activity and spend, read incrementally.
     pub live: super::live::LiveCache,
@@ -83,6 +85,7 @@ impl Loader {
             attention: None,
             daemon,
             detail_job: None,
+            agents: false,
             thread: None,
             live: super::live::LiveCache::default(),
             work: super::work::WorkCache::default(),
@@ -193,6 +196,10 @@ impl Loader {
             .map(|(_, items)| items.clone())
             .unwrap_or_default();
         attention.extend(super::work::attention(&work, &self.store));
+        let agents = match self.agents {
+            true => crate::report::agents::live(conn, now)?,
+            false => Vec::new(),
+        };
         Ok(Snapshot {
             now_ms: now,
             as_of_ms: now,
@@ -206,6 +213,7 @@ impl Loader {
             detail,
             live,
             work,
+            agents,
         })
     }
 

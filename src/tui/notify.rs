@@ -62,6 +62,7 @@ impl Bell {
                 AttentionKind::Failure { .. } => "has a failed leg",
                 AttentionKind::Preflight { .. } => "could not route its delegations",
                 AttentionKind::Overlap { .. } => "changes files another open job changes",
+                AttentionKind::Stall { .. } => "looks stalled",
             };
             let more = match fresh.len() {
                 1 => String::new(),

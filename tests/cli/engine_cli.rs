@@ -242,3 +242,42 @@ fn env_overrides_apply_without_a_config_file() {
     assert!(text.contains("max_delegation_total_jobs = 3"), "{text}");
     assert!(text.contains("max_delegation_depth = 2"), "{text}");
 }
+
+#[test]
+fn retry_by_query_reruns_the_failed_leg_a_human_holds_and_refuses_a_job_nothing_holds() {
+    let h = Home::new();
+    let root = h.root();
+    let idle = h.root();
+    let mut r = result(Decision::Approved);
+    r.delegations = vec![leg("a", FailurePolicy::EscalateHuman)];
+    h.settle(&root, r);
+    let leg_id = format!("{root}/a");
+    h.settle(&leg_id, result(Decision::Failed));
+
+    let dry = h.ok(&[
+        "job",
+        "retry",
+        "--where",
+        "state=failed agent=rev",
+        "--dry-run",
+    ]);
+    assert!(
+        dry.contains(&format!(
+            "would retry {leg_id} (failed: runs again as a new attempt)"
+        )),
+        "{dry}"
+    );
+    h.cmd(&["job", "show", &format!("{leg_id}.2")]).code(2);
+
+    let done = h.ok(&["job", "retry", "--where", "state=failed agent=rev"]);
+    assert!(done.contains(&format!("retry {leg_id}")), "{done}");
+    let again: serde_json::Value =
+        serde_json::from_str(&h.ok(&["job", "show", &format!("{leg_id}.2"), "--json"])).unwrap();
+    assert_eq!(again["state"], "queued");
+
+    h.cmd(&["job", "retry", "--where", &format!("root={idle}")])
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "refused {idle}: job {idle} has no pending human escalation"
+        )));
+}

@@ -12,6 +12,7 @@ mod closed_pipe;
 mod completion_cli;
 mod contract_cli;
 mod engine_cli;
+mod fleet_cli;
 mod foundation_cli;
 mod ops_cli;
 mod ops_config;

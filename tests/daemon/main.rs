@@ -14,6 +14,7 @@ mod pg_recovery;
 mod pg_soak;
 mod real_cli;
 mod runtime_adapters;
+mod stalls;
 mod stopping;
 mod store_edges;
 mod supervise;

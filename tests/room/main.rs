@@ -7,6 +7,7 @@ mod damaged_store;
 mod demo_headless;
 mod demo_walk;
 mod first_hour_screen;
+mod fleet_room;
 mod ops_room;
 mod promote_room;
 mod screenshots;

@@ -79,6 +79,11 @@ crate::named_enum!(
         // A daemon that lost its lease finished a job another daemon had claimed again.
         JobSettlementDiscarded => "job_settlement_discarded",
         HumanNotify => "human_notify",
+        // A running job looks stuck (silent, looping, burning); the operator left it
+        // running; it moved again. The daemon's watch writes them (`engine::stall`).
+        JobStalled => "job_stalled",
+        JobStallLeft => "job_stall_left",
+        JobStallCleared => "job_stall_cleared",
         HumanNotifyFailed => "human_notify_failed",
         MalformedOutput => "malformed_output",
         RepairRetry => "repair_retry",

@@ -70,6 +70,16 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// A verb applied to many jobs at once (`job cancel|kill|retry --where`, the control
+    /// room's marked rows): each job goes through the same library verb as it would alone.
+    BulkVerb, "bulk verb", {
+        Cancel => "cancel",
+        Kill => "kill",
+        Retry => "retry",
+    }
+);
+
 named_enum!(@names
     /// The failure-round verbs of `job resume`.
     ResumeVerb, {

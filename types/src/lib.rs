@@ -6,6 +6,8 @@
 //! serde only: it must never name a database, an async runtime or a terminal, so the pure
 //! ui crate and the library can share it (SQL conversions live in the library's store).
 
+mod activity;
+mod agent;
 mod chat;
 mod delegation;
 mod diff;
@@ -13,15 +15,19 @@ mod event_kind;
 mod job;
 mod names;
 mod policy;
+mod stall;
 mod tree;
 
+pub use activity::ActivityKind;
+pub use agent::{AgentLive, AgentState};
 pub use chat::{AuthorKind, LinkPurpose, MessageKind, ThreadState};
 pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
 pub use diff::{DiffFile, DiffLine, FileStatus, Hunk, LandStrategy, LineOp};
 pub use event_kind::EventKind;
-pub use job::{Action, JobKind, JobState, ResumeVerb, RunState, WorktreeState};
+pub use job::{Action, BulkVerb, JobKind, JobState, ResumeVerb, RunState, WorktreeState};
 pub use names::UnknownName;
 pub use policy::{AutonomyPolicy, Capability, RuntimeKind};
+pub use stall::StallSignal;
 pub use tree::{JobNode, Rollup};
 
 #[doc(hidden)]

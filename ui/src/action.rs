@@ -8,7 +8,7 @@
 
 /// The action a promoted chat message runs as (`chat task`): a job's own action.
 pub use gitmoot_types::Action as PromoteAction;
-pub use gitmoot_types::ResumeVerb;
+pub use gitmoot_types::{BulkVerb, ResumeVerb};
 
 /// One effect for the glue, routed by its kind: the match over these three arms is the one
 /// place that decides who performs it.
@@ -40,6 +40,14 @@ pub enum Write {
     KillRoot { root_id: String, force: bool },
     /// `job cancel ID`.
     CancelJob { job_id: String },
+    /// `job leave JOB`: a stalled job left running.
+    LeaveStall { job_id: String },
+    /// `job cancel|kill|retry --where …`: one verb on every marked job, each through the
+    /// same library function (`engine::bulk::apply`).
+    Bulk {
+        verb: BulkVerb,
+        job_ids: Vec<String>,
+    },
     /// `chat send THREAD BODY` (mentions are parsed from the body by the chat layer).
     SendChat {
         thread_id: String,
@@ -82,6 +90,8 @@ pub enum Load {
     Thread(String),
     /// `Snapshot::work.diff` for this job (`job diff --json`), read once per change.
     Diff(String),
+    /// `Snapshot::agents` (`agent list --live`), from now on at every load.
+    Agents,
 }
 
 /// What the UI thread does to its terminal or to itself.

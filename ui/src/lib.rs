@@ -11,6 +11,7 @@
 
 pub mod action;
 pub mod complete;
+pub mod groups;
 pub mod keymap;
 pub mod layout;
 pub mod live;
@@ -29,7 +30,7 @@ pub mod view;
 pub mod widgets;
 pub mod work;
 
-pub use action::{Action, Load, PromoteAction, ResumeVerb, Term, Write};
+pub use action::{Action, BulkVerb, Load, PromoteAction, ResumeVerb, Term, Write};
 pub use complete::CompletionTree;
 pub use keymap::{Keymap, KeymapError, keys_markdown, tour_markdown};
 pub use pane::Pane;

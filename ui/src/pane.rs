@@ -1,9 +1,9 @@
-//! The five panes of the control room and their names, numbers and column.
+//! The panes of the control room and their names, numbers and column.
 //!
 //! Owns the `Pane` enum only, so the keymap and the state can both name panes without
 //! depending on each other.
 
-/// The five panes of SPEC §9, in `1`–`5` order.
+/// The five panes of SPEC §9, in `1`–`5` order, then the Agents pane (`6`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Pane {
     Attention,
@@ -11,15 +11,17 @@ pub enum Pane {
     Dag,
     Threads,
     Detail,
+    Agents,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 5] = [
+    pub const ALL: [Pane; 6] = [
         Pane::Attention,
         Pane::Tree,
         Pane::Dag,
         Pane::Threads,
         Pane::Detail,
+        Pane::Agents,
     ];
 
     pub fn name(self) -> &'static str {
@@ -29,6 +31,7 @@ impl Pane {
             Pane::Dag => "dag",
             Pane::Threads => "threads",
             Pane::Detail => "detail",
+            Pane::Agents => "agents",
         }
     }
 
@@ -39,6 +42,7 @@ impl Pane {
             Pane::Dag => "DAG",
             Pane::Threads => "Threads",
             Pane::Detail => "Detail",
+            Pane::Agents => "Agents",
         }
     }
 
@@ -48,6 +52,9 @@ impl Pane {
 
     /// Whether the pane lives in the right-hand column (one of them shows at a time).
     pub fn is_right(self) -> bool {
-        matches!(self, Pane::Dag | Pane::Threads | Pane::Detail)
+        matches!(
+            self,
+            Pane::Dag | Pane::Threads | Pane::Detail | Pane::Agents
+        )
     }
 }

@@ -24,6 +24,7 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             Pane::Dag => widgets::dag::render(frame, *r, state, snap, theme),
             Pane::Threads => widgets::threads::render(frame, *r, state, snap, theme),
             Pane::Detail => widgets::detail::render(frame, *r, state, snap, theme),
+            Pane::Agents => widgets::agents::render(frame, *r, state, snap, theme),
         }
     }
     widgets::messages::render_bar(frame, a.message, state, theme);

@@ -51,12 +51,20 @@ pub fn is_folded(state: &State, root: &RootView, node: &JobNode) -> bool {
     }
 }
 
-/// The tree's visible rows: roots newest first, then their children in order. While a
-/// filter is active, folds are ignored and a node shows if it or a descendant matches.
+/// The tree's visible rows: roots newest first (by group first in the grouped view), then
+/// their children in order. While a filter is active, folds are ignored and a node shows
+/// if it or a descendant matches.
 pub fn tree_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<TreeRow<'a>> {
     let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
     let mut out = Vec::new();
-    for root in state.tree_sort.roots(snap, state.now_ms) {
+    let roots: Vec<&RootView> = match state.grouped {
+        true => crate::groups::ordered(snap, state.now_ms)
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect(),
+        false => state.tree_sort.roots(snap, state.now_ms),
+    };
+    for root in roots {
         push_node(
             &mut out,
             root,
@@ -186,6 +194,7 @@ pub fn attention_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Attentio
                 AttentionKind::Failure { .. } => "failure failed",
                 AttentionKind::Preflight { .. } => "preflight unroutable",
                 AttentionKind::Overlap { .. } => "overlap",
+                AttentionKind::Stall { .. } => "stalled",
             };
             filter.matches(&format!("{} {} {} {}", a.job_id, a.agent, repo, kind))
         })

@@ -6,7 +6,7 @@
 //! same job, thread or message across refreshes. Must not perform effects: only
 //! [`update`](crate::update::update) mutates it and returns actions for the glue.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ratatui_textarea::TextArea;
 
@@ -112,6 +112,13 @@ pub enum Confirm {
     Discard {
         job_id: String,
         loss: String,
+    },
+    /// One verb on every marked job: `lines` says what each will do (or why it will be
+    /// refused), in the order the jobs are acted on.
+    Bulk {
+        verb: crate::action::BulkVerb,
+        job_ids: Vec<String>,
+        lines: Vec<String>,
     },
     /// `job review` with the comments attached in the Diff tab.
     Review {
@@ -220,6 +227,8 @@ pub struct Selections {
     pub thread: Option<String>,
     pub inbox: Option<String>,
     pub message: Option<u64>,
+    /// The Agents pane's row, by agent name.
+    pub agent: Option<String>,
     pub hints: BTreeMap<Pane, usize>,
 }
 
@@ -275,6 +284,10 @@ pub struct State {
     pub diff: crate::work::DiffCursor,
     /// The root the DAG shows; follows the tree selection.
     pub dag_root: Option<String>,
+    /// The tree grouped by what needs you (`v`), instead of the whole tree.
+    pub grouped: bool,
+    /// Jobs marked in the tree to act on together (cancel, kill, retry).
+    pub marks: BTreeSet<String>,
     pub now_ms: i64,
     /// Spinner frame counter, advanced by `Event::Tick`.
     pub tick: u64,
@@ -321,6 +334,8 @@ impl State {
             activity_wrap: false,
             diff: crate::work::DiffCursor::default(),
             dag_root: None,
+            grouped: false,
+            marks: BTreeSet::new(),
             now_ms,
             tick: 0,
             size: (120, 36),

@@ -8,7 +8,10 @@
 
 use std::borrow::Cow;
 
-pub use gitmoot_types::{JobKind, JobNode, JobState, MessageKind, Rollup, RunState, ThreadState};
+pub use gitmoot_types::{
+    AgentLive, AgentState, JobKind, JobNode, JobState, MessageKind, Rollup, RunState, StallSignal,
+    ThreadState,
+};
 
 /// Short name for a tree row: the delegation id for legs (with the attempt from the first
 /// retry on, so a failed run and its retry read apart), the kind for the rest.
@@ -60,6 +63,11 @@ pub enum AttentionKind {
         jobs: [String; 2],
         files: Vec<String>,
     },
+    /// A running job looks stuck (`job_stalled`): cancel it, or leave it running.
+    Stall {
+        signal: StallSignal,
+        evidence: String,
+    },
 }
 
 /// Something waiting for a human.
@@ -86,6 +94,7 @@ impl AttentionItem {
             AttentionKind::Failure { .. } => "failure",
             AttentionKind::Preflight { .. } => "preflight",
             AttentionKind::Overlap { .. } => "overlap",
+            AttentionKind::Stall { .. } => "stall",
         };
         format!("{}#{kind}", self.job_id)
     }
@@ -255,6 +264,8 @@ pub struct Snapshot {
     pub live: crate::live::Live,
     /// Write jobs' worktrees, overlaps, and the drawer job's work and diff.
     pub work: crate::work::Work,
+    /// Every registered agent live, by name (read once the Agents pane was opened).
+    pub agents: Vec<AgentLive>,
 }
 
 impl Snapshot {
@@ -273,6 +284,7 @@ impl Snapshot {
             detail: None,
             live: crate::live::Live::default(),
             work: crate::work::Work::default(),
+            agents: Vec::new(),
         }
     }
 
@@ -294,6 +306,14 @@ impl Snapshot {
 
     pub fn job(&self, id: &str) -> Option<&JobNode> {
         self.roots.iter().find_map(|r| r.tree.find(id))
+    }
+
+    /// How `job_id` is stalled, when the Attention pane holds it as a stall.
+    pub fn stall(&self, job_id: &str) -> Option<StallSignal> {
+        self.attention.iter().find_map(|a| match a.kind {
+            AttentionKind::Stall { signal, .. } if a.job_id == job_id => Some(signal),
+            _ => None,
+        })
     }
 }
 

@@ -5,9 +5,11 @@
 mod bench;
 mod common;
 mod diff_tab;
+mod fleet;
 mod help_overlay;
 mod live_activity;
 mod markdown_pane;
+mod marks;
 mod polish;
 mod quit;
 mod search_views;

@@ -105,6 +105,8 @@ fn number_keys_tab_and_shift_tab_move_between_panes() {
     send(&mut s, &snap, key(KeyCode::BackTab));
     assert_eq!(s.focus, Pane::Attention);
     send(&mut s, &snap, key(KeyCode::BackTab));
+    assert_eq!(s.focus, Pane::Agents);
+    send(&mut s, &snap, key(KeyCode::BackTab));
     assert_eq!(s.focus, Pane::Detail);
 }
 

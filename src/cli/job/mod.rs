@@ -3,6 +3,7 @@
 //! cancel, answer, resume) and `session` (open, note, close, record). Each verb is a thin
 //! wrapper over `engine` or `store`, shared with the control room; nothing here decides.
 
+mod many;
 mod read;
 mod session;
 mod steer;
@@ -13,7 +14,7 @@ use clap::{Args, Subcommand};
 use super::Ctx;
 use super::agent::parse;
 use super::page::PageArgs;
-use crate::domain::{Action, JobState};
+use crate::domain::{Action, BulkVerb, JobState};
 
 #[derive(Debug, Subcommand)]
 pub enum JobCmd {
@@ -63,10 +64,13 @@ pub enum JobCmd {
     /// terminated with --force), then one finalize continuation, then the run is killed.
     Kill {
         /// The root job (a unique id prefix works).
-        root: String,
+        #[arg(required_unless_present = "selection", conflicts_with = "selection")]
+        root: Option<String>,
         /// Terminate running jobs' processes instead of letting them finish their turn.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "selection")]
         force: bool,
+        #[command(flatten)]
+        many: ManyArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -133,10 +137,15 @@ pub enum JobCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Cancel one queued or running job.
-    Cancel {
-        /// The job id (a unique prefix works).
-        id: String,
+    /// Cancel one queued or running job (or every job a --where query selects).
+    Cancel(OneOrMany),
+    /// Retry a job waiting for a human (a failure round or an interrupted job) as a new
+    /// attempt, like `job resume JOB retry` (or every job a --where query selects).
+    Retry(OneOrMany),
+    /// Leave a stalled job running: its stall leaves Attention until it stalls anew.
+    Leave {
+        /// The stalled job (a unique id prefix works).
+        job: String,
     },
     /// Everything awaiting a human: ask-gate questions and failure escalations.
     Pending {
@@ -200,6 +209,31 @@ pub enum JobCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// One job by id, or every job a query selects.
+#[derive(Debug, Args)]
+pub struct OneOrMany {
+    /// The job id (a unique prefix works).
+    #[arg(required_unless_present = "selection", conflicts_with = "selection")]
+    pub id: Option<String>,
+    #[command(flatten)]
+    pub many: ManyArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The jobs a verb acts on when it is given a query instead of one id.
+#[derive(Debug, Args)]
+pub struct ManyArgs {
+    /// Act on every job this query selects: `key=value` words, each narrowing
+    /// (state=queued,running agent=A repo=R root=ID kind=leg action=ask older=2h newer=10m).
+    #[arg(long = "where", value_name = "QUERY")]
+    pub selection: Option<String>,
+    /// Print what the verb would do to each selected job; change nothing.
+    #[arg(long, requires = "selection")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -322,8 +356,23 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         JobCmd::Events { id, follow, json } => read::events(ctx, &id, follow, json),
         JobCmd::Logs { id, follow, json } => super::logs::logs(ctx, &id, follow, json),
         JobCmd::Pending { json } => read::pending(ctx, json),
-        JobCmd::Kill { root, force, json } => steer::kill(ctx, &root, force, json),
-        JobCmd::Cancel { id } => steer::cancel(ctx, &id),
+        JobCmd::Kill {
+            root,
+            force,
+            many,
+            json,
+        } => match root {
+            Some(root) => steer::kill(ctx, &root, force, json),
+            None => many::run(ctx, BulkVerb::Kill, many, json),
+        },
+        JobCmd::Cancel(OneOrMany { id, many, json }) => match id {
+            Some(id) => steer::cancel(ctx, &id, json),
+            None => many::run(ctx, BulkVerb::Cancel, many, json),
+        },
+        JobCmd::Retry(OneOrMany { id, many, json }) => match id {
+            Some(id) => many::one(ctx, BulkVerb::Retry, &id, json),
+            None => many::run(ctx, BulkVerb::Retry, many, json),
+        },
         JobCmd::Diff {
             job,
             stat,
@@ -354,6 +403,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
         }
         JobCmd::Discard { job, force, json } => write::discard(ctx, &job, force, json),
         JobCmd::Answer { job, text } => steer::answer(ctx, &job, &text),
+        JobCmd::Leave { job } => steer::leave(ctx, &job),
         JobCmd::Resume {
             job,
             verb,

@@ -100,12 +100,29 @@ pub(super) fn kill(ctx: &Ctx, root: &str, force: bool, json: bool) -> anyhow::Re
 }
 
 /// `job cancel`: one queued or running job.
-pub(super) fn cancel(ctx: &Ctx, id: &str) -> anyhow::Result<()> {
+pub(super) fn cancel(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
     let cfg = ctx.config()?;
     let mut store = ctx.store()?;
     let id = jobs::resolve_id(store.conn(), id)?;
     store.write(|tx| engine::cancel_job(tx, crate::chat::live_env(&cfg.orchestrate), &id))?;
-    writeln!(Out::lines(), "cancelled {id}")?;
+    let mut out = Out::lines();
+    if json {
+        return out.json(&json!({ "cancelled": id }));
+    }
+    writeln!(out, "cancelled {id}")?;
+    Ok(())
+}
+
+/// `job leave`: a stalled job left running; its stall leaves Attention.
+pub(super) fn leave(ctx: &Ctx, id: &str) -> anyhow::Result<()> {
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let id = jobs::resolve_id(store.conn(), id)?;
+    store.write(|tx| engine::stall::leave(tx, crate::chat::live_env(&cfg.orchestrate), &id))?;
+    writeln!(
+        Out::lines(),
+        "left {id} running; it shows again if it stalls anew"
+    )?;
     Ok(())
 }
 

@@ -203,6 +203,7 @@ pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
         task_jobs: HashMap::new(),
         tasks: JoinSet::new(),
         done: Vec::new(),
+        stalls: Default::default(),
         data_version: None,
         notifying: JoinSet::new(),
         last_beat_ms: shared_now,

@@ -175,6 +175,7 @@ impl Pass {
         store: &mut Store,
         sh: &Shared,
         done: &mut Vec<Finished>,
+        stalls: &mut engine::stall::Memory,
     ) -> Result<TickReport, DaemonError> {
         let version = store.data_version()?;
         let idle = self.woke_only && !self.sweep_due && !self.beat_due && done.is_empty();
@@ -185,13 +186,17 @@ impl Pass {
             lease::beat(store, sh, &self.registration, self.now)?;
         }
         let config = &self.ctx.config;
+        let mut raised = Vec::new();
         if self.sweep_due {
             sweep(store, sh, config)?;
+            raised = store.write(|tx| engine::stall::watch(tx, sh.env(config), stalls))?;
         }
         let claimed = settle_and_claim(store, sh, self.free, done, &self.ctx)?;
         // Every tick, not per sweep: a `--until-idle` daemon may stop on the tick a tree paused.
         let notify = if !config.notify.command.trim().is_empty() {
-            store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?
+            let mut gates = store.write(|tx| human_notify::claim_pending(tx, sh.clock.as_ref()))?;
+            gates.extend(raised.iter().map(human_notify::stalled));
+            gates
         } else {
             Vec::new()
         };
@@ -250,10 +255,10 @@ impl Pool {
             beat_due,
             registration: self.registration.clone(),
         };
-        let done = &mut self.done;
+        let (done, stalls) = (&mut self.done, &mut self.stalls);
         let report = self
             .shared
-            .with_store_here(|store, sh| pass.run(store, sh, done))?;
+            .with_store_here(|store, sh| pass.run(store, sh, done, stalls))?;
         self.data_version = Some(report.data_version);
         Ok(report)
     }

@@ -28,18 +28,20 @@ pub enum Context {
     Dag,
     Threads,
     Detail,
+    Agents,
     AnswerForm,
     Dialog,
 }
 
 impl Context {
-    pub const ALL: [Context; 8] = [
+    pub const ALL: [Context; 9] = [
         Context::Global,
         Context::Attention,
         Context::Tree,
         Context::Dag,
         Context::Threads,
         Context::Detail,
+        Context::Agents,
         Context::AnswerForm,
         Context::Dialog,
     ];
@@ -52,6 +54,7 @@ impl Context {
             Context::Dag => "dag",
             Context::Threads => "threads",
             Context::Detail => "detail",
+            Context::Agents => "agents",
             Context::AnswerForm => "answer_form",
             Context::Dialog => "dialog",
         }
@@ -64,6 +67,7 @@ impl Context {
             Pane::Dag => Context::Dag,
             Pane::Threads => Context::Threads,
             Pane::Detail => Context::Detail,
+            Pane::Agents => Context::Agents,
         }
     }
 }
@@ -128,9 +132,14 @@ pub enum Command {
     Discard,
     Wrap,
     Sort(SortKey),
+    Mark,
+    MarkAll,
+    RetryJob,
+    LeaveStall,
+    Group,
 }
 
-const SIMPLE: [(&str, Command); 60] = [
+const SIMPLE: [(&str, Command); 65] = [
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),
@@ -191,6 +200,11 @@ const SIMPLE: [(&str, Command); 60] = [
     ("sort_agent", Command::Sort(SortKey::Agent)),
     ("sort_spend", Command::Sort(SortKey::Spend)),
     ("sort_elapsed", Command::Sort(SortKey::Elapsed)),
+    ("mark", Command::Mark),
+    ("mark_all", Command::MarkAll),
+    ("retry_job", Command::RetryJob),
+    ("leave_stall", Command::LeaveStall),
+    ("group", Command::Group),
 ];
 
 impl FromStr for Command {
@@ -269,6 +283,8 @@ struct RawKeymap {
     #[serde(default)]
     detail: Vec<RawEntry>,
     #[serde(default)]
+    agents: Vec<RawEntry>,
+    #[serde(default)]
     answer_form: Vec<RawEntry>,
     #[serde(default)]
     dialog: Vec<RawEntry>,
@@ -283,6 +299,7 @@ impl RawKeymap {
             Context::Dag => &mut self.dag,
             Context::Threads => &mut self.threads,
             Context::Detail => &mut self.detail,
+            Context::Agents => &mut self.agents,
             Context::AnswerForm => &mut self.answer_form,
             Context::Dialog => &mut self.dialog,
         })

@@ -35,11 +35,31 @@ pub(super) fn answer(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) 
             let leg = failed_leg.clone();
             open_detail(state, leg, out);
         }
-        AttentionKind::Preflight { .. } | AttentionKind::Overlap { .. } => {
+        AttentionKind::Preflight { .. }
+        | AttentionKind::Overlap { .. }
+        | AttentionKind::Stall { .. } => {
             let job = item.job_id.clone();
             open_detail(state, job, out);
         }
     }
+}
+
+/// `l` on a stalled job: left running, its item gone until it stalls anew (no dialog:
+/// nothing changes but the item).
+pub(super) fn leave(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
+    let Some(item) = selected_gate(state, snap) else {
+        return;
+    };
+    if !matches!(item.kind, AttentionKind::Stall { .. }) {
+        state.notify(ToastLevel::Info, "leave applies to a stalled job");
+        return;
+    }
+    if refuse_readonly(state, "leave") {
+        return;
+    }
+    out.push(Action::Write(crate::action::Write::LeaveStall {
+        job_id: item.job_id.clone(),
+    }));
 }
 
 pub(super) fn resume(state: &mut State, snap: &Snapshot, verb: ResumeVerb) {

@@ -1,11 +1,13 @@
 //! `update`: one event in, state changes and actions out; key dispatch and the command table.
 //! Must not perform I/O or read the clock: time comes with `Event::Tick` and the snapshot.
 
+mod agents;
 mod attention;
 mod chat;
 mod diff;
 mod jobs;
 mod line;
+mod marks;
 mod mouse;
 mod overlay;
 mod panes;
@@ -15,7 +17,7 @@ mod tree;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 use ratatui_textarea::TextArea;
 
-use crate::action::{Action, ResumeVerb, Term};
+use crate::action::{Action, BulkVerb, ResumeVerb, Term};
 use crate::keymap::{Command, Context, KeyChord};
 use crate::live::DetailTab;
 use crate::sanitize;
@@ -155,6 +157,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
             focus(state, snap, Pane::ALL[j], out);
         }
         Command::Zoom => state.zoom = !state.zoom,
+        Command::Back if marks::active(state) => marks::clear(state),
         Command::Back => back(state, snap),
         Command::Up => step(state, snap, -1, out),
         Command::Down => step(state, snap, 1, out),
@@ -173,6 +176,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
             }
         }
         Command::Copy => copy(state, snap, out),
+        Command::Kill if marks::active(state) => marks::confirm(state, snap, BulkVerb::Kill),
         Command::Kill => kill(state, snap),
         Command::Answer => answer(state, snap, out),
         Command::Retry => resume(state, snap, ResumeVerb::Retry),
@@ -181,7 +185,16 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::Fold => fold(state, snap, true),
         Command::Unfold => fold(state, snap, false),
         Command::ToggleFold => toggle_fold(state, snap),
+        Command::CancelJob if marks::active(state) => marks::confirm(state, snap, BulkVerb::Cancel),
         Command::CancelJob => cancel_job(state, snap),
+        Command::RetryJob => marks::confirm(state, snap, BulkVerb::Retry),
+        Command::Mark => marks::toggle(state, snap),
+        Command::LeaveStall => attention::leave(state, snap, out),
+        Command::Group => {
+            state.grouped = !state.grouped;
+            select::reconcile(state, snap);
+        }
+        Command::MarkAll => marks::mark_all(state, snap),
         Command::RootNext => switch_root(state, snap, 1),
         Command::RootPrev => switch_root(state, snap, -1),
         Command::SectionNext | Command::SectionPrev if state.focus == Pane::Detail => {

@@ -256,6 +256,10 @@ fn confirm_key(state: &mut State, c: &Confirm, chord: KeyChord, out: &mut Vec<Ac
             if let Confirm::Review { job_id, .. } = c {
                 state.diff.comments.retain(|x| &x.job_id != job_id);
             }
+            // Marks acted on are spent; a refused one is named on the bar.
+            if let Confirm::Bulk { .. } = c {
+                state.marks.clear();
+            }
             false
         }
         Some(Command::Force) if matches!(c, Confirm::KillRoot { .. }) => {
@@ -490,6 +494,10 @@ fn confirmed(c: &Confirm, force: bool) -> Action {
         }),
         Confirm::Discard { job_id, .. } => Action::Write(Write::Discard {
             job_id: job_id.clone(),
+        }),
+        Confirm::Bulk { verb, job_ids, .. } => Action::Write(Write::Bulk {
+            verb: *verb,
+            job_ids: job_ids.clone(),
         }),
         Confirm::Review {
             job_id, comments, ..

@@ -26,6 +26,9 @@ pub(super) fn focus(state: &mut State, snap: &Snapshot, p: Pane, out: &mut Vec<A
     if p.is_right() {
         state.right = p;
     }
+    if p == Pane::Agents {
+        out.push(Action::Load(Load::Agents));
+    }
     state.focus = p;
     follow_attention(state, snap, out);
 }
@@ -130,6 +133,7 @@ pub(super) fn step(state: &mut State, snap: &Snapshot, delta: isize, out: &mut V
         Pane::Detail if state.detail_tab == DetailTab::Diff => {
             super::diff::step_diff(state, snap, delta);
         }
+        Pane::Agents => super::agents::step(state, snap, delta),
         Pane::Detail => {
             let max = detail_max_scroll(state, snap) as isize;
             state.detail_scroll = (state.detail_scroll as isize)
@@ -214,6 +218,7 @@ pub(super) fn open(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
                 out.push(Action::Load(Load::Thread(item.thread_id.clone())));
             }
         }
+        (Pane::Agents, _) => super::agents::open(state, snap),
         _ => {
             if let Some(id) = selected_job(state, snap) {
                 open_detail(state, id, out);

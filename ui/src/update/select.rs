@@ -173,6 +173,7 @@ pub(super) fn selected_job(state: &State, snap: &Snapshot) -> Option<String> {
         Pane::Tree => state.sel.tree.clone(),
         Pane::Dag => state.sel.dag.clone(),
         Pane::Detail => state.detail_job.clone(),
+        Pane::Agents => selected_agent(state, snap).and_then(|a| a.now_job.clone()),
         Pane::Threads => {
             let m = rows::message_rows(snap, state)
                 .into_iter()
@@ -188,7 +189,8 @@ fn subject(item: &crate::view::AttentionItem) -> String {
         AttentionKind::Failure { failed_leg, .. } => failed_leg.clone(),
         AttentionKind::Ask { .. }
         | AttentionKind::Preflight { .. }
-        | AttentionKind::Overlap { .. } => item.job_id.clone(),
+        | AttentionKind::Overlap { .. }
+        | AttentionKind::Stall { .. } => item.job_id.clone(),
     }
 }
 
@@ -212,4 +214,16 @@ pub(super) fn selected_gate<'a>(
     rows::attention_rows(snap, state)
         .into_iter()
         .find(|a| state.sel.attention.as_deref() == Some(a.key().as_str()))
+}
+
+/// The Agents pane's selected row (the first while none is chosen).
+pub(super) fn selected_agent<'a>(
+    state: &State,
+    snap: &'a Snapshot,
+) -> Option<&'a crate::view::AgentLive> {
+    let name = state.sel.agent.as_deref();
+    snap.agents
+        .iter()
+        .find(|a| Some(a.name.as_str()) == name)
+        .or(snap.agents.first())
 }

@@ -168,6 +168,11 @@ fn head_line(
                 if files.len() == 1 { "" } else { "s" }
             ),
         ),
+        AttentionKind::Stall { signal, .. } => (
+            Slot::AttentionFailure,
+            "⧗ stalled",
+            format!("{} · {} · {signal}", item.job_id, item.agent),
+        ),
     };
     let head_w = w.saturating_sub(12 + ago.len() + 1);
     let base = row_style(theme.style(Slot::Text), selected, theme);
@@ -251,6 +256,13 @@ fn body_lines(
                 .map(|(i, l)| indented(l, if i == last { muted } else { base }))
                 .collect()
         }
+        AttentionKind::Stall { evidence, .. } => vec![
+            indented(&clean_line(evidence), base),
+            indented(
+                "still running · C cancels it · l leaves it running (until it stalls anew)",
+                muted,
+            ),
+        ],
         AttentionKind::Preflight { reason } => vec![
             indented(&format!("PREFLIGHT_FAILED: {}", clean_line(reason)), base),
             indented(

@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{centered, draw_overlay, hints, overlay_block};
-use crate::action::PromoteAction;
+use crate::action::{BulkVerb, PromoteAction};
 use crate::state::Confirm;
 use crate::theme::{Slot, Theme};
 use crate::view::Snapshot;
@@ -190,10 +190,44 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
         Confirm::Land { .. } | Confirm::Discard { .. } | Confirm::Review { .. } => {
             write_job_confirm(c, theme)
         }
+        Confirm::Bulk {
+            verb,
+            job_ids,
+            lines,
+        } => bulk_confirm(*verb, job_ids.len(), lines, theme),
     };
     push_keys(&mut lines, &keys, theme);
     let danger = !matches!(c, Confirm::Quit { .. } | Confirm::Review { .. });
     dialog(frame, area, lines, &title, theme, danger);
+}
+
+/// Lines a many-jobs dialog lists before it sums up the rest.
+const BULK_SHOWN: usize = 14;
+
+/// One verb on many marked jobs: what each will do, a refusal named as one.
+fn bulk_confirm<'a>(verb: BulkVerb, n: usize, each: &'a [String], theme: &Theme) -> Dialog<'a> {
+    let text = theme.style(Slot::Text);
+    let muted = theme.style(Slot::Muted);
+    let mut lines: Vec<Line> = each
+        .iter()
+        .take(BULK_SHOWN)
+        .map(|l| say(format!(" • {l}"), text))
+        .collect();
+    if each.len() > BULK_SHOWN {
+        lines.push(say(
+            format!(" … and {} more", each.len() - BULK_SHOWN),
+            muted,
+        ));
+    }
+    lines.push(say(
+        format!(" Same as `gitmoot job {verb} --where …`; a refused job leaves the rest going."),
+        muted,
+    ));
+    (
+        format!("{verb} {n} marked job(s)?"),
+        lines,
+        vec![("y".into(), verb.as_str()), ("n/Esc".into(), "back")],
+    )
 }
 
 /// What each land strategy does, as the land dialog states it.

@@ -144,6 +144,15 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                     (Copy, "copy cmd"),
                 ],
             ),
+            Some(AttentionKind::Stall { .. }) => (
+                Context::Attention,
+                &[
+                    (CancelJob, "cancel"),
+                    (LeaveStall, "leave it"),
+                    (Detail, "detail"),
+                    (Kill, "kill root"),
+                ],
+            ),
             Some(AttentionKind::Preflight { .. } | AttentionKind::Overlap { .. }) => (
                 Context::Attention,
                 &[(Detail, "detail"), (Kill, "kill root"), (Copy, "copy cmd")],
@@ -157,11 +166,13 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                 (ToggleFold, "fold"),
                 (Kill, "kill root"),
                 (CancelJob, "cancel"),
+                (Mark, "mark"),
                 (Copy, "copy id"),
                 (Filter, "filter"),
                 (Sort(crate::sort::SortKey::State), "sort"),
             ],
         ),
+        crate::state::Pane::Agents => (Context::Agents, &[(Open, "its jobs"), (Copy, "copy id")]),
         crate::state::Pane::Dag => (
             Context::Dag,
             &[

@@ -5,6 +5,7 @@
 //! change state (drawing cannot move a selection).
 
 pub mod activity;
+pub mod agents;
 pub mod answer_form;
 pub mod attention;
 pub mod command;
@@ -14,6 +15,7 @@ pub mod dialog;
 pub mod diff;
 pub mod filter;
 pub mod footer;
+pub mod groups;
 pub mod help;
 pub mod messages;
 pub mod status;

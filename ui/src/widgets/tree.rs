@@ -25,8 +25,15 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let rows = rows::tree_rows(snap, state);
     let (hits, jobs) = rows::tree_matches(snap, state);
     let count = count_note(state.filter_for(FilterScope::Jobs), hits, jobs);
-    let mut note = format!("{} roots", snap.roots.len());
-    for part in [state.tree_sort.note(), count] {
+    let mut note = match state.grouped {
+        true => super::groups::note(snap, state.now_ms),
+        false => format!("{} roots", snap.roots.len()),
+    };
+    let marked = match state.marks.len() {
+        0 => String::new(),
+        n => format!("{n} marked"),
+    };
+    for part in [state.tree_sort.note(), count, marked] {
         if !part.is_empty() {
             note.push_str(&format!(" · {part}"));
         }
@@ -52,31 +59,40 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     // A column no row has a figure for is not drawn: its width goes to the titles.
     let any_tokens = rows.iter().any(|r| row_tokens(r, &snap.live) > 0);
     let cols = Columns::for_width(inner.width as usize, any_tokens);
-    let body_h = inner.height.saturating_sub(HEADER_ROWS) as usize;
+    // The grouped view spends up to one line per group on its heading.
+    let headings = if state.grouped { 3 } else { 0 };
+    let body_h = inner.height.saturating_sub(HEADER_ROWS + headings) as usize;
     let offset = rows::scroll_offset(sel, body_h);
     let mut lines: Vec<Line> = vec![header(cols, theme, inner.width as usize)];
     let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
     let hit = theme.style(Slot::FilterMatch);
-    lines.extend(
-        rows.iter()
-            .enumerate()
-            .skip(offset)
-            .take(body_h)
-            .map(|(i, r)| {
-                let idle = !snap.daemon.runs_jobs();
-                row(
-                    r,
-                    i == sel,
-                    idle,
-                    state,
-                    snap,
-                    theme,
-                    inner.width as usize,
-                    cols,
-                )
-            })
-            .map(|l| Line::from(filter.mark(l.spans, hit))),
-    );
+    let counts = crate::groups::counts(snap, state.now_ms);
+    let mut group = None;
+    for (i, r) in rows.iter().enumerate().skip(offset).take(body_h) {
+        if state.grouped && r.level == 0 {
+            let g = crate::groups::group_of(snap, r.root, state.now_ms);
+            if let Some(g) = g.filter(|g| Some(*g) != group) {
+                let n = counts[crate::groups::Group::ALL
+                    .iter()
+                    .position(|x| *x == g)
+                    .unwrap_or(0)];
+                lines.push(super::groups::heading(g, n, inner.width as usize, theme));
+                group = Some(g);
+            }
+        }
+        let idle = !snap.daemon.runs_jobs();
+        let l = row(
+            r,
+            i == sel,
+            idle,
+            state,
+            snap,
+            theme,
+            inner.width as usize,
+            cols,
+        );
+        lines.push(Line::from(filter.mark(l.spans, hit)));
+    }
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -188,11 +204,20 @@ fn row<'a>(
     {
         head.push_str(&work_mark(w));
     }
+    if let Some(signal) = snap.stall(&n.id) {
+        head.push_str(&format!(" ⧗ {signal}"));
+    }
     let (spend, step) = trailer(r, snap_live);
     let right = figures(r, state.now_ms, snap_live, cols);
     let right_w = super::str_width(&right);
     let left_w = width.saturating_sub(right_w);
-    let mark = if is_sel { "▌" } else { " " };
+    let mark = if state.marks.contains(&n.id) {
+        "●"
+    } else if is_sel {
+        "▌"
+    } else {
+        " "
+    };
     let lead = lead(r);
     let lead_w = 1 + super::str_width(&lead) + super::str_width(glyph) + 1;
     let label_style = if n.kind == JobKind::Root {

@@ -570,7 +570,46 @@ pub fn snapshot() -> Snapshot {
         detail: Some(detail()),
         live: gitmoot_ui::live::Live::default(),
         work: gitmoot_ui::work::Work::default(),
+        agents: agents(),
     }
+}
+
+/// The fleet's agents: one working, one waiting on a human, one idle with an error.
+pub fn agents() -> Vec<AgentLive> {
+    use gitmoot_types::{AutonomyPolicy, RuntimeKind};
+    let agent = |name: &str, runtime, state, running, waiting| AgentLive {
+        name: name.into(),
+        runtime,
+        model: None,
+        policy: AutonomyPolicy::ReadOnly,
+        state,
+        running,
+        waiting,
+        now: None,
+        now_job: None,
+        unread: 0,
+        tokens_today: 0,
+        usd_today: 0.0,
+        last_error: None,
+        last_error_job: None,
+    };
+    vec![
+        AgentLive {
+            model: Some("sonnet".into()),
+            now: Some("$ cargo test -p payments".into()),
+            now_job: Some("job-k3v7q2ma/db".into()),
+            unread: 2,
+            tokens_today: 48_200,
+            usd_today: 0.42,
+            ..agent("claude", RuntimeKind::Claude, AgentState::Working, 1, 0)
+        },
+        agent("kimi", RuntimeKind::Kimi, AgentState::Waiting, 0, 1),
+        AgentLive {
+            last_error: Some("codex exited with code 1: rate limited".into()),
+            last_error_job: Some("job-m2x9b4rt".into()),
+            ..agent("scribe", RuntimeKind::Codex, AgentState::Idle, 0, 0)
+        },
+    ]
 }
 
 /// A large snapshot for benchmarks: `roots` roots of `legs` legs each.

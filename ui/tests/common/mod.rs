@@ -95,6 +95,7 @@ pub fn scenes() -> Vec<(&'static str, State, Snapshot)> {
     push("inbox", scene(&chars("4l")));
     push("detail", scene(&[ch('2'), key(KeyCode::Enter)]));
     push("zoom_tree", scene(&chars("2z")));
+    push("agents", scene(&chars("6j")));
     push("help", scene(&chars("2?")));
     push("filter", scene(&chars("2/codex")));
     push("command", scene(&chars(":job show job-k3v7q2ma")));

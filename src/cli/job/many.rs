@@ -1,0 +1,80 @@
+//! `job cancel|kill|retry --where QUERY [--dry-run]` (and `job retry ID`): the jobs a query
+//! selects, each through `engine::bulk::apply`, the function the control room's marked
+//! rows call too. Prints one line per job (what it did, or why it was refused) and a total.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use super::ManyArgs;
+use crate::cli::Ctx;
+use crate::cli::output::Out;
+use crate::clock::{Clock, SystemClock};
+use crate::domain::BulkVerb;
+use crate::engine::bulk::{self, Item, Query};
+use crate::store::jobs;
+
+/// The verb on every job the query of `many` selects.
+pub(super) fn run(ctx: &Ctx, verb: BulkVerb, many: ManyArgs, json: bool) -> anyhow::Result<()> {
+    let text = many.selection.unwrap_or_default();
+    let query: Query = text.parse()?;
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let env = crate::chat::live_env(&cfg.orchestrate);
+    let items = store.write(|tx| {
+        let ids = bulk::select(tx, &query, SystemClock.now_ms())?;
+        bulk::apply(tx, env, verb, &ids, many.dry_run)
+    })?;
+    report(verb, &items, many.dry_run, json)
+}
+
+/// The verb on one job (`job retry ID`), reported like a selection of one.
+pub(super) fn one(ctx: &Ctx, verb: BulkVerb, id: &str, json: bool) -> anyhow::Result<()> {
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let id = jobs::resolve_id(store.conn(), id)?;
+    let env = crate::chat::live_env(&cfg.orchestrate);
+    let items = store.write(|tx| bulk::apply(tx, env, verb, &[id], false))?;
+    if let [
+        Item {
+            refused: Some(why), ..
+        },
+    ] = items.as_slice()
+    {
+        // Alone, a refusal is the command's error: bad input, exit 2, nothing changed.
+        return Err(crate::Invalid(why.clone()).into());
+    }
+    report(verb, &items, false, json)
+}
+
+/// One line per job and a total; exit 1 when any was refused, after the rest proceeded.
+fn report(verb: BulkVerb, items: &[Item], dry_run: bool, json: bool) -> anyhow::Result<()> {
+    let mut out = Out::lines();
+    let refused = items.iter().filter(|i| i.refused.is_some()).count();
+    if json {
+        out.json(&json!({ "verb": verb, "dry_run": dry_run, "items": items }))?;
+    } else {
+        for i in items {
+            match (&i.refused, dry_run) {
+                (Some(why), _) => writeln!(out, "refused {}: {why}", i.job_id)?,
+                (None, true) => writeln!(out, "would {}", i.what)?,
+                (None, false) => writeln!(out, "{}", i.what)?,
+            }
+        }
+        let done = items.len() - refused;
+        let tail = if dry_run {
+            "dry run: nothing changed"
+        } else {
+            "done"
+        };
+        writeln!(
+            out,
+            "{verb}: {done} job(s), {refused} refused, of {} selected ({tail})",
+            items.len()
+        )?;
+    }
+    if refused > 0 && !dry_run {
+        anyhow::bail!("{refused} of {} job(s) refused {verb}", items.len());
+    }
+    Ok(())
+}
