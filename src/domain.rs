@@ -8,7 +8,7 @@
 pub use gitmoot_types::{
     Action, AutonomyPolicy, Capability, Delegation, DiffFile, DiffLine, EphemeralSpec, EventKind,
     FailurePolicy, FileStatus, Hunk, JobKind, JobState, LandStrategy, LineOp, ResumeVerb, RunState,
-    RuntimeKind, SynthesisRule, UnknownName, WorktreeState,
+    RuntimeKind, SearchSource, SynthesisRule, UnknownName, UsageBy, WorktreeState,
 };
 
 /// `dispatched_by` of every session job: the daemon neither runs nor recovers them.

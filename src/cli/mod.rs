@@ -20,6 +20,7 @@ pub mod page;
 pub mod result;
 pub mod store;
 pub mod tui;
+pub mod usage;
 pub mod worktree;
 
 use std::path::PathBuf;
@@ -79,6 +80,8 @@ pub enum Command {
     /// Write jobs' worktrees: list them, prune what landed or discarded ones left.
     #[command(subcommand)]
     Worktree(worktree::WorktreeCmd),
+    /// What the fleet spent: tokens, dollars, jobs and wall time, grouped, with budgets.
+    Usage(usage::UsageArgs),
     /// Move a home's data between stores (SQLite ⇄ PostgreSQL).
     #[command(subcommand)]
     Store(store::StoreCmd),
@@ -226,6 +229,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Memory(cmd) => memory::run(&ctx, cmd),
         Command::Worktree(cmd) => worktree::run(&ctx, cmd),
         Command::Store(cmd) => store::run(&ctx, cmd),
+        Command::Usage(a) => usage::run(&ctx, a),
         Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {
             headless,

@@ -25,6 +25,7 @@ pub(crate) mod row;
 pub mod runs;
 mod schema;
 pub mod tx;
+pub mod usage;
 pub mod value;
 pub mod views;
 pub mod worktrees;

@@ -20,4 +20,5 @@ mod seeds_last_cli;
 mod small_edges;
 mod store_copy;
 mod terminal_escapes;
+mod usage_cli;
 mod write_cli;
