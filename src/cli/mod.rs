@@ -18,6 +18,7 @@ pub mod orchestrate;
 pub mod output;
 pub mod page;
 pub mod result;
+pub mod search;
 pub mod store;
 pub mod tui;
 pub mod usage;
@@ -80,6 +81,8 @@ pub enum Command {
     /// Write jobs' worktrees: list them, prune what landed or discarded ones left.
     #[command(subcommand)]
     Worktree(worktree::WorktreeCmd),
+    /// Full-text search over prompts, results, activity and chat, best match first.
+    Search(search::SearchArgs),
     /// What the fleet spent: tokens, dollars, jobs and wall time, grouped, with budgets.
     Usage(usage::UsageArgs),
     /// Move a home's data between stores (SQLite ⇄ PostgreSQL).
@@ -230,6 +233,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Worktree(cmd) => worktree::run(&ctx, cmd),
         Command::Store(cmd) => store::run(&ctx, cmd),
         Command::Usage(a) => usage::run(&ctx, a),
+        Command::Search(a) => search::run(&ctx, a),
         Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {
             headless,

@@ -24,6 +24,7 @@ mod pg;
 pub(crate) mod row;
 pub mod runs;
 mod schema;
+pub mod search;
 pub mod tx;
 pub mod usage;
 pub mod value;

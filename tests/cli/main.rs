@@ -15,6 +15,7 @@ mod foundation_cli;
 mod ops_cli;
 mod ops_config;
 mod polish_cli;
+mod search_cli;
 mod seeds_engine_cli;
 mod seeds_last_cli;
 mod small_edges;

@@ -186,10 +186,15 @@ fn usage_refuses_bad_flags_with_one_line_and_exit_2() {
             "invalid --since \"2026-02-30\"",
         ),
     ] {
-        let out = h.cmd(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        refused_in_one_line(&h, args, says);
     }
+}
+
+/// Runs `args`, which must exit 2 with one stderr line holding `says`.
+pub(crate) fn refused_in_one_line(h: &TestHome, args: &[&str], says: &str) {
+    let out = h.cmd(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
