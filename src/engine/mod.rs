@@ -9,6 +9,7 @@
 
 mod batch;
 pub mod bounds;
+pub mod caps;
 pub mod checks;
 mod continuation;
 pub mod control;

@@ -156,3 +156,32 @@ fn group(r: &Row<'_>, by: UsageBy) -> Result<Group> {
         root,
     })
 }
+
+/// Dollars settled by the jobs created at or after `since_ms` (of `agent` alone, when
+/// named): what the daily caps weigh. A walk of `jobs_agent` or `jobs_created`.
+pub fn spent_since<'a>(
+    tx: impl Into<Tx<'a>>,
+    agent: Option<&str>,
+    since_ms: Millis,
+) -> Result<f64> {
+    let tx = tx.into();
+    match agent {
+        Some(agent) => tx.one(
+            "SELECT coalesce(sum(cost_usd), 0) FROM jobs WHERE agent = ?1 AND created_ms >= ?2",
+            params![agent, since_ms],
+        ),
+        None => tx.one(
+            "SELECT coalesce(sum(cost_usd), 0) FROM jobs WHERE created_ms >= ?1",
+            params![since_ms],
+        ),
+    }
+}
+
+/// How many jobs wait queued, per agent.
+pub fn queued_by_agent<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<(String, u64)>> {
+    tx.into().query_map(
+        "SELECT agent, COUNT(*) FROM jobs WHERE state = 'queued' GROUP BY agent",
+        params![],
+        |r| Ok((r.get(0)?, counter(r, 1)?)),
+    )
+}

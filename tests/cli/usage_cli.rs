@@ -1,7 +1,8 @@
 //! `gitmoot usage` through the binary on jobs run by the real daemon: two roots on a Claude
 //! Code stand-in that reports input, output and both cache figures, one on a shell agent
 //! that reports nothing; every grouping's rows and total checked by hand, the budget
-//! headroom of each root, and bad flags refused.
+//! headroom of each root, bad flags refused; and the daily caps holding new jobs queued
+//! with their reason until the cap is raised.
 
 use gitmoot_test_support::daemon::{TestHome, result, succeed};
 use serde_json::Value;
@@ -43,6 +44,12 @@ fn fleet() -> (TestHome, [String; 3]) {
     let a = h.submit("cl", "first look", &["--repo", "o/r"]);
     let b = h.submit("cl", "second look", &[]);
     let c = h.submit("sh", "shell look", &[]);
+    run_until_idle(&h);
+    (h, [a, b, c])
+}
+
+/// A daemon on one worker until nothing it may start is left.
+fn run_until_idle(h: &TestHome) {
     let state = h.file(".claude");
     std::fs::create_dir_all(&state).unwrap();
     succeed(
@@ -50,7 +57,6 @@ fn fleet() -> (TestHome, [String; 3]) {
             .env("HOME", h.file(""))
             .env("CLAUDE_CONFIG_DIR", &state),
     );
-    (h, [a, b, c])
 }
 
 fn usage(h: &TestHome, by: &str) -> Value {
@@ -188,6 +194,19 @@ fn usage_refuses_bad_flags_with_one_line_and_exit_2() {
     ] {
         refused_in_one_line(&h, args, says);
     }
+    for (toml, key) in [
+        (
+            "[budget]\ndaily_usd = -1.0\n",
+            "[budget].daily_usd: must be a number >= 0",
+        ),
+        (
+            "[agents.cl]\ndaily_usd = -2.0\n",
+            "[agents.cl].daily_usd: must be a number >= 0",
+        ),
+    ] {
+        h.config(toml);
+        refused_in_one_line(&h, &["usage"], key);
+    }
 }
 
 /// Runs `args`, which must exit 2 with one stderr line holding `says`.
@@ -197,4 +216,73 @@ pub(crate) fn refused_in_one_line(h: &TestHome, args: &[&str], says: &str) {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains(says), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+fn state(h: &TestHome, id: &str) -> String {
+    h.job(id).state.to_string()
+}
+
+fn waiting(h: &TestHome, id: &str) -> Value {
+    let j: Value = serde_json::from_str(&h.ok(&["job", "show", id, "--json"])).unwrap();
+    j["waiting"]["reason"].clone()
+}
+
+#[test]
+fn a_daily_cap_holds_new_jobs_queued_with_the_reason_until_it_is_raised() {
+    let h = TestHome::new();
+    let caps = |fleet: f64, agent: f64| {
+        h.config(&format!(
+            "[runtimes.claude]\npath = \"{}\"\n[budget]\ndaily_usd = {fleet}\n\
+             [agents.cl]\ndaily_usd = {agent}\n",
+            fixture("fake-claude").display()
+        ))
+    };
+    caps(0.01, 0.0);
+    h.ok(&["agent", "add", "cl", "--runtime", "claude"]);
+    h.shell_agent(
+        "sh",
+        &format!("cat >/dev/null\necho '{}'\n", result("approved", "ok")),
+    );
+    // Nothing spent yet: the first job starts, and its $0.0421 passes the fleet's cap.
+    let first = h.submit("cl", "first", &[]);
+    run_until_idle(&h);
+    assert_eq!(state(&h, &first), "succeeded");
+    assert!(waiting(&h, &first).is_null(), "only a queued job waits");
+
+    // Every agent's new job waits; the daemon stops beside them as idle.
+    let second = h.submit("cl", "second", &[]);
+    let free = h.submit("sh", "free", &[]);
+    run_until_idle(&h);
+    assert_eq!(
+        (state(&h, &second), state(&h, &free)),
+        ("queued".into(), "queued".into())
+    );
+    let fleet = "the fleet's daily cap of $0.01 is reached ($0.04 spent today, UTC); \
+                 it starts tomorrow or once the cap is raised";
+    assert_eq!(waiting(&h, &second), fleet);
+    let human = h.ok(&["job", "show", &second]);
+    assert!(human.contains(&format!("waiting:   {fleet}")), "{human}");
+
+    // Raised: both start. The agent's own cap then holds its next job alone.
+    caps(1.0, 0.05);
+    run_until_idle(&h);
+    assert_eq!(
+        (state(&h, &second), state(&h, &free)),
+        ("succeeded".into(), "succeeded".into())
+    );
+    let third = h.submit("cl", "third", &[]);
+    let other = h.submit("sh", "other", &[]);
+    run_until_idle(&h);
+    assert_eq!(
+        (state(&h, &third), state(&h, &other)),
+        ("queued".into(), "succeeded".into())
+    );
+    assert_eq!(
+        waiting(&h, &third),
+        "agent cl's daily cap of $0.05 is reached ($0.08 spent today, UTC); \
+         it starts tomorrow or once the cap is raised"
+    );
+    caps(1.0, 0.0);
+    run_until_idle(&h);
+    assert_eq!(state(&h, &third), "succeeded");
 }
