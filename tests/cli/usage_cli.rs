@@ -22,10 +22,11 @@ fn fixture(name: &str) -> std::path::PathBuf {
 
 /// Two claude roots (one on repo `o/r`), one shell root, all run to the end; returns the
 /// home and the roots in that order.
-fn fleet() -> (TestHome, [String; 3]) {
+/// `store` is the config's `[store]` section, empty for the home's SQLite file.
+fn fleet(store: &str) -> (TestHome, [String; 3]) {
     let h = TestHome::new();
     h.config(&format!(
-        "[runtimes.claude]\npath = \"{}\"\n[orchestrate]\nmax_delegation_cost_usd = 5.0\n",
+        "[runtimes.claude]\npath = \"{}\"\n[orchestrate]\nmax_delegation_cost_usd = 5.0\n{store}",
         fixture("fake-claude").display()
     ));
     h.ok(&[
@@ -86,13 +87,23 @@ fn rows(doc: &Value) -> Vec<(String, u64, u64, u64, u64, u64, f64)> {
 }
 
 fn wall(h: &TestHome, id: &str) -> i64 {
-    let j: Value = serde_json::from_str(&h.ok(&["job", "show", id, "--json"])).unwrap();
+    let j = show(h, id);
     j["finished"].as_i64().unwrap() - j["started"].as_i64().unwrap()
 }
 
 #[test]
 fn usage_adds_up_by_every_grouping_with_cache_tokens_and_silent_runtimes() {
-    let (h, [a, b, c]) = fleet();
+    adds_up_by_every_grouping("");
+}
+
+#[test]
+fn usage_adds_up_by_every_grouping_on_postgres() {
+    let db = gitmoot_test_support::pg::database();
+    adds_up_by_every_grouping(&format!("[store]\nurl = \"{}\"\n", db.url()));
+}
+
+fn adds_up_by_every_grouping(store: &str) {
+    let (h, [a, b, c]) = fleet(store);
     let claude = |key: &str, jobs: u64| {
         let k = jobs;
         (
@@ -218,22 +229,36 @@ pub(crate) fn refused_in_one_line(h: &TestHome, args: &[&str], says: &str) {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
+fn show(h: &TestHome, id: &str) -> Value {
+    serde_json::from_str(&h.ok(&["job", "show", id, "--json"])).unwrap()
+}
+
 fn state(h: &TestHome, id: &str) -> String {
-    h.job(id).state.to_string()
+    show(h, id)["state"].as_str().unwrap().to_string()
 }
 
 fn waiting(h: &TestHome, id: &str) -> Value {
-    let j: Value = serde_json::from_str(&h.ok(&["job", "show", id, "--json"])).unwrap();
-    j["waiting"]["reason"].clone()
+    show(h, id)["waiting"]["reason"].clone()
 }
 
 #[test]
 fn a_daily_cap_holds_new_jobs_queued_with_the_reason_until_it_is_raised() {
+    caps_hold_and_release("");
+}
+
+#[test]
+fn a_daily_cap_holds_and_releases_on_postgres() {
+    let db = gitmoot_test_support::pg::database();
+    caps_hold_and_release(&format!("[store]\nurl = \"{}\"\n", db.url()));
+}
+
+/// `store` as `fleet`'s.
+fn caps_hold_and_release(store: &str) {
     let h = TestHome::new();
     let caps = |fleet: f64, agent: f64| {
         h.config(&format!(
             "[runtimes.claude]\npath = \"{}\"\n[budget]\ndaily_usd = {fleet}\n\
-             [agents.cl]\ndaily_usd = {agent}\n",
+             [agents.cl]\ndaily_usd = {agent}\n{store}",
             fixture("fake-claude").display()
         ))
     };
