@@ -56,9 +56,11 @@ pub fn run(ctx: &Ctx, a: UsageArgs) -> anyhow::Result<()> {
         Since::Date(ms) => ms,
     };
     let u = usage(store.conn(), a.by, since, now)?;
+    let caps = crate::engine::caps::today(&store.conn(), &config, now)?;
     let mut out = Out::block();
     if a.json {
         let mut doc = serde_json::to_value(&u)?;
+        doc["daily_caps"] = serde_json::to_value(&caps)?;
         for (g, row) in u
             .groups
             .iter()
@@ -72,6 +74,22 @@ pub fn run(ctx: &Ctx, a: UsageArgs) -> anyhow::Result<()> {
         return Ok(out.finish()?);
     }
     print(&mut out, &u, &config)?;
+    for c in &caps {
+        writeln!(
+            out,
+            "daily cap of {}: ${:.2} of ${:.2} spent today (UTC){}",
+            c.agent
+                .as_deref()
+                .map_or("the fleet".into(), |a| format!("agent {a}")),
+            c.spent_usd,
+            c.limit_usd,
+            if c.reached {
+                ", reached: its queued jobs wait"
+            } else {
+                ""
+            }
+        )?;
+    }
     Ok(out.finish()?)
 }
 

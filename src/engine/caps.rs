@@ -120,3 +120,37 @@ impl<'c> Caps<'c> {
         Ok(n)
     }
 }
+
+/// One set cap and today's spend against it, for `gitmoot usage`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapToday {
+    /// The agent it caps; None for the fleet's.
+    pub agent: Option<String>,
+    pub limit_usd: f64,
+    pub spent_usd: f64,
+    pub reached: bool,
+}
+
+/// Every cap that is set, the fleet's first, with today's (UTC) spend against it.
+pub fn today(tx: &Tx<'_>, config: &Config, now: Millis) -> crate::store::Result<Vec<CapToday>> {
+    let day = now - now.rem_euclid(DAY_MS);
+    let fleet = (config.budget.daily_usd > 0.0).then_some((None, config.budget.daily_usd));
+    let agents = config
+        .agents
+        .iter()
+        .filter(|(_, a)| a.daily_usd > 0.0)
+        .map(|(name, a)| (Some(name.clone()), a.daily_usd));
+    fleet
+        .into_iter()
+        .chain(agents)
+        .map(|(agent, limit_usd)| {
+            let spent_usd = spent_since(tx, agent.as_deref(), day)?;
+            Ok(CapToday {
+                agent,
+                limit_usd,
+                spent_usd,
+                reached: spent_usd >= limit_usd,
+            })
+        })
+        .collect()
+}

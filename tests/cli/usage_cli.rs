@@ -302,6 +302,14 @@ fn caps_hold_and_release(store: &str) {
         (state(&h, &third), state(&h, &other)),
         ("queued".into(), "succeeded".into())
     );
+    let today = h.ok(&["usage"]);
+    assert!(
+        today.contains("daily cap of the fleet: $0.08 of $1.00 spent today (UTC)\n")
+            && today.contains(
+                "daily cap of agent cl: $0.08 of $0.05 spent today (UTC), reached: its queued jobs wait"
+            ),
+        "{today}"
+    );
     assert_eq!(
         waiting(&h, &third),
         "agent cl's daily cap of $0.05 is reached ($0.08 spent today, UTC); \
