@@ -150,8 +150,8 @@ pub fn place(job: &Job, seat: bool, ctx: &ClaimContext) -> (Placement, Option<St
 }
 
 /// Claims up to `limit` queued jobs, oldest first, skipping any whose lock is held, whose
-/// repo is at its `max_parallel` or whose daily cap is reached (`engine::caps`). Each claim is a compare-and-swap `queued →
-/// running` with its `running` event, all in `tx`.
+/// repo is at its `max_parallel` or whose daily cap is reached (`engine::caps`). Each claim
+/// is a compare-and-swap `queued → running` with its `running` event, all in `tx`.
 pub fn claim(
     tx: &Tx<'_>,
     clock: &dyn Clock,
@@ -210,17 +210,7 @@ pub fn claim(
         let stored = job.clone();
         let seat = seat_of(tx, &job)?;
         let (mut placement, key) = place(&job, seat.is_some(), ctx);
-        if let Placement::Write(spec) = &mut placement
-            && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
-        {
-            // A job started again works on in the worktree and branch it had.
-            spec.base = row.base_ref.or(spec.base.take());
-            spec.base_commit = row.base_commit;
-            if let (Some(b), Some(p)) = (row.branch, row.path) {
-                spec.branch = b;
-                spec.path = PathBuf::from(p);
-            }
-        }
+        keep_worktree(tx, &job, &mut placement)?;
         if key.as_ref().is_some_and(|k| held.contains(k)) {
             continue;
         }
@@ -275,6 +265,21 @@ pub fn claim(
         });
     }
     Ok(out)
+}
+
+/// A write job started again works on in the worktree and branch it had.
+fn keep_worktree(tx: &Tx<'_>, job: &Job, placement: &mut Placement) -> Result<(), EngineError> {
+    if let Placement::Write(spec) = placement
+        && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
+    {
+        spec.base = row.base_ref.or(spec.base.take());
+        spec.base_commit = row.base_commit;
+        if let (Some(b), Some(p)) = (row.branch, row.path) {
+            spec.branch = b;
+            spec.path = PathBuf::from(p);
+        }
+    }
+    Ok(())
 }
 
 /// The moot seat `job` sits in: a seat is a root ask of a repo linked to its moot thread,
