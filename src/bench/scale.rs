@@ -134,8 +134,8 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
     let list = cli(&["job", "list"])?;
     let list_json = cli(&["job", "list", "--json"])?;
     let tree = cli(&["job", "tree", &wide])?;
-    // Every root's prompt holds both words: the widest ranking a search of the seed makes.
-    let search = cli(&["search", "tighten", "settle"])?;
+    // Every root's prompt holds both words (one job in 20): a search that ranks them all.
+    let search = cli(&["search", "coordinate", "review"])?;
     let by_day = cli(&["usage", "--by", "day", "--since", "1970-01-01"])?;
     let rss = tui_rss_mb(binary, dir)?;
     let k = |name: &str| format!("scale.{jobs}.{name}");
