@@ -136,6 +136,8 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
     let tree = cli(&["job", "tree", &wide])?;
     // Every root's prompt holds both words (one job in 20): a search that ranks them all.
     let search = cli(&["search", "coordinate", "review"])?;
+    // One change's records (its root, legs and continuation, in every copy of the seed).
+    let search_one = cli(&["search", "change", "#1234"])?;
     let by_day = cli(&["usage", "--by", "day", "--since", "1970-01-01"])?;
     let rss = tui_rss_mb(binary, dir)?;
     let k = |name: &str| format!("scale.{jobs}.{name}");
@@ -154,6 +156,7 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
         (k("job_list_json_page"), list_json),
         (k("job_tree_1000_legs"), tree),
         (k("search"), search),
+        (k("search_one"), search_one),
         (k("usage_by_day"), by_day),
         (k("tui_rss_mb"), format!("{rss:.1}")),
     ])
@@ -316,6 +319,10 @@ pub fn table(sizes: &[usize], figures: &[(String, String)]) -> String {
         (
             "search",
             "`search` matching every root's prompt, top 20 (wall, peak RSS)",
+        ),
+        (
+            "search_one",
+            "`search` matching one change's records (wall, peak RSS)",
         ),
         (
             "usage_by_day",
