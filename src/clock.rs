@@ -144,3 +144,68 @@ impl Sightings {
 pub fn now_ms() -> Millis {
     SystemClock.now_ms()
 }
+
+/// One UTC day in milliseconds.
+pub const DAY_MS: Millis = 86_400_000;
+
+/// "2026-12-06": the UTC date of an epoch-ms time (days to the civil calendar, Howard
+/// Hinnant's algorithm), without a date crate for one conversion.
+pub fn utc_date(ms: Millis) -> String {
+    let z = ms.div_euclid(DAY_MS) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The epoch-ms start of a UTC date written `YYYY-MM-DD`; None if it is not one.
+pub fn parse_utc_date(text: &str) -> Option<Millis> {
+    let mut parts = text.split('-');
+    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return None;
+    }
+    let (y, m, d): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let ms = (era * 146_097 + doe - 719_468) * DAY_MS;
+    // 2026-02-31 would roll into March: not a date.
+    (utc_date(ms) == text).then_some(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip_and_impossible_ones_are_refused() {
+        assert_eq!(utc_date(0), "1970-01-01");
+        assert_eq!(utc_date(1_765_000_000_000), "2025-12-06");
+        assert_eq!(parse_utc_date("2025-12-06"), Some(1_764_979_200_000));
+        assert_eq!(
+            parse_utc_date("2024-02-29").map(utc_date).as_deref(),
+            Some("2024-02-29")
+        );
+        for bad in [
+            "2025-02-29",
+            "2025-13-01",
+            "25-12-06",
+            "2025-12-6",
+            "yesterday",
+        ] {
+            assert_eq!(parse_utc_date(bad), None, "{bad}");
+        }
+    }
+}

@@ -10,8 +10,8 @@ mod sections;
 
 pub use load::{check_label, is_repo_name};
 pub use sections::{
-    AgentConfig, ChatConfig, DaemonConfig, Duration, MemoryConfig, NotifyConfig, OrchestrateConfig,
-    RepoConfig, ResultChecks, RuntimeConfig, StoreConfig, TuiConfig,
+    AgentConfig, BudgetConfig, ChatConfig, DaemonConfig, Duration, MemoryConfig, NotifyConfig,
+    OrchestrateConfig, RepoConfig, ResultChecks, RuntimeConfig, StoreConfig, TuiConfig,
 };
 
 use std::collections::BTreeMap;
@@ -32,6 +32,7 @@ pub struct Config {
     pub repos: BTreeMap<String, RepoConfig>,
     pub tui: TuiConfig,
     pub notify: NotifyConfig,
+    pub budget: BudgetConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     #[serde(skip_serializing_if = "StoreConfig::is_default")]
     pub store: StoreConfig,

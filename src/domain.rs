@@ -8,8 +8,8 @@
 pub use gitmoot_types::{
     Action, ActivityKind, AgentLive, AgentState, AutonomyPolicy, BulkVerb, Capability, Delegation,
     DiffFile, DiffLine, EphemeralSpec, EventKind, FailurePolicy, FileStatus, Hunk, JobKind,
-    JobState, LandStrategy, LineOp, ResumeVerb, RunState, RuntimeKind, StallSignal, SynthesisRule,
-    UnknownName, WorktreeState,
+    JobState, LandStrategy, LineOp, ResumeVerb, RunState, RuntimeKind, SearchSource, StallSignal,
+    SynthesisRule, UnknownName, UsageBy, WorktreeState,
 };
 
 /// `dispatched_by` of every session job: the daemon neither runs nor recovers them.

@@ -1,7 +1,7 @@
 //! `gitmoot bench --scale`: the same measures at growing history sizes (10k, 100k and
 //! 1M jobs with two chat messages per job) — the control room's first frame and refresh,
-//! one page of `job list` and `job list --json` and a 1,000-leg `job tree` through the
-//! real binary (wall time and peak RSS of the child), and the resident memory of a
+//! one page of `job list` and `job list --json`, a 1,000-leg `job tree`, a `search` and
+//! `usage --by day` through the real binary (wall time and peak RSS of the child), and the resident memory of a
 //! running `gitmoot tui` — so a figure that grows with history shows as a growing row.
 //!
 //! Owns only the sizes, the child-process timing and the table; the seed, the loader and
@@ -134,6 +134,11 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
     let list = cli(&["job", "list"])?;
     let list_json = cli(&["job", "list", "--json"])?;
     let tree = cli(&["job", "tree", &wide])?;
+    // Every root's prompt holds both words (one job in 20): a search that ranks them all.
+    let search = cli(&["search", "coordinate", "review"])?;
+    // One change's records (its root, legs and continuation, in every copy of the seed).
+    let search_one = cli(&["search", "change", "#1234"])?;
+    let by_day = cli(&["usage", "--by", "day", "--since", "1970-01-01"])?;
     let rss = tui_rss_mb(binary, dir)?;
     let k = |name: &str| format!("scale.{jobs}.{name}");
     Ok(vec![
@@ -150,6 +155,9 @@ fn measure(binary: &Path, dir: &Path, jobs: usize) -> Result<Vec<(String, String
         (k("job_list_page"), list),
         (k("job_list_json_page"), list_json),
         (k("job_tree_1000_legs"), tree),
+        (k("search"), search),
+        (k("search_one"), search_one),
+        (k("usage_by_day"), by_day),
         (k("tui_rss_mb"), format!("{rss:.1}")),
     ])
 }
@@ -308,6 +316,18 @@ pub fn table(sizes: &[usize], figures: &[(String, String)]) -> String {
             "`job list --json` page (wall, peak RSS)",
         ),
         ("job_tree_1000_legs", "`job tree` of a 1,000-leg root"),
+        (
+            "search",
+            "`search` matching every root's prompt, top 20 (wall, peak RSS)",
+        ),
+        (
+            "search_one",
+            "`search` matching one change's records (wall, peak RSS)",
+        ),
+        (
+            "usage_by_day",
+            "`usage --by day` over the whole history (wall, peak RSS)",
+        ),
         ("tui_rss_mb", "control room RSS (MB)"),
         ("seed", "history"),
     ];

@@ -19,8 +19,10 @@ pub mod orchestrate;
 pub mod output;
 pub mod page;
 pub mod result;
+pub mod search;
 pub mod store;
 pub mod tui;
+pub mod usage;
 pub mod worktree;
 
 use std::path::PathBuf;
@@ -80,6 +82,10 @@ pub enum Command {
     /// Write jobs' worktrees: list them, prune what landed or discarded ones left.
     #[command(subcommand)]
     Worktree(worktree::WorktreeCmd),
+    /// Full-text search over prompts, results, activity and chat, best match first.
+    Search(search::SearchArgs),
+    /// What the fleet spent: tokens, dollars, jobs and wall time, grouped, with budgets.
+    Usage(usage::UsageArgs),
     /// Move a home's data between stores (SQLite ⇄ PostgreSQL).
     #[command(subcommand)]
     Store(store::StoreCmd),
@@ -234,6 +240,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Memory(cmd) => memory::run(&ctx, cmd),
         Command::Worktree(cmd) => worktree::run(&ctx, cmd),
         Command::Store(cmd) => store::run(&ctx, cmd),
+        Command::Usage(a) => usage::run(&ctx, a),
+        Command::Search(a) => search::run(&ctx, a),
         Command::Tui(a) => tui::run(&ctx, a),
         Command::Demo {
             headless,

@@ -112,6 +112,13 @@ impl Config {
                 Ok(())
             }
         };
+        let dollars = |key: &str, v: f64| {
+            if v >= 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err((key.to_string(), format!("must be a number >= 0, got {v}")))
+            }
+        };
         positive("[daemon].parallel", self.daemon.parallel as u64)?;
         positive("[daemon].tick", self.daemon.tick.0 as u64)?;
         positive("[daemon].job_timeout", self.daemon.job_timeout.0 as u64)?;
@@ -137,11 +144,13 @@ impl Config {
             o.max_delegation_walltime.0 as u64,
         )?;
         positive("[orchestrate].escalation_ttl", o.escalation_ttl.0 as u64)?;
-        if !(o.max_delegation_cost_usd >= 0.0 && o.max_delegation_cost_usd.is_finite()) {
-            return Err((
-                "[orchestrate].max_delegation_cost_usd".into(),
-                format!("must be a number >= 0, got {}", o.max_delegation_cost_usd),
-            ));
+        dollars(
+            "[orchestrate].max_delegation_cost_usd",
+            o.max_delegation_cost_usd,
+        )?;
+        dollars("[budget].daily_usd", self.budget.daily_usd)?;
+        for (name, a) in &self.agents {
+            dollars(&format!("[agents.{name}].daily_usd"), a.daily_usd)?;
         }
         positive("[chat].moot_max_seats", self.chat.moot_max_seats.into())?;
         positive("[chat].moot_message_cap", self.chat.moot_message_cap.into())?;

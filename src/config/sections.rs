@@ -288,6 +288,18 @@ pub struct AgentConfig {
     /// Opts the agent into the auto-respond sweep (with `[chat].auto_respond`), like
     /// `agent add --chat-autorespond`; either one enrolls it.
     pub chat_autorespond: bool,
+    /// Dollars the agent's jobs may spend per UTC day; once reached, its queued jobs wait
+    /// until the next day or a higher cap (running ones finish). 0 = no cap.
+    pub daily_usd: f64,
+}
+
+/// `[budget]`: the fleet's own spending cap, over every agent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetConfig {
+    /// Dollars all jobs together may spend per UTC day; once reached, every queued job
+    /// waits until the next day or a higher cap (running ones finish). 0 = no cap.
+    pub daily_usd: f64,
 }
 
 /// `[notify]`: how a human is told that a tree paused for them.

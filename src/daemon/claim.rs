@@ -149,9 +149,9 @@ pub fn place(job: &Job, seat: bool, ctx: &ClaimContext) -> (Placement, Option<St
     }
 }
 
-/// Claims up to `limit` queued jobs, oldest first, skipping any whose lock is held or
-/// whose repo is at its `max_parallel`. Each claim is a compare-and-swap `queued →
-/// running` with its `running` event, all in `tx`.
+/// Claims up to `limit` queued jobs, oldest first, skipping any whose lock is held, whose
+/// repo is at its `max_parallel` or whose daily cap is reached (`engine::caps`). Each claim
+/// is a compare-and-swap `queued → running` with its `running` event, all in `tx`.
 pub fn claim(
     tx: &Tx<'_>,
     clock: &dyn Clock,
@@ -165,6 +165,7 @@ pub fn claim(
     let mut per_repo = ctx.running_per_repo.clone();
     let mut out = Vec::new();
     let now = clock.now_ms();
+    let mut caps = engine::caps::Caps::new(&ctx.config, now);
     // Page through the queue so a short claim reads a few rows, not the whole scan window.
     let page = (limit * 2).max(16);
     let mut ids: Vec<(String, Option<String>)> = Vec::new();
@@ -200,23 +201,16 @@ pub fn claim(
             }
             Err(e) => return Err(e.into()),
         };
-        if ctx.settling.contains(&job.root_id) || !engine::may_start(tx, &job)? {
+        if ctx.settling.contains(&job.root_id)
+            || !engine::may_start(tx, &job)?
+            || caps.hold(tx, &job.agent)?.is_some()
+        {
             continue;
         }
         let stored = job.clone();
         let seat = seat_of(tx, &job)?;
         let (mut placement, key) = place(&job, seat.is_some(), ctx);
-        if let Placement::Write(spec) = &mut placement
-            && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
-        {
-            // A job started again works on in the worktree and branch it had.
-            spec.base = row.base_ref.or(spec.base.take());
-            spec.base_commit = row.base_commit;
-            if let (Some(b), Some(p)) = (row.branch, row.path) {
-                spec.branch = b;
-                spec.path = PathBuf::from(p);
-            }
-        }
+        keep_worktree(tx, &job, &mut placement)?;
         if key.as_ref().is_some_and(|k| held.contains(k)) {
             continue;
         }
@@ -271,6 +265,21 @@ pub fn claim(
         });
     }
     Ok(out)
+}
+
+/// A write job started again works on in the worktree and branch it had.
+fn keep_worktree(tx: &Tx<'_>, job: &Job, placement: &mut Placement) -> Result<(), EngineError> {
+    if let Placement::Write(spec) = placement
+        && let Some(row) = crate::store::worktrees::get(tx, &job.id)?
+    {
+        spec.base = row.base_ref.or(spec.base.take());
+        spec.base_commit = row.base_commit;
+        if let (Some(b), Some(p)) = (row.branch, row.path) {
+            spec.branch = b;
+            spec.path = PathBuf::from(p);
+        }
+    }
+    Ok(())
 }
 
 /// The moot seat `job` sits in: a seat is a root ask of a repo linked to its moot thread,
@@ -375,6 +384,33 @@ mod tests {
         let got = store.write(|tx| claim(tx, &clock, 3, &ctx)).unwrap();
         assert_eq!(got.len(), ids.len(), "siblings of one repo run at once");
         assert!(got.iter().all(|c| c.lock_key.is_none()));
+    }
+
+    /// A fleet cap reached by the day's spend holds the queue; the next UTC day's clock
+    /// starts it again without anyone touching the cap.
+    #[test]
+    fn a_reached_daily_cap_holds_the_queue_until_the_day_turns() {
+        let (mut store, dir) = store();
+        let clock = ManualClock::new(10 * crate::clock::DAY_MS);
+        let spent = submit(&mut store, &clock, None);
+        let waiting = submit(&mut store, &clock, None);
+        store
+            .write(|tx| {
+                let before = jobs::require(tx, &spent)?;
+                let mut after = before.clone();
+                (after.state, after.cost_usd) = (JobState::Succeeded, 1.5);
+                jobs::put_over(tx, &before, &after)
+            })
+            .unwrap();
+        let mut config = Config::default();
+        config.budget.daily_usd = 1.0;
+        let ctx = context(&dir, config, &[], &[]);
+        let got = store.write(|tx| claim(tx, &clock, 1, &ctx)).unwrap();
+        assert!(got.is_empty(), "held by the cap");
+        clock.advance(crate::clock::DAY_MS);
+        let got = store.write(|tx| claim(tx, &clock, 1, &ctx)).unwrap();
+        assert_eq!(got[0].job.id, waiting);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -10,6 +10,7 @@
 mod batch;
 pub mod bounds;
 pub mod bulk;
+pub mod caps;
 pub mod checks;
 mod continuation;
 pub mod control;

@@ -41,10 +41,23 @@ pub const TABLES: &[&str] = &[
     "job_activity",
 ];
 
-/// Tables a copy leaves to the target: the schema's own version record, and the unread
+/// Tables a copy leaves to the target: the schema's own version record, the unread
 /// counters, which the target's triggers rebuild from the copied mentions (a source's
-/// counters may hold rows fallen to zero that a rebuild would not make).
-pub const DERIVED: &[&str] = &["schema_version", "chat_unread"];
+/// counters may hold rows fallen to zero that a rebuild would not make), and the search
+/// index's documents, which the target's triggers make from the copied rows.
+pub const DERIVED: &[&str] = &["schema_version", "chat_unread", "search_docs"];
+
+/// SQLite's FTS5 table of the search index and the tables it keeps itself in: the
+/// index's own storage (never empty, even in a fresh store), filled by the target's
+/// triggers like `search_docs`.
+pub const FULL_TEXT: &[&str] = &[
+    "search_text",
+    "search_text_data",
+    "search_text_idx",
+    "search_text_content",
+    "search_text_docsize",
+    "search_text_config",
+];
 
 /// Bound values per insert statement: well under SQLite's and PostgreSQL's limits, large
 /// enough that a wide table still moves dozens of rows per round trip.
@@ -212,10 +225,9 @@ pub fn schema_tables(tx: &Tx<'_>) -> Result<BTreeSet<String>, StoreError> {
 fn known_tables(tx: &Tx<'_>) -> Result<(), CopyError> {
     let have = schema_tables(tx)?;
     let listed: BTreeSet<String> = TABLES.iter().map(|t| t.to_string()).collect();
-    if let Some(t) = have
-        .iter()
-        .find(|t| !listed.contains(*t) && !DERIVED.contains(&t.as_str()))
-    {
+    if let Some(t) = have.iter().find(|t| {
+        !listed.contains(*t) && !DERIVED.contains(&t.as_str()) && !FULL_TEXT.contains(&t.as_str())
+    }) {
         return Err(CopyError::Unknown(format!("table {t}")));
     }
     if let Some(t) = listed.iter().find(|t| !have.contains(*t)) {

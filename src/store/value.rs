@@ -3,7 +3,8 @@
 //! from and to Rust values (`Param`, `FromValue`).
 
 use crate::domain::{
-    Action, AutonomyPolicy, Capability, JobKind, JobState, RunState, RuntimeKind, WorktreeState,
+    Action, AutonomyPolicy, Capability, JobKind, JobState, RunState, RuntimeKind, SearchSource,
+    WorktreeState,
 };
 
 /// One value on its way into or out of a statement.
@@ -121,6 +122,7 @@ named_values!(
     JobState,
     RunState,
     RuntimeKind,
+    SearchSource,
     WorktreeState
 );
 

@@ -71,7 +71,7 @@ fn the_scale_table_at_a_smoke_size_has_every_measure() {
     let text = bench(&["--scale", "--scale-jobs", "100"]);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "| measure | 100 jobs |", "{text}");
-    assert_eq!(lines.len(), 2 + 7, "{text}");
+    assert_eq!(lines.len(), 2 + 10, "{text}");
     assert!(!text.contains("error"), "{text}");
     for row in &lines[2..] {
         assert!(

@@ -200,7 +200,8 @@ fn transactions_savepoints_and_dialect_rewrites_behave_alike() {
 }
 
 /// The PostgreSQL schema has SQLite's tables, columns and named indexes (plus the `rowid`
-/// that orders ties), in real types, and both stores get a home id that reopening keeps.
+/// that orders ties), in real types, and both stores get a home id that reopening keeps;
+/// the natives list's objects apart.
 #[test]
 fn both_backends_migrate_to_the_same_tables_columns_and_indexes() {
     let mut shapes = Vec::new();
@@ -237,7 +238,13 @@ fn both_backends_migrate_to_the_same_tables_columns_and_indexes() {
             columns.extend(names(&tx, &sql).into_iter().map(|c| format!("{t}.{c}")));
         }
         assert_eq!(meta::home_id(&tx).unwrap().len(), 32);
-        shapes.push((names(&tx, tables), columns, names(&tx, indexes)));
+        // The search index is built in each backend's own kind (an FTS5 table; a tsvector
+        // under a GIN index): `tests/cli/search_cli.rs` runs it on both instead.
+        let native = |n: &String| !n.starts_with("search_");
+        let columns = columns.into_iter().filter(native).collect::<BTreeSet<_>>();
+        let tables: BTreeSet<String> = names(&tx, tables).into_iter().filter(native).collect();
+        let indexes: BTreeSet<String> = names(&tx, indexes).into_iter().filter(native).collect();
+        shapes.push((tables, columns, indexes));
     }
     assert_eq!(shapes[0].0, shapes[1].0, "tables");
     assert_eq!(shapes[0].1, shapes[1].1, "columns");

@@ -55,13 +55,17 @@ const READ_VERBS: [&str; 10] = [
     "list", "show", "tree", "events", "logs", "pending", "inbox", "status", "path", "check",
 ];
 
-/// Whether a `:` line only reads: a read verb, or asking for help.
+/// Commands that only read whatever follows them.
+const READ_COMMANDS: [&str; 2] = ["search", "usage"];
+
+/// Whether a `:` line only reads: a read verb, a read command, or asking for help.
 pub fn is_read_command(line: &str) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
     if words.iter().any(|w| *w == "--help" || *w == "-h") || words.first() == Some(&"help") {
         return true;
     }
-    words.get(1).is_some_and(|v| READ_VERBS.contains(v))
+    words.first().is_some_and(|c| READ_COMMANDS.contains(c))
+        || words.get(1).is_some_and(|v| READ_VERBS.contains(v))
 }
 
 /// What Tab does to `line`: the completed line and, when several words fit, the
@@ -288,5 +292,7 @@ mod tests {
         assert!(!is_read_command("job kill job-1"));
         assert!(!is_read_command("chat send room hi"));
         assert!(!is_read_command("job"));
+        assert!(is_read_command("search flaky login"));
+        assert!(is_read_command("usage --by root"));
     }
 }

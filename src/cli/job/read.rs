@@ -102,6 +102,12 @@ pub(super) fn show(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
     let job = jobs::require(store.conn(), &id)?;
     let run_state = runs::require(store.conn(), &job.root_id)?.state;
     let marks = engine::checks::marks(&store.conn(), &job)?;
+    let waiting = match job.state {
+        crate::domain::JobState::Queued => {
+            engine::caps::Caps::new(&ctx.config()?, now_ms()).hold(&store.conn(), &job.agent)?
+        }
+        _ => None,
+    };
     let mut out = Out::lines();
     if json {
         let p = crate::store::payloads::get(store.conn(), &job.id)?;
@@ -111,11 +117,19 @@ pub(super) fn show(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
         v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
         v["resolution"] = json!(p.resolution);
         v["marks"] = json!(marks);
+        v["waiting"] = json!(
+            waiting
+                .as_ref()
+                .map(|h| json!({"reason": h.to_string(), "hold": h}))
+        );
         crate::cli::logs::extend_show(&store.conn(), &mut v)?;
         return out.json(&v);
     }
     print_job(&mut out, &job, &marks)?;
     writeln!(out, "run:       {run_state}")?;
+    if let Some(h) = &waiting {
+        writeln!(out, "waiting:   {h}")?;
+    }
     for line in crate::cli::logs::show_lines(&store.conn(), &job.id)? {
         writeln!(out, "{line}")?;
     }

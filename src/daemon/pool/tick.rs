@@ -169,6 +169,17 @@ fn fenced_claim(
     })
 }
 
+/// The queued jobs a daemon could start: those a daily cap holds wait for a day or an
+/// operator, not for this daemon, so a `--until-idle` one stops beside them.
+fn startable(store: &Store, config: &Config, now: Millis) -> Result<u64, DaemonError> {
+    let mut caps = engine::caps::Caps::new(config, now);
+    Ok(if caps.any() {
+        caps.queued_unheld(&store.conn())?
+    } else {
+        jobs::count_state(store.conn(), JobState::Queued)?
+    })
+}
+
 impl Pass {
     fn run(
         self,
@@ -210,10 +221,7 @@ impl Pass {
             Vec::new()
         };
         let live = if self.until_idle && claimed.is_empty() && !self.any_inflight {
-            Some(
-                jobs::count_state(store.conn(), JobState::Queued)?
-                    + jobs::count_daemon_running(store.conn())?,
-            )
+            Some(startable(store, config, self.now)? + jobs::count_daemon_running(store.conn())?)
         } else {
             None
         };

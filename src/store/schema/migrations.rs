@@ -7,7 +7,9 @@
 //! change appends one migration (never edits an earlier one), so every store reaches the
 //! same tables whatever version it started from.
 
-use super::model::Step::{AddColumn, Create, CreateIndex, CreateTrigger, DropIndex, Rebuild, Sql};
+use super::model::Step::{
+    AddColumn, Create, CreateIndex, CreateNative, CreateTrigger, DropIndex, Rebuild, Sql,
+};
 use super::model::{Migration, Version};
 
 pub(super) const MIGRATIONS: &[Migration] = &[
@@ -73,6 +75,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         AddColumn("job_worktrees", "diff"),
         AddColumn("job_worktrees", "diff_ms"),
     ],
+    // Search: the full-text index of prompts, results, activity and chat, filled from the
+    // rows a store holds and kept by triggers from then on.
+    &[CreateNative("search")],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

@@ -16,6 +16,7 @@ use super::{Result, StoreError};
 
 mod migrations;
 mod model;
+mod natives;
 mod render;
 mod tables;
 

@@ -204,6 +204,17 @@ pub(super) struct Trigger {
     pub since: Version,
 }
 
+/// Objects each backend builds in a kind of its own, with the triggers that keep them and
+/// the statements that fill them from the rows a store already holds: SQLite's FTS5 table
+/// and PostgreSQL's `tsvector` column with its GIN index are one entry, spelled twice.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Native {
+    pub name: &'static str,
+    pub sqlite: &'static str,
+    pub pg: &'static str,
+    pub since: Version,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Table {
     pub name: &'static str,
@@ -278,6 +289,8 @@ pub(super) enum Step {
     Rebuild(&'static str),
     /// Statements both backends run as written: the rows a new table starts from.
     Sql(&'static str),
+    /// The native objects of this name (`Native`), filled from the rows already there.
+    CreateNative(&'static str),
 }
 
 /// One migration: its steps in order.

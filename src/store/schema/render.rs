@@ -7,7 +7,8 @@
 use std::fmt::Write;
 
 use super::migrations::MIGRATIONS;
-use super::model::{Column, Index, Numbering, Step, Table, Trigger, Ty, Version};
+use super::model::{Column, Index, Native, Numbering, Step, Table, Trigger, Ty, Version};
+use super::natives::NATIVES;
 use super::tables::TABLES;
 use crate::store::tx::Backend;
 
@@ -31,6 +32,10 @@ pub(super) fn schema_at(version: Version, backend: Backend) -> String {
     // After every table: a trigger may write a table made after the one it watches.
     for t in tables {
         triggers(&mut sql, t, version, backend);
+    }
+    // After the triggers: a native object's own triggers watch the tables above.
+    for n in NATIVES.iter().filter(|n| n.since <= version) {
+        sql.push_str(native_sql(n, backend));
     }
     sql
 }
@@ -82,6 +87,20 @@ fn step_sql(sql: &mut String, step: Step, version: Version, backend: Backend) {
             sql.push_str(text);
             sql.push('\n');
         }
+        Step::CreateNative(name) => {
+            let native = NATIVES
+                .iter()
+                .find(|n| n.name == name)
+                .expect("a native object the migration list makes is in the natives list");
+            sql.push_str(native_sql(native, backend));
+        }
+    }
+}
+
+fn native_sql(n: &Native, backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => n.sqlite,
+        Backend::Postgres => n.pg,
     }
 }
 

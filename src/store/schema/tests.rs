@@ -217,3 +217,47 @@ fn mentions_lose_autoincrement_and_keep_ids_counters_and_triggers() {
         )
     );
 }
+
+/// A home written at schema 13, before the search index, finds its old prompts, results,
+/// activity and messages once migrated, and a row written after is found alike.
+#[test]
+fn the_search_index_is_filled_from_what_an_older_store_holds() {
+    let (_dir, path, mut conn) = file_at_version(13);
+    conn.execute_batch(
+        "INSERT INTO runs(root_id, state, title, created_ms, updated_ms)
+             VALUES ('r', 'done', 't', 1, 1);
+         INSERT INTO jobs(id, root_id, kind, agent, action, prompt, state, result, created_ms, updated_ms)
+             VALUES ('r', 'r', 'root', 'a', 'ask', 'mind the pelican', 'succeeded',
+                     '{\"decision\":\"approved\",\"summary\":\"a walrus\",\"changes_made\":[\"moved the okapi\"]}', 1, 1);
+         INSERT INTO activity(job_id, seq, at_ms, kind, summary) VALUES ('r', 0, 1, 'output', 'a flamingo');
+         INSERT INTO chat_threads(id, slug, title, repo, origin, created_ms, updated_ms)
+             VALUES ('t1', 'plan', 'Plan', 'o/r', 'home', 1, 1);
+         INSERT INTO chat_messages(id, origin, thread_id, seq, ts_ms, author_kind, author_name,
+             author_origin, body, envelope_json) VALUES
+             ('m1', 'home', 't1', 1, 1, 'human', 'human', 'home', 'the axolotl', '{}');",
+    )
+    .unwrap();
+    migrate(&mut conn, &path).unwrap();
+    let found = |word: &str| -> Vec<String> {
+        conn.prepare(
+            "SELECT d.source || ' ' || d.ref FROM search_text JOIN search_docs d ON d.id = search_text.rowid
+             WHERE search_text MATCH ?1 ORDER BY 1",
+        )
+        .unwrap()
+        .query_map([word], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    assert_eq!(found("pelican"), ["prompts r"]);
+    assert_eq!(found("walrus"), ["results r"]);
+    assert_eq!(found("okapi"), ["results r"]);
+    assert_eq!(found("flamingo"), ["activity r#0"]);
+    assert_eq!(found("axolotl"), ["chat m1"]);
+    conn.execute(
+        "INSERT INTO activity(job_id, seq, at_ms, kind, summary) VALUES ('r', 1, 2, 'output', 'a second flamingo')",
+        [],
+    )
+    .unwrap();
+    assert_eq!(found("flamingo"), ["activity r#0", "activity r#1"]);
+}
