@@ -124,7 +124,9 @@ impl Loader {
         // A tree linked to a thread (a promotion, an auto-respond) can change its messages.
         let mut linked = false;
         let mut touched = Vec::new();
-        if self.cursor == 0 {
+        // Nothing seen yet: every tree read is new, whenever the first events arrive.
+        let first = self.cursor == 0;
+        if first {
             for run in runs::list_readable(conn, ROOTS_SHOWN)? {
                 let view = readable_root_view(conn, run)?;
                 self.roots.insert(view.id.clone(), view);
@@ -171,7 +173,7 @@ impl Loader {
         let attention_key = views::open_rounds_signature(conn)?;
         let fresh = match &self.attention {
             // Preflight items come from events, not rounds: any touched tree re-reads it.
-            Some((key, _)) => *key == attention_key && touched.is_empty(),
+            Some((key, _)) => *key == attention_key && touched.is_empty() && !first,
             None => false,
         };
         if !fresh {
