@@ -129,6 +129,15 @@ pub fn require<'a>(tx: impl Into<Tx<'a>>, name: &str) -> Result<Agent> {
     })
 }
 
+/// How many agents are registered.
+pub fn count<'a>(tx: impl Into<Tx<'a>>) -> Result<u64> {
+    let n: i64 = tx
+        .into()
+        .query_opt("SELECT COUNT(*) FROM agents", params![], |r| r.get(0))?
+        .unwrap_or(0);
+    Ok(n.max(0) as u64)
+}
+
 pub fn list<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Agent>> {
     tx.into().query_map(
         &format!("SELECT {COLS} FROM agents ORDER BY name"),

@@ -72,6 +72,8 @@ pub struct Loader {
     pub work: super::work::WorkCache,
     /// `[daemon].lease`: a registered daemon that beat within it counts as attached.
     pub lease_ms: i64,
+    /// The home or database this control room watches, as the status bar names it.
+    pub watching: String,
 }
 
 impl Loader {
@@ -90,6 +92,7 @@ impl Loader {
             live: super::live::LiveCache::default(),
             work: super::work::WorkCache::default(),
             lease_ms: crate::config::DaemonConfig::default().lease.0,
+            watching: String::new(),
         }
     }
 
@@ -216,6 +219,7 @@ impl Loader {
             live,
             work,
             agents,
+            watching: self.watching.clone(),
         })
     }
 
@@ -367,6 +371,7 @@ fn counts(conn: &Tx<'_>, beat_since: i64) -> Result<Counts> {
             .iter()
             .filter(|d| !d.is_waiter())
             .count() as u32,
+        agents: crate::store::agents::count(conn)? as u32,
     })
 }
 

@@ -13,6 +13,7 @@ pub mod terminal;
 pub mod watch;
 pub mod work;
 
+use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use gitmoot_ui::{CompletionTree, Keymap, State, Theme};
@@ -58,6 +59,39 @@ pub(crate) fn load_keymap(home: &Home) -> anyhow::Result<Keymap> {
     }
 }
 
+/// What the status bar names: the home's folder (`~` for the user's home, its start cut
+/// past 32 characters) or, for a PostgreSQL store, its database and host without
+/// credentials.
+fn watching(home: &Home) -> String {
+    use crate::store::Location;
+    if let Ok(Location::Postgres(url)) = Location::of_home(home) {
+        return postgres::Config::from_str(&url)
+            .ok()
+            .map(|c| {
+                let host = match c.get_hosts().first() {
+                    Some(postgres::config::Host::Tcp(h)) => h.clone(),
+                    Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+                    None => "localhost".into(),
+                };
+                format!("postgres {}@{host}", c.get_dbname().unwrap_or("postgres"))
+            })
+            .unwrap_or_else(|| "postgres".into());
+    }
+    let path = home.root().display().to_string();
+    let path = match std::env::home_dir().map(|h| h.display().to_string()) {
+        Some(h) if !h.is_empty() && h != "/" && path.starts_with(&h) => {
+            format!("~{}", &path[h.len()..])
+        }
+        _ => path,
+    };
+    let chars: Vec<char> = path.chars().collect();
+    if chars.len() > 32 {
+        format!("…{}", chars[chars.len() - 31..].iter().collect::<String>())
+    } else {
+        path
+    }
+}
+
 /// Opens the control room on `home`. Unless `--no-daemon`/`--readonly`, it runs the home's
 /// daemon when none runs (and takes over when a watched one goes away); quitting decides
 /// that daemon's fate (`app::Exit`), and every other way out leaves it running.
@@ -76,6 +110,7 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     let watch = Arc::new(Mutex::new(watch));
     let mut loader = load::Loader::new(store, status);
     loader.lease_ms = config.daemon.lease.0;
+    loader.watching = watching(home);
     loader.work.labels = config.daemon.labels.clone();
     loader.live.budget_usd =
         Some(config.orchestrate.max_delegation_cost_usd).filter(|usd| *usd > 0.0);

@@ -66,9 +66,11 @@ fn item_1_the_live_log_keeps_its_shape_and_is_searched_followed_and_wrapped_at_8
     // `/` searches the log, not the tree behind it.
     type_text(&t, "/decision");
     t.keys(&["Enter"]);
+    // The tree's own `/survey` count (`· 1 of 12`) is on screen already: wait for the
+    // log's lines to go, not for a count.
+    t.wait_gone("changes_made", WAIT);
     let screen = t.wait_for("· 1 of", WAIT);
     assert!(screen.contains("\"decision\""), "{screen}");
-    assert!(!screen.contains("changes_made"), "{screen}");
     assert!(
         screen.contains("survey · scout"),
         "the tree is not filtered: {screen}"
@@ -167,4 +169,35 @@ fn item_13_shift_letters_sort_and_the_drawer_shows_its_position_at_80x24() {
     let screen = t.wait_for("── prompt", WAIT);
     let edge: String = screen.lines().filter_map(|l| l.chars().nth(79)).collect();
     assert!(edge.contains('█'), "{screen}");
+}
+
+/// Item 10 at 80×24: a fresh home's control room names the home it watches, tells a
+/// newcomer to register an agent before suggesting a job, and says how to open a thread;
+/// once an agent exists the tree suggests the job.
+#[test]
+fn item_10_a_fresh_home_names_itself_and_says_what_to_do_first_at_80x24() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("fresh");
+    support::stdout(&home, &["init"]);
+    let cmd = format!(
+        "sh -c '{} --home {} tui; echo TUI-EXITED; sleep 30'",
+        support::bin(),
+        home.display()
+    );
+    let t = Tmux::start_sized("hour-fresh", &cmd, &[], (80, 24));
+    // The hint wraps in the narrow pane; every part of it shows.
+    let screen = t.wait_for("No agents yet: `:agent add", WAIT);
+    assert!(screen.contains("--runtime claude`."), "{screen}");
+    let header = screen.lines().next().unwrap_or_default();
+    assert!(header.contains("fresh │ daemon embedded"), "{header}");
+    assert!(!screen.contains(":job run"), "{screen}");
+    t.keys(&["4"]);
+    let screen = t.wait_for("No threads yet:", WAIT);
+    assert!(screen.contains("OWNER/REPO`."), "{screen}");
+    support::shell_agent(&home, "scout", "true", &[]);
+    t.keys(&["2"]);
+    let screen = t.wait_for("No jobs yet.", WAIT);
+    assert!(screen.contains("starts one."), "{screen}");
+    t.keys(&["C-c"]);
+    t.wait_for("TUI-EXITED", WAIT);
 }

@@ -243,6 +243,8 @@ pub struct Counts {
     /// Daemons whose lease in the store's registry is current (one on a SQLite home; any
     /// number sharing a PostgreSQL store).
     pub daemons: u32,
+    /// Registered agents: a home with none is told to register one before running a job.
+    pub agents: u32,
 }
 
 /// One load of the store: everything `render` draws.
@@ -266,6 +268,9 @@ pub struct Snapshot {
     pub work: crate::work::Work,
     /// Every registered agent live, by name (read once the Agents pane was opened).
     pub agents: Vec<AgentLive>,
+    /// What this control room watches, as the status bar names it: the home (`~` for the
+    /// user's home folder) or the PostgreSQL database, without credentials.
+    pub watching: String,
 }
 
 impl Snapshot {
@@ -285,6 +290,7 @@ impl Snapshot {
             live: crate::live::Live::default(),
             work: crate::work::Work::default(),
             agents: Vec::new(),
+            watching: String::new(),
         }
     }
 

@@ -131,7 +131,9 @@ pub fn pane_block<'a>(pane: Pane, state: &State, theme: &Theme, note: String) ->
 /// The one muted line a pane (or part of one) with nothing to list shows in `area`.
 pub fn empty_note(frame: &mut Frame, area: Rect, theme: &Theme, msg: &str) {
     frame.render_widget(
-        Paragraph::new(Span::styled(msg.to_string(), theme.style(Slot::Muted))),
+        // Wrapped, not cut: a narrow pane still shows the whole hint.
+        Paragraph::new(Span::styled(msg.to_string(), theme.style(Slot::Muted)))
+            .wrap(ratatui::widgets::Wrap { trim: false }),
         area,
     );
 }

@@ -1,4 +1,4 @@
-//! The status bar: daemon mode, fleet counts, unread chat, data age, read-only and filter
+//! The status bar: the home or database watched, daemon mode, fleet counts, unread chat, data age, read-only and filter
 //! badges.
 //!
 //! Owns the top line only.
@@ -28,14 +28,17 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
         DaemonStatus::None => Span::styled("no daemon: jobs will not run", warn),
     };
     let c = snap.counts;
-    let mut spans = vec![
-        Span::styled(
-            " gitmoot",
-            bar.patch(theme.style(Slot::PaneTitle)).patch(bar),
-        ),
-        sep.clone(),
-        daemon,
-    ];
+    let mut spans = vec![Span::styled(
+        " gitmoot",
+        bar.patch(theme.style(Slot::PaneTitle)).patch(bar),
+    )];
+    // Which home (or database) this is, like k9s's context: two control rooms side by side
+    // must not be mistaken for each other.
+    if !snap.watching.is_empty() {
+        spans.push(Span::styled(format!(" {}", snap.watching), bar));
+    }
+    spans.push(sep.clone());
+    spans.push(daemon);
     // A shared store's fleet: how many daemons on how many hosts serve it.
     if c.daemons > 1 {
         spans.push(Span::styled(format!(" · {} daemons", c.daemons), bar));

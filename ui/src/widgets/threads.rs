@@ -208,8 +208,10 @@ fn transcript(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
                 .unwrap_or(true)
         {
             " loading…"
+        } else if snap.threads.is_empty() {
+            " No threads yet: `:chat create NAME --repo OWNER/REPO`."
         } else {
-            " No messages."
+            " No messages yet: `:chat send THREAD TEXT` posts one."
         };
         empty_note(frame, body, theme, msg);
         return;

@@ -42,12 +42,17 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if rows.is_empty() {
+        let empty = if snap.counts.agents == 0 {
+            " No agents yet: `:agent add NAME --runtime claude`."
+        } else {
+            " No jobs yet. `:job run --agent A PROMPT` starts one."
+        };
         no_rows(
             frame,
             inner,
             state,
             theme,
-            " No jobs yet. `:job run --agent A PROMPT` starts one.",
+            empty,
             " No job matches the filter.",
         );
         return;

@@ -561,6 +561,7 @@ pub fn snapshot() -> Snapshot {
             queued: 1,
             awaiting: 2,
             daemons: 1,
+            agents: 4,
         },
         roots: vec![release_root(), payments_root(), killed_root(), audit_root()],
         attention: attention(),
@@ -571,6 +572,7 @@ pub fn snapshot() -> Snapshot {
         live: gitmoot_ui::live::Live::default(),
         work: gitmoot_ui::work::Work::default(),
         agents: agents(),
+        watching: "~/.gitmoot".into(),
     }
 }
 
