@@ -59,17 +59,42 @@ fn selected(screen: &str, row: &str) -> bool {
     })
 }
 
-/// Presses `down` until the selected row shows `row`.
+/// Presses `down` until the selected row shows `row`; when the selection stops moving (the
+/// last row, or settled trees folding under it moved the row above), it turns to `up`.
 fn select(t: &Tmux, keymap: &Keymap, row: &str) {
     t.wait_for(row, WAIT);
-    for _ in 0..16 {
-        if selected(&t.screen(), row) {
+    let mut dir = "down";
+    for _ in 0..40 {
+        let screen = t.screen();
+        if selected(&screen, row) {
             return;
         }
-        press(t, &key_name(keymap, Context::Global, "down"));
+        press(t, &key_name(keymap, Context::Global, dir));
         std::thread::sleep(Duration::from_millis(300));
+        if t.screen() == screen {
+            dir = if dir == "down" { "up" } else { "down" };
+        }
     }
     panic!("no row shows {row:?}:\n{}", t.screen());
+}
+
+/// The coder's review round has ended (its second attempt succeeded): the tour lands it
+/// only then, as README says.
+fn wait_round_ended(home: &Path) {
+    let start = std::time::Instant::now();
+    loop {
+        let jobs = support::json(home, &["job", "list", "--json"]);
+        let ended = jobs
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|j| j["agent"] == "coder" && j["state"] == "succeeded" && j["attempt"] == 2);
+        if ended {
+            return;
+        }
+        assert!(start.elapsed() < WAIT, "the review round did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Waits until a line shows each `*`-separated part of `shows`, in order.
@@ -109,6 +134,25 @@ fn walk(size: (u16, u16)) {
     t.wait_for("2 waiting", WAIT);
     let keymap = Keymap::builtin();
     for step in TOUR {
+        let lands = step
+            .presses
+            .iter()
+            .any(|p| matches!(p, Press::Key(_, "land")));
+        if lands {
+            wait_round_ended(&home);
+            // The room may not have read the round's end yet: the drawer then says it is
+            // still reading the job's work, and the operator presses again.
+            let land = key_name(&keymap, Context::Detail, "land");
+            let start = std::time::Instant::now();
+            while !t.screen().contains("Land job-") {
+                assert!(start.elapsed() < WAIT, "no land dialog:\n{}", t.screen());
+                press(&t, &land);
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            press(&t, &key_name(&keymap, Context::Dialog, "confirm"));
+            wait_shown(&t, step.shows);
+            continue;
+        }
         for p in step.presses {
             match p {
                 Press::Key(ctx, command) => press(&t, &key_name(&keymap, *ctx, command)),
