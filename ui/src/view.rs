@@ -9,9 +9,20 @@
 use std::borrow::Cow;
 
 pub use gitmoot_types::{
-    AgentLive, AgentState, JobKind, JobNode, JobState, MessageKind, Rollup, RunState, StallSignal,
-    ThreadState,
+    AgentLive, AgentState, JobKind, JobNode, JobState, MessageKind, Rollup, RunState, SearchSource,
+    StallSignal, ThreadState,
 };
+
+/// One `search` hit as the Search view lists it (best first); the snippet marks matched
+/// words «like this».
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    pub source: SearchSource,
+    pub job: Option<String>,
+    pub seq: Option<u64>,
+    pub thread: Option<String>,
+    pub snippet: String,
+}
 
 /// Short name for a tree row: the delegation id for legs (with the attempt from the first
 /// retry on, so a failed run and its retry read apart), the kind for the rest.
@@ -266,6 +277,8 @@ pub struct Snapshot {
     pub work: crate::work::Work,
     /// Every registered agent live, by name (read once the Agents pane was opened).
     pub agents: Vec<AgentLive>,
+    /// The Search view's hits for its query (read once a query was asked).
+    pub search: Vec<SearchHit>,
 }
 
 impl Snapshot {
@@ -285,6 +298,7 @@ impl Snapshot {
             live: crate::live::Live::default(),
             work: crate::work::Work::default(),
             agents: Vec::new(),
+            search: Vec::new(),
         }
     }
 

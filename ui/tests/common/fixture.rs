@@ -571,6 +571,7 @@ pub fn snapshot() -> Snapshot {
         live: gitmoot_ui::live::Live::default(),
         work: gitmoot_ui::work::Work::default(),
         agents: agents(),
+        search: Vec::new(),
     }
 }
 
