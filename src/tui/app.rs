@@ -309,6 +309,7 @@ fn open(loader: &mut Loader, what: Load) {
         Load::Thread(id) => loader.thread = Some(id),
         Load::Diff(id) => loader.work.diff_job = Some(id),
         Load::Agents => loader.agents = true,
+        Load::Search(q) => loader.search = Some(q),
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::store::Tx;
 use gitmoot_ui::view::{
     AttentionItem, Counts, DaemonStatus, DelegationRow, EventRow, Inbox, InboxItem, JobDetail,
-    JobNode, Message, ResultView, RootView, Snapshot, ThreadView, Transcript,
+    JobNode, Message, ResultView, RootView, SearchHit, Snapshot, ThreadView, Transcript,
 };
 
 use crate::chat::{inbox, messages, threads};
@@ -18,7 +18,7 @@ use crate::clock::Millis;
 use crate::contract::GitmootResult;
 use crate::domain::{JobKind, JobState};
 use crate::engine;
-use crate::store::{Store, StoreError, events, jobs, runs, views};
+use crate::store::{Store, StoreError, events, jobs, runs, search, views};
 
 /// How many roots the tree holds: the window the tree pane can scroll through (about
 /// two screens of folded roots), so a load's cost follows the screen and not the
@@ -27,6 +27,8 @@ pub(crate) const ROOTS_SHOWN: usize = 50;
 /// Newest messages of the open thread: a few screens of scrollback, read on each chat
 /// change, so it stays a fixed cost however long the thread.
 const TRANSCRIPT_LIMIT: usize = 120;
+/// The Search view's hits, best first.
+const SEARCH_LIMIT: usize = 50;
 /// Newest inbox items per agent (the pane shows one agent's screenful).
 const INBOX_LIMIT: usize = 30;
 
@@ -65,6 +67,8 @@ pub struct Loader {
     pub detail_job: Option<String>,
     /// The Agents pane was opened: each load reads `agent list --live` too.
     pub agents: bool,
+    /// The Search view's query: each load reads its hits (`search`, the CLI verb's function).
+    pub search: Option<String>,
     pub thread: Option<String>,
     /// Live activity and spend, read incrementally.
     pub live: super::live::LiveCache,
@@ -88,6 +92,7 @@ impl Loader {
             daemon,
             detail_job: None,
             agents: false,
+            search: None,
             thread: None,
             live: super::live::LiveCache::default(),
             work: super::work::WorkCache::default(),
@@ -205,6 +210,10 @@ impl Loader {
             true => crate::report::agents::live(conn, now)?,
             false => Vec::new(),
         };
+        let search = match &self.search {
+            Some(q) => search_hits(conn, q)?,
+            None => Vec::new(),
+        };
         Ok(Snapshot {
             now_ms: now,
             as_of_ms: now,
@@ -220,6 +229,7 @@ impl Loader {
             work,
             agents,
             watching: self.watching.clone(),
+            search,
         })
     }
 
@@ -360,6 +370,25 @@ fn placeholder() -> JobNode {
         unreadable: None,
         children: Vec::new(),
     }
+}
+
+/// The Search view's hits, through the `search` verb's function; a query with no word to
+/// look for has none.
+fn search_hits(conn: &Tx<'_>, text: &str) -> Result<Vec<SearchHit>> {
+    let Ok(query) = search::Query::parse(text) else {
+        return Ok(Vec::new());
+    };
+    let hits = search::search(conn, &query, &[], SEARCH_LIMIT)?;
+    Ok(hits
+        .into_iter()
+        .map(|h| SearchHit {
+            source: h.source,
+            job: h.job,
+            seq: h.seq,
+            thread: h.thread,
+            snippet: h.snippet,
+        })
+        .collect())
 }
 
 fn counts(conn: &Tx<'_>, beat_since: i64) -> Result<Counts> {

@@ -144,3 +144,40 @@ fn the_grouped_view_counts_what_needs_you_what_works_and_what_is_done_today() {
     t.wait_for("4 roots", WAIT);
     t.quit(WAIT);
 }
+
+#[test]
+fn ctrl_f_finds_a_word_an_agent_printed_and_enter_opens_that_jobs_activity() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    shell_agent(
+        &home,
+        "scout",
+        "cat >/dev/null\necho 'recalibrating the flux capacitor'\n\
+         echo '{\"gitmoot_result\": {\"decision\": \"approved\", \"summary\": \"ok\"}}'",
+        &[],
+    );
+    shell_agent(&home, "quiet", "cat >/dev/null\necho 'nothing to see'", &[]);
+    let job = submit(&home, "tune it");
+    let other = stdout(&home, &["job", "run", "--agent", "quiet", "another"])
+        .trim()
+        .to_string();
+    stdout(&home, &["daemon", "run", "--until-idle"]);
+    let t = Tmux::control_room("search", &home, "--no-daemon");
+    t.wait_for(&other, WAIT);
+    t.keys(&["C-f"]);
+    t.wait_for("search:", WAIT);
+    t.keys(&["-l", "capacitor"]);
+    t.keys(&["Enter"]);
+    // One hit: the activity step of the job that printed it (the search view shows the
+    // line, the tree behind it does not).
+    let screen = t.wait_for("recalibrating the flux capacitor", WAIT);
+    assert!(screen.contains(&format!("activity {job} #")), "{screen}");
+    t.keys(&["Enter"]);
+    let drawer = t.wait_for("G follows", WAIT);
+    assert!(drawer.contains(&job), "{drawer}");
+    assert!(
+        drawer.contains("recalibrating the flux capacitor"),
+        "{drawer}"
+    );
+    t.quit(WAIT);
+}

@@ -92,6 +92,8 @@ pub enum Load {
     Diff(String),
     /// `Snapshot::agents` (`agent list --live`), from now on at every load.
     Agents,
+    /// `Snapshot::search` (`search QUERY`), from now on at every load.
+    Search(String),
 }
 
 /// What the UI thread does to its terminal or to itself.

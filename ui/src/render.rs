@@ -42,6 +42,9 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
             query,
             typing,
         }) => widgets::help::render(frame, a.body, state, theme, (*scroll, query, *typing)),
+        Some(Overlay::Search { query, typing, sel }) => {
+            widgets::search::render(frame, a.body, (query, *typing, *sel), &snap.search, theme)
+        }
         Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
         Some(Overlay::Stopping { kill }) => {
             widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)

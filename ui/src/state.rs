@@ -205,6 +205,12 @@ pub enum Overlay {
         anchor: String,
         text: TextArea<'static>,
     },
+    /// The Search view (`Ctrl-f`): the query, typed while `typing`, and the selected hit.
+    Search {
+        query: String,
+        typing: bool,
+        sel: usize,
+    },
     /// Quitting is under way: waiting for the work to finish (`kill` false) or for the
     /// daemon's graceful kill to end; the frame shows what is left.
     Stopping {

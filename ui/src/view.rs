@@ -9,9 +9,20 @@
 use std::borrow::Cow;
 
 pub use gitmoot_types::{
-    AgentLive, AgentState, JobKind, JobNode, JobState, MessageKind, Rollup, RunState, StallSignal,
-    ThreadState,
+    AgentLive, AgentState, JobKind, JobNode, JobState, MessageKind, Rollup, RunState, SearchSource,
+    StallSignal, ThreadState,
 };
+
+/// One `search` hit as the Search view lists it (best first); the snippet marks matched
+/// words «like this».
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    pub source: SearchSource,
+    pub job: Option<String>,
+    pub seq: Option<u64>,
+    pub thread: Option<String>,
+    pub snippet: String,
+}
 
 /// Short name for a tree row: the delegation id for legs (with the attempt from the first
 /// retry on, so a failed run and its retry read apart), the kind for the rest.
@@ -271,6 +282,8 @@ pub struct Snapshot {
     /// What this control room watches, as the status bar names it: the home (`~` for the
     /// user's home folder) or the PostgreSQL database, without credentials.
     pub watching: String,
+    /// The Search view's hits for its query (read once a query was asked).
+    pub search: Vec<SearchHit>,
 }
 
 impl Snapshot {
@@ -291,6 +304,7 @@ impl Snapshot {
             work: crate::work::Work::default(),
             agents: Vec::new(),
             watching: String::new(),
+            search: Vec::new(),
         }
     }
 

@@ -16,6 +16,7 @@ mod search_views;
 mod small_terminals;
 mod snapshots;
 mod sort_and_scroll;
+mod store_search;
 mod threads_focus;
 mod tree_titles;
 mod update_keys;

@@ -137,9 +137,11 @@ pub enum Command {
     RetryJob,
     LeaveStall,
     Group,
+    Search,
 }
 
-const SIMPLE: [(&str, Command); 65] = [
+const SIMPLE: [(&str, Command); 66] = [
+    ("search", Command::Search),
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),

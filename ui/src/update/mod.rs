@@ -11,6 +11,7 @@ mod marks;
 mod mouse;
 mod overlay;
 mod panes;
+mod search;
 mod select;
 mod tree;
 
@@ -137,6 +138,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
             })
         }
         Command::Filter => state.start_filter(),
+        Command::Search => search::open(state),
         // Read-only still opens the line: read verbs run, the rest are refused on Enter, so
         // the characters typed after `:` never fall through as pane commands.
         Command::CommandLine => {

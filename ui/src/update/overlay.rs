@@ -151,6 +151,9 @@ pub(super) fn overlay_key(
     }
     let keep = match &mut ov {
         Overlay::Messages { .. } | Overlay::Output { .. } => false,
+        Overlay::Search { query, typing, sel } => {
+            super::search::key(state, snap, (query, typing, sel), &k, chord, out)
+        }
         Overlay::Help {
             scroll,
             query,

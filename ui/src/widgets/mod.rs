@@ -18,6 +18,7 @@ pub mod footer;
 pub mod groups;
 pub mod help;
 pub mod messages;
+pub mod search;
 pub mod status;
 pub mod threads;
 pub mod tree;

@@ -573,6 +573,7 @@ pub fn snapshot() -> Snapshot {
         work: gitmoot_ui::work::Work::default(),
         agents: agents(),
         watching: "~/.gitmoot".into(),
+        search: Vec::new(),
     }
 }
 
