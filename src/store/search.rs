@@ -3,6 +3,8 @@
 //! (`schema/natives.rs`). A query is answered by the index alone (FTS5's `MATCH`,
 //! PostgreSQL's `@@` over a GIN index), ranked (BM25; `ts_rank`), each hit with a snippet
 //! whose matched words are marked «like this», then each hit found where it lives by its key.
+//! Only the newest [`CANDIDATES`] matches are ranked, so a word in tens of thousands of
+//! records costs a bounded scoring rather than one per match.
 //!
 //! A query is words, all of which must appear (stemmed: "tests" finds "testing"); marks
 //! and operators are read as text, so no input is a syntax error.
@@ -17,6 +19,10 @@ use crate::domain::SearchSource;
 /// What marks a matched word in a snippet.
 pub const MARK_START: &str = "«";
 pub const MARK_END: &str = "»";
+
+/// How many of the newest matches (by index row, i.e. by when the record was indexed) a
+/// query ranks; an older match is found only when fewer newer ones match.
+pub const CANDIDATES: usize = 1000;
 
 /// One record that matched.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,7 +61,7 @@ impl Query {
 }
 
 /// The best `limit` records of `sources` (every source when empty) that hold every word
-/// of `query`, best first.
+/// of `query`, ranked among the newest [`CANDIDATES`] of them, best first.
 pub fn search<'a>(
     tx: impl Into<Tx<'a>>,
     query: &Query,
@@ -84,8 +90,12 @@ pub fn search<'a>(
                 "SELECT d.source, d.ref, snippet(search_text, 0, '«', '»', '…', 24), -bm25(search_text)
                  FROM search_text JOIN search_docs d ON d.id = search_text.rowid
                  WHERE search_text MATCH ?1 AND d.source IN (?2, ?3, ?4, ?5)
+                   AND search_text.rowid >= (SELECT MIN(id) FROM (
+                       SELECT n.id FROM search_text JOIN search_docs n ON n.id = search_text.rowid
+                       WHERE search_text MATCH ?1 AND n.source IN (?2, ?3, ?4, ?5)
+                       ORDER BY search_text.rowid DESC LIMIT ?7))
                  ORDER BY bm25(search_text), d.id DESC LIMIT ?6",
-                params![expr.join(" "), a, b, c, d, limit],
+                params![expr.join(" "), a, b, c, d, limit, CANDIDATES],
             )?
         }
         Backend::Postgres => ranked(
@@ -93,10 +103,12 @@ pub fn search<'a>(
             "SELECT source, ref, ts_headline('english', body, q,
                     'StartSel=«, StopSel=», MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=…'),
                     CAST(ts_rank(tsv, q) AS double precision)
-             FROM search_docs, plainto_tsquery('english', ?1) q
-             WHERE tsv @@ q AND source IN (?2, ?3, ?4, ?5)
+             FROM (SELECT id, source, ref, body, tsv
+                   FROM search_docs, plainto_tsquery('english', ?1) n
+                   WHERE tsv @@ n AND source IN (?2, ?3, ?4, ?5)
+                   ORDER BY id DESC LIMIT ?7) newest, plainto_tsquery('english', ?1) q
              ORDER BY 4 DESC, id DESC LIMIT ?6",
-            params![query.0.join(" "), a, b, c, d, limit],
+            params![query.0.join(" "), a, b, c, d, limit, CANDIDATES],
         )?,
     };
     matched
@@ -145,4 +157,53 @@ fn place(tx: &Tx<'_>, source: SearchSource, key: &str, snippet: String, score: f
         }
     }
     Ok(hit)
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    use super::*;
+
+    /// Job `key`'s prompt, indexed as the triggers would.
+    fn index(c: &Connection, key: &str, body: &str) {
+        c.execute(
+            "INSERT INTO search_docs(source, ref) VALUES ('prompts', ?1)",
+            [key],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO search_text(rowid, body) VALUES (last_insert_rowid(), ?1)",
+            [body],
+        )
+        .unwrap();
+    }
+
+    fn found(c: &Connection, limit: usize) -> Vec<String> {
+        let q = Query::parse("pelican").unwrap();
+        search(c, &q, &[SearchSource::Prompts], limit)
+            .unwrap()
+            .into_iter()
+            .filter_map(|h| h.job)
+            .collect()
+    }
+
+    #[test]
+    fn only_the_newest_matches_are_ranked() {
+        let mut c = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut c, std::path::Path::new(":memory:")).unwrap();
+        index(&c, "old", "pelican pelican pelican");
+        index(
+            &c,
+            "new-0",
+            "a pelican among many other words in a long prompt",
+        );
+        assert_eq!(found(&c, 1), ["old"]);
+        for i in 1..CANDIDATES {
+            index(&c, &format!("new-{i}"), "a pelican among many other words");
+        }
+        let hits = found(&c, CANDIDATES + 1);
+        assert_eq!(hits.len(), CANDIDATES);
+        assert!(!hits.iter().any(|j| j == "old"));
+    }
 }
