@@ -71,7 +71,13 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, snap: &Snapshot, the
     let mut lines: Vec<Line> = vec![header(cols, theme, inner.width as usize)];
     let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
     let hit = theme.style(Slot::FilterMatch);
-    let counts = crate::groups::counts(snap, state.now_ms);
+    // Every root's group is read only when the view is grouped: a frame of the plain tree
+    // must not cost a pass over the whole history.
+    let counts = if state.grouped {
+        crate::groups::counts(snap, state.now_ms)
+    } else {
+        Default::default()
+    };
     let mut group = None;
     for (i, r) in rows.iter().enumerate().skip(offset).take(body_h) {
         if state.grouped && r.level == 0 {
