@@ -122,6 +122,11 @@ fn ms(d: Duration) -> f64 {
 
 /// Queues `n` trivial root jobs for the `bench` agent in one transaction; returns their ids.
 pub(super) fn submit(store: &mut Store, n: usize) -> Result<Vec<String>, String> {
+    submit_as(store, "bench", n)
+}
+
+/// Queues `n` root asks for `agent` in one transaction; returns their ids.
+pub(super) fn submit_as(store: &mut Store, agent: &str, n: usize) -> Result<Vec<String>, String> {
     store
         .write(|tx| {
             (0..n)
@@ -130,7 +135,7 @@ pub(super) fn submit(store: &mut Store, n: usize) -> Result<Vec<String>, String>
                         tx,
                         &SystemClock,
                         SubmitRoot {
-                            agent: "bench".into(),
+                            agent: agent.into(),
                             action: Action::Ask,
                             prompt: format!("bench job {i}"),
                             repo: None,

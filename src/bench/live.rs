@@ -13,9 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::tui::idle::{Pane, cpu_ticks};
-use crate::clock::SystemClock;
-use crate::domain::{Action, JobState};
-use crate::engine::{SubmitRoot, submit_root};
+use crate::domain::JobState;
 use crate::store::{Store, activity, jobs};
 
 /// The fleet's shape: `agents` agents, each printing `lines` lines over `seconds`.
@@ -95,31 +93,6 @@ fn spawn_daemon(exe: &Path, home: &Path, parallel: usize) -> Result<Child, Strin
         .map_err(|e| format!("starting the daemon: {e}"))
 }
 
-fn submit(store: &mut Store, n: usize) -> Result<Vec<String>, String> {
-    store
-        .write(|tx| {
-            (0..n)
-                .map(|i| {
-                    submit_root(
-                        tx,
-                        &SystemClock,
-                        SubmitRoot {
-                            agent: "streamer".into(),
-                            action: Action::Ask,
-                            prompt: format!("stream {i}"),
-                            repo: None,
-                            model: None,
-                            timeout_ms: None,
-                            dispatched_by: "bench".into(),
-                            on_label: None,
-                        },
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(|e| e.to_string())
-}
-
 /// The screen rows holding the selection bar: a key that moves the selection changes them,
 /// and streaming data never does.
 fn selection_rows(screen: &str) -> Vec<usize> {
@@ -197,7 +170,7 @@ fn run_fleet(
     pane.keys(&["2"])?;
     let (room0, daemon0) = (cpu_ticks(room)?, cpu_ticks(daemon)?);
     let started = Instant::now();
-    let ids = submit(store, s.agents)?;
+    let ids = super::daemon::submit_as(store, "streamer", s.agents)?;
     let streaming = started + Duration::from_secs_f64(s.seconds);
     let mut latencies = key_latencies(pane, streaming);
     let room_cpu = (cpu_ticks(room)? - room0) as f64 / clock_hz();

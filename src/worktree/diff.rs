@@ -33,8 +33,8 @@ pub struct JobDiff {
 /// The job's worktree and what its diff starts from: its recorded base, or with
 /// `since_review` its work as it was when last sent back for review.
 fn diff_from(
-    store: &Store,
-    id: &str,
+    job: crate::store::jobs::Job,
+    w: crate::store::worktrees::WriteTree,
     since_review: bool,
 ) -> Result<
     (
@@ -45,7 +45,7 @@ fn diff_from(
     ),
     WorktreeError,
 > {
-    let (job, w, path, base) = super::open_tree(&store.conn(), id)?;
+    let (job, w, path, base) = super::opened(job, w)?;
     let from = match (&w.review_tree, since_review) {
         (_, false) => base.clone(),
         (Some(tree), true) => tree.clone(),
@@ -58,18 +58,14 @@ fn diff_from(
     Ok((w, job.id, path, from))
 }
 
-/// The copy of the job's diff its daemon stored, when its worktree is on another host than
-/// the one whose labels are `here`; `None` when the worktree is here.
+/// The copy of the job's diff its daemon stored, for a worktree on the host labelled
+/// `host` (not this one).
 fn stored_diff(
     store: &Store,
-    here: &[String],
-    id: &str,
+    (job, w): (crate::store::jobs::Job, crate::store::worktrees::WriteTree),
+    host: String,
     since_review: bool,
-) -> Result<Option<JobDiff>, WorktreeError> {
-    let (job, w) = super::of_job(&store.conn(), id)?;
-    let Some(host) = hosts::elsewhere(here, &job) else {
-        return Ok(None);
-    };
+) -> Result<JobDiff, WorktreeError> {
     if since_review {
         return Err(crate::invalid!(
             "{}'s worktree is on the host labelled {host:?}, and only its whole diff is stored; run `gitmoot job diff --since-review {}` there",
@@ -87,14 +83,42 @@ fn stored_diff(
         });
     };
     let (files, from) = hosts::read_stored(&text, host, at)?;
-    Ok(Some(JobDiff {
+    Ok(JobDiff {
         job: job.id,
         branch: w.branch,
         base: w.base_ref,
         base_commit: w.base_commit.unwrap_or_default(),
         files,
         stored: Some(from),
-    }))
+    })
+}
+
+/// The job's row, read once: its stored diff when its worktree is on another host, else
+/// its worktree's folder and where its diff starts.
+enum Source {
+    Stored(JobDiff),
+    Here(
+        crate::store::worktrees::WriteTree,
+        String,
+        std::path::PathBuf,
+        String,
+    ),
+}
+
+fn source(
+    store: &Store,
+    here: &[String],
+    id: &str,
+    since_review: bool,
+) -> Result<Source, WorktreeError> {
+    let (job, w) = super::of_job(&store.conn(), id)?;
+    Ok(match hosts::elsewhere(here, &job) {
+        Some(host) => Source::Stored(stored_diff(store, (job, w), host, since_review)?),
+        None => {
+            let (w, job, path, from) = diff_from(job, w, since_review)?;
+            Source::Here(w, job, path, from)
+        }
+    })
 }
 
 /// `job diff --json`: the job's work against its recorded base (or since its last review
@@ -105,10 +129,10 @@ pub fn job_diff(
     id: &str,
     since_review: bool,
 ) -> Result<JobDiff, WorktreeError> {
-    if let Some(d) = stored_diff(store, here, id, since_review)? {
-        return Ok(d);
-    }
-    let (w, job, path, from) = diff_from(store, id, since_review)?;
+    let (w, job, path, from) = match source(store, here, id, since_review)? {
+        Source::Stored(d) => return Ok(d),
+        Source::Here(w, job, path, from) => (w, job, path, from),
+    };
     let files = diff_files(&path, &from)?;
     Ok(JobDiff {
         job,
@@ -130,14 +154,11 @@ pub fn job_diff_text(
     stat: bool,
     since_review: bool,
 ) -> Result<String, WorktreeError> {
-    if let Some(d) = stored_diff(store, here, id, since_review)? {
-        return Ok(if stat {
-            hosts::stat_text(&d.files)
-        } else {
-            hosts::patch_text(&d.files)
-        });
-    }
-    let (_, _, path, from) = diff_from(store, id, since_review)?;
+    let (path, from) = match source(store, here, id, since_review)? {
+        Source::Stored(d) if stat => return Ok(hosts::stat_text(&d.files)),
+        Source::Stored(d) => return Ok(hosts::patch_text(&d.files)),
+        Source::Here(_, _, path, from) => (path, from),
+    };
     Ok(diff_text(&path, &from, stat)?)
 }
 

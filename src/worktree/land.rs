@@ -12,9 +12,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
+use super::WorktreeError;
 use super::git::{self, split_z};
 use super::snapshot::snapshot;
-use super::{WorktreeError, open_tree};
 use crate::config::Config;
 use crate::domain::{EventKind, JobState, WorktreeState};
 use crate::engine::Env;
@@ -253,9 +253,8 @@ pub fn land(
     strategy: Strategy,
     message: Option<&str>,
 ) -> Result<Landed, WorktreeError> {
-    let (job, _) = super::of_job(&store.conn(), id)?;
-    super::hosts::refuse_elsewhere(&config.daemon.labels, &job, "land")?;
-    let (job, w, path, base_commit) = open_tree(&store.conn(), &job.id)?;
+    let (job, w, path, base_commit) =
+        super::open_here(&store.conn(), &config.daemon.labels, id, "land")?;
     settled(&job, "land")?;
     let checkout = Path::new(w.checkout.as_deref().unwrap_or_default()).to_path_buf();
     let branch = w.branch.clone().unwrap_or_default();

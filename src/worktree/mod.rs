@@ -134,13 +134,26 @@ pub fn request_base(tx: &Tx<'_>, job: &Job, base: &str, now: Millis) -> Result<(
     )
 }
 
-/// An open worktree's job, row, folder and base commit; a landed or discarded one is
-/// refused naming what became of it.
-pub(crate) fn open_tree(
+/// An open worktree's job, row, folder and base commit, for a verb that works on the
+/// worktree itself (`verb`): refused, naming the host, when the worktree is on another
+/// host than the one whose labels are `here`.
+pub(crate) fn open_here(
     tx: &Tx<'_>,
+    here: &[String],
     id: &str,
+    verb: &str,
 ) -> Result<(Job, WriteTree, PathBuf, String), WorktreeError> {
     let (job, w) = of_job(tx, id)?;
+    hosts::refuse_elsewhere(here, &job, verb)?;
+    opened(job, w)
+}
+
+/// The folder and base of an opened worktree's row; a landed, discarded or vanished one is
+/// refused naming what became of it.
+pub(super) fn opened(
+    job: Job,
+    w: WriteTree,
+) -> Result<(Job, WriteTree, PathBuf, String), WorktreeError> {
     let gone = match w.state {
         WorktreeState::Landed => Some(format!(
             "was landed{}",

@@ -6,8 +6,8 @@
 
 use serde::Serialize;
 
+use super::WorktreeError;
 use super::snapshot::snapshot;
-use super::{WorktreeError, open_tree};
 use crate::engine::{self, Env};
 use crate::store::Store;
 use crate::store::worktrees;
@@ -43,9 +43,7 @@ pub fn review(
     if comments.trim().is_empty() {
         return Err(crate::invalid!("job review needs comments").into());
     }
-    let (job, _) = super::of_job(&store.conn(), id)?;
-    super::hosts::refuse_elsewhere(here, &job, "review")?;
-    let (job, w, path, _) = open_tree(&store.conn(), &job.id)?;
+    let (job, w, path, _) = super::open_here(&store.conn(), here, id, "review")?;
     let snap = snapshot(&path)?;
     let round = w.review_rounds + 1;
     let branch = w.branch.clone().unwrap_or_default();
