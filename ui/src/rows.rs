@@ -170,8 +170,13 @@ pub fn tree_matches(snap: &Snapshot, state: &State) -> (usize, usize) {
             walk(root, c, f, acc);
         }
     }
-    let mut filter = Filter::new(state.filter_for(FilterScope::Jobs));
+    let text = state.filter_for(FilterScope::Jobs);
     let mut acc = (0, 0);
+    // Only a typed filter shows the count: an unfiltered frame must not walk every job.
+    if text.trim().is_empty() {
+        return acc;
+    }
+    let mut filter = Filter::new(text);
     for root in &snap.roots {
         walk(root, &root.tree, &mut filter, &mut acc);
     }
