@@ -1,10 +1,11 @@
 //! Read-only documents over the store that more than one room prints: a job as JSON and a
 //! run's tree (`job show/tree --json`, `job run --wait`, the demo's recap), and a result's
-//! findings as markdown (`findings`), the fleet's agents live (`agents`). It only reads; it
-//! never decides or writes anything.
+//! findings as markdown (`findings`), the fleet's agents live (`agents`), spend in words
+//! (`usage`). It only reads; it never decides or writes anything.
 
 pub mod agents;
 pub(crate) mod findings;
+pub mod usage;
 
 use crate::store::Tx;
 use std::collections::HashMap;

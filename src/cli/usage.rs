@@ -13,7 +13,8 @@ use super::output::{Out, table};
 use crate::clock::{Millis, now_ms, parse_utc_date, utc_date};
 use crate::config::Config;
 use crate::domain::UsageBy;
-use crate::store::usage::{Figures, Group, Usage, usage};
+use crate::report::usage::{budget, headroom};
+use crate::store::usage::{Figures, Usage, usage};
 
 /// How far back `usage` looks unless told: a week shows a trend without listing every
 /// root a long-lived home ever ran.
@@ -75,54 +76,9 @@ pub fn run(ctx: &Ctx, a: UsageArgs) -> anyhow::Result<()> {
     }
     print(&mut out, &u, &config)?;
     for c in &caps {
-        writeln!(
-            out,
-            "daily cap of {}: ${:.2} of ${:.2} spent today (UTC){}",
-            c.agent
-                .as_deref()
-                .map_or("the fleet".into(), |a| format!("agent {a}")),
-            c.spent_usd,
-            c.limit_usd,
-            if c.reached {
-                ", reached: its queued jobs wait"
-            } else {
-                ""
-            }
-        )?;
+        writeln!(out, "{c}")?;
     }
     Ok(out.finish()?)
-}
-
-/// A root's spend against the per-root budgets that are set (`[orchestrate]`
-/// `max_delegation_cost_usd`, `max_delegation_token_budget`; 0 is none).
-#[derive(Debug, serde::Serialize)]
-struct Budget {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    usd: Option<Headroom<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tokens: Option<Headroom<u64>>,
-}
-
-#[derive(Debug, serde::Serialize)]
-struct Headroom<T> {
-    spent: T,
-    limit: T,
-}
-
-fn budget(g: &Group, config: &Config) -> Option<Budget> {
-    let root = g.root.as_ref()?;
-    let o = &config.orchestrate;
-    let b = Budget {
-        usd: (o.max_delegation_cost_usd > 0.0).then_some(Headroom {
-            spent: root.cost_usd,
-            limit: o.max_delegation_cost_usd,
-        }),
-        tokens: (o.max_delegation_token_budget > 0).then_some(Headroom {
-            spent: root.tokens,
-            limit: o.max_delegation_token_budget,
-        }),
-    };
-    (b.usd.is_some() || b.tokens.is_some()).then_some(b)
 }
 
 fn print(out: &mut Out, u: &Usage, config: &Config) -> anyhow::Result<()> {
@@ -179,21 +135,4 @@ fn cells(key: &str, f: &Figures) -> Vec<String> {
         format!("${:.4}", f.cost_usd),
         crate::duration::format_ms(f.wall_ms),
     ]
-}
-
-/// "$0.42 of $5.00, 1200 of 100000 tokens".
-fn headroom(b: &Budget) -> String {
-    let usd = b
-        .usd
-        .as_ref()
-        .map(|h| format!("${:.2} of ${:.2}", h.spent, h.limit));
-    let tokens = b
-        .tokens
-        .as_ref()
-        .map(|h| format!("{} of {} tokens", h.spent, h.limit));
-    [usd, tokens]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -131,6 +131,25 @@ pub struct CapToday {
     pub reached: bool,
 }
 
+/// "daily cap of agent scout: $1.00 of $1.00 spent today (UTC), reached: its queued jobs wait".
+impl std::fmt::Display for CapToday {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scope = self
+            .agent
+            .as_deref()
+            .map_or("the fleet".into(), |a| format!("agent {a}"));
+        write!(
+            f,
+            "daily cap of {scope}: ${:.2} of ${:.2} spent today (UTC)",
+            self.spent_usd, self.limit_usd
+        )?;
+        if self.reached {
+            f.write_str(", reached: its queued jobs wait")?;
+        }
+        Ok(())
+    }
+}
+
 /// Every cap that is set, the fleet's first, with today's (UTC) spend against it.
 pub fn today(tx: &Tx<'_>, config: &Config, now: Millis) -> crate::store::Result<Vec<CapToday>> {
     let day = now - now.rem_euclid(DAY_MS);

@@ -310,6 +310,9 @@ fn open(loader: &mut Loader, what: Load) {
         Load::Diff(id) => loader.work.diff_job = Some(id),
         Load::Agents => loader.agents = true,
         Load::Search(q) => loader.search = Some(q),
+        Load::Usage => {
+            loader.usage.get_or_insert_default();
+        }
     }
 }
 

@@ -22,6 +22,8 @@ const STEPS_KEPT: usize = 5_000;
 pub struct LiveCache {
     /// `[orchestrate] max_delegation_cost_usd`, when set.
     pub budget_usd: Option<f64>,
+    /// `[orchestrate] max_delegation_token_budget`, when set.
+    pub budget_tokens: Option<u64>,
     latest: HashMap<String, String>,
     /// `updated_ms` of the newest `job_activity` row seen; `None` before the first load.
     cursor: Option<Millis>,
@@ -78,6 +80,7 @@ impl LiveCache {
             latest: self.latest.clone(),
             running_spend,
             budget_usd: self.budget_usd,
+            budget_tokens: self.budget_tokens,
             today_usd,
         })
     }

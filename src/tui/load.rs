@@ -69,6 +69,10 @@ pub struct Loader {
     pub agents: bool,
     /// The Search view's query: each load reads its hits (`search`, the CLI verb's function).
     pub search: Option<String>,
+    /// The Usage view was opened: its figures, re-read when a job settles or the hour turns.
+    pub usage: Option<super::usage::UsageCache>,
+    /// The config the Usage view's budgets and caps are read against.
+    pub config: crate::config::Config,
     pub thread: Option<String>,
     /// Live activity and spend, read incrementally.
     pub live: super::live::LiveCache,
@@ -93,12 +97,24 @@ impl Loader {
             detail_job: None,
             agents: false,
             search: None,
+            usage: None,
+            config: crate::config::Config::default(),
             thread: None,
             live: super::live::LiveCache::default(),
             work: super::work::WorkCache::default(),
             lease_ms: crate::config::DaemonConfig::default().lease.0,
             watching: String::new(),
         }
+    }
+
+    /// Reads against `config`: the daemon lease, the host labels, the budgets and caps.
+    pub fn configure(&mut self, config: &crate::config::Config) {
+        let o = &config.orchestrate;
+        self.lease_ms = config.daemon.lease.0;
+        self.work.labels = config.daemon.labels.clone();
+        self.live.budget_usd = Some(o.max_delegation_cost_usd).filter(|usd| *usd > 0.0);
+        self.live.budget_tokens = Some(o.max_delegation_token_budget).filter(|t| *t > 0);
+        self.config = config.clone();
     }
 
     /// Whether another connection committed since the last load.
@@ -176,7 +192,8 @@ impl Loader {
                 key,
             });
         }
-        let live = self.live.read(conn, now, last != self.cursor)?;
+        let events_moved = last != self.cursor;
+        let live = self.live.read(conn, now, events_moved)?;
         self.cursor = last;
         let attention_key = views::open_rounds_signature(conn)?;
         let fresh = match &self.attention {
@@ -214,6 +231,10 @@ impl Loader {
             Some(q) => search_hits(conn, q)?,
             None => Vec::new(),
         };
+        let usage = match self.usage.as_mut() {
+            Some(cache) => Some(cache.read(conn, &self.config, now, events_moved)?),
+            None => None,
+        };
         Ok(Snapshot {
             now_ms: now,
             as_of_ms: now,
@@ -230,6 +251,7 @@ impl Loader {
             agents,
             watching: self.watching.clone(),
             search,
+            usage,
         })
     }
 

@@ -10,6 +10,7 @@ pub mod live;
 pub mod load;
 pub mod notify;
 pub mod terminal;
+mod usage;
 pub mod watch;
 pub mod work;
 
@@ -109,11 +110,8 @@ pub fn run(home: &Home, opts: TuiOptions) -> anyhow::Result<()> {
     let status = watch.probe(crate::clock::now_ms());
     let watch = Arc::new(Mutex::new(watch));
     let mut loader = load::Loader::new(store, status);
-    loader.lease_ms = config.daemon.lease.0;
+    loader.configure(&config);
     loader.watching = watching(home);
-    loader.work.labels = config.daemon.labels.clone();
-    loader.live.budget_usd =
-        Some(config.orchestrate.max_delegation_cost_usd).filter(|usd| *usd > 0.0);
     let mut state = State::new(keymap, opts.readonly, crate::clock::now_ms());
     state.completions = opts.completions.clone();
     state.history = exec::load_history(home);

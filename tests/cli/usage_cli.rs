@@ -4,7 +4,7 @@
 //! headroom of each root, bad flags refused; and the daily caps holding new jobs queued
 //! with their reason until the cap is raised.
 
-use gitmoot_test_support::daemon::{TestHome, result, succeed};
+use gitmoot_test_support::daemon::{TestHome, fake_claude, result};
 use serde_json::Value;
 
 /// What the fake Claude Code's envelope reports for every job (`tests/fixtures/fake-claude`).
@@ -14,30 +14,11 @@ const CACHE_READ: u64 = 1000;
 const CACHE_WRITE: u64 = 30;
 const USD: f64 = 0.0421;
 
-fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
 /// Two claude roots (one on repo `o/r`), one shell root, all run to the end; returns the
 /// home and the roots in that order.
 /// `store` is the config's `[store]` section, empty for the home's SQLite file.
 fn fleet(store: &str) -> (TestHome, [String; 3]) {
-    let h = TestHome::new();
-    h.config(&format!(
-        "[runtimes.claude]\npath = \"{}\"\n[orchestrate]\nmax_delegation_cost_usd = 5.0\n{store}",
-        fixture("fake-claude").display()
-    ));
-    h.ok(&[
-        "agent",
-        "add",
-        "cl",
-        "--runtime",
-        "claude",
-        "--model",
-        "opus",
-    ]);
+    let h = TestHome::budgeted_claude(store);
     h.shell_agent(
         "sh",
         &format!("cat >/dev/null\necho '{}'\n", result("approved", "ok")),
@@ -45,19 +26,8 @@ fn fleet(store: &str) -> (TestHome, [String; 3]) {
     let a = h.submit("cl", "first look", &["--repo", "o/r"]);
     let b = h.submit("cl", "second look", &[]);
     let c = h.submit("sh", "shell look", &[]);
-    run_until_idle(&h);
+    h.run_until_idle();
     (h, [a, b, c])
-}
-
-/// A daemon on one worker until nothing it may start is left.
-fn run_until_idle(h: &TestHome) {
-    let state = h.file(".claude");
-    std::fs::create_dir_all(&state).unwrap();
-    succeed(
-        h.cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
-            .env("HOME", h.file(""))
-            .env("CLAUDE_CONFIG_DIR", &state),
-    );
 }
 
 fn usage(h: &TestHome, by: &str) -> Value {
@@ -259,7 +229,7 @@ fn caps_hold_and_release(store: &str) {
         h.config(&format!(
             "[runtimes.claude]\npath = \"{}\"\n[budget]\ndaily_usd = {fleet}\n\
              [agents.cl]\ndaily_usd = {agent}\n{store}",
-            fixture("fake-claude").display()
+            fake_claude().display()
         ))
     };
     caps(0.01, 0.0);
@@ -270,14 +240,14 @@ fn caps_hold_and_release(store: &str) {
     );
     // Nothing spent yet: the first job starts, and its $0.0421 passes the fleet's cap.
     let first = h.submit("cl", "first", &[]);
-    run_until_idle(&h);
+    h.run_until_idle();
     assert_eq!(state(&h, &first), "succeeded");
     assert!(waiting(&h, &first).is_null(), "only a queued job waits");
 
     // Every agent's new job waits; the daemon stops beside them as idle.
     let second = h.submit("cl", "second", &[]);
     let free = h.submit("sh", "free", &[]);
-    run_until_idle(&h);
+    h.run_until_idle();
     assert_eq!(
         (state(&h, &second), state(&h, &free)),
         ("queued".into(), "queued".into())
@@ -290,14 +260,14 @@ fn caps_hold_and_release(store: &str) {
 
     // Raised: both start. The agent's own cap then holds its next job alone.
     caps(1.0, 0.05);
-    run_until_idle(&h);
+    h.run_until_idle();
     assert_eq!(
         (state(&h, &second), state(&h, &free)),
         ("succeeded".into(), "succeeded".into())
     );
     let third = h.submit("cl", "third", &[]);
     let other = h.submit("sh", "other", &[]);
-    run_until_idle(&h);
+    h.run_until_idle();
     assert_eq!(
         (state(&h, &third), state(&h, &other)),
         ("queued".into(), "succeeded".into())
@@ -316,6 +286,6 @@ fn caps_hold_and_release(store: &str) {
          it starts tomorrow or once the cap is raised"
     );
     caps(1.0, 0.0);
-    run_until_idle(&h);
+    h.run_until_idle();
     assert_eq!(state(&h, &third), "succeeded");
 }

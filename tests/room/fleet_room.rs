@@ -181,3 +181,46 @@ fn ctrl_f_finds_a_word_an_agent_printed_and_enter_opens_that_jobs_activity() {
     );
     t.quit(WAIT);
 }
+
+/// `$` opens the Usage view on what the store settled: two roots on the Claude Code stand-in
+/// (which reports $0.0421 a job) against a $5 per-root budget, the day's total, each root's
+/// headroom; Enter on a root selects it in the tree, and the tree row shows its spend
+/// against the budget.
+#[test]
+fn the_usage_view_adds_up_the_days_spend_and_enter_selects_a_root() {
+    let h = support::daemon::TestHome::budgeted_claude("");
+    let first = h.submit("cl", "first look", &[]);
+    let second = h.submit("cl", "second look", &[]);
+    h.run_until_idle();
+    let t = Tmux::control_room("usage", &h.path(), "--no-daemon");
+    t.wait_for(&second, WAIT);
+    t.keys(&["$"]);
+    let screen = t.wait_for("$0.08 · 2 jobs", WAIT);
+    for root in [&first, &second] {
+        assert!(screen.contains(root.as_str()), "{root}: {screen}");
+    }
+    assert!(screen.contains("$0.04 of $5.00"), "{screen}");
+    assert!(screen.contains("peak $0.08 at"), "{screen}");
+    // The roots list most dollars first, ties by key; Enter selects the one the tree did not.
+    let tree = |t: &Tmux| t.wait_for("$0.04/5.00", WAIT);
+    let selected = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains('▌'))
+            .unwrap_or_else(|| panic!("a selected row: {screen}"))
+            .to_string()
+    };
+    t.keys(&["Escape"]);
+    let before = selected(&tree(&t));
+    let (top, other) = match first < second {
+        true => (&first, &second),
+        false => (&second, &first),
+    };
+    let (keys, target): (&[&str], _) = match before.contains(top.as_str()) {
+        true => (&["$", "j", "Enter"], other),
+        false => (&["$", "Enter"], top),
+    };
+    t.keys(keys);
+    t.wait_for(&format!("▌ ✓ {target}"), WAIT);
+    t.quit(WAIT);
+}

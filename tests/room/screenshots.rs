@@ -126,8 +126,7 @@ impl Room {
         let config = Config::load(&home.config_path()).unwrap();
         // Opened on a home whose daemon has stopped, `gitmoot tui` embeds its own.
         let mut loader = Loader::new(Store::open_home(home).unwrap(), DaemonStatus::Embedded);
-        loader.live.budget_usd =
-            Some(config.orchestrate.max_delegation_cost_usd).filter(|usd| *usd > 0.0);
+        loader.configure(&config);
         let snap = loader.load(now).unwrap();
         let mut room = Room {
             loader,

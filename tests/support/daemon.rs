@@ -127,6 +127,38 @@ impl TestHome {
         self.ok(&args).trim().to_string()
     }
 
+    /// A home whose agent `cl` runs the Claude Code stand-in (`fake_claude`) on model
+    /// `opus`, with a $5 per-root budget; `extra` is appended to its config.
+    pub fn budgeted_claude(extra: &str) -> Self {
+        let h = Self::new();
+        h.config(&format!(
+            "[runtimes.claude]\npath = \"{}\"\n[orchestrate]\nmax_delegation_cost_usd = 5.0\n{extra}",
+            fake_claude().display()
+        ));
+        h.ok(&[
+            "agent",
+            "add",
+            "cl",
+            "--runtime",
+            "claude",
+            "--model",
+            "opus",
+        ]);
+        h
+    }
+
+    /// Runs a daemon on one worker until nothing it may start is left, with the Claude Code
+    /// stand-in's state folder inside the home.
+    pub fn run_until_idle(&self) {
+        let state = self.file(".claude");
+        std::fs::create_dir_all(&state).unwrap();
+        succeed(
+            self.cmd(&["daemon", "run", "--until-idle", "--parallel", "1"])
+                .env("HOME", self.file(""))
+                .env("CLAUDE_CONFIG_DIR", &state),
+        );
+    }
+
     pub fn store(&self) -> Store {
         Store::open(&self.path().join("gitmoot.db")).unwrap()
     }
@@ -194,6 +226,12 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
 }
 
 /// Runs `cmd` to completion; panics with the command and its stderr unless it exits 0.
+/// The Claude Code stand-in (`tests/fixtures/fake-claude`): every job reports 120 input,
+/// 55 output, 1000 cache-read and 30 cache-write tokens and $0.0421.
+pub fn fake_claude() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/fake-claude")
+}
+
 pub fn succeed(cmd: &mut Command) -> Output {
     let out = cmd.output().unwrap();
     assert!(

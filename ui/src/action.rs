@@ -94,6 +94,8 @@ pub enum Load {
     Agents,
     /// `Snapshot::search` (`search QUERY`), from now on at every load.
     Search(String),
+    /// `Snapshot::usage` (the Usage view's figures), from now on at every load.
+    Usage,
 }
 
 /// What the UI thread does to its terminal or to itself.

@@ -15,17 +15,35 @@ pub struct Live {
     pub running_spend: HashMap<String, (u64, f64)>,
     /// `[orchestrate] max_delegation_cost_usd`, when set.
     pub budget_usd: Option<f64>,
+    /// `[orchestrate] max_delegation_token_budget`, when set.
+    pub budget_tokens: Option<u64>,
     /// What the fleet spent today (settled plus running), in USD.
     pub today_usd: f64,
 }
 
 impl Live {
-    /// A root's USD so far (settled plus running) for its row: `$0.42/5.00` against the
-    /// budget; `None` when no budget is set (the row already shows tokens).
-    pub fn root_spend(&self, root_id: &str, settled_usd: f64) -> Option<String> {
-        let budget = self.budget_usd?;
-        let live = self.running_spend.get(root_id).map_or(0.0, |s| s.1);
-        Some(format!("${:.2}/{budget:.2}", settled_usd + live))
+    /// A root's spend so far (settled plus running) for its row, against the budgets that
+    /// are set: `$0.42/5.00` of the dollar budget, `24% tok` of the token budget. `None`
+    /// without a budget: the row's token column already shows what it spent.
+    pub fn root_spend(
+        &self,
+        root_id: &str,
+        settled_usd: f64,
+        settled_tokens: u64,
+    ) -> Option<String> {
+        let usd = settled_usd + self.running_spend.get(root_id).map_or(0.0, |s| s.1);
+        let dollars = self
+            .budget_usd
+            .map(|budget| format!("${usd:.2}/{budget:.2}"));
+        // A share, not two counts: the row has room for a few characters only.
+        let tokens = self.budget_tokens.map(|budget| {
+            let spent = self.root_tokens(root_id, settled_tokens);
+            format!("{:.0}% tok", spent as f64 * 100.0 / budget.max(1) as f64)
+        });
+        match (dollars, tokens) {
+            (Some(d), Some(t)) => Some(format!("{d} {t}")),
+            (d, t) => d.or(t),
+        }
     }
 
     /// A root's tokens so far, settled plus running.

@@ -45,6 +45,9 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
         Some(Overlay::Search { query, typing, sel }) => {
             widgets::search::render(frame, a.body, (query, *typing, *sel), &snap.search, theme)
         }
+        Some(Overlay::Usage { sel }) => {
+            widgets::usage::render(frame, a.body, *sel, snap.usage.as_ref(), theme)
+        }
         Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
         Some(Overlay::Stopping { kill }) => {
             widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)

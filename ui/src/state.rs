@@ -211,6 +211,10 @@ pub enum Overlay {
         typing: bool,
         sel: usize,
     },
+    /// The Usage view (`$`): the selected row, its roots first, then its agents.
+    Usage {
+        sel: usize,
+    },
     /// Quitting is under way: waiting for the work to finish (`kill` false) or for the
     /// daemon's graceful kill to end; the frame shows what is left.
     Stopping {

@@ -13,6 +13,37 @@ pub use gitmoot_types::{
     StallSignal, ThreadState,
 };
 
+/// The Usage view (`$`): the last day's settled spend per hour, its top roots and agents,
+/// each root's budget headroom, and today's daily caps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageView {
+    /// Where the day starts: the first hour of `hours`.
+    pub since_ms: i64,
+    /// Dollars per UTC hour, oldest first.
+    pub hours: Vec<f64>,
+    pub total: UsageRow,
+    /// Most dollars first, then the agents likewise.
+    pub roots: Vec<UsageRow>,
+    pub agents: Vec<UsageRow>,
+    /// One line per daily cap that is set, the fleet's first.
+    pub caps: Vec<String>,
+}
+
+/// One root or agent in the Usage view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageRow {
+    /// A root's id or an agent's name.
+    pub key: String,
+    /// A root's title; empty for an agent.
+    pub title: String,
+    pub jobs: u64,
+    /// Input, output and cache tokens together.
+    pub tokens: u64,
+    pub usd: f64,
+    /// A root's spend against its budgets (`$0.42 of $5.00`); empty when none is set.
+    pub budget: String,
+}
+
 /// One `search` hit as the Search view lists it (best first); the snippet marks matched
 /// words «like this».
 #[derive(Debug, Clone, PartialEq)]
@@ -284,6 +315,8 @@ pub struct Snapshot {
     pub watching: String,
     /// The Search view's hits for its query (read once a query was asked).
     pub search: Vec<SearchHit>,
+    /// The Usage view's figures (read once the view was opened).
+    pub usage: Option<UsageView>,
 }
 
 impl Snapshot {
@@ -305,6 +338,7 @@ impl Snapshot {
             agents: Vec::new(),
             watching: String::new(),
             search: Vec::new(),
+            usage: None,
         }
     }
 

@@ -20,3 +20,4 @@ mod store_search;
 mod threads_focus;
 mod tree_titles;
 mod update_keys;
+mod usage_view;

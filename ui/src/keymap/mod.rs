@@ -138,10 +138,12 @@ pub enum Command {
     LeaveStall,
     Group,
     Search,
+    Usage,
 }
 
-const SIMPLE: [(&str, Command); 66] = [
+const SIMPLE: [(&str, Command); 67] = [
     ("search", Command::Search),
+    ("usage", Command::Usage),
     ("quit", Command::Quit),
     ("suspend", Command::Suspend),
     ("help", Command::Help),

@@ -14,6 +14,7 @@ mod panes;
 mod search;
 mod select;
 mod tree;
+mod usage;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 use ratatui_textarea::TextArea;
@@ -139,6 +140,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         }
         Command::Filter => state.start_filter(),
         Command::Search => search::open(state),
+        Command::Usage => usage::open(state, out),
         // Read-only still opens the line: read verbs run, the rest are refused on Enter, so
         // the characters typed after `:` never fall through as pane commands.
         Command::CommandLine => {

@@ -154,6 +154,7 @@ pub(super) fn overlay_key(
         Overlay::Search { query, typing, sel } => {
             super::search::key(state, snap, (query, typing, sel), &k, chord, out)
         }
+        Overlay::Usage { sel } => super::usage::key(state, snap, sel, chord),
         Overlay::Help {
             scroll,
             query,

@@ -71,6 +71,10 @@ fn overlay_keys(ov: &Overlay) -> Wanted {
     use Command::*;
     match ov {
         Overlay::Help { .. } => (Context::Global, &[(Down, "scroll"), (Back, "close")]),
+        Overlay::Usage { .. } => (
+            Context::Global,
+            &[(Down, "move"), (Open, "open"), (Back, "close")],
+        ),
         Overlay::Search { .. } => (
             Context::Global,
             &[(Down, "move"), (Open, "jump"), (Back, "close")],

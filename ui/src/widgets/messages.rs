@@ -96,6 +96,16 @@ pub fn pager_area(body: Rect) -> Rect {
     super::centered(body, w, h)
 }
 
+/// Draws an empty pager-sized box titled `title` over the panes; returns its inside, for
+/// the views (search, usage) that fill it themselves.
+pub fn pager_box(frame: &mut Frame, body: Rect, title: String, theme: &Theme) -> Rect {
+    let block = overlay_block(
+        theme.style(Slot::DialogBorder),
+        Span::styled(title, theme.style(Slot::PaneTitle)),
+    );
+    draw_overlay(frame, pager_area(body), block)
+}
+
 /// How far the pager can scroll for `lines` of content.
 pub fn max_scroll(lines: usize, body: Rect) -> u16 {
     let inner_h = pager_area(body).height.saturating_sub(2) as usize;

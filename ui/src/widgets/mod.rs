@@ -22,6 +22,7 @@ pub mod search;
 pub mod status;
 pub mod threads;
 pub mod tree;
+pub mod usage;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

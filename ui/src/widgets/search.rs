@@ -9,7 +9,6 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{draw_overlay, overlay_block};
 use crate::sanitize::clean_line;
 use crate::theme::{Slot, Theme};
 use crate::view::SearchHit;
@@ -58,15 +57,12 @@ pub fn render(
     hits: &[SearchHit],
     theme: &Theme,
 ) {
-    let r = super::messages::pager_area(body);
-    let block = overlay_block(
-        theme.style(Slot::DialogBorder),
-        Span::styled(
-            " search · Enter jump · j/k move · Esc close ",
-            theme.style(Slot::PaneTitle),
-        ),
+    let inner = super::messages::pager_box(
+        frame,
+        body,
+        " search · Enter jump · j/k move · Esc close ".into(),
+        theme,
     );
-    let inner = draw_overlay(frame, r, block);
     let cursor = if typing { "▏" } else { "" };
     let mut lines = vec![Line::from(vec![
         Span::styled("search: ", theme.style(Slot::Muted)),

@@ -344,7 +344,7 @@ fn head_and_tail(r: &TreeRow, idle: bool) -> (String, String) {
 /// Its two parts: the spend (a figure, as wide as the budget's) and the running step.
 fn trailer(r: &TreeRow, live: &crate::live::Live) -> (String, String) {
     let n = r.node;
-    let spend = match live.root_spend(&r.root.id, r.root.cost_usd) {
+    let spend = match live.root_spend(&r.root.id, r.root.cost_usd, r.root.tokens) {
         Some(spend) if n.kind == JobKind::Root => format!("  {spend}"),
         _ => String::new(),
     };

@@ -574,6 +574,7 @@ pub fn snapshot() -> Snapshot {
         agents: agents(),
         watching: "~/.gitmoot".into(),
         search: Vec::new(),
+        usage: None,
     }
 }
 
