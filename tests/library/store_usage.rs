@@ -1,7 +1,7 @@
 //! The usage rollup (`usage_hours`) on both backends: equal to a sum over the jobs after
-//! inserts, claims, settlements, cache-token writes, a job moved and a job deleted; filled
-//! from what a store of the previous version holds; and `usage`, the daily caps' spend and
-//! the hourly spend read from it, checked by hand.
+//! inserts, claims, settlements, cache-token writes, a job moved and a job deleted, an
+//! activity row moved and deleted; filled from what a store of the previous version holds;
+//! and `usage`, the daily caps' spend and the hourly spend read from it, checked by hand.
 
 use gitmoot_test_support as support;
 
@@ -296,6 +296,23 @@ fn the_usage_rollup_follows_every_write_on_both_backends() {
             .unwrap();
         assert_in_step(&store, "after a delete");
         store
+            .write(|tx| {
+                tx.execute(
+                    "UPDATE job_activity SET job_id = ?2 WHERE job_id = ?1",
+                    params!["j1", "j2"],
+                )
+            })
+            .unwrap();
+        assert_in_step(&store, "after an activity row moved to another job");
+        store
+            .write(|tx| {
+                tx.execute(
+                    "UPDATE job_activity SET job_id = ?2 WHERE job_id = ?1",
+                    params!["j2", "j1"],
+                )
+            })
+            .unwrap();
+        store
             .write(|tx| tx.execute("DELETE FROM job_activity WHERE job_id = ?1", params!["j1"]))
             .unwrap();
         assert_in_step(&store, "after an activity row deleted");
@@ -309,7 +326,8 @@ fn back_to_the_previous_version(store: &mut Store) {
             "DROP TRIGGER usage_hours_jobs_insert; DROP TRIGGER usage_hours_jobs_update;
              DROP TRIGGER usage_hours_jobs_move; DROP TRIGGER usage_hours_jobs_delete;
              DROP TRIGGER usage_hours_activity_insert; DROP TRIGGER usage_hours_activity_update;
-             DROP TRIGGER usage_hours_activity_delete; DROP INDEX jobs_unfinished;
+             DROP TRIGGER usage_hours_activity_move; DROP TRIGGER usage_hours_activity_delete;
+             DROP INDEX jobs_unfinished;
              DROP TABLE usage_hours; PRAGMA user_version = {};",
             SCHEMA_VERSION - 1
         ),

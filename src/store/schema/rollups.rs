@@ -7,7 +7,8 @@
 //! `job_activity` (the daemon, a repair, `store copy`) keeps the rollup without knowing of
 //! it. Each adds the new row's share and takes away the old one's (a delta), so any order
 //! of writes leaves the rollup equal to a sum over the jobs; and each fires only when a
-//! column it counts changed, so a claim (which moves no counted figure) costs no write.
+//! figure it counts changed (its `WHEN`, checked before any body runs), so a claim, which
+//! moves none, and a running job's activity writes cost no rollup write.
 //!
 //! Must not name the rollup's readers; `store/usage.rs` reads it.
 
@@ -161,15 +162,10 @@ DECLARE
 BEGIN
     IF TG_OP = 'UPDATE' THEN
         IF NEW.created_ms / 3600000 = OLD.created_ms / 3600000 AND NEW.agent = OLD.agent THEN
-            IF NEW.tokens_in <> OLD.tokens_in OR NEW.tokens_out <> OLD.tokens_out
-                OR NEW.cost_usd <> OLD.cost_usd
-                OR usage_hours_wall(NEW.started_ms, NEW.finished_ms)
-                    <> usage_hours_wall(OLD.started_ms, OLD.finished_ms) THEN
-                PERFORM usage_hours_put(NEW.created_ms, NEW.agent, 0, NEW.tokens_in - OLD.tokens_in,
-                    NEW.tokens_out - OLD.tokens_out, 0, 0, NEW.cost_usd - OLD.cost_usd,
-                    usage_hours_wall(NEW.started_ms, NEW.finished_ms)
-                        - usage_hours_wall(OLD.started_ms, OLD.finished_ms));
-            END IF;
+            PERFORM usage_hours_put(NEW.created_ms, NEW.agent, 0, NEW.tokens_in - OLD.tokens_in,
+                NEW.tokens_out - OLD.tokens_out, 0, 0, NEW.cost_usd - OLD.cost_usd,
+                usage_hours_wall(NEW.started_ms, NEW.finished_ms)
+                    - usage_hours_wall(OLD.started_ms, OLD.finished_ms));
             RETURN NULL;
         END IF;
     END IF;
@@ -187,9 +183,16 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
-CREATE TRIGGER usage_hours_jobs
-    AFTER INSERT OR DELETE OR UPDATE OF created_ms, agent, tokens_in, tokens_out, cost_usd, started_ms, finished_ms
-    ON jobs FOR EACH ROW EXECUTE FUNCTION usage_hours_jobs();
+CREATE TRIGGER usage_hours_jobs AFTER INSERT OR DELETE ON jobs
+    FOR EACH ROW EXECUTE FUNCTION usage_hours_jobs();
+CREATE TRIGGER usage_hours_jobs_update
+    AFTER UPDATE OF created_ms, agent, tokens_in, tokens_out, cost_usd, started_ms, finished_ms ON jobs
+    FOR EACH ROW WHEN (NEW.created_ms / 3600000 <> OLD.created_ms / 3600000 OR NEW.agent <> OLD.agent
+        OR NEW.tokens_in <> OLD.tokens_in OR NEW.tokens_out <> OLD.tokens_out
+        OR NEW.cost_usd <> OLD.cost_usd
+        OR usage_hours_wall(NEW.started_ms, NEW.finished_ms)
+            <> usage_hours_wall(OLD.started_ms, OLD.finished_ms))
+    EXECUTE FUNCTION usage_hours_jobs();
 ",
     since: USAGE_SINCE,
 };
@@ -205,9 +208,18 @@ pub(super) const USAGE_ACTIVITY: Trigger = Trigger {
         sqlite_activity!("NEW", ""),
         "END;
 CREATE TRIGGER usage_hours_activity_update
-    AFTER UPDATE OF job_id, cache_read_tokens, cache_creation_tokens ON job_activity
-    WHEN NEW.job_id <> OLD.job_id OR NEW.cache_read_tokens <> OLD.cache_read_tokens
-        OR NEW.cache_creation_tokens <> OLD.cache_creation_tokens BEGIN\n",
+    AFTER UPDATE OF cache_read_tokens, cache_creation_tokens ON job_activity
+    WHEN NEW.job_id = OLD.job_id AND (NEW.cache_read_tokens <> OLD.cache_read_tokens
+        OR NEW.cache_creation_tokens <> OLD.cache_creation_tokens) BEGIN\n",
+        sqlite_put!(
+            "SELECT j.created_ms AS h, j.agent AS a, 0 AS n, 0 AS ti, 0 AS tou, \
+             NEW.cache_read_tokens - OLD.cache_read_tokens AS cr, \
+             NEW.cache_creation_tokens - OLD.cache_creation_tokens AS cw, 0 AS c, 0 AS w \
+             FROM jobs j WHERE j.id = NEW.job_id"
+        ),
+        "END;
+CREATE TRIGGER usage_hours_activity_move AFTER UPDATE OF job_id ON job_activity
+    WHEN NEW.job_id <> OLD.job_id BEGIN\n",
         sqlite_activity!("OLD", "-"),
         sqlite_activity!("NEW", ""),
         "END;
@@ -219,8 +231,11 @@ CREATE TRIGGER usage_hours_activity_delete AFTER DELETE ON job_activity
     pg: "CREATE FUNCTION usage_hours_activity() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'UPDATE' THEN
-        IF NEW.job_id = OLD.job_id AND NEW.cache_read_tokens = OLD.cache_read_tokens
-            AND NEW.cache_creation_tokens = OLD.cache_creation_tokens THEN
+        IF NEW.job_id = OLD.job_id THEN
+            PERFORM usage_hours_put(j.created_ms, j.agent, 0, 0, 0,
+                NEW.cache_read_tokens - OLD.cache_read_tokens,
+                NEW.cache_creation_tokens - OLD.cache_creation_tokens, 0, 0)
+                FROM jobs j WHERE j.id = NEW.job_id;
             RETURN NULL;
         END IF;
     END IF;
@@ -234,9 +249,17 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
-CREATE TRIGGER usage_hours_activity
-    AFTER INSERT OR DELETE OR UPDATE OF job_id, cache_read_tokens, cache_creation_tokens
-    ON job_activity FOR EACH ROW EXECUTE FUNCTION usage_hours_activity();
+CREATE TRIGGER usage_hours_activity_insert AFTER INSERT ON job_activity
+    FOR EACH ROW WHEN (NEW.cache_read_tokens <> 0 OR NEW.cache_creation_tokens <> 0)
+    EXECUTE FUNCTION usage_hours_activity();
+CREATE TRIGGER usage_hours_activity_update
+    AFTER UPDATE OF job_id, cache_read_tokens, cache_creation_tokens ON job_activity
+    FOR EACH ROW WHEN (NEW.job_id <> OLD.job_id OR NEW.cache_read_tokens <> OLD.cache_read_tokens
+        OR NEW.cache_creation_tokens <> OLD.cache_creation_tokens)
+    EXECUTE FUNCTION usage_hours_activity();
+CREATE TRIGGER usage_hours_activity_delete AFTER DELETE ON job_activity
+    FOR EACH ROW WHEN (OLD.cache_read_tokens <> 0 OR OLD.cache_creation_tokens <> 0)
+    EXECUTE FUNCTION usage_hours_activity();
 ",
     since: USAGE_SINCE,
 };
