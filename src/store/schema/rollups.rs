@@ -10,7 +10,7 @@
 //! figure it counts changed (its `WHEN`, checked before any body runs), so a claim, which
 //! moves none, and a running job's activity writes cost no rollup write.
 //!
-//! Must not name the rollup's readers; `store/usage.rs` reads it.
+//! Must not decide how the rollup is read: `store/usage.rs` does.
 
 use super::model::Trigger;
 
