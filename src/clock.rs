@@ -145,6 +145,9 @@ pub fn now_ms() -> Millis {
     SystemClock.now_ms()
 }
 
+/// One hour in milliseconds.
+pub const HOUR_MS: Millis = 3_600_000;
+
 /// One UTC day in milliseconds.
 pub const DAY_MS: Millis = 86_400_000;
 

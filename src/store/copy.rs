@@ -44,8 +44,14 @@ pub const TABLES: &[&str] = &[
 /// Tables a copy leaves to the target: the schema's own version record, the unread
 /// counters, which the target's triggers rebuild from the copied mentions (a source's
 /// counters may hold rows fallen to zero that a rebuild would not make), and the search
-/// index's documents, which the target's triggers make from the copied rows.
-pub const DERIVED: &[&str] = &["schema_version", "chat_unread", "search_docs"];
+/// index's documents and the usage rollup, which the target's triggers make from the
+/// copied rows.
+pub const DERIVED: &[&str] = &[
+    "schema_version",
+    "chat_unread",
+    "search_docs",
+    "usage_hours",
+];
 
 /// SQLite's FTS5 table of the search index and the tables it keeps itself in: the
 /// index's own storage (never empty, even in a fresh store), filled by the target's

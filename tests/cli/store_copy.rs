@@ -11,11 +11,11 @@ use gitmoot_test_support as support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use gitmoot::domain::EventKind;
+use gitmoot::domain::{EventKind, UsageBy};
 use gitmoot::store::copy::{DERIVED, FULL_TEXT, TABLES, schema_tables};
 use gitmoot::store::events::{self, NewEvent};
 use gitmoot::store::tx::{Value, params};
-use gitmoot::store::{Location, Store, Tx, chat, meta};
+use gitmoot::store::{Location, Store, Tx, chat, meta, usage};
 use serde_json::json;
 use support::{gitmoot, json, shell_agent};
 
@@ -250,6 +250,9 @@ fn a_home_moves_to_postgres_and_back_row_for_row() {
         chat::unread_counts(pg.conn(), &home_id).unwrap(),
         chat::unread_counts(original.conn(), &home_id).unwrap()
     );
+    // The usage rollup is no copied table: the target's triggers build it from the jobs.
+    assert_eq!(usage_rows(&pg), usage_rows(&original));
+    assert!(!usage_rows(&original).is_empty());
     let pg_json: String = pg
         .conn()
         .one(
@@ -445,4 +448,24 @@ fn the_copy_lists_every_table_of_both_schemas() {
         }
         assert_eq!(have, listed, "{:?}", tx.backend());
     }
+}
+
+/// `usage` by day and by agent over the whole history (dollars to the micro-dollar), as the
+/// rollup answers it.
+fn usage_rows(store: &Store) -> Vec<String> {
+    [UsageBy::Day, UsageBy::Agent]
+        .into_iter()
+        .flat_map(|by| {
+            usage::usage(store.conn(), by, 0, i64::MAX / 2)
+                .unwrap()
+                .groups
+        })
+        .map(|g| {
+            let f = g.figures;
+            format!(
+                "{} {} {:?} {:.6} {}",
+                g.key, f.jobs, f.tokens, f.cost_usd, f.wall_ms
+            )
+        })
+        .collect()
 }

@@ -23,3 +23,4 @@ mod seeds_table;
 mod store_backends;
 mod store_migrations;
 mod store_pages;
+mod store_usage;

@@ -11,6 +11,7 @@ use super::model::Step::{
     AddColumn, Create, CreateIndex, CreateNative, CreateTrigger, DropIndex, Rebuild, Sql,
 };
 use super::model::{Migration, Version};
+use super::rollups::USAGE_FROM_JOBS;
 
 pub(super) const MIGRATIONS: &[Migration] = &[
     &[
@@ -78,6 +79,16 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // Search: the full-text index of prompts, results, activity and chat, filled from the
     // rows a store holds and kept by triggers from then on.
     &[CreateNative("search")],
+    // `usage` and the daily caps flat with history: the hourly rollup, filled from the
+    // jobs a store holds and kept by triggers from then on, and the index of the started
+    // jobs still running (whose wall time grows outside it).
+    &[
+        Create("usage_hours"),
+        Sql(USAGE_FROM_JOBS),
+        CreateTrigger("usage_hours_jobs"),
+        CreateTrigger("usage_hours_activity"),
+        CreateIndex("jobs_unfinished"),
+    ],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

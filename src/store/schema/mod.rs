@@ -18,6 +18,7 @@ mod migrations;
 mod model;
 mod natives;
 mod render;
+mod rollups;
 mod tables;
 
 use migrations::{MIGRATIONS, PG_BASELINE};

@@ -8,6 +8,7 @@
 
 use super::model::Numbering::{Autoincrement, AutoincrementUntil, Plain};
 use super::model::{Table, Trigger, big, index, int, json, real, rowid, serial, table, text};
+use super::rollups::{USAGE_ACTIVITY, USAGE_JOBS, USAGE_SINCE};
 
 pub(super) const TABLES: &[Table] = &[
     table("meta", &[text("key").key(), text("value").not_null()]),
@@ -134,7 +135,13 @@ pub(super) const TABLES: &[Table] = &[
         index("jobs_created", &["created_ms"])
             .pg_order(&["rowid"])
             .since(4),
-    ]),
+        // `usage`: the wall time so far of the started jobs not yet finished, which the
+        // rollup (`usage_hours`) leaves to be read as it grows; a few rows at any time.
+        index("jobs_unfinished", &["created_ms"])
+            .filter("started_ms IS NOT NULL AND finished_ms IS NULL")
+            .since(USAGE_SINCE),
+    ])
+    .triggers(&[USAGE_JOBS]),
     table(
         "job_payloads",
         &[
@@ -427,7 +434,30 @@ pub(super) const TABLES: &[Table] = &[
         index("job_activity_running", &["root_id"]).filter("running = 1"),
         index("job_activity_updated", &["updated_ms"]),
     ])
+    .triggers(&[USAGE_ACTIVITY])
     .since(2),
+    // What the jobs created in each UTC hour by each agent add up to, kept by `USAGE_JOBS`
+    // and `USAGE_ACTIVITY` in the writer's own transaction, so `usage` and the daily caps
+    // read a row per hour and agent however long the history. Rows that fall to zero jobs
+    // (a job deleted or moved) stay and are skipped on read.
+    table(
+        "usage_hours",
+        &[
+            big("hour_ms").not_null(),
+            text("agent").not_null(),
+            big("jobs").default("0"),
+            big("tokens_in").default("0"),
+            big("tokens_out").default("0"),
+            big("cache_read").default("0"),
+            big("cache_write").default("0"),
+            real("cost_usd").default("0"),
+            // Started to finished, of the finished jobs only.
+            big("wall_ms").default("0"),
+        ],
+    )
+    .constraints(&["PRIMARY KEY (hour_ms, agent)"])
+    .without_rowid()
+    .since(USAGE_SINCE),
 ];
 
 /// Counts a mention into `chat_unread` (SQLite's trigger body).
