@@ -347,30 +347,3 @@ pub fn queued_by_agent<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<(String, u64)>> 
         |r| Ok((r.get(0)?, counter(r, 1)?)),
     )
 }
-
-/// Dollars settled per UTC hour by the jobs created in `[since_ms, now]`, one entry per
-/// hour from `since_ms`'s hour to `now`'s (zeros included), oldest first.
-pub fn spend_by_hour<'a>(
-    tx: impl Into<Tx<'a>>,
-    since_ms: Millis,
-    now: Millis,
-) -> Result<Vec<(Millis, f64)>> {
-    const HOUR_MS: Millis = 3_600_000;
-    let first = since_ms - since_ms.rem_euclid(HOUR_MS);
-    let rows: Vec<(Millis, f64)> = tx.into().query_map(
-        "SELECT CAST(created_ms / 3600000 AS BIGINT), coalesce(sum(cost_usd), 0)
-         FROM jobs WHERE created_ms >= ?1 AND created_ms <= ?2 GROUP BY 1",
-        params![since_ms, now],
-        |r| Ok((r.get::<i64>(0)? * HOUR_MS, r.get(1)?)),
-    )?;
-    let hours = ((now - first) / HOUR_MS + 1).max(0) as usize;
-    let mut out: Vec<(Millis, f64)> = (0..hours)
-        .map(|i| (first + i as Millis * HOUR_MS, 0.0))
-        .collect();
-    for (hour, usd) in rows {
-        if let Some(slot) = out.iter_mut().find(|(h, _)| *h == hour) {
-            slot.1 = usd;
-        }
-    }
-    Ok(out)
-}

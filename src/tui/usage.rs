@@ -5,7 +5,7 @@
 //! Reads through the functions `gitmoot usage` prints from (`store::usage`,
 //! `report::usage`, `engine::caps`); never writes.
 
-use crate::clock::Millis;
+use crate::clock::{HOUR_MS, Millis};
 use crate::config::Config;
 use crate::domain::UsageBy;
 use crate::engine::caps;
@@ -16,7 +16,6 @@ use gitmoot_ui::view::{UsageRow, UsageView};
 
 /// How far back the view looks: a day, hour by hour.
 const VIEW_HOURS: Millis = 24;
-const HOUR_MS: Millis = 3_600_000;
 /// Rows of roots and of agents the view lists.
 const VIEW_TOP: usize = 8;
 
