@@ -8,10 +8,12 @@
 //! in `land`.
 
 mod diff;
+mod discard;
 mod git;
 mod hosts;
 mod land;
 mod list;
+pub mod many;
 mod open;
 mod overlap;
 mod review;
@@ -20,7 +22,8 @@ mod snapshot;
 pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_diff, job_diff_text};
 pub use git::{GitError, with_worktree_lock};
 pub use hosts::{StoredFrom, bounded as bounded_diff};
-pub use land::{Landed, Loss, Strategy, discard, land, loss};
+pub use discard::{Loss, discard, loss};
+pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, open, push};
 pub use overlap::{LandedFirst, Overlap, overlaps};
