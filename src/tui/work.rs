@@ -41,6 +41,8 @@ pub struct WorkCache {
     overlap_key: Option<(Vec<RowKey>, Millis)>,
     overlaps: Vec<OverlapView>,
     job: Option<(WorkKey, JobWork)>,
+    /// What discarding each ended job's open worktree loses, and the row it was read for.
+    losses: HashMap<String, (RowKey, String)>,
     diff: Option<(WorkKey, Arc<DiffView>)>,
     /// This host's labels (`[daemon] labels`): a worktree pinned elsewhere shows the diff
     /// its daemon stored.
@@ -79,7 +81,7 @@ impl WorkCache {
                 .collect();
             self.overlap_key = Some((states, now));
         }
-        let rows = self.rows(&with_jobs);
+        let rows = self.rows(store, &with_jobs);
         let detail_row = detail.and_then(|j| with_jobs.iter().find(|w| w.0.job_id == j));
         let mut work = Work {
             rows,
@@ -107,14 +109,20 @@ impl WorkCache {
     }
 
     /// Each job's row with the other open jobs it overlaps.
-    fn rows(&self, rows: &[worktrees::WithJob]) -> HashMap<String, WorkRow> {
+    fn rows(&mut self, store: &Store, rows: &[worktrees::WithJob]) -> HashMap<String, WorkRow> {
+        self.losses
+            .retain(|id, _| rows.iter().any(|(w, _, _)| &w.job_id == id));
         let mut out: HashMap<String, WorkRow> = rows
             .iter()
-            .map(|(w, _, _)| {
+            .map(|(w, s, _)| {
                 let row = WorkRow {
                     state: (w.state != WorktreeState::Requested).then_some(w.state),
                     review_rounds: w.review_rounds.max(0) as u32,
                     overlaps: Vec::new(),
+                    repo: w.repo.clone(),
+                    branch: w.branch.clone().unwrap_or_default(),
+                    base: w.base_ref.clone().unwrap_or_default(),
+                    loss: self.loss(store, w, *s),
                 };
                 (w.job_id.clone(), row)
             })
@@ -127,6 +135,27 @@ impl WorkCache {
             }
         }
         out
+    }
+
+    /// What discarding `w` loses (`worktree::loss`), read again only when its row or its
+    /// job's state changed; `None` while the job works or once the worktree is gone.
+    fn loss(&mut self, store: &Store, w: &WriteTree, state: Option<JobState>) -> Option<String> {
+        let ended = state.is_some_and(|s| !matches!(s, JobState::Queued | JobState::Running));
+        if w.state != WorktreeState::Open || !ended {
+            return None;
+        }
+        let key = (w.job_id.clone(), w.state, w.updated_ms, state);
+        if let Some((k, v)) = self.losses.get(&w.job_id)
+            && *k == key
+        {
+            return Some(v.clone());
+        }
+        let v = match worktree::loss(store, &w.job_id) {
+            Ok(l) => gitmoot_ui::sanitize::clean_line(&l.to_string()),
+            Err(e) => format!("what it holds could not be read: {}", crate::error_line(&e)),
+        };
+        self.losses.insert(w.job_id.clone(), (key, v.clone()));
+        Some(v)
     }
 
     fn job_work(&mut self, store: &Store, w: &WriteTree, key: &WorkKey) -> JobWork {

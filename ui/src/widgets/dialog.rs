@@ -195,6 +195,23 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
             job_ids,
             lines,
         } => bulk_confirm(*verb, job_ids.len(), lines, theme),
+        Confirm::BulkAnswer {
+            job_ids,
+            choices,
+            at,
+            lines,
+        } => {
+            let (_, each, _) = bulk_confirm(BulkVerb::Answer, job_ids.len(), &lines[*at], theme);
+            (
+                format!("answer {} marked job(s) {:?}?", job_ids.len(), choices[*at]),
+                each,
+                vec![
+                    ("↑/↓".into(), "choice"),
+                    ("y".into(), "answer"),
+                    ("n/Esc".into(), "back"),
+                ],
+            )
+        }
     };
     push_keys(&mut lines, &keys, theme);
     let danger = !matches!(c, Confirm::Quit { .. } | Confirm::Review { .. });
