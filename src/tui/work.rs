@@ -150,10 +150,7 @@ impl WorkCache {
         {
             return Some(v.clone());
         }
-        let v = match worktree::loss(store, &w.job_id) {
-            Ok(l) => gitmoot_ui::sanitize::clean_line(&l.to_string()),
-            Err(e) => format!("what it holds could not be read: {}", crate::error_line(&e)),
-        };
+        let v = loss_words(&worktree::loss(store, &w.job_id));
         self.losses.insert(w.job_id.clone(), (key, v.clone()));
         Some(v)
     }
@@ -177,15 +174,10 @@ impl WorkCache {
             loss: String::new(),
         };
         if w.state == WorktreeState::Open {
-            match worktree::loss(store, &w.job_id) {
-                Ok(l) => {
-                    v.loss = gitmoot_ui::sanitize::clean_line(&l.to_string());
-                    (v.files, v.added, v.removed, v.commits) =
-                        (l.files, l.added, l.removed, l.commits);
-                }
-                Err(e) => {
-                    v.loss = format!("what it holds could not be read: {}", crate::error_line(&e))
-                }
+            let l = worktree::loss(store, &w.job_id);
+            v.loss = loss_words(&l);
+            if let Ok(l) = l {
+                (v.files, v.added, v.removed, v.commits) = (l.files, l.added, l.removed, l.commits);
             }
         }
         self.job = Some((key.clone(), v.clone()));
@@ -204,6 +196,14 @@ impl WorkCache {
         });
         self.diff = Some((key.clone(), v.clone()));
         v
+    }
+}
+
+/// What discarding loses in `job discard`'s words, or why it could not be read.
+fn loss_words(l: &Result<worktree::Loss, worktree::WorktreeError>) -> String {
+    match l {
+        Ok(l) => gitmoot_ui::sanitize::clean_line(&l.to_string()),
+        Err(e) => format!("what it holds could not be read: {}", crate::error_line(e)),
     }
 }
 
