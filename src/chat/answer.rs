@@ -174,3 +174,30 @@ pub fn answer_message(
         answer(tx, env, &thread, text)
     })
 }
+
+/// `job answer --where … --choice X` and the control room's marked rows: every job in `ids`
+/// given the one choice `choice` through `answer_job`, each in its own savepoint
+/// (`engine::bulk::each`), so a job not waiting on a question, or whose question does not
+/// offer it, is refused with its reason and the rest are answered; a dry run rolls each
+/// back.
+pub fn answer_many(
+    tx: &Tx<'_>,
+    env: Env<'_>,
+    ids: &[String],
+    choice: &str,
+    dry_run: bool,
+) -> Result<Vec<engine::bulk::Item>> {
+    if choice.trim().is_empty() {
+        return Err(Invalid("--choice is empty; name one of the questions' choices".into()).into());
+    }
+    let verb = crate::domain::BulkVerb::Answer;
+    engine::bulk::each(tx, verb, ids, dry_run, ChatError::is_invalid, |id| {
+        let text = engine::choice_answer(tx, id, choice)?;
+        let done = answer_job(tx, env, id, &text)?;
+        let then = match done.continuation {
+            Some(_) => "it resumes: its continuation is queued",
+            None => "it resumes once its other legs finish",
+        };
+        Ok(format!("answer {id} {:?} ({then})", choice.trim()))
+    })
+}

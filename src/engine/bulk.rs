@@ -1,6 +1,7 @@
 //! Acting on many jobs at once: a selection (the query of `job cancel|kill|retry --where`,
 //! or the rows the control room marked) and one verb applied to each through the same
-//! engine verb it would get alone (`cancel_job`, `kill_root`, `resume … retry`).
+//! engine verb it would get alone (`cancel_job`, `kill_root`, `resume … retry`). `each` is
+//! the savepoint loop `chat::answer::answer_many` shares for `job answer --where`.
 //!
 //! Each job runs in its own savepoint, so one refused item (already ended, nothing to
 //! retry) is reported with its reason and the rest proceed; a dry run performs each in a
@@ -118,6 +119,8 @@ pub struct Item {
 
 /// Applies `verb` to each of `ids` in order (a kill once per tree), each in its own
 /// savepoint; with `dry_run` every change is rolled back and only the report stays.
+/// `answer` goes through `chat::answer::answer_many` and `land`/`discard` through
+/// `worktree::many`, which do more than this transaction can hold.
 pub fn apply(
     tx: &Tx<'_>,
     env: Env<'_>,
@@ -125,7 +128,7 @@ pub fn apply(
     ids: &[String],
     dry_run: bool,
 ) -> Result<Vec<Item>, EngineError> {
-    let mut items = Vec::new();
+    let mut chosen: Vec<String> = Vec::new();
     let mut roots_killed: Vec<String> = Vec::new();
     for id in ids {
         if verb == BulkVerb::Kill {
@@ -135,27 +138,63 @@ pub fn apply(
             }
             roots_killed.push(root);
         }
-        let outcome = tx.savepoint(|| match one(tx, env, verb, id) {
+        chosen.push(id.clone());
+    }
+    each(tx, verb, &chosen, dry_run, EngineError::is_invalid, |id| {
+        one(tx, env, verb, id)
+    })
+}
+
+/// Runs `one` on each of `ids` in its own savepoint: a job it refuses (`refused` says
+/// which errors are that job's bad input) is reported with the reason, its writes undone,
+/// and the rest go on; any other error stops them all. With `dry_run` every savepoint is
+/// rolled back, so the report is what the verb would do.
+pub fn each<E>(
+    tx: &Tx<'_>,
+    verb: BulkVerb,
+    ids: &[String],
+    dry_run: bool,
+    refused: impl Fn(&E) -> bool,
+    mut one: impl FnMut(&str) -> Result<String, E>,
+) -> Result<Vec<Item>, E>
+where
+    E: From<crate::store::StoreError> + std::error::Error + 'static,
+{
+    let mut items = Vec::new();
+    for id in ids {
+        let outcome = tx.savepoint(|| match one(id) {
             Ok(what) if dry_run => Err(Ok(what)),
             Ok(what) => Ok(what),
             Err(e) => Err(Err(e)),
         })?;
         let item = match outcome {
-            Ok(what) | Err(Ok(what)) => Item {
-                job_id: id.clone(),
-                what,
-                refused: None,
-            },
-            Err(Err(e)) if e.is_invalid() => Item {
-                job_id: id.clone(),
-                what: format!("{verb} {id}"),
-                refused: Some(crate::error_line(&e)),
-            },
+            Ok(what) | Err(Ok(what)) => Item::done(id, what),
+            Err(Err(e)) if refused(&e) => Item::refused(id, verb, &e),
             Err(Err(e)) => return Err(e),
         };
         items.push(item);
     }
     Ok(items)
+}
+
+impl Item {
+    /// The verb done (or, in a dry run, what it would do).
+    pub fn done(id: &str, what: String) -> Self {
+        Item {
+            job_id: id.to_string(),
+            what,
+            refused: None,
+        }
+    }
+
+    /// The verb refused on this job, with the error's one line as the reason.
+    pub fn refused(id: &str, verb: BulkVerb, e: &(dyn std::error::Error + 'static)) -> Self {
+        Item {
+            job_id: id.to_string(),
+            what: format!("{verb} {id}"),
+            refused: Some(crate::error_line(e)),
+        }
+    }
 }
 
 /// One job through its verb; the answer states what it did.
@@ -188,5 +227,9 @@ fn one(tx: &Tx<'_>, env: Env<'_>, verb: BulkVerb, id: &str) -> Result<String, En
                 job.state
             ))
         }
+        BulkVerb::Answer | BulkVerb::Land | BulkVerb::Discard => Err(crate::invalid!(
+            "{verb} acts on many through its own verb, not the store's bulk"
+        )
+        .into()),
     }
 }

@@ -234,6 +234,28 @@ fn choose(q: &HumanQuestion, answer: &str) -> Result<String, Invalid> {
     }
 }
 
+/// The answer text that gives every question of `job_id`'s open ask round the one choice
+/// `choice` (`job answer --where … --choice`, the control room's marked rows): refused
+/// when nothing asks, or a question takes free text or does not offer it.
+pub fn choice_answer(tx: &Tx<'_>, job_id: &str, choice: &str) -> Result<String, EngineError> {
+    let rounds = open_rounds_for(tx, job_id)?;
+    let Some(round) = rounds.iter().find(|r| r.kind == RoundKind::Ask) else {
+        return Err(Invalid(format!("job {job_id} is not waiting on a question")).into());
+    };
+    let mut lines = Vec::new();
+    for q in questions_of(round) {
+        if q.choices.is_empty() {
+            return Err(Invalid(format!(
+                "{}: takes free text, not a choice; answer {job_id} on its own",
+                q.id
+            ))
+            .into());
+        }
+        lines.push(format!("{}: {}", q.id, choose(&q, choice)?));
+    }
+    Ok(lines.join("\n"))
+}
+
 /// `job answer JOB "<qid>: text"`: closes the ask round and moves the tree on. Returns the
 /// answer continuation's id when one was enqueued now (legs still running defer it).
 pub fn answer(

@@ -36,7 +36,7 @@ pub use control::{
 };
 pub use ctx::Resolution;
 pub use escalation::{
-    PendingItem, PendingQuestion, ResumeVerb, answer, parse_answers, pending, resume,
+    PendingItem, PendingQuestion, ResumeVerb, answer, choice_answer, parse_answers, pending, resume,
 };
 pub use pricing::price_usd;
 pub use settle::{Outcome, Settlement, Usage, settle};

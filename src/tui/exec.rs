@@ -16,7 +16,7 @@ use crate::chat::live_env;
 use crate::chat::{messages, promote, threads};
 use crate::clock::SystemClock;
 use crate::config::Config;
-use crate::domain::{Action as JobAction, ResumeVerb};
+use crate::domain::{Action as JobAction, BulkVerb, ResumeVerb};
 use crate::engine;
 use crate::home::Home;
 use crate::store::Store;
@@ -117,6 +117,13 @@ impl Executor {
             Write::KillRoot { root_id, force } => self.kill(root_id, *force),
             Write::CancelJob { job_id } => self.cancel(job_id),
             Write::Bulk { verb, job_ids } => self.bulk(*verb, job_ids),
+            Write::BulkAnswer { job_ids, choice } => {
+                let env = live_env(&self.config.orchestrate);
+                self.store
+                    .write(|tx| crate::chat::answer::answer_many(tx, env, job_ids, choice, false))
+                    .map(|items| bulk_outcome(BulkVerb::Answer, &items))
+                    .map_err(Into::into)
+            }
             Write::LeaveStall { job_id } => {
                 let env = live_env(&self.config.orchestrate);
                 self.store
@@ -247,30 +254,27 @@ impl Executor {
         Ok(Outcome::done(format!("cancelled {job_id}")))
     }
 
-    /// The marked rows' verb, through `engine::bulk::apply` as `job cancel|kill|retry
-    /// --where` does: each refusal is named, the rest went ahead.
-    fn bulk(
-        &mut self,
-        verb: crate::domain::BulkVerb,
-        job_ids: &[String],
-    ) -> anyhow::Result<Outcome> {
+    /// The marked rows' verb, through `engine::bulk::apply` (or `worktree::many::apply` for
+    /// land and discard) as `job … --where` does: each refusal is named, the rest went ahead.
+    fn bulk(&mut self, verb: BulkVerb, job_ids: &[String]) -> anyhow::Result<Outcome> {
         let env = live_env(&self.config.orchestrate);
-        let items = self
-            .store
-            .write(|tx| engine::bulk::apply(tx, env, verb, job_ids, false))?;
-        let refused: Vec<String> = items
-            .iter()
-            .filter_map(|i| Some(format!("{}: {}", i.job_id, i.refused.as_ref()?)))
-            .collect();
-        let done = items.len() - refused.len();
-        let mut text = format!("{verb}: {done} done, {} refused", refused.len());
-        for r in &refused {
-            text.push_str(&format!("; refused {r}"));
-        }
-        Ok(match refused.is_empty() {
-            true => Outcome::done(text),
-            false => Outcome::new(ToastLevel::Warning, text),
-        })
+        let items = match verb {
+            BulkVerb::Land | BulkVerb::Discard => {
+                let verb = (verb, crate::worktree::Strategy::Auto);
+                crate::worktree::many::apply(
+                    &mut self.store,
+                    env,
+                    &self.config,
+                    verb,
+                    job_ids,
+                    false,
+                )?
+            }
+            _ => self
+                .store
+                .write(|tx| engine::bulk::apply(tx, env, verb, job_ids, false))?,
+        };
+        Ok(bulk_outcome(verb, &items))
     }
 
     fn send(
@@ -421,6 +425,23 @@ pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
         words.push(cur);
     }
     Ok(words)
+}
+
+/// A many-jobs verb's toast: how many went ahead, each refusal named.
+fn bulk_outcome(verb: BulkVerb, items: &[engine::bulk::Item]) -> Outcome {
+    let refused: Vec<String> = items
+        .iter()
+        .filter_map(|i| Some(format!("{}: {}", i.job_id, i.refused.as_ref()?)))
+        .collect();
+    let done = items.len() - refused.len();
+    let mut text = format!("{verb}: {done} done, {} refused", refused.len());
+    for r in &refused {
+        text.push_str(&format!("; refused {r}"));
+    }
+    match refused.is_empty() {
+        true => Outcome::done(text),
+        false => Outcome::new(ToastLevel::Warning, text),
+    }
 }
 
 #[cfg(test)]

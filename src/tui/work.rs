@@ -41,6 +41,8 @@ pub struct WorkCache {
     overlap_key: Option<(Vec<RowKey>, Millis)>,
     overlaps: Vec<OverlapView>,
     job: Option<(WorkKey, JobWork)>,
+    /// What discarding each ended job's open worktree loses, and the row it was read for.
+    losses: HashMap<String, (RowKey, String)>,
     diff: Option<(WorkKey, Arc<DiffView>)>,
     /// This host's labels (`[daemon] labels`): a worktree pinned elsewhere shows the diff
     /// its daemon stored.
@@ -79,7 +81,7 @@ impl WorkCache {
                 .collect();
             self.overlap_key = Some((states, now));
         }
-        let rows = self.rows(&with_jobs);
+        let rows = self.rows(store, &with_jobs);
         let detail_row = detail.and_then(|j| with_jobs.iter().find(|w| w.0.job_id == j));
         let mut work = Work {
             rows,
@@ -107,14 +109,20 @@ impl WorkCache {
     }
 
     /// Each job's row with the other open jobs it overlaps.
-    fn rows(&self, rows: &[worktrees::WithJob]) -> HashMap<String, WorkRow> {
+    fn rows(&mut self, store: &Store, rows: &[worktrees::WithJob]) -> HashMap<String, WorkRow> {
+        self.losses
+            .retain(|id, _| rows.iter().any(|(w, _, _)| &w.job_id == id));
         let mut out: HashMap<String, WorkRow> = rows
             .iter()
-            .map(|(w, _, _)| {
+            .map(|(w, s, _)| {
                 let row = WorkRow {
                     state: (w.state != WorktreeState::Requested).then_some(w.state),
                     review_rounds: w.review_rounds.max(0) as u32,
                     overlaps: Vec::new(),
+                    repo: w.repo.clone(),
+                    branch: w.branch.clone().unwrap_or_default(),
+                    base: w.base_ref.clone().unwrap_or_default(),
+                    loss: self.loss(store, w, *s),
                 };
                 (w.job_id.clone(), row)
             })
@@ -127,6 +135,24 @@ impl WorkCache {
             }
         }
         out
+    }
+
+    /// What discarding `w` loses (`worktree::loss`), read again only when its row or its
+    /// job's state changed; `None` while the job works or once the worktree is gone.
+    fn loss(&mut self, store: &Store, w: &WriteTree, state: Option<JobState>) -> Option<String> {
+        let ended = state.is_some_and(|s| !matches!(s, JobState::Queued | JobState::Running));
+        if w.state != WorktreeState::Open || !ended {
+            return None;
+        }
+        let key = (w.job_id.clone(), w.state, w.updated_ms, state);
+        if let Some((k, v)) = self.losses.get(&w.job_id)
+            && *k == key
+        {
+            return Some(v.clone());
+        }
+        let v = loss_words(&worktree::loss(store, &w.job_id));
+        self.losses.insert(w.job_id.clone(), (key, v.clone()));
+        Some(v)
     }
 
     fn job_work(&mut self, store: &Store, w: &WriteTree, key: &WorkKey) -> JobWork {
@@ -148,15 +174,10 @@ impl WorkCache {
             loss: String::new(),
         };
         if w.state == WorktreeState::Open {
-            match worktree::loss(store, &w.job_id) {
-                Ok(l) => {
-                    v.loss = gitmoot_ui::sanitize::clean_line(&l.to_string());
-                    (v.files, v.added, v.removed, v.commits) =
-                        (l.files, l.added, l.removed, l.commits);
-                }
-                Err(e) => {
-                    v.loss = format!("what it holds could not be read: {}", crate::error_line(&e))
-                }
+            let l = worktree::loss(store, &w.job_id);
+            v.loss = loss_words(&l);
+            if let Ok(l) = l {
+                (v.files, v.added, v.removed, v.commits) = (l.files, l.added, l.removed, l.commits);
             }
         }
         self.job = Some((key.clone(), v.clone()));
@@ -175,6 +196,14 @@ impl WorkCache {
         });
         self.diff = Some((key.clone(), v.clone()));
         v
+    }
+}
+
+/// What discarding loses in `job discard`'s words, or why it could not be read.
+fn loss_words(l: &Result<worktree::Loss, worktree::WorktreeError>) -> String {
+    match l {
+        Ok(l) => gitmoot_ui::sanitize::clean_line(&l.to_string()),
+        Err(e) => format!("what it holds could not be read: {}", crate::error_line(e)),
     }
 }
 

@@ -1,10 +1,10 @@
-//! `job land` and `job discard`: a write job's work integrated into its base branch in the
-//! registered checkout (fast-forward when possible, else a merge; `--squash`, `--merge`,
-//! `--rebase` on request), or thrown away after saying what is lost. A refusal changes
-//! nothing: the result is built as git objects first, and the base branch moves only once it
-//! exists and the checkout can take it.
+//! `job land`: a write job's work integrated into its base branch in the registered
+//! checkout (fast-forward when possible, else a merge; `--squash`, `--merge`, `--rebase` on
+//! request). A refusal changes nothing: the result is built as git objects first (`plan`,
+//! which a dry run stops after), and the base branch moves only once it exists and the
+//! checkout can take it.
 //!
-//! Owns these two verbs; the CLI and the control room both call them.
+//! Owns this verb; the CLI and the control room both call it.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -57,41 +57,12 @@ impl Landed {
     }
 }
 
-/// What discarding a job's work would lose.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Loss {
-    pub job: String,
-    pub branch: Option<String>,
-    pub files: Vec<String>,
-    pub added: u64,
-    pub removed: u64,
-    /// Commits on the job's branch since its base.
-    pub commits: u64,
-}
-
-impl std::fmt::Display for Loss {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} file(s) changed (+{} -{}), {} commit(s)",
-            self.files.len(),
-            self.added,
-            self.removed,
-            self.commits
-        )?;
-        if !self.files.is_empty() {
-            write!(f, ": {}", self.files.join(", "))?;
-        }
-        Ok(())
-    }
-}
-
-fn refuse(reason: String) -> WorktreeError {
+pub(super) fn refuse(reason: String) -> WorktreeError {
     WorktreeError::Refused { reason }
 }
 
 /// A job still at work cannot be landed or discarded under its agent.
-fn settled(job: &Job, verb: &str) -> Result<(), WorktreeError> {
+pub(super) fn settled(job: &Job, verb: &str) -> Result<(), WorktreeError> {
     if matches!(job.state, JobState::Queued | JobState::Running) {
         return Err(refuse(format!(
             "{} is {}; {verb} it once it has ended",
@@ -101,112 +72,7 @@ fn settled(job: &Job, verb: &str) -> Result<(), WorktreeError> {
     Ok(())
 }
 
-/// What discarding `id` would lose.
-pub fn loss(store: &Store, id: &str) -> Result<Loss, WorktreeError> {
-    let (job, w) = super::of_job(&store.conn(), id)?;
-    if w.state != WorktreeState::Open {
-        return Err(crate::invalid!("{}'s work was already {}", job.id, w.state).into());
-    }
-    let base = w.base_commit.clone().unwrap_or_default();
-    let path = Path::new(w.path.as_deref().unwrap_or_default());
-    let co = Path::new(w.checkout.as_deref().unwrap_or_default());
-    let mut loss = Loss {
-        job: job.id.clone(),
-        branch: w.branch.clone(),
-        files: Vec::new(),
-        added: 0,
-        removed: 0,
-        commits: 0,
-    };
-    if path.exists() {
-        let files = super::diff::diff_files(path, &base)?;
-        loss.added = files.iter().map(|f| f.added).sum();
-        loss.removed = files.iter().map(|f| f.removed).sum();
-        loss.files = files.into_iter().map(|f| f.path).collect();
-        let n = git::line(path, &["rev-list", "--count", &format!("{base}..HEAD")])?;
-        loss.commits = n.parse().unwrap_or(0);
-    } else if let Some(branch) = w.branch.as_deref().filter(|b| branch_exists(co, b)) {
-        // The folder is gone; what its branch holds is still lost with the branch.
-        let range = format!("{base}..refs/heads/{branch}");
-        let nums = git::run(
-            co,
-            &[
-                "diff",
-                "--numstat",
-                "-z",
-                "--no-renames",
-                &base,
-                &format!("refs/heads/{branch}"),
-            ],
-        )?;
-        for rec in git::split_z(&nums) {
-            let mut p = rec.splitn(3, '\t');
-            loss.added += p.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-            loss.removed += p.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-            loss.files.extend(p.next().map(str::to_string));
-        }
-        loss.commits = git::line(co, &["rev-list", "--count", &range])?
-            .parse()
-            .unwrap_or(0);
-    }
-    Ok(loss)
-}
-
-/// Removes the job's worktree and branch and records the loss (`discarded`).
-pub fn discard(
-    store: &mut Store,
-    env: Env<'_>,
-    here: &[String],
-    id: &str,
-) -> Result<Loss, WorktreeError> {
-    let (job, w) = super::of_job(&store.conn(), id)?;
-    super::hosts::refuse_elsewhere(here, &job, "discard")?;
-    settled(&job, "discard")?;
-    if w.state != WorktreeState::Open {
-        return Err(crate::invalid!("{}'s work was already {}", job.id, w.state).into());
-    }
-    let checkout = Path::new(w.checkout.as_deref().unwrap_or_default()).to_path_buf();
-    let path = w.path.clone().unwrap_or_default();
-    let lost = loss(store, &job.id)?;
-    git::with_worktree_lock(&checkout, || {
-        if Path::new(&path).exists() {
-            git::run(&checkout, &["worktree", "remove", "--force", &path])
-        } else {
-            git::run(&checkout, &["worktree", "prune"])
-        }
-    })?;
-    if let Some(branch) = &w.branch
-        && branch_exists(&checkout, branch)
-    {
-        git::run(&checkout, &["branch", "-D", branch])?;
-    }
-    let now = env.clock.now_ms();
-    store.write(|tx| {
-        worktrees::put(
-            tx,
-            &WriteTree {
-                state: WorktreeState::Discarded,
-                updated_ms: now,
-                ..w.clone()
-            },
-        )?;
-        events::append(
-            tx,
-            NewEvent::job(now, &job.root_id, &job.id, EventKind::Discarded)
-                .message(format!("discarded: {lost}"))
-                .data(
-                    json!({"files": lost.files, "added": lost.added, "removed": lost.removed,
-                    "commits": lost.commits, "branch": w.branch}),
-                ),
-        )?;
-        let note = format!("{}'s work was discarded: {lost}", job.id);
-        env.hooks.work_settled(tx, env.clock, &job, &note)?;
-        Ok::<_, WorktreeError>(())
-    })?;
-    Ok(lost)
-}
-
-fn branch_exists(checkout: &Path, branch: &str) -> bool {
+pub(super) fn branch_exists(checkout: &Path, branch: &str) -> bool {
     git::yes(
         checkout,
         &[
@@ -244,15 +110,47 @@ fn default_message(job: &Job, strategy: Strategy, branch: &str) -> String {
     format!("{head}\n\n{summary}\n\ngitmoot job: {}", job.id)
 }
 
-/// Lands the job's work on its base branch; see the module's doc for what is refused.
-pub fn land(
-    store: &mut Store,
-    env: Env<'_>,
+/// A land worked out as git objects: the base's new commit exists, the base has not moved.
+pub(super) struct Plan {
+    job: Job,
+    w: WriteTree,
+    path: std::path::PathBuf,
+    checkout: std::path::PathBuf,
+    branch: String,
+    pub(super) base: String,
+    onto: String,
+    tip: String,
+    dirty: bool,
+    commit: String,
+    pub(super) how: &'static str,
+}
+
+impl Plan {
+    /// `merges branch B into base Y of repo R (how)`: a land's consequence, said before it.
+    pub(super) fn says(&self) -> String {
+        format!(
+            "merges branch {} into {} of repo {} ({})",
+            self.branch,
+            self.base,
+            self.w.repo,
+            self.how.replace('_', "-")
+        )
+    }
+
+    /// Refused, changing nothing, when the base cannot move where the plan would put it.
+    pub(super) fn check(&self) -> Result<(), WorktreeError> {
+        base_movable(&self.checkout, &self.base, &self.onto, &self.commit).map(|_| ())
+    }
+}
+
+/// Everything a land refuses, checked, and its result built as objects; nothing moves.
+pub(super) fn plan(
+    store: &Store,
     config: &Config,
     id: &str,
     strategy: Strategy,
     message: Option<&str>,
-) -> Result<Landed, WorktreeError> {
+) -> Result<(Plan, super::LandedFirst), WorktreeError> {
     let (job, w, path, base_commit) =
         super::open_here(&store.conn(), &config.daemon.labels, id, "land")?;
     settled(&job, "land")?;
@@ -302,7 +200,34 @@ pub fn land(
             )),
             e => e,
         })?;
-    move_base(&checkout, &base, &onto, &commit)?;
+    let plan = Plan {
+        job,
+        w,
+        path,
+        checkout,
+        branch,
+        base,
+        onto,
+        tip,
+        dirty: snap.dirty,
+        commit,
+        how,
+    };
+    Ok((plan, first))
+}
+
+/// Lands the job's work on its base branch; see the module's doc for what is refused.
+pub fn land(
+    store: &mut Store,
+    env: Env<'_>,
+    config: &Config,
+    id: &str,
+    strategy: Strategy,
+    message: Option<&str>,
+) -> Result<Landed, WorktreeError> {
+    let (p, first) = plan(store, config, id, strategy, message)?;
+    let checkout = &p.checkout;
+    move_base(checkout, &p.base, &p.onto, &p.commit)?;
     let mut notes = Vec::new();
     let mut note = |r: Result<Vec<u8>, git::GitError>| {
         if let Err(e) = r {
@@ -310,31 +235,31 @@ pub fn land(
         }
     };
     // The kept branch holds what was landed, uncommitted work included.
-    if snap.dirty {
+    if p.dirty {
         note(git::run(
-            &checkout,
-            &["update-ref", &format!("refs/heads/{branch}"), &tip],
+            checkout,
+            &["update-ref", &format!("refs/heads/{}", p.branch), &p.tip],
         ));
     }
-    let at = path.display().to_string();
-    note(git::with_worktree_lock(&checkout, || {
-        git::run(&checkout, &["worktree", "remove", "--force", &at])
+    let at = p.path.display().to_string();
+    note(git::with_worktree_lock(checkout, || {
+        git::run(checkout, &["worktree", "remove", "--force", &at])
     }));
-    let keep = config.repos.get(&w.repo).is_some_and(|r| r.keep_branches);
+    let keep = config.repos.get(&p.w.repo).is_some_and(|r| r.keep_branches);
     if !keep {
-        note(git::run(&checkout, &["branch", "-D", &branch]));
+        note(git::run(checkout, &["branch", "-D", &p.branch]));
     }
     let landed = Landed {
-        job: job.id.clone(),
-        base,
-        commit,
-        how,
-        branch,
+        job: p.job.id.clone(),
+        base: p.base.clone(),
+        commit: p.commit.clone(),
+        how: p.how,
+        branch: p.branch.clone(),
         branch_kept: keep,
         notes,
         landed_first: first,
     };
-    record_land(store, env, &job, &w, &landed, strategy)?;
+    record_land(store, env, &p.job, &p.w, &landed, strategy)?;
     Ok(landed)
 }
 
@@ -502,10 +427,24 @@ fn rebase(co: &Path, onto: &str, tip: &str, base_commit: &str) -> Result<String,
     Ok(cur)
 }
 
-/// Moves the base branch from `from` to `to` (a descendant): through the checkout's own
-/// `git merge --ff-only` when it has the base checked out (refused first when its
-/// uncommitted changes touch the files the land changes), else as a ref update.
+/// Moves the base branch from `from` to `to` once `base_movable` allows it.
 fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), WorktreeError> {
+    if base_movable(co, base, from, to)? {
+        git::run(co, &["merge", "--ff-only", "-q", to])?;
+    } else {
+        let base_ref = format!("refs/heads/{base}");
+        git::run(
+            co,
+            &["update-ref", "-m", "gitmoot land", &base_ref, to, from],
+        )?;
+    }
+    Ok(())
+}
+
+/// Whether the base can move from `from` to `to`: refused when it is checked out in
+/// another worktree, or in the checkout with uncommitted changes to files the land
+/// changes. `true` when the checkout has it checked out (its files move with it).
+fn base_movable(co: &Path, base: &str, from: &str, to: &str) -> Result<bool, WorktreeError> {
     let head = git::line(co, &["symbolic-ref", "-q", "HEAD"]).unwrap_or_default();
     let base_ref = format!("refs/heads/{base}");
     if head != base_ref {
@@ -519,11 +458,7 @@ fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), Worktree
                 co.display()
             )));
         }
-        git::run(
-            co,
-            &["update-ref", "-m", "gitmoot land", &base_ref, to, from],
-        )?;
-        return Ok(());
+        return Ok(false);
     }
     let changed: BTreeSet<String> = split_z(&git::run(
         co,
@@ -553,6 +488,5 @@ fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), Worktree
             dirty.join(", ")
         )));
     }
-    git::run(co, &["merge", "--ff-only", "-q", to])?;
-    Ok(())
+    Ok(true)
 }

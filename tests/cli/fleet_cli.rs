@@ -202,3 +202,81 @@ fn agent_list_live_shows_who_works_on_what_who_waits_and_the_last_error() {
         "idle"
     );
 }
+
+#[test]
+fn a_bulk_answer_gives_one_choice_previews_with_dry_run_and_names_the_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    shell_agent(h, "asker", support::ASKER, &[]);
+    let picky = support::ASKER.replace("\"canary first\", \"all at once\"", "\"yes\", \"no\"");
+    shell_agent(h, "picky", &picky, &[]);
+    shell_agent(h, "scout", QUIET, &[]);
+    let a = submit(h, "asker", "one");
+    let b = submit(h, "asker", "two");
+    let p = submit(h, "picky", "three");
+    let q = submit(h, "scout", "four");
+    stdout(h, &["daemon", "run", "--until-idle"]);
+    let pending = || {
+        json(h, &["job", "pending", "--json"])
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(pending(), 3);
+
+    // Validation: no choice, or a query naming nothing, is one line, exit 2.
+    for args in [
+        vec!["job", "answer", "--where", "kind=root"],
+        vec!["job", "answer", "--where", "", "--choice", "yes"],
+    ] {
+        let out = gitmoot(h).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+
+    let args = [
+        "job",
+        "answer",
+        "--where",
+        "kind=root",
+        "--choice",
+        "canary first",
+    ];
+    let dry = stdout(h, &[&args[..], &["--dry-run"]].concat());
+    for job in [&a, &b] {
+        assert!(
+            dry.contains(&format!("would answer {job} \"canary first\"")),
+            "{dry}"
+        );
+    }
+    assert!(
+        dry.contains(&format!(
+            "refused {p}: rollout: \"canary first\" is not one of its choices"
+        )),
+        "{dry}"
+    );
+    assert!(
+        dry.contains(&format!(
+            "refused {q}: job {q} is not waiting on a question"
+        )),
+        "{dry}"
+    );
+    assert_eq!(pending(), 3, "the dry run answered something");
+
+    let out = gitmoot(h).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("answer {a} \"canary first\"")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("answer {b} \"canary first\"")),
+        "{text}"
+    );
+    let left = json(h, &["job", "pending", "--json"]);
+    let left = left.as_array().unwrap();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["job_id"], p.as_str());
+}

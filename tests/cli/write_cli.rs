@@ -471,3 +471,79 @@ fn land_by_rebase_replays_the_jobs_commits_on_the_moved_base_keeping_their_autho
     assert_eq!(w.git(&["log", "--merges", "--format=%H", "main"]), "");
     assert!(w.repo.join("b1.txt").exists() && w.repo.join("b2.txt").exists());
 }
+
+/// Stdout and exit code of `args`.
+fn run_out(w: &WriteHome, args: &[&str]) -> (String, Option<i32>) {
+    let out = w.run(args);
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn bulk_land_and_discard_by_query_preview_with_dry_run_then_act_and_name_the_refused() {
+    let w = WriteHome::new("");
+    let a = w.implement("echo a > a.txt; git add a.txt; git commit -qm a", &[]);
+    let b = w.implement("echo b > b.txt", &[]);
+    let idle = w.implement("true", &[]);
+    w.h.daemon_until_idle(3);
+    let main = w.git(&["rev-parse", "main"]);
+    let query = "action=implement";
+
+    let (dry, code) = run_out(&w, &["job", "land", "--where", query, "--dry-run"]);
+    assert_eq!(code, Some(0), "{dry}");
+    for job in [&a, &b] {
+        assert!(
+            dry.contains(&format!(
+                "would land {job}: merges branch gitmoot/{job} into main of repo acme/app"
+            )),
+            "{dry}"
+        );
+    }
+    assert!(
+        dry.contains(&format!("refused {idle}:")) && dry.contains("changed nothing"),
+        "{dry}"
+    );
+    assert!(dry.contains("dry run: nothing changed"), "{dry}");
+    assert_eq!(w.git(&["rev-parse", "main"]), main, "a dry run moved main");
+    assert!(w.worktree(&a).exists() && w.worktree(&b).exists());
+
+    // One refused, the rest landed: exit 1, as the bulk cancel does.
+    let (out, code) = run_out(&w, &["job", "land", "--where", query]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(&format!("landed {a} on main")), "{out}");
+    assert!(out.contains(&format!("landed {b} on main")), "{out}");
+    assert!(out.contains(&format!("refused {idle}:")), "{out}");
+    assert!(w.repo.join("a.txt").exists() && w.repo.join("b.txt").exists());
+    assert!(w.event_kinds(&a).contains(&"landed".to_string()));
+
+    // Discarding many needs the single form's --force; without it nothing changes.
+    let err = w.fails(&["job", "discard", "--where", query], 2);
+    assert!(
+        err.contains("--force") && err.contains("--dry-run"),
+        "{err}"
+    );
+    assert!(w.worktree(&idle).exists());
+
+    let (dry, code) = run_out(&w, &["job", "discard", "--where", query, "--dry-run"]);
+    assert_eq!(code, Some(0), "{dry}");
+    assert!(
+        dry.contains(&format!(
+            "would discard {idle}: deletes its worktree and branch gitmoot/{idle}; loses 0 file(s) changed"
+        )),
+        "{dry}"
+    );
+    assert!(
+        dry.contains(&format!("refused {a}: {a}'s work was already landed")),
+        "{dry}"
+    );
+    assert!(w.worktree(&idle).exists(), "a dry run discarded");
+
+    let (out, code) = run_out(&w, &["job", "discard", "--where", query, "--force"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(&format!("discarded {idle}:")), "{out}");
+    assert!(!w.worktree(&idle).exists());
+    assert!(w.event_kinds(&idle).contains(&"discarded".to_string()));
+    assert!(!w.event_kinds(&a).contains(&"discarded".to_string()));
+}

@@ -53,6 +53,48 @@ fn marking_three_rows_and_cancelling_them_cancels_those_three_only() {
 }
 
 #[test]
+fn marking_asking_rows_and_answering_them_gives_each_the_one_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    shell_agent(&home, "asker", support::ASKER, &[]);
+    let picky = support::ASKER.replace("\"canary first\", \"all at once\"", "\"yes\", \"no\"");
+    shell_agent(&home, "picky", &picky, &[]);
+    let ask = |agent: &str, prompt: &str| {
+        stdout(&home, &["job", "run", "--agent", agent, prompt])
+            .trim()
+            .to_string()
+    };
+    // Oldest first: the tree shows the askers on top, so the selected row offers their choices.
+    let p = ask("picky", "three");
+    let asked = [ask("asker", "one"), ask("asker", "two")];
+    stdout(&home, &["daemon", "run", "--until-idle"]);
+
+    let t = Tmux::control_room("answer-many", &home, "--no-daemon");
+    t.wait_for(&p, WAIT);
+    t.keys(&["2", "g", "M"]);
+    t.wait_for("3 marked", WAIT);
+    t.keys(&["a"]);
+    let dialog = t.wait_for("answer 3 marked job(s) \"canary first\"?", WAIT);
+    for id in &asked {
+        assert!(
+            dialog.contains(&format!("answer {id} \"canary first\" (it resumes)")),
+            "{dialog}"
+        );
+    }
+    assert!(
+        dialog.contains(&format!("refused {p}: rollout")),
+        "{dialog}"
+    );
+    t.keys(&["y"]);
+    t.wait_for("answer: 2 done, 1 refused", WAIT);
+    let left = support::json(&home, &["job", "pending", "--json"]);
+    let left = left.as_array().unwrap();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["job_id"], p.as_str());
+    t.quit(WAIT);
+}
+
+#[test]
 fn a_stalled_job_appears_in_attention_with_its_evidence_and_is_cancelled_from_there() {
     let dir = tempfile::tempdir().unwrap();
     let home = support::configured_home(

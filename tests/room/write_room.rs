@@ -297,3 +297,39 @@ fn the_demos_coder_job_is_reviewed_and_landed_from_the_keyboard() {
     t.keys(&["q"]);
     t.wait_for("TUI-EXITED", WAIT);
 }
+
+#[test]
+fn marking_two_write_jobs_and_landing_them_lands_both_after_one_dialog() {
+    let w = WriteHome::new("");
+    let a = w.implement("echo a > a.txt; git add a.txt; git commit -qm a", &[]);
+    let b = w.implement("echo b > b.txt", &[]);
+    w.h.daemon_until_idle(2);
+    let cmd = format!(
+        "sh -c '{} --home {} tui --no-daemon; echo TUI-EXITED; sleep 30'",
+        gitmoot_test_support::bin(),
+        w.h.path().display()
+    );
+    let state = w.h.state_dir();
+    let t = Tmux::start("land-many", &cmd, &[("XDG_STATE_HOME", &state)]);
+    t.wait_for(&a, WAIT);
+    t.keys(&["2", "g", "M"]);
+    t.wait_for("2 marked", WAIT);
+    t.keys(&["I"]);
+    let dialog = t.wait_for("land 2 marked job(s)?", WAIT);
+    for job in [&a, &b] {
+        assert!(
+            dialog.contains(&format!(
+                "land {job}: merges branch gitmoot/{job} into main"
+            )),
+            "{dialog}"
+        );
+    }
+    t.keys(&["y"]);
+    t.wait_for("land: 2 done, 0 refused", WAIT);
+    assert!(w.repo.join("a.txt").exists() && w.repo.join("b.txt").exists());
+    for job in [&a, &b] {
+        assert!(w.event_kinds(job).contains(&"landed".to_string()), "{job}");
+    }
+    t.keys(&["q"]);
+    t.wait_for("TUI-EXITED", WAIT);
+}

@@ -71,12 +71,16 @@ named_enum!(
 );
 
 named_enum!(
-    /// A verb applied to many jobs at once (`job cancel|kill|retry --where`, the control
-    /// room's marked rows): each job goes through the same library verb as it would alone.
+    /// A verb applied to many jobs at once (`job cancel|kill|retry|answer|land|discard
+    /// --where`, the control room's marked rows): each job goes through the same library
+    /// verb as it would alone.
     BulkVerb, "bulk verb", {
         Cancel => "cancel",
         Kill => "kill",
         Retry => "retry",
+        Answer => "answer",
+        Land => "land",
+        Discard => "discard",
     }
 );
 

@@ -42,11 +42,17 @@ pub enum Write {
     CancelJob { job_id: String },
     /// `job leave JOB`: a stalled job left running.
     LeaveStall { job_id: String },
-    /// `job cancel|kill|retry --where …`: one verb on every marked job, each through the
-    /// same library function (`engine::bulk::apply`).
+    /// `job cancel|kill|retry|land|discard --where …`: one verb on every marked job, each
+    /// through the same library function (`engine::bulk::apply`, `worktree::many::apply`).
     Bulk {
         verb: BulkVerb,
         job_ids: Vec<String>,
+    },
+    /// `job answer --where … --choice CHOICE`: every marked job's question given one
+    /// choice (`chat::answer::answer_many`).
+    BulkAnswer {
+        job_ids: Vec<String>,
+        choice: String,
     },
     /// `chat send THREAD BODY` (mentions are parsed from the body by the chat layer).
     SendChat {

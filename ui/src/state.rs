@@ -120,6 +120,15 @@ pub enum Confirm {
         job_ids: Vec<String>,
         lines: Vec<String>,
     },
+    /// One choice given to every marked job's question (`job answer --where … --choice`):
+    /// ↑/↓ pick among `choices` (the selected row's question's), and `lines[at]` says what
+    /// each job will do with `choices[at]`.
+    BulkAnswer {
+        job_ids: Vec<String>,
+        choices: Vec<String>,
+        at: usize,
+        lines: Vec<Vec<String>>,
+    },
     /// `job review` with the comments attached in the Diff tab.
     Review {
         job_id: String,
@@ -296,7 +305,8 @@ pub struct State {
     pub dag_root: Option<String>,
     /// The tree grouped by what needs you (`v`), instead of the whole tree.
     pub grouped: bool,
-    /// Jobs marked in the tree to act on together (cancel, kill, retry).
+    /// Jobs marked in the tree to act on together (cancel, kill, retry, answer, land,
+    /// discard).
     pub marks: BTreeSet<String>,
     pub now_ms: i64,
     /// Spinner frame counter, advanced by `Event::Tick`.

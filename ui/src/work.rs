@@ -22,6 +22,13 @@ pub struct WorkRow {
     pub review_rounds: u32,
     /// The other open jobs of its repo that change some of the same files.
     pub overlaps: Vec<String>,
+    /// Its repo, its branch and the base a land moves, for the many-jobs land dialog.
+    pub repo: String,
+    pub branch: String,
+    pub base: String,
+    /// What discarding it loses, in `job discard`'s words, once its job has ended with
+    /// its worktree open (`None` before, or after it was landed or discarded).
+    pub loss: Option<String>,
 }
 
 /// Two open write jobs of one repo changing the same files (`job pending`'s overlap item).

@@ -289,6 +289,7 @@ fn tree_rows_mark_landed_work_review_rounds_and_overlaps_on_both_jobs() {
             state: Some(WorktreeState::Open),
             review_rounds: 2,
             overlaps: vec![other.into()],
+            ..Default::default()
         },
     );
     snap.work.rows.insert(
@@ -297,6 +298,7 @@ fn tree_rows_mark_landed_work_review_rounds_and_overlaps_on_both_jobs() {
             state: Some(WorktreeState::Open),
             review_rounds: 0,
             overlaps: vec![JOB.into()],
+            ..Default::default()
         },
     );
     snap.work.rows.insert(
@@ -305,6 +307,7 @@ fn tree_rows_mark_landed_work_review_rounds_and_overlaps_on_both_jobs() {
             state: Some(WorktreeState::Landed),
             review_rounds: 0,
             overlaps: Vec::new(),
+            ..Default::default()
         },
     );
     snap.attention.push(AttentionItem {

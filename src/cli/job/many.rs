@@ -1,6 +1,8 @@
-//! `job cancel|kill|retry --where QUERY [--dry-run]` (and `job retry ID`): the jobs a query
-//! selects, each through `engine::bulk::apply`, the function the control room's marked
-//! rows call too. Prints one line per job (what it did, or why it was refused) and a total.
+//! `job cancel|kill|retry|answer|land|discard --where QUERY [--dry-run]` (and `job retry
+//! ID`): the jobs a query selects, each through the function the control room's marked
+//! rows call too (`engine::bulk::apply`, `chat::answer::answer_many`,
+//! `worktree::many::apply`). Prints one line per job (what it did, or why it was refused)
+//! and a total.
 
 use std::io::Write;
 
@@ -13,6 +15,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::domain::BulkVerb;
 use crate::engine::bulk::{self, Item, Query};
 use crate::store::jobs;
+use crate::worktree::Strategy;
 
 /// The verb on every job the query of `many` selects.
 pub(super) fn run(ctx: &Ctx, verb: BulkVerb, many: ManyArgs, json: bool) -> anyhow::Result<()> {
@@ -26,6 +29,47 @@ pub(super) fn run(ctx: &Ctx, verb: BulkVerb, many: ManyArgs, json: bool) -> anyh
         bulk::apply(tx, env, verb, &ids, many.dry_run)
     })?;
     report(verb, &items, many.dry_run, json)
+}
+
+/// `job answer --where QUERY --choice X`: every selected job answered with the one choice.
+pub(super) fn answer(
+    ctx: &Ctx,
+    choice: Option<&str>,
+    many: ManyArgs,
+    json: bool,
+) -> anyhow::Result<()> {
+    let Some(choice) = choice else {
+        return Err(crate::Invalid(
+            "job answer --where needs --choice CHOICE, the answer every selected job gets".into(),
+        )
+        .into());
+    };
+    let query: Query = many.selection.unwrap_or_default().parse()?;
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let env = crate::chat::live_env(&cfg.orchestrate);
+    let items = store.write(|tx| {
+        let ids = bulk::select(tx, &query, SystemClock.now_ms())?;
+        crate::chat::answer::answer_many(tx, env, &ids, choice, many.dry_run)
+    })?;
+    report(BulkVerb::Answer, &items, many.dry_run, json)
+}
+
+/// `job land|discard --where QUERY`: every selected write job's work landed or discarded.
+pub(super) fn work(
+    ctx: &Ctx,
+    verb: (BulkVerb, Strategy),
+    many: ManyArgs,
+    json: bool,
+) -> anyhow::Result<()> {
+    let query: Query = many.selection.unwrap_or_default().parse()?;
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let env = crate::chat::live_env(&cfg.orchestrate);
+    let now = SystemClock.now_ms();
+    let ids = bulk::select(&store.conn(), &query, now)?;
+    let items = crate::worktree::many::apply(&mut store, env, &cfg, verb, &ids, many.dry_run)?;
+    report(verb.0, &items, many.dry_run, json)
 }
 
 /// The verb on one job (`job retry ID`), reported like a selection of one.

@@ -109,7 +109,8 @@ pub enum JobCmd {
     /// would conflict or the checkout has uncommitted changes to the same files.
     Land {
         /// The implement job (a unique id prefix works).
-        job: String,
+        #[arg(required_unless_present = "selection", conflicts_with = "selection")]
+        job: Option<String>,
         /// One commit on the base holding all the job's work.
         #[arg(long, conflicts_with_all = ["merge", "rebase"])]
         squash: bool,
@@ -120,8 +121,10 @@ pub enum JobCmd {
         #[arg(long)]
         rebase: bool,
         /// The message of the squash or merge commit (default: the job's title and summary).
-        #[arg(long, value_name = "TEXT")]
+        #[arg(long, value_name = "TEXT", conflicts_with = "selection")]
         message: Option<String>,
+        #[command(flatten)]
+        many: ManyArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -129,10 +132,14 @@ pub enum JobCmd {
     /// Remove a write job's worktree and branch, after saying what is lost.
     Discard {
         /// The implement job (a unique id prefix works).
-        job: String,
-        /// Discard without asking (for scripts; without a terminal it is required).
+        #[arg(required_unless_present = "selection", conflicts_with = "selection")]
+        job: Option<String>,
+        /// Discard without asking (for scripts; without a terminal it is required, and
+        /// with --where always, unless --dry-run).
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        many: ManyArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -153,12 +160,28 @@ pub enum JobCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Answer an ask round: one "<qid>: text" a line.
+    /// Answer an ask round: one "<qid>: text" a line (or every job a --where query
+    /// selects with the one --choice).
     Answer {
         /// The job waiting for a human (a unique id prefix works).
-        job: String,
+        #[arg(
+            required_unless_present = "selection",
+            conflicts_with = "selection",
+            requires = "text"
+        )]
+        job: Option<String>,
         /// The answers, one "<question-id>: text" a line.
-        text: String,
+        #[arg(conflicts_with = "selection")]
+        text: Option<String>,
+        /// With --where: the choice every question of each selected job is answered with
+        /// (a job whose question does not offer it is refused; the rest are answered).
+        #[arg(long, value_name = "CHOICE", requires = "selection")]
+        choice: Option<String>,
+        #[command(flatten)]
+        many: ManyArgs,
+        /// Print JSON instead of text (with --where).
+        #[arg(long, requires = "selection")]
+        json: bool,
     },
     /// Resume a failure escalation: retry|continue|abort [INSTRUCTIONS].
     Resume {
@@ -391,6 +414,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             merge,
             rebase,
             message,
+            many,
             json,
         } => {
             let strategy = match (squash, merge, rebase) {
@@ -399,10 +423,34 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 (_, _, true) => crate::worktree::Strategy::Rebase,
                 _ => crate::worktree::Strategy::Auto,
             };
-            write::land(ctx, &job, strategy, message.as_deref(), json)
+            match job {
+                Some(job) => write::land(ctx, &job, strategy, message.as_deref(), json),
+                None => many::work(ctx, (BulkVerb::Land, strategy), many, json),
+            }
         }
-        JobCmd::Discard { job, force, json } => write::discard(ctx, &job, force, json),
-        JobCmd::Answer { job, text } => steer::answer(ctx, &job, &text),
+        JobCmd::Discard {
+            job,
+            force,
+            many,
+            json,
+        } => match job {
+            Some(job) => write::discard(ctx, &job, force, json),
+            None if !force && !many.dry_run => Err(crate::Invalid(
+                "job discard --where throws away every selected job's work; see what with --dry-run, then pass --force".into(),
+            )
+            .into()),
+            None => many::work(ctx, (BulkVerb::Discard, crate::worktree::Strategy::Auto), many, json),
+        },
+        JobCmd::Answer {
+            job,
+            text,
+            choice,
+            many,
+            json,
+        } => match (job, text) {
+            (Some(job), Some(text)) => steer::answer(ctx, &job, &text),
+            _ => many::answer(ctx, choice.as_deref(), many, json),
+        },
         JobCmd::Leave { job } => steer::leave(ctx, &job),
         JobCmd::Resume {
             job,

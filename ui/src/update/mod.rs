@@ -182,6 +182,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::Copy => copy(state, snap, out),
         Command::Kill if marks::active(state) => marks::confirm(state, snap, BulkVerb::Kill),
         Command::Kill => kill(state, snap),
+        Command::Answer if state.focus == Pane::Tree => marks::answer(state, snap),
         Command::Answer => answer(state, snap, out),
         Command::Retry => resume(state, snap, ResumeVerb::Retry),
         Command::Continue => resume(state, snap, ResumeVerb::Continue),
@@ -224,7 +225,11 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         Command::Wrap => state.activity_wrap = !state.activity_wrap,
         Command::Sort(key) => state.tree_sort = state.tree_sort.press(key),
         Command::Review => diff::review(state, snap),
+        Command::Land if state.focus == Pane::Tree => marks::confirm(state, snap, BulkVerb::Land),
         Command::Land => diff::land(state, snap),
+        Command::Discard if state.focus == Pane::Tree => {
+            marks::confirm(state, snap, BulkVerb::Discard)
+        }
         Command::Discard => diff::discard(state, snap),
         Command::FileNext
         | Command::FilePrev

@@ -163,6 +163,20 @@ pub(super) fn overlay_key(
         Overlay::Confirm(Confirm::Land {
             job_id, strategy, ..
         }) => super::diff::land_key(state, strategy, job_id, chord, out),
+        Overlay::Confirm(Confirm::BulkAnswer { choices, at, .. })
+            if matches!(
+                state.keymap.lookup(Context::Dialog, chord),
+                Some(Command::Up | Command::Down)
+            ) =>
+        {
+            // ↑/↓ pick the one choice every job gets; the lines follow it.
+            let n = choices.len();
+            *at = match state.keymap.lookup(Context::Dialog, chord) {
+                Some(Command::Up) => (*at + n - 1) % n,
+                _ => (*at + 1) % n,
+            };
+            true
+        }
         Overlay::Confirm(c) => confirm_key(state, c, chord, out),
         Overlay::Comment {
             job_id,
@@ -261,7 +275,7 @@ fn confirm_key(state: &mut State, c: &Confirm, chord: KeyChord, out: &mut Vec<Ac
                 state.diff.comments.retain(|x| &x.job_id != job_id);
             }
             // Marks acted on are spent; a refused one is named on the bar.
-            if let Confirm::Bulk { .. } = c {
+            if let Confirm::Bulk { .. } | Confirm::BulkAnswer { .. } = c {
                 state.marks.clear();
             }
             false
@@ -502,6 +516,15 @@ fn confirmed(c: &Confirm, force: bool) -> Action {
         Confirm::Bulk { verb, job_ids, .. } => Action::Write(Write::Bulk {
             verb: *verb,
             job_ids: job_ids.clone(),
+        }),
+        Confirm::BulkAnswer {
+            job_ids,
+            choices,
+            at,
+            ..
+        } => Action::Write(Write::BulkAnswer {
+            job_ids: job_ids.clone(),
+            choice: choices[*at].clone(),
         }),
         Confirm::Review {
             job_id, comments, ..

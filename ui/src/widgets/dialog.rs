@@ -190,15 +190,29 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
         Confirm::Land { .. } | Confirm::Discard { .. } | Confirm::Review { .. } => {
             write_job_confirm(c, theme)
         }
+        Confirm::Bulk { .. } | Confirm::BulkAnswer { .. } => many_confirm(c, theme),
+    };
+    push_keys(&mut lines, &keys, theme);
+    let danger = !matches!(c, Confirm::Quit { .. } | Confirm::Review { .. });
+    dialog(frame, area, lines, &title, theme, danger);
+}
+
+/// The many-jobs dialogs: one verb, or one answer's choice, on every marked job.
+fn many_confirm<'a>(c: &'a Confirm, theme: &Theme) -> Dialog<'a> {
+    match c {
+        Confirm::BulkAnswer {
+            job_ids,
+            choices,
+            at,
+            lines,
+        } => bulk_answer_confirm(job_ids.len(), &choices[*at], &lines[*at], theme),
         Confirm::Bulk {
             verb,
             job_ids,
             lines,
         } => bulk_confirm(*verb, job_ids.len(), lines, theme),
-    };
-    push_keys(&mut lines, &keys, theme);
-    let danger = !matches!(c, Confirm::Quit { .. } | Confirm::Review { .. });
-    dialog(frame, area, lines, &title, theme, danger);
+        _ => (String::new(), Vec::new(), Vec::new()),
+    }
 }
 
 /// Lines a many-jobs dialog lists before it sums up the rest.
@@ -227,6 +241,25 @@ fn bulk_confirm<'a>(verb: BulkVerb, n: usize, each: &'a [String], theme: &Theme)
         format!("{verb} {n} marked job(s)?"),
         lines,
         vec![("y".into(), verb.as_str()), ("n/Esc".into(), "back")],
+    )
+}
+
+/// One choice for many marked jobs' questions: what each will do with `choice`.
+fn bulk_answer_confirm<'a>(
+    n: usize,
+    choice: &str,
+    each: &'a [String],
+    theme: &Theme,
+) -> Dialog<'a> {
+    let (_, lines, _) = bulk_confirm(BulkVerb::Answer, n, each, theme);
+    (
+        format!("answer {n} marked job(s) {choice:?}?"),
+        lines,
+        vec![
+            ("↑/↓".into(), "choice"),
+            ("y".into(), "answer"),
+            ("n/Esc".into(), "back"),
+        ],
     )
 }
 

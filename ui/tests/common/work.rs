@@ -109,6 +109,7 @@ pub fn add(snap: &mut Snapshot, files: Vec<DiffFile>) {
             state: Some(WorktreeState::Open),
             review_rounds: 1,
             overlaps: Vec::new(),
+            ..Default::default()
         },
     );
     snap.work.job = Some(JobWork {
