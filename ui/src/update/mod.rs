@@ -131,13 +131,7 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
     match cmd {
         Command::Quit => quit(state, snap, out),
         Command::Suspend => out.push(Action::Term(Term::Suspend)),
-        Command::Help => {
-            state.overlay = Some(Overlay::Help {
-                scroll: 0,
-                query: String::new(),
-                typing: false,
-            })
-        }
+        Command::Help => open_help(state),
         Command::Filter => state.start_filter(),
         Command::Search => search::open(state),
         Command::Usage => usage::open(state, out),
@@ -150,16 +144,8 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         }
         Command::Messages => open_messages(state, snap),
         Command::Pane(p) => focus(state, snap, p, out),
-        Command::PaneNext | Command::PanePrev => {
-            let i = state.focus.number() - 1;
-            let n = Pane::ALL.len();
-            let j = if cmd == Command::PaneNext {
-                (i + 1) % n
-            } else {
-                (i + n - 1) % n
-            };
-            focus(state, snap, Pane::ALL[j], out);
-        }
+        Command::PaneNext => cycle_pane(state, snap, 1, out),
+        Command::PanePrev => cycle_pane(state, snap, -1, out),
         Command::Zoom => state.zoom = !state.zoom,
         Command::Back if marks::active(state) => marks::clear(state),
         Command::Back => back(state, snap),
@@ -247,6 +233,26 @@ fn command(state: &mut State, snap: &Snapshot, cmd: Command, out: &mut Vec<Actio
         | Command::Confirm
         | Command::Force => {}
     }
+}
+
+fn open_help(state: &mut State) {
+    state.overlay = Some(Overlay::Help {
+        scroll: 0,
+        query: String::new(),
+        typing: false,
+    })
+}
+
+/// Focuses the pane `dir` (±1) from the focused one, round the ring.
+fn cycle_pane(state: &mut State, snap: &Snapshot, dir: isize, out: &mut Vec<Action>) {
+    let n = Pane::ALL.len() as isize;
+    let i = state.focus.number() as isize - 1;
+    focus(
+        state,
+        snap,
+        Pane::ALL[(i + dir).rem_euclid(n) as usize],
+        out,
+    );
 }
 
 /// Whether the Diff tab has the keys.
