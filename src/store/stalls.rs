@@ -57,28 +57,16 @@ pub fn newest_records<'a>(
     )
 }
 
-/// The stall events, newest first; the first says where a job stands.
-const KINDS: [EventKind; 3] = [
-    EventKind::JobStalled,
-    EventKind::JobStallLeft,
-    EventKind::JobStallCleared,
-];
+/// The stall events' kinds, spelled inline so `events_stall` serves the query.
+const STALL: &str = gitmoot_types::stall_kinds_sql!();
 
 /// `job_id`'s newest stall event, if it ever had one.
 pub fn last_event<'a>(tx: impl Into<Tx<'a>>, job_id: &str) -> Result<Option<Event>> {
     tx.into().query_opt(
         &format!(
-            "SELECT {COLS} FROM events
-             WHERE root_id = (SELECT root_id FROM jobs WHERE id = ?1) AND job_id = ?1
-               AND kind IN (?2, ?3, ?4)
-             ORDER BY id DESC LIMIT 1"
+            "SELECT {COLS} FROM events WHERE job_id = ?1 AND {STALL} ORDER BY id DESC LIMIT 1"
         ),
-        params![
-            job_id,
-            KINDS[0].as_str(),
-            KINDS[1].as_str(),
-            KINDS[2].as_str()
-        ],
+        params![job_id],
         map,
     )
 }
@@ -89,17 +77,11 @@ pub fn current<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Event>> {
     tx.into().query_map(
         &format!(
             "SELECT {COLS} FROM events WHERE id IN (
-                 SELECT (SELECT max(x.id) FROM events x
-                         WHERE x.root_id = j.root_id AND x.job_id = j.id AND x.kind IN (?2, ?3, ?4))
+                 SELECT (SELECT max(id) FROM events WHERE job_id = j.id AND {STALL})
                  FROM jobs j WHERE j.state = ?1)
              AND kind = ?2 ORDER BY id"
         ),
-        params![
-            JobState::Running,
-            KINDS[0].as_str(),
-            KINDS[1].as_str(),
-            KINDS[2].as_str()
-        ],
+        params![JobState::Running, EventKind::JobStalled.as_str()],
         map,
     )
 }

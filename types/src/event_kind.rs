@@ -20,6 +20,17 @@ macro_rules! preflight_failed_kind {
     };
 }
 
+/// The stall events' kinds (`JobStalled`, `JobStallLeft`, `JobStallCleared`) as one SQL
+/// condition on `kind`, for the store's partial index of them and the queries it serves,
+/// which must spell it inline for the index to be used; a test holds it equal to the
+/// variants.
+#[macro_export]
+macro_rules! stall_kinds_sql {
+    () => {
+        "kind IN ('job_stalled', 'job_stall_left', 'job_stall_cleared')"
+    };
+}
+
 crate::named_enum!(
     /// The kind of one event row.
     EventKind, "event kind", {
@@ -137,6 +148,18 @@ mod tests {
             crate::preflight_failed_kind!(),
             EventKind::DelegationPreflightFailed.as_str()
         );
+    }
+
+    #[test]
+    fn the_stall_literal_names_the_three_stall_variants() {
+        let spelled = [
+            EventKind::JobStalled,
+            EventKind::JobStallLeft,
+            EventKind::JobStallCleared,
+        ]
+        .map(|k| format!("'{}'", k.as_str()))
+        .join(", ");
+        assert_eq!(crate::stall_kinds_sql!(), format!("kind IN ({spelled})"));
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         CreateTrigger("usage_hours_activity"),
         CreateIndex("jobs_unfinished"),
     ],
+    // Stalls flat with history: the index of the stall events, which the control room
+    // asks of every running job at each refresh (its tree's events were walked before).
+    &[CreateIndex("events_stall")],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

@@ -10,6 +10,9 @@ use super::model::Numbering::{Autoincrement, AutoincrementUntil, Plain};
 use super::model::{Table, Trigger, big, index, int, json, real, rowid, serial, table, text};
 use super::rollups::{USAGE_ACTIVITY, USAGE_JOBS, USAGE_SINCE};
 
+/// The version that indexes the stall events (`events_stall`).
+const STALL_INDEX_SINCE: usize = 16;
+
 pub(super) const TABLES: &[Table] = &[
     table("meta", &[text("key").key(), text("value").not_null()]),
     table(
@@ -248,6 +251,11 @@ pub(super) const TABLES: &[Table] = &[
         index("events_kind", &["kind", "id"])
             .filter(concat!("kind = '", preflight_kind!(), "'"))
             .since(9),
+        // Whether a job is stalled now: its newest stall event, read for every running job
+        // at each refresh; stall events are few, so the index costs almost no writes.
+        index("events_stall", &["job_id", "id"])
+            .filter(gitmoot_types::stall_kinds_sql!())
+            .since(STALL_INDEX_SINCE),
     ]),
     table(
         "chat_threads",
