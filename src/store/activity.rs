@@ -317,14 +317,6 @@ pub(crate) fn latest_running<'a>(tx: impl Into<Tx<'a>>) -> Result<(Vec<(String, 
     Ok((rows, newest))
 }
 
-/// USD of the runs created at or after `since_ms`, as settled so far.
-pub(crate) fn settled_usd_since<'a>(tx: impl Into<Tx<'a>>, since_ms: Millis) -> Result<f64> {
-    tx.into().one(
-        "SELECT coalesce(sum(cost_usd), 0) FROM runs WHERE created_ms >= ?1",
-        params![since_ms],
-    )
-}
-
 /// Up to `limit` steps of `job_id` with `seq >= from`, oldest first.
 pub fn list<'a>(
     tx: impl Into<Tx<'a>>,

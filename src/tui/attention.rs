@@ -17,7 +17,9 @@ const ATTENTION_SHOWN: usize = 100;
 
 type Result<T> = std::result::Result<T, EngineError>;
 
-pub(super) fn attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
+/// The open ask and failure rounds, oldest first: they change only with the rounds'
+/// signature (`views::open_rounds_signature`).
+pub(super) fn rounds(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
     let mut out = Vec::new();
     for p in engine::escalation::pending_first(conn, Some(ATTENTION_SHOWN))? {
         // Only the agent and the summary: the full row would drag the raw output along.
@@ -56,7 +58,13 @@ pub(super) fn attention(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
             kind,
         });
     }
-    out.extend(preflight_attention(conn)?);
+    Ok(out)
+}
+
+/// What the event log and the job states raise: preflight refusals, interrupted jobs and
+/// stalls; they change only with a touched tree.
+pub(super) fn raised(conn: &Tx<'_>) -> Result<Vec<AttentionItem>> {
+    let mut out = preflight_attention(conn)?;
     out.extend(interrupted_attention(conn)?);
     out.extend(stall_attention(conn)?);
     Ok(out)

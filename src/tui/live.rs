@@ -27,7 +27,7 @@ pub struct LiveCache {
     latest: HashMap<String, String>,
     /// `updated_ms` of the newest `job_activity` row seen; `None` before the first load.
     cursor: Option<Millis>,
-    /// (UTC day start, settled USD of the runs created since).
+    /// (UTC day start, settled USD of the jobs created since, from the hourly rollup).
     today: Option<(Millis, f64)>,
     steps: Option<(String, Vec<Step>)>,
 }
@@ -70,7 +70,7 @@ impl LiveCache {
         let settled = match self.today {
             Some((d, usd)) if d == day && !events_moved => usd,
             _ => {
-                let usd = activity::settled_usd_since(conn, day)?;
+                let usd = crate::store::usage::spent_since(conn, None, day)?;
                 self.today = Some((day, usd));
                 usd
             }

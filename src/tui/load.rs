@@ -62,7 +62,10 @@ pub struct Loader {
     cursor: i64,
     data_version: Option<i64>,
     chat: Option<ChatPanes>,
-    attention: Option<(AttentionKey, Vec<AttentionItem>)>,
+    /// The open rounds' items and the signature they were read at.
+    rounds: Option<(AttentionKey, Vec<AttentionItem>)>,
+    /// The preflight, interruption and stall items.
+    raised: Option<Vec<AttentionItem>>,
     pub daemon: DaemonStatus,
     pub detail_job: Option<String>,
     /// The Agents pane was opened: each load reads `agent list --live` too.
@@ -92,7 +95,8 @@ impl Loader {
             cursor: 0,
             data_version: None,
             chat: None,
-            attention: None,
+            rounds: None,
+            raised: None,
             daemon,
             detail_job: None,
             agents: false,
@@ -195,14 +199,18 @@ impl Loader {
         let events_moved = last != self.cursor;
         let live = self.live.read(conn, now, events_moved)?;
         self.cursor = last;
-        let attention_key = views::open_rounds_signature(conn)?;
-        let fresh = match &self.attention {
-            // Preflight items come from events, not rounds: any touched tree re-reads it.
-            Some((key, _)) => *key == attention_key && touched.is_empty() && !first,
-            None => false,
-        };
-        if !fresh {
-            self.attention = Some((attention_key, super::attention::attention(conn)?));
+        // The rounds change with their signature alone; what events raise (preflight
+        // refusals, interruptions, stalls) with any touched tree.
+        let rounds_key = views::open_rounds_signature(conn)?;
+        if self
+            .rounds
+            .as_ref()
+            .is_none_or(|(key, _)| *key != rounds_key)
+        {
+            self.rounds = Some((rounds_key, super::attention::rounds(conn)?));
+        }
+        if self.raised.is_none() || !touched.is_empty() || first {
+            self.raised = Some(super::attention::raised(conn)?);
         }
         let chat = self.chat.clone().unwrap_or_default();
         let mut detail = self
@@ -217,11 +225,13 @@ impl Loader {
         let work = self
             .work
             .read(&self.store, self.detail_job.as_deref(), now)?;
-        let mut attention = self
-            .attention
-            .as_ref()
-            .map(|(_, items)| items.clone())
-            .unwrap_or_default();
+        let mut attention: Vec<AttentionItem> = self
+            .rounds
+            .iter()
+            .flat_map(|(_, items)| items)
+            .chain(self.raised.iter().flatten())
+            .cloned()
+            .collect();
         attention.extend(super::work::attention(&work, &self.store));
         let agents = match self.agents {
             true => crate::report::agents::live(conn, now)?,
