@@ -400,6 +400,9 @@ fn a_kill_from_the_control_room_wins_over_a_tripped_job_budget() {
         fin["state"], "succeeded",
         "the running finalize finishes: {tree}"
     );
+    // Quit once the screen has caught up with the settled finalize: a `q` on the frame
+    // before it asks whether to stop the daemon's running job.
+    t.wait_for("0 running", WAIT);
     t.quit(WAIT);
 }
 
