@@ -12,7 +12,7 @@ use crate::engine::caps;
 use crate::report::usage::{budget, headroom};
 use crate::store::usage::{Figures, Group, spend_by_hour, usage};
 use crate::store::{Result, Tx};
-use gitmoot_ui::view::{UsageRow, UsageView};
+use gitmoot_ui::view::{CapLine, UsageRow, UsageView};
 
 /// How far back the view looks: a day, hour by hour.
 const VIEW_HOURS: Millis = 24;
@@ -71,7 +71,10 @@ pub fn view(tx: &Tx<'_>, config: &Config, now: Millis) -> Result<UsageView> {
         agents: agents.groups.iter().take(VIEW_TOP).map(row).collect(),
         caps: caps::today(tx, config, now)?
             .iter()
-            .map(ToString::to_string)
+            .map(|c| CapLine {
+                text: c.to_string(),
+                reached: c.reached,
+            })
             .collect(),
     })
 }

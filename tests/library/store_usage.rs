@@ -295,23 +295,19 @@ fn the_usage_rollup_follows_every_write_on_both_backends() {
             .write(|tx| tx.execute("DELETE FROM jobs WHERE id = ?1", params!["j4"]))
             .unwrap();
         assert_in_step(&store, "after a delete");
-        store
-            .write(|tx| {
-                tx.execute(
-                    "UPDATE job_activity SET job_id = ?2 WHERE job_id = ?1",
-                    params!["j1", "j2"],
-                )
-            })
-            .unwrap();
+        let move_activity = |store: &mut Store, from: &str, to: &str| {
+            store
+                .write(|tx| {
+                    tx.execute(
+                        "UPDATE job_activity SET job_id = ?2 WHERE job_id = ?1",
+                        params![from, to],
+                    )
+                })
+                .unwrap();
+        };
+        move_activity(&mut store, "j1", "j2");
         assert_in_step(&store, "after an activity row moved to another job");
-        store
-            .write(|tx| {
-                tx.execute(
-                    "UPDATE job_activity SET job_id = ?2 WHERE job_id = ?1",
-                    params!["j2", "j1"],
-                )
-            })
-            .unwrap();
+        move_activity(&mut store, "j2", "j1");
         store
             .write(|tx| tx.execute("DELETE FROM job_activity WHERE job_id = ?1", params!["j1"]))
             .unwrap();

@@ -26,7 +26,14 @@ pub struct UsageView {
     pub roots: Vec<UsageRow>,
     pub agents: Vec<UsageRow>,
     /// One line per daily cap that is set, the fleet's first.
-    pub caps: Vec<String>,
+    pub caps: Vec<CapLine>,
+}
+
+/// A daily cap against today's spend, in words, and whether it holds jobs back now.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CapLine {
+    pub text: String,
+    pub reached: bool,
 }
 
 /// One root or agent in the Usage view.

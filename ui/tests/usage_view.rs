@@ -6,7 +6,7 @@ use crate::common;
 
 use common::*;
 use crossterm::event::KeyCode;
-use gitmoot_ui::view::{UsageRow, UsageView};
+use gitmoot_ui::view::{CapLine, UsageRow, UsageView};
 use gitmoot_ui::widgets::usage::bar_rows;
 use gitmoot_ui::{Action, Load, Pane, update};
 
@@ -50,7 +50,10 @@ fn figures() -> UsageView {
             usd: 0.70,
             ..UsageRow::default()
         }],
-        caps: vec!["daily cap of the fleet: $1.05 of $1.00 spent today (UTC), reached: its queued jobs wait".into()],
+        caps: vec![CapLine {
+            text: "daily cap of the fleet: $1.05 of $1.00 spent today (UTC), reached: its queued jobs wait".into(),
+            reached: true,
+        }],
     }
 }
 

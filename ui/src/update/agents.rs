@@ -1,8 +1,8 @@
 //! The Agents pane's keys: moving between agents and Enter showing an agent's jobs (the
 //! Job tree, filtered to its name, as `/` would).
 
-use super::select::{reconcile, selected_agent as selected};
-use crate::state::{Pane, State};
+use super::select::{selected_agent as selected, show_in_tree};
+use crate::state::State;
 use crate::view::Snapshot;
 
 pub(super) fn step(state: &mut State, snap: &Snapshot, delta: isize) {
@@ -23,8 +23,5 @@ pub(super) fn open(state: &mut State, snap: &Snapshot) {
     let Some(a) = selected(state, snap) else {
         return;
     };
-    state.filter = a.name.clone();
-    state.sel.tree = a.now_job.clone().or(state.sel.tree.take());
-    state.focus = Pane::Tree;
-    reconcile(state, snap);
+    show_in_tree(state, snap, a.name.clone(), a.now_job.clone());
 }

@@ -35,6 +35,22 @@ pub(super) fn arrived(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>)
 
 /// Keeps every selection on an existing row: the same id if it is still visible, else the
 /// row at the old index (its neighbour), else the first.
+/// Focuses the Job tree filtered by `filter` (empty for none) with `job` selected (the
+/// current selection kept when None): where the Agents pane and the Usage view send Enter.
+pub(super) fn show_in_tree(
+    state: &mut State,
+    snap: &Snapshot,
+    filter: String,
+    job: Option<String>,
+) {
+    state.filter = filter;
+    if job.is_some() {
+        state.sel.tree = job;
+    }
+    state.focus = Pane::Tree;
+    reconcile(state, snap);
+}
+
 pub(super) fn reconcile(state: &mut State, snap: &Snapshot) {
     let ids: Vec<String> = rows::attention_rows(snap, state)
         .iter()

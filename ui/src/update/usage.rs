@@ -6,7 +6,6 @@
 
 use crate::action::{Action, Load};
 use crate::keymap::{Command, Context, KeyChord};
-use crate::pane::Pane;
 use crate::state::{Overlay, State};
 use crate::view::Snapshot;
 
@@ -37,15 +36,12 @@ fn open_row(state: &mut State, snap: &Snapshot, i: usize) -> bool {
     let Some(u) = &snap.usage else {
         return false;
     };
-    if let Some(root) = u.roots.get(i) {
-        state.filter.clear();
-        state.sel.tree = Some(root.key.clone());
-    } else if let Some(agent) = u.agents.get(i - u.roots.len()) {
-        state.filter = agent.key.clone();
-    } else {
-        return false;
-    }
-    state.focus = Pane::Tree;
-    super::select::reconcile(state, snap);
+    let agent = i.checked_sub(u.roots.len()).and_then(|j| u.agents.get(j));
+    let (filter, job) = match (u.roots.get(i), agent) {
+        (Some(root), _) => (String::new(), Some(root.key.clone())),
+        (None, Some(agent)) => (agent.key.clone(), None),
+        (None, None) => return false,
+    };
+    super::select::show_in_tree(state, snap, filter, job);
     true
 }

@@ -124,11 +124,11 @@ fn caps(u: &UsageView, theme: &Theme) -> Vec<Line<'static>> {
     u.caps
         .iter()
         .map(|c| {
-            let slot = match c.contains("reached") {
+            let slot = match c.reached {
                 true => Slot::StatusWarn,
                 false => Slot::Muted,
             };
-            Line::styled(c.clone(), theme.style(slot))
+            Line::styled(c.text.clone(), theme.style(slot))
         })
         .collect()
 }
