@@ -81,6 +81,11 @@ pub fn selected(state: &State, items: &[&AttentionItem]) -> usize {
 /// Lines an item takes at `width` inside columns: the selected one is open, its whole
 /// reason wrapped (what needs a human is read in full, not cut at `escalate_h…`).
 pub fn item_lines(item: &AttentionItem, width: usize, open: bool) -> usize {
+    // Every frame sizes the pane from all items: a closed one is always its head and two
+    // body lines, so only the open one is wrapped to be counted.
+    if !open {
+        return ITEM_LINES;
+    }
     let style = Style::default();
     1 + body_lines(item, width.saturating_sub(4), style, style, open).len()
 }
@@ -290,4 +295,67 @@ fn body_lines(
 
 fn leg_name(id: &str) -> &str {
     id.rsplit('/').next().unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::Question;
+    use gitmoot_types::StallSignal;
+
+    fn item(kind: AttentionKind) -> AttentionItem {
+        AttentionItem {
+            job_id: "r1/a".into(),
+            root_id: "r1".into(),
+            agent: "claude".into(),
+            why: Some("a why long enough to wrap at any width ".repeat(8)),
+            opened_ms: 0,
+            thread: None,
+            kind,
+        }
+    }
+
+    /// `item_lines` counts a closed item without wrapping it: that holds only while every
+    /// kind's closed body is exactly two lines, whatever its text and the width.
+    #[test]
+    fn a_closed_item_of_every_kind_takes_its_head_and_two_lines() {
+        let long = "a reason long enough to wrap many times over ".repeat(20);
+        let kinds = [
+            AttentionKind::Ask {
+                questions: vec![Question {
+                    id: "q".into(),
+                    prompt: long.clone(),
+                    choices: vec![long.clone(), "no".into()],
+                }],
+            },
+            AttentionKind::Failure {
+                failed_leg: "r1/b".into(),
+                reason: long.clone(),
+            },
+            AttentionKind::Preflight {
+                reason: long.clone(),
+            },
+            AttentionKind::Overlap {
+                jobs: ["r1/a".into(), "r1/b".into()],
+                files: vec![long.clone(); 4],
+            },
+            AttentionKind::Stall {
+                signal: StallSignal::Silent,
+                evidence: long.clone(),
+            },
+        ];
+        let style = Style::default();
+        for kind in kinds {
+            let item = item(kind);
+            for width in [10, 40, 120] {
+                let closed = body_lines(&item, width, style, style, false).len();
+                assert_eq!(1 + closed, ITEM_LINES, "{:?} at {width}", item.kind);
+            }
+        }
+        let open = item(AttentionKind::Failure {
+            failed_leg: "r1/b".into(),
+            reason: long,
+        });
+        assert!(item_lines(&open, 40, true) > ITEM_LINES);
+    }
 }
