@@ -148,11 +148,33 @@ fn silent(w: &Watch<'_>, window: Millis, now: Millis) -> Option<Verdict> {
 }
 
 /// What the watch remembers between ticks: each running job's newest step and the tokens
-/// it had when that step was first seen (the base `burning` measures from). A restarted
-/// daemon starts from the tokens it first sees.
+/// it had when that step was first seen (the base `burning` measures from), and its newest
+/// records (newest first, at most `WINDOW`), so a tick reads only the records stored since
+/// the last one: a streaming fleet's records are each read once, not once per tick. A
+/// restarted daemon starts from the tokens and records it first sees.
 #[derive(Debug, Default)]
 pub struct Memory {
     steps: HashMap<String, (u64, u64)>,
+    windows: HashMap<String, Vec<Record>>,
+}
+
+/// `job`'s newest records, topped up with what was stored since the last tick (nothing is
+/// read when its record count has not moved; seqs only grow, retries included).
+fn top_up<'m>(
+    windows: &'m mut HashMap<String, Vec<Record>>,
+    tx: &Tx<'_>,
+    job: &stalls::Running,
+) -> Result<&'m [Record], EngineError> {
+    let window = windows.entry(job.job_id.clone()).or_default();
+    let known = window.first().map_or(0, |r| r.seq + 1);
+    if job.records != known {
+        let after = window.first().map(|r| r.seq);
+        let mut fresh = stalls::newest_records(tx, &job.job_id, after, WINDOW)?;
+        fresh.append(window);
+        fresh.truncate(WINDOW);
+        *window = fresh;
+    }
+    Ok(window)
 }
 
 /// A stall the watch raised this tick.
@@ -168,12 +190,12 @@ pub struct Raised {
 pub fn watch(tx: &Tx<'_>, env: Env<'_>, memory: &mut Memory) -> Result<Vec<Raised>, EngineError> {
     let now = env.clock.now_ms();
     let running = stalls::running(tx)?;
-    memory
-        .steps
-        .retain(|id, _| running.iter().any(|r| &r.job_id == id));
+    let ids: std::collections::HashSet<&str> = running.iter().map(|r| r.job_id.as_str()).collect();
+    memory.steps.retain(|id, _| ids.contains(id.as_str()));
+    memory.windows.retain(|id, _| ids.contains(id.as_str()));
     let mut raised = Vec::new();
-    for job in running {
-        let records = stalls::newest_records(tx, &job.job_id, WINDOW)?;
+    for job in &running {
+        let records = top_up(&mut memory.windows, tx, job)?;
         let step = records.iter().find(|r| is_step(r)).map_or(0, |r| r.seq);
         let base = memory
             .steps
@@ -184,7 +206,7 @@ pub fn watch(tx: &Tx<'_>, env: Env<'_>, memory: &mut Memory) -> Result<Vec<Raise
         }
         let w = Watch {
             started_ms: job.started_ms.unwrap_or(now),
-            records: &records,
+            records,
             tokens: job.tokens,
             tokens_at_step: base.1,
         };
@@ -226,8 +248,8 @@ pub fn watch(tx: &Tx<'_>, env: Env<'_>, memory: &mut Memory) -> Result<Vec<Raise
                     json!({"signal": v.signal, "anchor": v.anchor, "evidence": v.evidence}),
                 )?;
                 raised.push(Raised {
-                    job_id: job.job_id,
-                    root_id: job.root_id,
+                    job_id: job.job_id.clone(),
+                    root_id: job.root_id.clone(),
                     verdict: v,
                 });
             }
@@ -271,6 +293,50 @@ pub fn leave(tx: &Tx<'_>, env: Env<'_>, job_id: &str) -> Result<(), EngineError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The watch's window is the newest records a fresh read gives, and a tick whose job
+    /// stored nothing new reads nothing.
+    #[test]
+    fn the_window_tops_up_with_new_records_only() {
+        use crate::store::activity::{self, LiveSpend, NewActivity, Then};
+        let c = crate::store::test_conn();
+        let tx = Tx::from(&c);
+        let add = |n: usize, at: Millis| {
+            let texts: Vec<String> = (0..n).map(|i| format!("step {at}.{i}")).collect();
+            let batch: Vec<_> = texts
+                .iter()
+                .map(|t| NewActivity {
+                    kind: "command",
+                    summary: t,
+                    detail: None,
+                })
+                .collect();
+            let then = Then::Running(LiveSpend::default());
+            activity::append(&c, "j1", "r1", at, &batch, then).unwrap();
+        };
+        let running = |records: u64| stalls::Running {
+            job_id: "j1".into(),
+            root_id: "r1".into(),
+            started_ms: Some(0),
+            tokens: 0,
+            records,
+        };
+        let fresh = || stalls::newest_records(&c, "j1", None, WINDOW).unwrap();
+        let mut windows = HashMap::new();
+        add(3, 10);
+        assert_eq!(top_up(&mut windows, &tx, &running(3)).unwrap(), fresh());
+        add(WINDOW + 5, 20);
+        let total = (3 + WINDOW + 5) as u64;
+        let window = top_up(&mut windows, &tx, &running(total)).unwrap().to_vec();
+        assert_eq!(window, fresh());
+        assert_eq!(window.len(), WINDOW);
+        c.execute(
+            "UPDATE activity SET summary = 'rewritten' WHERE job_id = 'j1'",
+            [],
+        )
+        .unwrap();
+        assert_eq!(top_up(&mut windows, &tx, &running(total)).unwrap(), window);
+    }
 
     fn rec(seq: u64, at_ms: Millis, kind: &str, summary: &str) -> Record {
         Record {

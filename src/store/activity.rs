@@ -362,9 +362,7 @@ mod tests {
     use super::*;
 
     fn conn() -> Connection {
-        let mut c = Connection::open_in_memory().unwrap();
-        super::super::schema::migrate(&mut c, std::path::Path::new(":memory:")).unwrap();
-        c
+        super::super::test_conn()
     }
 
     fn step(summary: &str) -> NewActivity<'_> {

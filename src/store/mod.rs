@@ -591,3 +591,11 @@ mod tests {
         assert_eq!(row, ("running".to_string(), "elsewhere".to_string()));
     }
 }
+
+/// A migrated in-memory SQLite store, for unit tests of the functions over it.
+#[cfg(test)]
+pub(crate) fn test_conn() -> rusqlite::Connection {
+    let mut c = rusqlite::Connection::open_in_memory().expect("an in-memory database");
+    schema::migrate(&mut c, Path::new(":memory:")).expect("the schema");
+    c
+}

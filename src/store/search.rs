@@ -190,8 +190,7 @@ mod tests {
 
     #[test]
     fn only_the_newest_matches_are_ranked() {
-        let mut c = Connection::open_in_memory().unwrap();
-        super::super::schema::migrate(&mut c, std::path::Path::new(":memory:")).unwrap();
+        let c = super::super::test_conn();
         index(&c, "old", "pelican pelican pelican");
         index(
             &c,

@@ -20,6 +20,8 @@ pub struct Running {
     pub started_ms: Option<Millis>,
     /// Input plus output tokens its stream has reported so far.
     pub tokens: u64,
+    /// Activity records stored for it so far (their seqs are `0..records`).
+    pub records: u64,
 }
 
 row_columns! {
@@ -28,13 +30,14 @@ row_columns! {
         root_id,
         started_ms,
         tokens,
+        records,
     }
 }
 
 /// Every running job a daemon runs (session jobs are done by a human, never watched).
 pub fn running<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Running>> {
     tx.into().query_map(
-        "SELECT j.id, j.root_id, j.started_ms, coalesce(a.live_tokens, 0)
+        "SELECT j.id, j.root_id, j.started_ms, coalesce(a.live_tokens, 0), coalesce(a.records, 0)
          FROM jobs j LEFT JOIN job_activity a ON a.job_id = j.id
          WHERE j.state = ?1 AND j.dispatched_by != ?2",
         params![JobState::Running, crate::domain::SESSION],
@@ -42,17 +45,19 @@ pub fn running<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Running>> {
     )
 }
 
-/// Up to `limit` of `job_id`'s newest activity records, newest first, without details.
+/// Up to `limit` of `job_id`'s newest activity records past seq `after` (all of them
+/// when `None`), newest first, without details.
 pub fn newest_records<'a>(
     tx: impl Into<Tx<'a>>,
     job_id: &str,
+    after: Option<u64>,
     limit: usize,
 ) -> Result<Vec<Record>> {
     tx.into().query_map(
         // The details (up to 8 KiB each) are left out: the watch reads this every tick.
         "SELECT job_id, seq, at_ms, kind, summary, NULL FROM activity
-         WHERE job_id = ?1 ORDER BY seq DESC LIMIT ?2",
-        params![job_id, limit],
+         WHERE job_id = ?1 AND seq > ?2 ORDER BY seq DESC LIMIT ?3",
+        params![job_id, after.map_or(-1, |s| s as i64), limit],
         record,
     )
 }
