@@ -517,6 +517,14 @@ fn update_columns(
     Ok(())
 }
 
+/// A migrated in-memory SQLite store, for unit tests of the functions over it.
+#[cfg(test)]
+pub(crate) fn test_conn() -> rusqlite::Connection {
+    let mut c = rusqlite::Connection::open_in_memory().expect("an in-memory database");
+    schema::migrate(&mut c, Path::new(":memory:")).expect("the schema");
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;
@@ -590,12 +598,4 @@ mod tests {
             .unwrap();
         assert_eq!(row, ("running".to_string(), "elsewhere".to_string()));
     }
-}
-
-/// A migrated in-memory SQLite store, for unit tests of the functions over it.
-#[cfg(test)]
-pub(crate) fn test_conn() -> rusqlite::Connection {
-    let mut c = rusqlite::Connection::open_in_memory().expect("an in-memory database");
-    schema::migrate(&mut c, Path::new(":memory:")).expect("the schema");
-    c
 }
