@@ -81,6 +81,15 @@ pub enum Then {
     },
 }
 
+/// One job's batch for `append_all`.
+#[derive(Debug, Clone, Copy)]
+pub struct JobBatch<'b> {
+    pub job_id: &'b str,
+    pub root_id: &'b str,
+    pub batch: &'b [NewActivity<'b>],
+    pub then: Then,
+}
+
 /// Appends `batch` for `job_id` within its caps and updates its live row as `then` says.
 /// One call is one batch; the caller holds the transaction.
 pub fn append<'a>(
@@ -91,23 +100,62 @@ pub fn append<'a>(
     batch: &[NewActivity<'_>],
     then: Then,
 ) -> Result<Appended> {
+    let job = JobBatch {
+        job_id,
+        root_id,
+        batch,
+        then,
+    };
+    Ok(append_all(tx, now, &[job])?.remove(0))
+}
+
+/// `append` for many jobs' batches at once, in the caller's transaction: each job's caps and
+/// live row as `append` keeps them, and every job's records in the fewest statements.
+pub fn append_all<'a>(
+    tx: impl Into<Tx<'a>>,
+    now: Millis,
+    jobs: &[JobBatch<'_>],
+) -> Result<Vec<Appended>> {
     let conn = tx.into();
+    let mut rows = Vec::new();
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let (done, tally) = plan(&conn, job, &mut rows)?;
+        upsert_live(&conn, job, now, &tally)?;
+        out.push(done);
+    }
+    insert_rows(&conn, now, &rows)?;
+    Ok(out)
+}
+
+/// One stored step waiting for its statement: (job, seq, step).
+type Row<'b> = (&'b str, u64, NewActivity<'b>);
+
+/// A job's live row after its batch: its totals and the newest record kept.
+struct Tally<'b> {
+    records: u64,
+    bytes: u64,
+    truncated: bool,
+    last: Option<NewActivity<'b>>,
+}
+
+/// Which of `job`'s records fit its caps (and the one `truncated` note when they stop
+/// fitting), pushed onto `rows` with their seqs; returns the counts and the live row.
+fn plan<'b>(
+    conn: &Tx<'_>,
+    job: &JobBatch<'b>,
+    rows: &mut Vec<Row<'b>>,
+) -> Result<(Appended, Tally<'b>)> {
     let (mut records, mut bytes, mut truncated): (u64, u64, bool) = conn
         .query_opt(
             "SELECT records, bytes, truncated FROM job_activity WHERE job_id = ?1",
-            params![job_id],
+            params![job.job_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?
         .unwrap_or((0, 0, false));
-    let insert = |seq: u64, a: &NewActivity<'_>| {
-        conn.execute(
-            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![job_id, seq, now, a.kind, a.summary, a.detail],
-        )
-    };
     let mut done = Appended::default();
-    let mut last: Option<NewActivity<'_>> = None;
-    for a in batch {
+    let mut last = None;
+    for a in job.batch {
         let size = (a.summary.len() + a.detail.map_or(0, str::len)) as u64;
         if truncated || records + 1 >= MAX_RECORDS || bytes + size > MAX_BYTES {
             if !truncated {
@@ -117,19 +165,37 @@ pub fn append<'a>(
                     summary: "activity cap reached; later steps are not stored",
                     detail: None,
                 };
-                insert(records, &note)?;
+                rows.push((job.job_id, records, note));
                 records += 1;
                 last = Some(note);
             }
             done.dropped += 1;
             continue;
         }
-        insert(records, a)?;
+        rows.push((job.job_id, records, *a));
         records += 1;
         bytes += size;
         done.stored += 1;
         last = Some(*a);
     }
+    let tally = Tally {
+        records,
+        bytes,
+        truncated,
+        last,
+    };
+    Ok((done, tally))
+}
+
+/// Writes `job`'s live row (`job_activity`) after its batch, as its `then` says.
+fn upsert_live(conn: &Tx<'_>, job: &JobBatch<'_>, now: Millis, tally: &Tally<'_>) -> Result<()> {
+    let (job_id, root_id, then) = (job.job_id, job.root_id, job.then);
+    let Tally {
+        records,
+        bytes,
+        truncated,
+        last,
+    } = *tally;
     // The existing row's columns are named by table: PostgreSQL reads a bare name in an
     // upsert's SET as ambiguous with `excluded`.
     let (sql, a, b): (&str, &dyn Param, &dyn Param) = match &then {
@@ -180,7 +246,35 @@ pub fn append<'a>(
             b
         ],
     )?;
-    Ok(done)
+    Ok(())
+}
+
+/// Rows one statement inserts at most: every statement writing `activity` also writes the
+/// search index, and SQLite's FTS5 flushes its pending terms at each statement's end, so a
+/// writer's batches cost one flush per chunk instead of one per record.
+const ROWS_PER_INSERT: usize = 32;
+
+/// Inserts `rows` at `now`, in statements of up to `ROWS_PER_INSERT` rows (each chunk size
+/// is one statement text, so each is prepared once).
+fn insert_rows(conn: &Tx<'_>, now: Millis, rows: &[Row<'_>]) -> Result<()> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p = 5 * i + 2;
+                format!("(?{p}, ?{}, ?1, ?{}, ?{}, ?{})", p + 1, p + 2, p + 3, p + 4)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail) VALUES {}",
+            values.join(", ")
+        );
+        let mut params: Vec<&dyn Param> = vec![&now];
+        for (job_id, seq, a) in chunk {
+            params.extend([job_id as &dyn Param, seq, &a.kind, &a.summary, &a.detail]);
+        }
+        conn.execute(&sql, &params)?;
+    }
+    Ok(())
 }
 
 /// The job stopped running: its live spend now lives in the settled job and run rows, and
@@ -384,6 +478,39 @@ mod tests {
             Then::Running(LiveSpend::default()),
         )
         .unwrap()
+    }
+
+    /// Many jobs' batches in one call store what one call per batch stores: each job's
+    /// seqs continue (a job twice in one call included) and chunks past one statement keep
+    /// their order.
+    #[test]
+    fn append_all_stores_what_one_append_per_batch_stores() {
+        let texts: Vec<String> = (0..70).map(|i| format!("line {i}")).collect();
+        let steps: Vec<_> = texts.iter().map(|t| step(t)).collect();
+        let running = Then::Running(LiveSpend::default());
+        let job = |job_id, batch| JobBatch {
+            job_id,
+            root_id: "r1",
+            batch,
+            then: running,
+        };
+        let (one, all) = (conn(), conn());
+        let calls = [("j1", &steps[..3]), ("j2", &steps[3..50]), ("j1", &steps[50..])];
+        for (id, batch) in calls {
+            append(&one, id, "r1", 10, batch, running).unwrap();
+        }
+        let jobs: Vec<_> = calls.iter().map(|(id, b)| job(*id, *b)).collect();
+        let done = append_all(&all, 10, &jobs).unwrap();
+        assert_eq!(done.iter().map(|d| d.stored).sum::<u64>(), 70);
+        for id in ["j1", "j2"] {
+            let listed = |c: &Connection| {
+                let rows = list(c, id, 0, 100).unwrap();
+                rows.into_iter().map(|r| (r.seq, r.summary)).collect::<Vec<_>>()
+            };
+            assert_eq!(listed(&all), listed(&one), "{id}");
+            assert_eq!(of_job(&all, id).unwrap(), of_job(&one, id).unwrap());
+        }
+        assert_eq!(list(&all, "j1", 0, 100).unwrap().len(), 23);
     }
 
     #[test]

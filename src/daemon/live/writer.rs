@@ -17,7 +17,7 @@ use crate::daemon::Shared;
 use crate::domain::EventKind;
 use crate::runtime::activity::Activity;
 use crate::store::StoreError;
-use crate::store::activity::{self as store_activity, LiveSpend, NewActivity, Then};
+use crate::store::activity::{self as store_activity, JobBatch, LiveSpend, NewActivity, Then};
 use crate::store::events::{self, NewEvent};
 
 /// How long the writer waits, after a batch arrives, for the others of the same boundary.
@@ -78,18 +78,25 @@ async fn write(shared: Weak<Shared>, mut rx: mpsc::UnboundedReceiver<Batch>) {
                 store.write(|tx| {
                     let now = sh.clock.now_ms();
                     let cfg = sh.config();
-                    let mut stops = Vec::with_capacity(batches.len());
-                    for (job_id, root_id, records, live, check) in &batches {
-                        let rows: Vec<NewActivity<'_>> =
-                            records.iter().map(super::new_activity).collect();
-                        store_activity::append(
-                            tx,
+                    let rows: Vec<Vec<NewActivity<'_>>> = batches
+                        .iter()
+                        .map(|(_, _, records, _, _)| {
+                            records.iter().map(super::new_activity).collect()
+                        })
+                        .collect();
+                    let jobs: Vec<JobBatch<'_>> = batches
+                        .iter()
+                        .zip(&rows)
+                        .map(|((job_id, root_id, _, live, _), batch)| JobBatch {
                             job_id,
                             root_id,
-                            now,
-                            &rows,
-                            Then::Running(*live),
-                        )?;
+                            batch,
+                            then: Then::Running(*live),
+                        })
+                        .collect();
+                    store_activity::append_all(tx, now, &jobs)?;
+                    let mut stops = Vec::with_capacity(batches.len());
+                    for (job_id, root_id, _, live, check) in &batches {
                         let why = if *check {
                             over_budget(tx, &cfg.orchestrate, root_id, job_id, *live)?
                         } else {
