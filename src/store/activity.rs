@@ -495,7 +495,11 @@ mod tests {
             then: running,
         };
         let (one, all) = (conn(), conn());
-        let calls = [("j1", &steps[..3]), ("j2", &steps[3..50]), ("j1", &steps[50..])];
+        let calls = [
+            ("j1", &steps[..3]),
+            ("j2", &steps[3..50]),
+            ("j1", &steps[50..]),
+        ];
         for (id, batch) in calls {
             append(&one, id, "r1", 10, batch, running).unwrap();
         }
@@ -505,7 +509,9 @@ mod tests {
         for id in ["j1", "j2"] {
             let listed = |c: &Connection| {
                 let rows = list(c, id, 0, 100).unwrap();
-                rows.into_iter().map(|r| (r.seq, r.summary)).collect::<Vec<_>>()
+                rows.into_iter()
+                    .map(|r| (r.seq, r.summary))
+                    .collect::<Vec<_>>()
             };
             assert_eq!(listed(&all), listed(&one), "{id}");
             assert_eq!(of_job(&all, id).unwrap(), of_job(&one, id).unwrap());

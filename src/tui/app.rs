@@ -1,6 +1,7 @@
 //! The control room's event loop. The UI thread only maps events, runs `ui::update`, draws
-//! and hands effects to two workers: the loader (store → `Snapshot`, woken by notify, by
-//! `PRAGMA data_version` on a slow safety poll, and by requests) and the executor (writes
+//! and hands effects to two workers: the loader (store → `Snapshot`, woken by its poll of
+//! the store's change signature (`watch`), by a PostgreSQL store's change feed, and by
+//! requests) and the executor (writes
 //! through the CLI's functions). Rendering never waits on SQLite.
 //!
 //! Owns threads and channels; decides nothing about what is shown or written.
@@ -17,7 +18,7 @@ use super::daemon::{DaemonWatch, PROBE_EVERY};
 use super::exec::{Executor, Outcome};
 use super::load::Loader;
 use super::terminal::{self, Term};
-use super::watch::{self, SAFETY_POLL};
+use super::watch;
 use crate::clock::now_ms;
 
 /// How the control room ended, which decides its daemon's fate.
@@ -70,12 +71,12 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
     terminal::on_hangup();
     let mut status = loader.daemon;
     let (tx, rx) = mpsc::channel::<Msg>();
-    let load_tx = spawn_loader(loader, tx.clone());
+    let load_tx = spawn_loader(loader, tx.clone(), watch::poll_every(&home));
     let exec_tx = spawn_executor(executor, tx.clone(), load_tx.clone());
     spawn_input(tx.clone());
     spawn_probe(daemon.clone(), status, tx.clone());
     let mut killing = false;
-    let _watcher = watch::watch_store(&home, spawn_waker(load_tx.clone()));
+    watch::watch_store(&home, spawn_waker(load_tx.clone()));
     let mut bell = super::notify::Bell::new(&home);
     let mut snap = Snapshot::empty(now_ms());
     if let Ok(size) = term.size() {
@@ -240,7 +241,7 @@ fn spawn_input(tx: Sender<Msg>) {
 /// each write. A key's load (`Show`, `Reload`) never waits for it.
 const LIVE_GAP: Duration = Duration::from_millis(100);
 
-fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
+fn spawn_loader(mut loader: Loader, tx: Sender<Msg>, poll: Duration) -> Sender<LoadReq> {
     let (req_tx, req_rx): (Sender<LoadReq>, Receiver<LoadReq>) = mpsc::channel();
     let _ = req_tx.send(LoadReq::Reload);
     std::thread::spawn(move || {
@@ -251,7 +252,7 @@ fn spawn_loader(mut loader: Loader, tx: Sender<Msg>) -> Sender<LoadReq> {
             let wait = if woken {
                 LIVE_GAP.saturating_sub(last.elapsed())
             } else {
-                SAFETY_POLL
+                poll
             };
             let mut forced = false;
             match req_rx.recv_timeout(wait) {
