@@ -440,6 +440,7 @@ pub fn run(a: BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out, "{}", serde_json::to_string(&pairs)?)?;
         return Ok(());
     }
+    let load_before = loadavg();
     let mut figures = Vec::new();
     for group in groups {
         let pairs = if a.only.is_some() {
@@ -460,7 +461,7 @@ pub fn run(a: BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     attach_anchors(&mut figures);
     if a.json {
-        return write_json(out, &figures);
+        return write_json(out, &figures, &load_before);
     }
     writeln!(out, "| figure | backend | value | target |")?;
     writeln!(out, "|---|---|---|---|")?;
@@ -489,21 +490,42 @@ fn run_scale(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .iter()
             .map(|(figure, value)| serde_json::json!({"figure": figure, "value": value}))
             .collect();
-        return write_json(out, &rows);
+        return write_json(out, &rows, "");
     }
     write!(out, "{}", scale::table(&sizes, &figures))?;
     Ok(())
 }
 
-/// `--json`: the figures with the machine's load at the time, which says how far to trust them.
-fn write_json(out: &mut dyn Write, figures: &impl Serialize) -> anyhow::Result<()> {
+/// The load average over 1, 5 and 15 minutes (`/proc/loadavg`), empty where unreadable.
+fn loadavg() -> String {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `--json`: the figures with the machine they ran on and its load before and after, which
+/// says how far to trust them.
+fn write_json(
+    out: &mut dyn Write,
+    figures: &impl Serialize,
+    load_before: &str,
+) -> anyhow::Result<()> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     writeln!(
         out,
         "{}",
         serde_json::to_string_pretty(&serde_json::json!({
             "figures": figures,
-            "loadavg": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+            "machine": {"cores": cores, "cpu": model},
+            "loadavg_before": load_before,
+            "loadavg": loadavg(),
         }))?
     )?;
     Ok(())

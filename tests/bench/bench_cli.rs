@@ -27,6 +27,11 @@ fn parse_figures_as_json() {
         assert!(f["value"].as_str().unwrap().contains(" ms"), "{f}");
         assert!(f["target"].is_string());
     }
+    // Where and under what load: the machine and its load before and after the run.
+    assert!(v["machine"]["cores"].as_u64().unwrap() >= 1, "{v}");
+    for key in ["loadavg_before", "loadavg"] {
+        assert_eq!(v[key].as_str().unwrap().split(' ').count(), 3, "{key}: {v}");
+    }
 }
 
 #[test]
