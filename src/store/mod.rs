@@ -15,6 +15,7 @@ pub mod delegations;
 pub mod escalations;
 #[macro_use]
 pub mod events;
+mod feed;
 pub mod fleet;
 pub mod jobs;
 pub mod location;
@@ -41,8 +42,8 @@ use rusqlite::{Connection, OpenFlags};
 use crate::Invalid;
 use crate::home::Home;
 
+pub use feed::{Listener, watch as watch_changes};
 pub use location::Location;
-pub use pg::{Listener, watch as watch_changes};
 pub use schema::{PG_SCHEMA_VERSION, SCHEMA_VERSION};
 pub use tx::{Backend, Tx};
 
