@@ -9,7 +9,7 @@
 use crate::store::Tx;
 
 use super::threads::{self, require_open};
-use super::{ChatError, Result, cap, envelope, mentions, write_retry};
+use super::{ChatError, Result, cap, envelope, mentions, write_retry_in};
 use crate::clock::Clock;
 use crate::store::chat::{self as rows, AuthorKind, Mention, Message, MessageKind, Ref, Thread};
 use crate::store::{Store, agents};
@@ -251,8 +251,15 @@ pub(crate) fn send_message_with(
     opts: &SendOptions,
     guard: &dyn Fn(&Tx<'_>, &Thread) -> Result<()>,
 ) -> Result<Sent> {
-    let outcome = write_retry(store, |tx| {
+    // Scoped to the thread, found beforehand: sends to other threads commit beside this one,
+    // while the thread's own sends queue for its lock, which keeps its `seq` gap-free.
+    let id = threads::resolve(&store.conn(), thread_arg, repo).map(|t| t.id);
+    let scope = id.as_deref().ok().map(crate::store::Scope::Thread);
+    let outcome = write_retry_in(store, scope, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
+        if id.as_deref().is_ok_and(|id| *id != thread.id) {
+            tx.unscoped("a thread renamed meanwhile")?;
+        }
         guard(tx, &thread)?;
         send(tx, clock, &thread, body, opts)
     })?;

@@ -26,6 +26,7 @@ mod pg;
 pub(crate) mod row;
 pub mod runs;
 mod schema;
+pub mod scope;
 pub mod search;
 pub mod stalls;
 pub mod tx;
@@ -45,6 +46,7 @@ use crate::home::Home;
 pub use feed::{Listener, watch as watch_changes};
 pub use location::Location;
 pub use schema::{PG_SCHEMA_VERSION, SCHEMA_VERSION};
+pub use scope::Scope;
 pub use tx::{Backend, Tx};
 
 /// Everything the store can fail with. A variant's message names its cause and is the
@@ -98,6 +100,9 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
     #[error("stored JSON is corrupt: {0}")]
     Json(serde_json::Error),
+    /// A scoped write reached what its scope does not hold; `Store::write_scoped` runs it again.
+    #[error("{0} is outside this transaction's scope")]
+    OutOfScope(String),
 }
 
 impl From<rusqlite::Error> for StoreError {

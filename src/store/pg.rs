@@ -23,10 +23,11 @@ use super::{Result, StoreError};
 /// statements number about a hundred, `job list` filters and column sets add a few).
 const STATEMENT_CACHE: usize = 512;
 
-/// Every write transaction takes this transaction-level advisory lock first, so writers
-/// run one at a time, as SQLite's IMMEDIATE transactions do: every rule the engine and chat
-/// check inside a transaction holds on both backends.
-const WRITE_LOCK: i64 = 0x0067_6974_6d6f_6f74;
+/// Every write transaction takes this transaction-level advisory lock first: exclusively,
+/// so it runs alone, as SQLite's IMMEDIATE transactions do and every rule the engine and
+/// chat check inside a transaction holds on both backends; or shared, beside the keys of
+/// its narrow scope (`scope`).
+pub(super) const WRITE_LOCK: i64 = 0x0067_6974_6d6f_6f74;
 
 /// How long a writer may sit idle inside its transaction before the server ends its
 /// session: a process paused (SIGSTOP) or hung while it holds the writers' lock would
@@ -37,6 +38,18 @@ const WRITER_IDLE_MS: u32 = 5_000;
 /// The channel every committed write notifies (`feed` listens on it).
 pub(super) const CHANNEL: &str = "gitmoot_changes";
 
+/// An advisory lock key of a scope (`scope`): its space and the hash of a name.
+pub(super) type Key = (i32, i32);
+
+/// The keys a PostgreSQL transaction holds besides the writers' shared lock.
+#[derive(Default)]
+pub(super) struct Held {
+    pub(super) keys: RefCell<std::collections::HashSet<Key>>,
+    /// It touched something outside its keys, or lost a deadlock or a unique key to
+    /// another scoped transaction: it must not commit, and runs again unscoped.
+    pub(super) strayed: std::cell::Cell<bool>,
+}
+
 /// One connection to a PostgreSQL store.
 pub(crate) struct PgConn {
     /// Always present; taken only by `drop`, which must close it off the tokio runtime.
@@ -46,6 +59,8 @@ pub(crate) struct PgConn {
     /// closed it on a thread of its own, a moment later: until then it does not say
     /// closed, and the next call would fail on the dead connection too.
     lost: std::cell::Cell<bool>,
+    /// The keys of the scoped write transaction open on it (`scope`), if one is.
+    pub(super) scope: RefCell<Option<Held>>,
 }
 
 impl PgConn {
@@ -54,6 +69,7 @@ impl PgConn {
             client: RefCell::new(Some(off_runtime(|| Client::connect(url, NoTls))?)),
             statements: RefCell::new(HashMap::new()),
             lost: std::cell::Cell::new(false),
+            scope: RefCell::new(None),
         })
     }
 
@@ -61,10 +77,19 @@ impl PgConn {
     /// `NOTIFY` reaches every listener (`Listener`) when it commits and never when it
     /// rolls back, and a transaction's repeats fold into one.
     pub(super) fn begin_write(&self) -> Result<()> {
+        self.begin_locked(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})"), None)
+    }
+
+    /// `begin_write` taking the advisory `locks` given, for a transaction that holds
+    /// `scope`'s keys (None: the writers' lock exclusively).
+    pub(super) fn begin_locked(&self, locks: &str, scope: Option<Held>) -> Result<()> {
+        *self.scope.borrow_mut() = None;
         self.batch(&format!(
             "BEGIN; SET LOCAL idle_in_transaction_session_timeout = {WRITER_IDLE_MS}; \
-             SELECT pg_advisory_xact_lock({WRITE_LOCK}); NOTIFY {CHANNEL}"
-        ))
+             {locks}; NOTIFY {CHANNEL}"
+        ))?;
+        *self.scope.borrow_mut() = scope;
+        Ok(())
     }
 
     /// Opens a read-only transaction whose statements all see one snapshot.
@@ -73,10 +98,12 @@ impl PgConn {
     }
 
     pub(super) fn commit(&self) -> Result<()> {
+        self.scope.take();
         self.batch("COMMIT")
     }
 
     pub(super) fn rollback(&self) -> Result<()> {
+        self.scope.take();
         self.batch("ROLLBACK")
     }
 
@@ -99,6 +126,20 @@ impl PgConn {
         self.noted(off_runtime(|| client.query(&st, &refs(&values))))
     }
 
+    /// Whether the scoped transaction open on it reached outside its scope (`scope`).
+    pub(super) fn strayed(&self) -> bool {
+        self.scope
+            .borrow()
+            .as_ref()
+            .is_some_and(|h| h.strayed.get())
+    }
+
+    pub(super) fn stray(&self) {
+        if let Some(h) = self.scope.borrow().as_ref() {
+            h.strayed.set(true);
+        }
+    }
+
     /// Whether the server closed this connection (it reopens on the store's next use).
     pub(super) fn is_closed(&self) -> bool {
         self.lost.get() || self.client().is_closed()
@@ -107,6 +148,14 @@ impl PgConn {
     /// `result` as the store's, remembering a lost connection (see `lost`).
     fn noted<T>(&self, result: std::result::Result<T, postgres::Error>) -> Result<T> {
         result.map_err(|e| {
+            // A scoped transaction that failed on another scoped transaction's rows: a
+            // deadlock (40P01), a serialization failure (40001) or a unique key the other took
+            // first (23505). Run alone, it would not have met them.
+            if e.code()
+                .is_some_and(|c| matches!(c.code(), "40P01" | "40001" | "23505"))
+            {
+                self.stray();
+            }
             let e = StoreError::from(e);
             if e.is_connection_lost() {
                 self.lost.set(true);
