@@ -174,20 +174,31 @@ impl Store {
     /// The newest event id at or below which every event is committed or gone for good,
     /// for a reader following `events` by id from `cursor`: scoped transactions take their
     /// ids in one order and may commit in another, so on PostgreSQL an id missing after
-    /// `cursor` may still arrive. When one is missing the newest id is read again under the
-    /// writers' exclusive lock, once every transaction that took an id before it has ended.
-    /// SQLite's writers commit one at a time.
+    /// `cursor` may still arrive. The answer stops before the first missing id; when that is
+    /// the very next one (the reader already waited for it once), the newest id is read
+    /// under the writers' exclusive lock instead, once every transaction that took an id
+    /// before it has ended, which moves past the gaps a rollback leaves for good. SQLite's
+    /// writers commit one at a time.
     pub fn events_settled_id(&self, cursor: i64) -> Result<i64> {
         let last = super::events::last_id(self.conn())?;
         let Conn::Pg(c, _) = &self.conn else {
             return Ok(last);
         };
-        let seen: i64 = self.conn().one(
-            "SELECT COUNT(*) FROM events WHERE id > ?1 AND id <= ?2",
-            super::tx::params![cursor, last],
-        )?;
-        if seen == last - cursor {
+        if last <= cursor {
             return Ok(last);
+        }
+        let ids: Vec<i64> = self.conn().query_map(
+            "SELECT id FROM events WHERE id > ?1 AND id <= ?2 ORDER BY id",
+            super::tx::params![cursor, last],
+            |r| r.get(0),
+        )?;
+        let unbroken = ids
+            .iter()
+            .zip(cursor + 1..)
+            .take_while(|(id, want)| **id == *want)
+            .count() as i64;
+        if unbroken > 0 {
+            return Ok(cursor + unbroken);
         }
         c.batch(&format!(
             "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"

@@ -272,3 +272,40 @@ fn sends_to_one_thread_queue_and_stay_gap_free_while_other_threads_commit() {
     let second = again.join().unwrap().unwrap();
     assert_eq!((first, second), (1, 2));
 }
+
+/// A reader following `events` by id stops before an id a transaction still holds open,
+/// though later ids committed, and moves past it once that transaction rolled back.
+#[test]
+fn an_event_follower_waits_for_an_open_id_and_passes_a_rolled_back_one() {
+    let db = support::pg::database();
+    let url = db.url();
+    let (mut store, _) = open(&url);
+    agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
+    let clock = ManualClock::new(1_000);
+    let (a, b) = (tree(&mut store, &clock), tree(&mut store, &clock));
+    let (mut holder, _) = open(&url);
+    let cursor = events::last_id(store.conn()).unwrap();
+    let b_scope = vec![b.clone()];
+    let first = note(&mut store, &b_scope, &b).unwrap();
+    let (held_tx, held_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let open_a = a.clone();
+    let handle = std::thread::spawn(move || {
+        let scope = vec![open_a.clone()];
+        holder.write_scoped(Scope::Trees(&scope), |tx| -> Result<(), StoreError> {
+            let id = events::append(tx, NewEvent::job(1, &open_a, &open_a, EventKind::Queued))?;
+            held_tx.send(id).unwrap();
+            let _ = release_rx.recv();
+            Err(StoreError::NoRow {
+                sql: "rolled back".into(),
+            })
+        })
+    });
+    let held = held_rx.recv().unwrap();
+    let later = note(&mut store, &b_scope, &b).unwrap();
+    assert_eq!((first, held, later), (cursor + 1, cursor + 2, cursor + 3));
+    assert_eq!(store.events_settled_id(cursor).unwrap(), first);
+    drop(release_tx);
+    assert!(handle.join().unwrap().is_err());
+    assert_eq!(store.events_settled_id(first).unwrap(), later);
+}
