@@ -176,7 +176,7 @@ pub fn claim(
     let mut per_repo = ctx.running_per_repo.clone();
     let mut out = Vec::new();
     let now = clock.now_ms();
-    let mut caps = engine::caps::Caps::new(&ctx.config, now);
+    let mut caps = caps_now(tx, ctx, now)?;
     // Page through the queue so a short claim reads a few rows, not the whole scan window.
     let page = (limit * 2).max(16);
     let mut ids: Vec<Queued> = Vec::new();
@@ -280,6 +280,20 @@ pub fn claim(
         });
     }
     Ok(out)
+}
+
+/// The daily caps as this pass sees them: they read the rollup, which on PostgreSQL the
+/// pass's own settlements reach only at its commit unless brought up to them here.
+fn caps_now<'c>(
+    tx: &Tx<'_>,
+    ctx: &'c ClaimContext,
+    now: crate::clock::Millis,
+) -> Result<engine::caps::Caps<'c>, EngineError> {
+    let caps = engine::caps::Caps::new(&ctx.config, now);
+    if caps.any() {
+        crate::store::usage::rollup_now(tx)?;
+    }
+    Ok(caps)
 }
 
 /// A write job started again works on in the worktree and branch it had.

@@ -17,6 +17,8 @@ use gitmoot::domain::{Action, EventKind};
 use gitmoot::engine::{SubmitRoot, submit_root};
 use gitmoot::store::agents::{self, Agent};
 use gitmoot::store::events::{self, NewEvent};
+use gitmoot::store::jobs;
+use gitmoot::store::usage;
 use gitmoot::store::{Location, Scope, Store, StoreError, Tx};
 
 /// How a transaction started on another thread came out.
@@ -308,4 +310,33 @@ fn an_event_follower_waits_for_an_open_id_and_passes_a_rolled_back_one() {
     drop(release_tx);
     assert!(handle.join().unwrap().is_err());
     assert_eq!(store.events_settled_id(first).unwrap(), later);
+}
+
+/// A settled job's spend reaches the hourly rollup as its transaction commits (so daemons
+/// settling side by side do not queue on the rollup's row), and within the transaction as
+/// soon as a reader asks for it (`usage::rollup_now`, the claim's daily caps).
+#[test]
+fn a_settled_job_s_spend_reaches_the_rollup_at_commit_or_when_asked() {
+    let db = support::pg::database();
+    let (mut store, _) = open(&db.url());
+    agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
+    let clock = ManualClock::new(1_000);
+    let (first, second) = (tree(&mut store, &clock), tree(&mut store, &clock));
+    let settle = |tx: &Tx<'_>, id: &str| -> Result<(), StoreError> {
+        let before = jobs::require(tx, id)?;
+        let mut after = before.clone();
+        after.cost_usd = 1.5;
+        jobs::put_over(tx, &before, &after)
+    };
+    let seen = store
+        .write(|tx| {
+            settle(tx, &first)?;
+            let deferred = usage::spent_since(tx, None, 0)?;
+            usage::rollup_now(tx)?;
+            Ok::<_, StoreError>((deferred, usage::spent_since(tx, None, 0)?))
+        })
+        .unwrap();
+    assert_eq!(seen, (0.0, 1.5));
+    store.write(|tx| settle(tx, &second)).unwrap();
+    assert_eq!(usage::spent_since(store.conn(), None, 0).unwrap(), 3.0);
 }
