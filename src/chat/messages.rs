@@ -251,13 +251,23 @@ pub(crate) fn send_message_with(
     opts: &SendOptions,
     guard: &dyn Fn(&Tx<'_>, &Thread) -> Result<()>,
 ) -> Result<Sent> {
-    // Scoped to the thread, found beforehand: sends to other threads commit beside this one,
-    // while the thread's own sends queue for its lock, which keeps its `seq` gap-free.
-    let id = threads::resolve(&store.conn(), thread_arg, repo).map(|t| t.id);
-    let scope = id.as_deref().ok().map(crate::store::Scope::Thread);
+    // On PostgreSQL, scoped to the thread, found beforehand: sends to other threads commit
+    // beside this one, while the thread's own sends queue for its lock, which keeps its
+    // `seq` gap-free. SQLite's writers run one at a time whatever the scope.
+    let id = match store.backend() {
+        crate::store::Backend::Postgres => {
+            threads::resolve(&store.conn(), thread_arg, repo).map(|t| Some(t.id))
+        }
+        crate::store::Backend::Sqlite => Ok(None),
+    };
+    let scope = id
+        .as_ref()
+        .ok()
+        .and_then(Option::as_deref)
+        .map(crate::store::Scope::Thread);
     let outcome = write_retry_in(store, scope, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
-        if id.as_deref().is_ok_and(|id| *id != thread.id) {
+        if scope.is_some_and(|s| !matches!(s, crate::store::Scope::Thread(id) if id == thread.id)) {
             tx.unscoped("a thread renamed meanwhile")?;
         }
         guard(tx, &thread)?;
