@@ -251,10 +251,16 @@ pub(crate) fn send_message_with(
     opts: &SendOptions,
     guard: &dyn Fn(&Tx<'_>, &Thread) -> Result<()>,
 ) -> Result<Sent> {
-    // On PostgreSQL, scoped to the thread, found beforehand: sends to other threads commit
-    // beside this one, while the thread's own sends queue for its lock, which keeps its
-    // `seq` gap-free. SQLite's writers run one at a time whatever the scope.
+    // On PostgreSQL, scoped to the thread: sends to other threads commit beside this one,
+    // while the thread's own sends queue for its lock, which keeps its `seq` gap-free. An
+    // argument spelled like a thread id is taken as one (an exact id wins in `resolve`), a
+    // slug is looked up first; a guess that was wrong runs again unscoped. SQLite's writers
+    // run one at a time whatever the scope.
+    let arg = thread_arg.trim();
     let id = match store.backend() {
+        crate::store::Backend::Postgres if arg.starts_with("chat-") || arg.starts_with("job-") => {
+            Ok(Some(arg.to_string()))
+        }
         crate::store::Backend::Postgres => {
             threads::resolve(&store.conn(), thread_arg, repo).map(|t| Some(t.id))
         }

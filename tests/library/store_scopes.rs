@@ -273,6 +273,14 @@ fn sends_to_one_thread_queue_and_stay_gap_free_while_other_threads_commit() {
     let (_, again) = watch(&url, again, send(t.clone()));
     let second = again.join().unwrap().unwrap();
     assert_eq!((first, second), (1, 2));
+    // By its slug, looked up first; by a slug spelled like an id, guessed wrong and run
+    // again unscoped.
+    let slugged = thread("chat-x");
+    for (arg, id, seq) in [("t", &t, 3), ("chat-x", &slugged, 1)] {
+        let opts = SendOptions::default();
+        let sent = send_message(&mut store, &SystemClock, arg, None, "hi", &opts).unwrap();
+        assert_eq!((&sent.message.thread_id, sent.message.seq), (id, seq));
+    }
 }
 
 /// A reader following `events` by id stops before an id a transaction still holds open,
