@@ -9,7 +9,7 @@
 use crate::store::Tx;
 
 use super::threads::{self, require_open};
-use super::{ChatError, Result, cap, envelope, mentions, write_retry};
+use super::{ChatError, Result, cap, envelope, mentions, write_retry_in};
 use crate::clock::Clock;
 use crate::store::chat::{self as rows, AuthorKind, Mention, Message, MessageKind, Ref, Thread};
 use crate::store::{Store, agents};
@@ -251,8 +251,31 @@ pub(crate) fn send_message_with(
     opts: &SendOptions,
     guard: &dyn Fn(&Tx<'_>, &Thread) -> Result<()>,
 ) -> Result<Sent> {
-    let outcome = write_retry(store, |tx| {
+    // On PostgreSQL, scoped to the thread: sends to other threads commit beside this one,
+    // while the thread's own sends queue for its lock, which keeps its `seq` gap-free. An
+    // argument spelled like a thread id is taken as one (an exact id wins in `resolve`), a
+    // slug is looked up first; a guess that was wrong runs again unscoped. SQLite's writers
+    // run one at a time whatever the scope.
+    let arg = thread_arg.trim();
+    let id = match store.backend() {
+        crate::store::Backend::Postgres if arg.starts_with("chat-") || arg.starts_with("job-") => {
+            Ok(Some(arg.to_string()))
+        }
+        crate::store::Backend::Postgres => {
+            threads::resolve(&store.conn(), thread_arg, repo).map(|t| Some(t.id))
+        }
+        crate::store::Backend::Sqlite => Ok(None),
+    };
+    let scope = id
+        .as_ref()
+        .ok()
+        .and_then(Option::as_deref)
+        .map(crate::store::Scope::Thread);
+    let outcome = write_retry_in(store, scope, |tx| {
         let thread = threads::resolve(tx, thread_arg, repo)?;
+        if scope.is_some_and(|s| !matches!(s, crate::store::Scope::Thread(id) if id == thread.id)) {
+            tx.unscoped("a thread renamed meanwhile")?;
+        }
         guard(tx, &thread)?;
         send(tx, clock, &thread, body, opts)
     })?;

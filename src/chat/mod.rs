@@ -113,12 +113,25 @@ fn is_busy(e: &ChatError) -> bool {
 
 /// Runs `f` in one IMMEDIATE transaction, retrying the whole transaction when SQLite
 /// reports busy/locked past the busy timeout (a WAL snapshot race can surface that way).
-pub fn write_retry<T>(store: &mut Store, mut f: impl FnMut(&Tx<'_>) -> Result<T>) -> Result<T> {
+pub fn write_retry<T>(store: &mut Store, f: impl FnMut(&Tx<'_>) -> Result<T>) -> Result<T> {
+    write_retry_in(store, None, f)
+}
+
+/// `write_retry` in `scope` (`Store::write_scoped`), when it has one.
+pub(crate) fn write_retry_in<T>(
+    store: &mut Store,
+    scope: Option<crate::store::Scope<'_>>,
+    mut f: impl FnMut(&Tx<'_>) -> Result<T>,
+) -> Result<T> {
     const ATTEMPTS: u32 = 16;
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match store.write(&mut f) {
+        let done = match scope {
+            Some(scope) => store.write_scoped(scope, &mut f),
+            None => store.write(&mut f),
+        };
+        match done {
             Err(e) if attempt < ATTEMPTS && is_busy(&e) => {
                 let cap = (1u64 << attempt.min(6)).min(40);
                 let jitter =

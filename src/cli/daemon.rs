@@ -387,9 +387,13 @@ fn print_job_states(store: &crate::store::Store, cursor: &Mutex<i64>) -> std::io
     let Ok(mut at) = cursor.lock() else {
         return Ok(());
     };
-    let Ok(events) = crate::store::events::since(store.conn(), *at, 500) else {
+    let Ok(upto) = store.events_settled_id(*at) else {
         return Ok(());
     };
+    let Ok(mut events) = crate::store::events::since(store.conn(), *at, 500) else {
+        return Ok(());
+    };
+    events.retain(|e| e.id <= upto);
     let mut out = Out::lines();
     for e in &events {
         *at = e.id;

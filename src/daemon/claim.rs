@@ -1,6 +1,15 @@
 //! Claiming queued jobs: where each job runs (shared checkout, throwaway worktree or the
 //! home's scratch folder), which lock key it holds, and the compare-and-swap from
-//! `queued` to `running` in the caller's IMMEDIATE transaction.
+//! `queued` to `running` in the caller's write transaction.
+//!
+//! On PostgreSQL that transaction is scoped to trees (`store::Scope::Trees`), so daemons
+//! claim side by side: a job is read only once its tree's lock is taken, and a tree whose
+//! lock another transaction holds is passed over, as `SKIP LOCKED` passes over a locked
+//! row. Its state, its run's and everything `engine::may_start` reads are then current and
+//! cannot move before the commit, so no two daemons claim one job. The per-repo counts and
+//! repo locks are the daemon's own (`ClaimContext`); the daily caps read spend that only
+//! settlements add, so a claim that misses a settlement committing beside it is the same as
+//! one that ran just before it.
 //!
 //! Owns the selection rules only; the pool decides when to claim and runs what it got.
 
@@ -15,6 +24,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{Action, EventKind, JobKind, JobState};
 use crate::engine::{self, EngineError};
+use crate::store::daemons::Queued;
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 
@@ -78,14 +88,15 @@ pub struct ClaimContext {
 /// How many queued jobs one claim pass looks at, at most, to find ones whose locks are free.
 const SCAN: usize = 256;
 
-/// A page of the queue after the first `offset`, oldest first, with each job's host label.
+/// A page of the queue after the first `offset`, oldest first, with each job's tree and
+/// host label.
 fn queued_page(
     tx: &Tx<'_>,
     only_root: Option<&str>,
     offset: usize,
     n: usize,
-) -> Result<Vec<(String, Option<String>)>, EngineError> {
-    Ok(crate::store::daemons::queued_page(
+) -> Result<Vec<Queued>, EngineError> {
+    Ok(crate::store::daemons::queued_in_trees(
         tx, only_root, offset, n,
     )?)
 }
@@ -165,10 +176,10 @@ pub fn claim(
     let mut per_repo = ctx.running_per_repo.clone();
     let mut out = Vec::new();
     let now = clock.now_ms();
-    let mut caps = engine::caps::Caps::new(&ctx.config, now);
+    let mut caps = caps_now(tx, ctx, now)?;
     // Page through the queue so a short claim reads a few rows, not the whole scan window.
     let page = (limit * 2).max(16);
-    let mut ids: Vec<(String, Option<String>)> = Vec::new();
+    let mut ids: Vec<Queued> = Vec::new();
     let mut next = 0;
     let mut scanned = 0;
     loop {
@@ -187,9 +198,16 @@ pub fn claim(
                 break;
             }
         }
-        let (id, label) = ids[next].clone();
+        let Queued {
+            id,
+            root_id,
+            on_label,
+        } = ids[next].clone();
         next += 1;
-        if label.is_some_and(|l| !ctx.labels.contains(&l)) {
+        if on_label.is_some_and(|l| !ctx.labels.contains(&l))
+            || ctx.settling.contains(&root_id)
+            || !tx.claim_tree(&root_id)?
+        {
             continue;
         }
         let mut job = match jobs::require(tx, &id) {
@@ -201,10 +219,7 @@ pub fn claim(
             }
             Err(e) => return Err(e.into()),
         };
-        if ctx.settling.contains(&job.root_id)
-            || !engine::may_start(tx, &job)?
-            || caps.hold(tx, &job.agent)?.is_some()
-        {
+        if !engine::may_start(tx, &job)? || caps.hold(tx, &job.agent)?.is_some() {
             continue;
         }
         let stored = job.clone();
@@ -267,6 +282,20 @@ pub fn claim(
     Ok(out)
 }
 
+/// The daily caps as this pass sees them: they read the rollup, which on PostgreSQL the
+/// pass's own settlements reach only at its commit unless brought up to them here.
+fn caps_now<'c>(
+    tx: &Tx<'_>,
+    ctx: &'c ClaimContext,
+    now: crate::clock::Millis,
+) -> Result<engine::caps::Caps<'c>, EngineError> {
+    let caps = engine::caps::Caps::new(&ctx.config, now);
+    if caps.any() {
+        crate::store::usage::rollup_now(tx)?;
+    }
+    Ok(caps)
+}
+
 /// A write job started again works on in the worktree and branch it had.
 fn keep_worktree(tx: &Tx<'_>, job: &Job, placement: &mut Placement) -> Result<(), EngineError> {
     if let Placement::Write(spec) = placement
@@ -300,6 +329,8 @@ pub fn quarantine(
     ctx: &ClaimContext,
     u: &jobs::Unreadable,
 ) -> Result<(), EngineError> {
+    // Its tree is unknown until the row is read apart: nothing short of running alone covers it.
+    tx.unscoped("an unreadable job")?;
     tracing::warn!(job = %u.id, "quarantining an unreadable job: {u}");
     if jobs::quarantine(tx, u, clock.now_ms())? {
         let env = engine::Env {

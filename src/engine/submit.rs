@@ -86,6 +86,7 @@ pub(super) fn new_root(
     let id = loop {
         let candidate = ids::root_job_id();
         if jobs::get(tx, &candidate)?.is_none() {
+            tx.new_tree(&candidate)?;
             break candidate;
         }
     };

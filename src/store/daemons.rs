@@ -183,11 +183,39 @@ pub fn queued_page<'a>(
     offset: usize,
     n: usize,
 ) -> Result<Vec<(String, Option<String>)>> {
+    Ok(queued_in_trees(tx, only_root, offset, n)?
+        .into_iter()
+        .map(|q| (q.id, q.on_label))
+        .collect())
+}
+
+/// A queued job as the claim first sees it: enough to take its tree's lock before reading
+/// the job itself.
+#[derive(Debug, Clone)]
+pub struct Queued {
+    pub id: String,
+    pub root_id: String,
+    pub on_label: Option<String>,
+}
+
+/// `queued_page` with each job's tree.
+pub fn queued_in_trees<'a>(
+    tx: impl Into<Tx<'a>>,
+    only_root: Option<&str>,
+    offset: usize,
+    n: usize,
+) -> Result<Vec<Queued>> {
     // `root_id = ?3` before `?3 IS NULL`: PostgreSQL types a parameter at its first use.
     tx.into().query_map(
-        "SELECT id, on_label FROM jobs WHERE state = 'queued' AND (root_id = ?3 OR ?3 IS NULL) \
+        "SELECT id, root_id, on_label FROM jobs WHERE state = 'queued' AND (root_id = ?3 OR ?3 IS NULL) \
          ORDER BY created_ms, rowid LIMIT ?1 OFFSET ?2",
         params![n, offset, only_root],
-        |r| Ok((r.get(0)?, r.get(1)?)),
+        |r| {
+            Ok(Queued {
+                id: r.get(0)?,
+                root_id: r.get(1)?,
+                on_label: r.get(2)?,
+            })
+        },
     )
 }

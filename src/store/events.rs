@@ -91,7 +91,11 @@ impl Event {
 }
 
 pub fn append<'a>(tx: impl Into<Tx<'a>>, e: NewEvent<'_>) -> Result<i64> {
-    tx.into().one(
+    let tx = tx.into();
+    if let Some(root) = e.root_id {
+        tx.in_tree(root)?;
+    }
+    tx.one(
         "INSERT INTO events(ts_ms, root_id, job_id, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
          RETURNING id",
         params![

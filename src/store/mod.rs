@@ -15,6 +15,7 @@ pub mod delegations;
 pub mod escalations;
 #[macro_use]
 pub mod events;
+mod feed;
 pub mod fleet;
 pub mod jobs;
 pub mod location;
@@ -25,6 +26,7 @@ mod pg;
 pub(crate) mod row;
 pub mod runs;
 mod schema;
+pub mod scope;
 pub mod search;
 pub mod stalls;
 pub mod tx;
@@ -41,9 +43,10 @@ use rusqlite::{Connection, OpenFlags};
 use crate::Invalid;
 use crate::home::Home;
 
+pub use feed::{Listener, watch as watch_changes};
 pub use location::Location;
-pub use pg::{Listener, watch as watch_changes};
 pub use schema::{PG_SCHEMA_VERSION, SCHEMA_VERSION};
+pub use scope::Scope;
 pub use tx::{Backend, Tx};
 
 /// Everything the store can fail with. A variant's message names its cause and is the
@@ -97,6 +100,9 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
     #[error("stored JSON is corrupt: {0}")]
     Json(serde_json::Error),
+    /// A scoped write reached what its scope does not hold; `Store::write_scoped` runs it again.
+    #[error("{0} is outside this transaction's scope")]
+    OutOfScope(String),
 }
 
 impl From<rusqlite::Error> for StoreError {

@@ -6,8 +6,7 @@
 //! functions (`json_valid`, `json_extract`, `json_each`). A statement
 //! is translated and prepared once per connection, as `prepare_cached` does on SQLite.
 //!
-//! Also the change feed: every write transaction notifies one channel as it commits, and
-//! `Listener`/`watch` let daemons and control rooms wait on it instead of polling.
+//! Every write transaction notifies the change feed's channel (`feed`) as it commits.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -24,10 +23,11 @@ use super::{Result, StoreError};
 /// statements number about a hundred, `job list` filters and column sets add a few).
 const STATEMENT_CACHE: usize = 512;
 
-/// Every write transaction takes this transaction-level advisory lock first, so writers
-/// run one at a time, as SQLite's IMMEDIATE transactions do: every rule the engine and chat
-/// check inside a transaction holds on both backends.
-const WRITE_LOCK: i64 = 0x0067_6974_6d6f_6f74;
+/// Every write transaction takes this transaction-level advisory lock first: exclusively,
+/// so it runs alone, as SQLite's IMMEDIATE transactions do and every rule the engine and
+/// chat check inside a transaction holds on both backends; or shared, beside the keys of
+/// its narrow scope (`scope`).
+pub(super) const WRITE_LOCK: i64 = 0x0067_6974_6d6f_6f74;
 
 /// How long a writer may sit idle inside its transaction before the server ends its
 /// session: a process paused (SIGSTOP) or hung while it holds the writers' lock would
@@ -35,81 +35,19 @@ const WRITE_LOCK: i64 = 0x0067_6974_6d6f_6f74;
 /// its own jobs. Its writes are all client-side work between statements, far below this.
 const WRITER_IDLE_MS: u32 = 5_000;
 
-/// The channel every committed write notifies.
-const CHANNEL: &str = "gitmoot_changes";
+/// The channel every committed write notifies (`feed` listens on it).
+pub(super) const CHANNEL: &str = "gitmoot_changes";
 
-/// A connection of its own that listens for committed writes (`LISTEN/NOTIFY`): how daemons
-/// and control rooms on a PostgreSQL store learn of changes without polling it. Must be
-/// used off the tokio runtime (it blocks).
-pub struct Listener {
-    client: Client,
-}
+/// An advisory lock key of a scope (`scope`): its space and the hash of a name.
+pub(super) type Key = (i32, i32);
 
-impl Listener {
-    pub fn connect(url: &str) -> Result<Self> {
-        let mut client = Client::connect(url, NoTls)?;
-        client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
-        Ok(Self { client })
-    }
-
-    /// Blocks until some connection commits a write (`true`, after taking every
-    /// notification already queued) or `timeout` passes (`false`).
-    pub fn wait(&mut self, timeout: std::time::Duration) -> Result<bool> {
-        use postgres::fallible_iterator::FallibleIterator;
-        let mut notes = self.client.notifications();
-        if notes.timeout_iter(timeout).next()?.is_none() {
-            return Ok(false);
-        }
-        while notes.iter().next()?.is_some() {}
-        Ok(true)
-    }
-}
-
-/// Listens on a thread of its own: calls `on_round(changed)` after each wait of at most a
-/// second (`changed`: a write committed meanwhile) until it returns `false`. A lost
-/// connection is retried with a growing pause (up to 30 s) and logged once per outage;
-/// meanwhile the caller's own tick still finds the work.
-pub fn watch(url: String, mut on_round: impl FnMut(bool) -> bool + Send + 'static) {
-    std::thread::spawn(move || {
-        let mut pause = std::time::Duration::from_millis(250);
-        let mut down = false;
-        loop {
-            let mut listener = match Listener::connect(&url) {
-                Ok(l) => l,
-                Err(e) => {
-                    if !down {
-                        tracing::warn!("store change feed unavailable ({e}); retrying");
-                        down = true;
-                    }
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(std::time::Duration::from_secs(30));
-                    if !on_round(false) {
-                        return;
-                    }
-                    continue;
-                }
-            };
-            // Reconnected: whatever was committed while away counts as a change.
-            if down && !on_round(true) {
-                return;
-            }
-            pause = std::time::Duration::from_millis(250);
-            loop {
-                match listener.wait(std::time::Duration::from_secs(1)) {
-                    Ok(changed) => {
-                        if !on_round(changed) {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!("store change feed lost ({e}); reconnecting");
-                        down = true;
-                        break;
-                    }
-                }
-            }
-        }
-    });
+/// The keys a PostgreSQL transaction holds besides the writers' shared lock.
+#[derive(Default)]
+pub(super) struct Held {
+    pub(super) keys: RefCell<std::collections::HashSet<Key>>,
+    /// It touched something outside its keys, or lost a deadlock or a unique key to
+    /// another scoped transaction: it must not commit, and runs again unscoped.
+    pub(super) strayed: std::cell::Cell<bool>,
 }
 
 /// One connection to a PostgreSQL store.
@@ -121,6 +59,8 @@ pub(crate) struct PgConn {
     /// closed it on a thread of its own, a moment later: until then it does not say
     /// closed, and the next call would fail on the dead connection too.
     lost: std::cell::Cell<bool>,
+    /// The keys of the scoped write transaction open on it (`scope`), if one is.
+    pub(super) scope: RefCell<Option<Held>>,
 }
 
 impl PgConn {
@@ -129,6 +69,7 @@ impl PgConn {
             client: RefCell::new(Some(off_runtime(|| Client::connect(url, NoTls))?)),
             statements: RefCell::new(HashMap::new()),
             lost: std::cell::Cell::new(false),
+            scope: RefCell::new(None),
         })
     }
 
@@ -136,10 +77,19 @@ impl PgConn {
     /// `NOTIFY` reaches every listener (`Listener`) when it commits and never when it
     /// rolls back, and a transaction's repeats fold into one.
     pub(super) fn begin_write(&self) -> Result<()> {
+        self.begin_locked(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})"), None)
+    }
+
+    /// `begin_write` taking the advisory `locks` given, for a transaction that holds
+    /// `scope`'s keys (None: the writers' lock exclusively).
+    pub(super) fn begin_locked(&self, locks: &str, scope: Option<Held>) -> Result<()> {
+        *self.scope.borrow_mut() = None;
         self.batch(&format!(
             "BEGIN; SET LOCAL idle_in_transaction_session_timeout = {WRITER_IDLE_MS}; \
-             SELECT pg_advisory_xact_lock({WRITE_LOCK}); NOTIFY {CHANNEL}"
-        ))
+             {locks}; NOTIFY {CHANNEL}"
+        ))?;
+        *self.scope.borrow_mut() = scope;
+        Ok(())
     }
 
     /// Opens a read-only transaction whose statements all see one snapshot.
@@ -148,10 +98,12 @@ impl PgConn {
     }
 
     pub(super) fn commit(&self) -> Result<()> {
+        self.scope.take();
         self.batch("COMMIT")
     }
 
     pub(super) fn rollback(&self) -> Result<()> {
+        self.scope.take();
         self.batch("ROLLBACK")
     }
 
@@ -174,6 +126,20 @@ impl PgConn {
         self.noted(off_runtime(|| client.query(&st, &refs(&values))))
     }
 
+    /// Whether the scoped transaction open on it reached outside its scope (`scope`).
+    pub(super) fn strayed(&self) -> bool {
+        self.scope
+            .borrow()
+            .as_ref()
+            .is_some_and(|h| h.strayed.get())
+    }
+
+    pub(super) fn stray(&self) {
+        if let Some(h) = self.scope.borrow().as_ref() {
+            h.strayed.set(true);
+        }
+    }
+
     /// Whether the server closed this connection (it reopens on the store's next use).
     pub(super) fn is_closed(&self) -> bool {
         self.lost.get() || self.client().is_closed()
@@ -182,6 +148,14 @@ impl PgConn {
     /// `result` as the store's, remembering a lost connection (see `lost`).
     fn noted<T>(&self, result: std::result::Result<T, postgres::Error>) -> Result<T> {
         result.map_err(|e| {
+            // A scoped transaction that failed on another scoped transaction's rows: a
+            // deadlock (40P01), a serialization failure (40001) or a unique key the other took
+            // first (23505). Run alone, it would not have met them.
+            if e.code()
+                .is_some_and(|c| matches!(c.code(), "40P01" | "40001" | "23505"))
+            {
+                self.stray();
+            }
             let e = StoreError::from(e);
             if e.is_connection_lost() {
                 self.lost.set(true);

@@ -77,12 +77,16 @@ row_columns! {
 /// Writes the run, new or existing, in place and only in the columns that changed (see
 /// `write_changed`): a settlement moves its tokens, cost and `updated_ms`, not its row.
 pub fn put<'a>(tx: impl Into<Tx<'a>>, run: &Run) -> Result<()> {
+    let tx = tx.into();
+    tx.in_tree(&run.root_id)?;
     super::put_row(tx, run)
 }
 
 /// `put` of `after` over the row the caller read as `before` in this transaction and has
 /// not written since (see `write_changes_from`).
 pub fn put_over<'a>(tx: impl Into<Tx<'a>>, before: &Run, after: &Run) -> Result<()> {
+    let tx = tx.into();
+    tx.in_tree(&after.root_id)?;
     super::put_row_over(tx, before, after)
 }
 

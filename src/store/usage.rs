@@ -223,6 +223,18 @@ fn rolled_up(tx: Tx<'_>, by: UsageBy, since_ms: Millis, now: Millis) -> Result<V
     Ok(groups)
 }
 
+/// Brings the rollup up to this transaction's own settlements, which on PostgreSQL reach it
+/// only as the transaction commits (`schema::rollups::USAGE_JOBS_DEFERRED`), for a read of
+/// it later in the same transaction: the claim's daily caps after the pass's settlements.
+/// From here on the row stays locked until the commit. Nothing to do on SQLite.
+pub fn rollup_now<'a>(tx: impl Into<Tx<'a>>) -> Result<()> {
+    let tx = tx.into();
+    if tx.backend() == super::Backend::Postgres {
+        tx.batch("SET CONSTRAINTS usage_hours_jobs_delta IMMEDIATE")?;
+    }
+    Ok(())
+}
+
 /// The first hour boundary at or after `ms`.
 fn next_hour(ms: Millis) -> Millis {
     (ms + HOUR_MS - 1).div_euclid(HOUR_MS) * HOUR_MS

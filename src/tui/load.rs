@@ -148,7 +148,7 @@ impl Loader {
     pub(crate) fn read_store(&mut self, now: Millis) -> Result<Snapshot> {
         self.data_version = Some(self.store.data_version()?);
         let conn = &self.store.conn();
-        let last = events::last_id(conn)?;
+        let last = self.store.events_settled_id(self.cursor)?;
         // A tree linked to a thread (a promotion, an auto-respond) can change its messages.
         let mut linked = false;
         let mut touched = Vec::new();

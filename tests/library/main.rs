@@ -23,4 +23,5 @@ mod seeds_table;
 mod store_backends;
 mod store_migrations;
 mod store_pages;
+mod store_scopes;
 mod store_usage;

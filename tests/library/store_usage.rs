@@ -326,14 +326,14 @@ fn back_to_the_previous_version(store: &mut Store) {
              DROP TRIGGER usage_hours_activity_move; DROP TRIGGER usage_hours_activity_delete;
              DROP INDEX jobs_unfinished; DROP INDEX events_stall;
              DROP TABLE usage_hours; PRAGMA user_version = {};",
-            SCHEMA_VERSION - 2
+            SCHEMA_VERSION - 3
         ),
         Backend::Postgres => format!(
             "DROP FUNCTION usage_hours_jobs() CASCADE; DROP FUNCTION usage_hours_activity() CASCADE;
              DROP FUNCTION usage_hours_put; DROP FUNCTION usage_hours_wall;
              DROP INDEX jobs_unfinished; DROP INDEX events_stall; DROP TABLE usage_hours;
              UPDATE schema_version SET version = {};",
-            PG_SCHEMA_VERSION - 2
+            PG_SCHEMA_VERSION - 3
         ),
     };
     store.write(|tx| tx.batch(&sql)).unwrap();

@@ -18,7 +18,7 @@ use crate::clock::Millis;
 use crate::config::Config;
 use crate::domain::JobState;
 use crate::engine;
-use crate::store::{Store, Tx, jobs};
+use crate::store::{Scope, Store, Tx, jobs};
 
 /// What one tick learned from the store.
 pub(super) struct TickReport {
@@ -72,6 +72,10 @@ pub(super) fn settle_all(
     let env = sh.env(config);
     for f in done.iter_mut() {
         let settled = crate::store::savepoint(tx, || f.settle(tx, env))?;
+        if settled.is_err() && tx.strayed() {
+            // Not this job's failure: the pass runs again under the writers' lock.
+            return Ok(());
+        }
         if let Err(e) = settled {
             let e = DaemonError::from(e);
             if e.is_connection_lost() || super::super::outage::is_disk_full(&e) {
@@ -134,7 +138,10 @@ fn settle_and_claim(
     if free == 0 && done.is_empty() {
         return Ok(Vec::new());
     }
-    let claimed = store.write(|tx| -> Result<_, DaemonError> {
+    // Scoped to the settled trees (the claim adds the ones it takes): daemons settling and
+    // claiming other trees commit beside this pass.
+    let trees: Vec<String> = done.iter().map(|f| f.root_id().to_string()).collect();
+    let claimed = store.write_scoped(Scope::Trees(&trees), |tx| -> Result<_, DaemonError> {
         settle_all(tx, sh, &ctx.config, done)?;
         if free == 0 {
             return Ok(Ok(Vec::new()));
@@ -312,7 +319,8 @@ impl Pool {
         let claimed = self
             .shared
             .with_store_here(|store, sh| -> Result<_, DaemonError> {
-                Ok(store.write(|tx| fenced_claim(tx, sh, free, &ctx))??)
+                let claim = |tx: &Tx<'_>| fenced_claim(tx, sh, free, &ctx);
+                Ok(store.write_scoped(Scope::Trees(&[]), claim)??)
             })?;
         let started = !claimed.is_empty();
         for (c, plan) in claimed {

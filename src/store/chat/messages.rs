@@ -79,16 +79,21 @@ fn message_row(r: &Row<'_>) -> Result<Message> {
     })
 }
 
-/// The next gap-free sequence number of a thread; callers hold the write lock.
+/// The next gap-free sequence number of a thread; callers hold the write lock, or a
+/// scoped write holding the thread (`Scope::Thread`).
 pub fn next_seq<'a>(tx: impl Into<Tx<'a>>, thread_id: &str) -> Result<i64> {
-    tx.into().one(
+    let tx = tx.into();
+    tx.in_thread(thread_id)?;
+    tx.one(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM chat_messages WHERE thread_id = ?1",
         params![thread_id],
     )
 }
 
 pub fn insert_message<'a>(tx: impl Into<Tx<'a>>, m: &Message) -> Result<()> {
-    tx.into().execute(
+    let tx = tx.into();
+    tx.in_thread(&m.thread_id)?;
+    tx.execute(
         &format!(
             "INSERT INTO chat_messages({MSG_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
         ),

@@ -43,7 +43,9 @@ const THREAD_READ: &str = "t.id, t.slug, t.title, t.repo, t.origin, t.state, t.c
     MAX(t.updated_ms, COALESCE((SELECT c.ts_ms FROM chat_messages c WHERE c.thread_id = t.id ORDER BY c.seq DESC LIMIT 1), 0))";
 
 pub fn insert_thread<'a>(tx: impl Into<Tx<'a>>, t: &Thread) -> Result<()> {
-    tx.into().execute(
+    let tx = tx.into();
+    tx.new_thread(&t.id)?;
+    tx.execute(
         &format!(
             "INSERT INTO chat_threads({THREAD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
         ),

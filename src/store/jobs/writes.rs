@@ -69,11 +69,15 @@ pub fn quarantine<'a>(tx: impl Into<Tx<'a>>, u: &Unreadable, now: Millis) -> Res
 /// `updated_ms` (naming `root_id` or `parent_id` would rewrite all ten, for the
 /// self-referencing foreign key).
 pub fn put<'a>(tx: impl Into<Tx<'a>>, j: &Job) -> Result<()> {
+    let tx = tx.into();
+    tx.in_tree(&j.root_id)?;
     crate::store::put_row(tx, j)
 }
 
 /// `put` of `after` over the row the caller read as `before` in this transaction and has
 /// not written since (see `write_changes_from`).
 pub fn put_over<'a>(tx: impl Into<Tx<'a>>, before: &Job, after: &Job) -> Result<()> {
+    let tx = tx.into();
+    tx.in_tree(&after.root_id)?;
     crate::store::put_row_over(tx, before, after)
 }

@@ -92,6 +92,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // Stalls flat with history: the index of the stall events, which the control room
     // asks of every running job at each refresh (its tree's events were walked before).
     &[CreateIndex("events_stall")],
+    // Daemons settling side by side on PostgreSQL: a settled job's share reaches the rollup
+    // row of its hour and agent as its transaction commits, not while it still works.
+    &[CreateTrigger("usage_hours_jobs_delta")],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

@@ -264,6 +264,37 @@ CREATE TRIGGER usage_hours_activity_delete AFTER DELETE ON job_activity
     since: USAGE_SINCE,
 };
 
+/// The version whose migration made a settled job's delta wait for its commit.
+pub(super) const USAGE_DEFERRED_SINCE: usize = 17;
+
+/// On PostgreSQL, a job's tokens, dollars and wall time reach the rollup as its
+/// transaction commits rather than as it settles: every settlement of one agent in one hour
+/// adds to the same row, whose lock is held until commit, so daemons settling side by side
+/// (`store::scope`) queued on it for the rest of their transactions. A deferred delta is
+/// the change of the row as it was written (its `OLD` and `NEW`), so it adds up the same
+/// whenever it fires; a move to another hour or agent stays immediate, as it reads the
+/// job's cache tokens. `usage::rollup_now` fires what is pending for a reader within the
+/// same transaction (the claim's daily caps). SQLite's writers run one at a time.
+pub(super) const USAGE_JOBS_DEFERRED: Trigger = Trigger {
+    name: "usage_hours_jobs_delta",
+    sqlite: "",
+    pg: "DROP TRIGGER usage_hours_jobs_update ON jobs;
+CREATE TRIGGER usage_hours_jobs_move AFTER UPDATE OF created_ms, agent ON jobs
+    FOR EACH ROW WHEN (NEW.created_ms / 3600000 <> OLD.created_ms / 3600000 OR NEW.agent <> OLD.agent)
+    EXECUTE FUNCTION usage_hours_jobs();
+CREATE CONSTRAINT TRIGGER usage_hours_jobs_delta
+    AFTER UPDATE OF tokens_in, tokens_out, cost_usd, started_ms, finished_ms ON jobs
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (NEW.created_ms / 3600000 = OLD.created_ms / 3600000 AND NEW.agent = OLD.agent
+        AND (NEW.tokens_in <> OLD.tokens_in OR NEW.tokens_out <> OLD.tokens_out
+            OR NEW.cost_usd <> OLD.cost_usd
+            OR usage_hours_wall(NEW.started_ms, NEW.finished_ms)
+                <> usage_hours_wall(OLD.started_ms, OLD.finished_ms)))
+    EXECUTE FUNCTION usage_hours_jobs();
+",
+    since: USAGE_DEFERRED_SINCE,
+};
+
 /// The rollup of the jobs a store already holds (both backends).
 pub(super) const USAGE_FROM_JOBS: &str = "INSERT INTO usage_hours(hour_ms, agent, jobs, tokens_in,
     tokens_out, cache_read, cache_write, cost_usd, wall_ms)

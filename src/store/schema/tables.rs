@@ -8,7 +8,7 @@
 
 use super::model::Numbering::{Autoincrement, AutoincrementUntil, Plain};
 use super::model::{Table, Trigger, big, index, int, json, real, rowid, serial, table, text};
-use super::rollups::{USAGE_ACTIVITY, USAGE_JOBS, USAGE_SINCE};
+use super::rollups::{USAGE_ACTIVITY, USAGE_JOBS, USAGE_JOBS_DEFERRED, USAGE_SINCE};
 
 /// The version that indexes the stall events (`events_stall`).
 const STALL_INDEX_SINCE: usize = 16;
@@ -144,7 +144,7 @@ pub(super) const TABLES: &[Table] = &[
             .filter("started_ms IS NOT NULL AND finished_ms IS NULL")
             .since(USAGE_SINCE),
     ])
-    .triggers(&[USAGE_JOBS]),
+    .triggers(&[USAGE_JOBS, USAGE_JOBS_DEFERRED]),
     table(
         "job_payloads",
         &[
