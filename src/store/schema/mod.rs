@@ -87,5 +87,13 @@ fn refuse_newer(found: i64, supported: i64, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A migrated in-memory SQLite store, for unit tests of the functions over it.
+#[cfg(test)]
+pub(crate) fn test_conn() -> rusqlite::Connection {
+    let mut c = rusqlite::Connection::open_in_memory().expect("an in-memory database");
+    migrate(&mut c, std::path::Path::new(":memory:")).expect("the schema");
+    c
+}
+
 #[cfg(test)]
 mod tests;
