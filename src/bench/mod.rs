@@ -314,6 +314,7 @@ fn target(figure: &str) -> &'static str {
         "output.peak_rss_above_idle_mb" => "< 64 MB",
         "output.largest_record_mib" => "<= 4 MiB",
         "fleet.postgres.chat_sends_per_s" => "gap-free seq under concurrent hosts",
+        "fleet.postgres.4_daemons.jobs_per_s" => ">= 1x 1 daemon",
         "fleet_live.records_lost" => "0",
         "fleet_live.room_cpu_percent" => "<= 3 % at 100 agents",
         "fleet_live.daemon_cpu_per_record_us" => "<= 30 us",
