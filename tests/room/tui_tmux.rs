@@ -84,6 +84,9 @@ echo '{"gitmoot_result": {"decision": "approved", "summary": "wrapped up"}}'"#,
     wait_state(&home, &root, "killed", WAIT);
     let tree = json(&home, &["job", "tree", &root, "--json"]);
     assert_eq!(tree["run"]["killed"], true);
+    // Quit once the screen has caught up with the kill: a `q` on the frame before it asks
+    // whether to stop the daemon's running job.
+    t.wait_for("0 running", WAIT);
     t.quit(WAIT);
 }
 
