@@ -26,6 +26,21 @@ fn q_with_running_work_asks_and_detach_is_the_default() {
 }
 
 #[test]
+fn the_quit_question_counts_what_is_running_now() {
+    let (mut s, mut snap) = setup();
+    update(&mut s, &snap, ch('q'));
+    let asked = format!("has {} running", snap.counts.running);
+    assert!(text(&s, &snap).contains(&asked), "{}", text(&s, &snap));
+    snap.counts.running = 0;
+    update(&mut s, &snap, Event::SnapshotArrived);
+    assert!(
+        text(&s, &snap).contains("has 0 running"),
+        "{}",
+        text(&s, &snap)
+    );
+}
+
+#[test]
 fn ctrl_c_asks_too_and_a_second_ctrl_c_detaches() {
     let (mut s, snap) = setup();
     let cc = || ctrl('c');

@@ -66,6 +66,10 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
         Event::SnapshotArrived => arrived(state, snap, &mut out),
     }
     chat::seen(state, snap, &mut out);
+    // The quit question counts what the daemon holds now, not when `q` was pressed.
+    if let Some(Overlay::Confirm(Confirm::Quit { running, queued })) = &mut state.overlay {
+        (*running, *queued) = (snap.counts.running, snap.counts.queued);
+    }
     // Waiting to quit: done once nothing is left running or queued.
     if matches!(state.overlay, Some(Overlay::Stopping { kill: false }))
         && snap.counts.running + snap.counts.queued == 0
