@@ -5,6 +5,7 @@
 //! drawn twice is identical (no flicker from redraws).
 
 use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use crate::action::ResumeVerb;
 use crate::layout;
@@ -35,60 +36,69 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
     } else {
         widgets::footer::render(frame, a.footer, state, snap, theme);
     }
-    match &state.overlay {
-        None => {}
-        Some(Overlay::Help {
+    if let Some(overlay) = &state.overlay {
+        render_overlay(frame, a.body, overlay, state, snap, theme);
+    }
+}
+
+/// The overlay over the panes, in `body`.
+fn render_overlay(
+    frame: &mut Frame,
+    body: Rect,
+    overlay: &Overlay,
+    state: &State,
+    snap: &Snapshot,
+    theme: &Theme,
+) {
+    match overlay {
+        Overlay::Help {
             scroll,
             query,
             typing,
-        }) => widgets::help::render(frame, a.body, state, theme, (*scroll, query, *typing)),
-        Some(Overlay::Search { query, typing, sel }) => {
-            widgets::search::render(frame, a.body, (query, *typing, *sel), &snap.search, theme)
+        } => widgets::help::render(frame, body, state, theme, (*scroll, query, *typing)),
+        Overlay::Search { query, typing, sel } => {
+            widgets::search::render(frame, body, (query, *typing, *sel), &snap.search, theme)
         }
-        Some(Overlay::Usage { sel }) => {
-            widgets::usage::render(frame, a.body, *sel, snap.usage.as_ref(), theme)
+        Overlay::Usage { sel } => {
+            widgets::usage::render(frame, body, *sel, snap.usage.as_ref(), theme)
         }
-        Some(Overlay::Confirm(c)) => widgets::dialog::render_confirm(frame, a.body, c, theme),
-        Some(Overlay::Stopping { kill }) => {
-            widgets::dialog::render_stopping(frame, a.body, *kill, snap, theme)
+        Overlay::Confirm(c) => widgets::dialog::render_confirm(frame, body, c, snap.counts, theme),
+        Overlay::Stopping { kill } => {
+            widgets::dialog::render_stopping(frame, body, *kill, snap, theme)
         }
-        Some(Overlay::Promote {
+        Overlay::Promote {
             thread_id,
             seq,
             choice,
-        }) => {
+        } => {
             let m = snap
                 .transcript
                 .as_ref()
                 .filter(|t| &t.thread_id == thread_id)
                 .and_then(|t| t.messages.iter().find(|m| m.seq == *seq));
-            let (body, mentions) = m.map_or(("", &[][..]), |m| (m.body.as_str(), &m.mentions[..]));
-            widgets::dialog::render_promote(frame, a.body, (*seq, body, mentions), *choice, theme)
+            let (text, mentions) = m.map_or(("", &[][..]), |m| (m.body.as_str(), &m.mentions[..]));
+            widgets::dialog::render_promote(frame, body, (*seq, text, mentions), *choice, theme)
         }
-        Some(Overlay::Messages { scroll }) => {
-            let w = widgets::messages::pager_area(a.body)
-                .width
-                .saturating_sub(2) as usize;
+        Overlay::Messages { scroll } => {
+            let w = widgets::messages::pager_area(body).width.saturating_sub(2) as usize;
             let lines = widgets::messages::log_lines(&state.messages, w, theme);
-            widgets::messages::render_pager(frame, a.body, "messages", lines, *scroll, theme)
+            widgets::messages::render_pager(frame, body, "messages", lines, *scroll, theme)
         }
-        Some(Overlay::Output {
+        Overlay::Output {
             title,
             text,
             scroll,
-        }) => {
-            let w = widgets::messages::pager_area(a.body)
-                .width
-                .saturating_sub(2) as usize;
+        } => {
+            let w = widgets::messages::pager_area(body).width.saturating_sub(2) as usize;
             let lines = widgets::messages::output_lines(text, w, theme);
-            widgets::messages::render_pager(frame, a.body, title, lines, *scroll, theme)
+            widgets::messages::render_pager(frame, body, title, lines, *scroll, theme)
         }
-        Some(Overlay::Answer {
+        Overlay::Answer {
             job_id,
             fields,
             focus,
-        }) => widgets::answer_form::render_answer(frame, a.body, job_id, fields, *focus, theme),
-        Some(Overlay::Instructions { job_id, verb, text }) => {
+        } => widgets::answer_form::render_answer(frame, body, job_id, fields, *focus, theme),
+        Overlay::Instructions { job_id, verb, text } => {
             let note = match verb {
                 ResumeVerb::Retry => {
                     "A new attempt of the failed leg runs with these instructions (optional)."
@@ -96,27 +106,19 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
                 _ => "The coordinator continues without the failed leg; instructions are optional.",
             };
             let title = format!("{} {job_id}", verb.as_str());
-            widgets::answer_form::render_text(
-                frame,
-                a.body,
-                &title,
-                note,
-                text,
-                verb.as_str(),
-                theme,
-            )
+            widgets::answer_form::render_text(frame, body, &title, note, text, verb.as_str(), theme)
         }
-        Some(Overlay::Comment {
+        Overlay::Comment {
             job_id,
             anchor,
             text,
-        }) => widgets::diff::render_comment(frame, a.body, (job_id, anchor), text, theme),
-        Some(Overlay::Compose {
+        } => widgets::diff::render_comment(frame, body, (job_id, anchor), text, theme),
+        Overlay::Compose {
             thread_id,
             reply_to,
             text,
             ..
-        }) => {
+        } => {
             // The thread's one name is its title (the id only when it is not loaded).
             let name = snap
                 .threads
@@ -129,7 +131,7 @@ pub fn render(frame: &mut Frame, state: &State, snap: &Snapshot, theme: &Theme) 
                 None => format!("Message to {name}"),
             };
             let note = "A message is a row, never compute: @mentions land in inboxes; p promotes to a job.";
-            widgets::answer_form::render_text(frame, a.body, &title, note, text, "send", theme)
+            widgets::answer_form::render_text(frame, body, &title, note, text, "send", theme)
         }
     }
 }

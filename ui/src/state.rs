@@ -93,11 +93,9 @@ pub enum Confirm {
     Abort {
         job_id: String,
     },
-    /// Quitting while this control room's daemon has work: detach, wait or kill.
-    Quit {
-        running: u32,
-        queued: u32,
-    },
+    /// Quitting while this control room's daemon has work: detach, wait or kill. The work
+    /// it names is the snapshot's, drawn as it changes.
+    Quit,
     /// `job land`: the strategy is picked in the dialog (↑/↓); the rest is what it says.
     Land {
         job_id: String,

@@ -408,10 +408,7 @@ fn the_quit_dialogs_show_whole_at_80x24_and_140x40() {
     use gitmoot_ui::state::Confirm;
     for (w, h) in [(80, 24), (140, 40)] {
         for ov in [
-            Overlay::Confirm(Confirm::Quit {
-                running: 2,
-                queued: 1,
-            }),
+            Overlay::Confirm(Confirm::Quit),
             Overlay::Stopping { kill: false },
         ] {
             let (mut s, snap) = sized(w, h);

@@ -66,10 +66,6 @@ pub fn update(state: &mut State, snap: &Snapshot, event: Event) -> Vec<Action> {
         Event::SnapshotArrived => arrived(state, snap, &mut out),
     }
     chat::seen(state, snap, &mut out);
-    // The quit question counts what the daemon holds now, not when `q` was pressed.
-    if let Some(Overlay::Confirm(Confirm::Quit { running, queued })) = &mut state.overlay {
-        (*running, *queued) = (snap.counts.running, snap.counts.queued);
-    }
     // Waiting to quit: done once nothing is left running or queued.
     if matches!(state.overlay, Some(Overlay::Stopping { kill: false }))
         && snap.counts.running + snap.counts.queued == 0
@@ -98,7 +94,7 @@ fn key(state: &mut State, snap: &Snapshot, k: KeyEvent, out: &mut Vec<Action>) {
     {
         // Ctrl-c always leaves; a second press on the quit question takes its default.
         match state.overlay {
-            Some(Overlay::Confirm(Confirm::Quit { .. })) | Some(Overlay::Stopping { .. }) => {
+            Some(Overlay::Confirm(Confirm::Quit)) | Some(Overlay::Stopping { .. }) => {
                 out.push(Action::Term(Term::Detach))
             }
             _ => quit(state, snap, out),
@@ -268,10 +264,7 @@ fn in_diff(state: &State) -> bool {
 fn quit(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
     let c = snap.counts;
     if snap.daemon.is_own() && c.running + c.queued > 0 {
-        state.overlay = Some(Overlay::Confirm(Confirm::Quit {
-            running: c.running,
-            queued: c.queued,
-        }));
+        state.overlay = Some(Overlay::Confirm(Confirm::Quit));
     } else {
         out.push(Action::Term(Term::Quit));
     }

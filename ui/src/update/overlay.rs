@@ -114,7 +114,7 @@ pub(super) fn overlay_key(
     };
     if matches!(
         ov,
-        Overlay::Confirm(Confirm::Quit { .. }) | Overlay::Stopping { .. }
+        Overlay::Confirm(Confirm::Quit) | Overlay::Stopping { .. }
     ) {
         if quit_key(state, &mut ov, k, out) {
             state.overlay = Some(ov);
@@ -503,7 +503,7 @@ fn confirmed(c: &Confirm, force: bool) -> Action {
             verb: ResumeVerb::Abort,
             instructions: String::new(),
         }),
-        Confirm::Quit { .. } => Action::Term(Term::Detach),
+        Confirm::Quit => Action::Term(Term::Detach),
         Confirm::Land {
             job_id, strategy, ..
         } => Action::Write(Write::Land {

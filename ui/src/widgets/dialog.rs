@@ -16,7 +16,7 @@ use super::{centered, draw_overlay, hints, overlay_block};
 use crate::action::{BulkVerb, PromoteAction};
 use crate::state::Confirm;
 use crate::theme::{Slot, Theme};
-use crate::view::Snapshot;
+use crate::view::{Counts, Snapshot};
 use crate::work::LandStrategy;
 
 /// The dialog's width on this screen: roomy on a wide one, the screen less a margin on a
@@ -80,7 +80,8 @@ fn push_keys(lines: &mut Vec<Line>, keys: &[(String, &str)], theme: &Theme) {
     lines.push(Line::from(k));
 }
 
-pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme) {
+/// `counts` is the snapshot's: the quit question names the work as it stands now.
+pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, counts: Counts, theme: &Theme) {
     let text = theme.style(Slot::Text);
     let muted = theme.style(Slot::Muted);
     let (title, mut lines, keys): (String, Vec<Line>, Vec<(String, &str)>) = match c {
@@ -148,12 +149,13 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
             ],
             vec![("y".into(), "abort"), ("n/Esc".into(), "back")],
         ),
-        Confirm::Quit { running, queued } => (
+        Confirm::Quit => (
             "Quit the control room?".to_string(),
             vec![
                 say(
                     format!(
-                        " This control room's daemon has {running} running, {queued} queued job(s)."
+                        " This control room's daemon has {} running, {} queued job(s).",
+                        counts.running, counts.queued
                     ),
                     text,
                 ),
@@ -193,7 +195,7 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: &Theme)
         Confirm::Bulk { .. } | Confirm::BulkAnswer { .. } => many_confirm(c, theme),
     };
     push_keys(&mut lines, &keys, theme);
-    let danger = !matches!(c, Confirm::Quit { .. } | Confirm::Review { .. });
+    let danger = !matches!(c, Confirm::Quit | Confirm::Review { .. });
     dialog(frame, area, lines, &title, theme, danger);
 }
 

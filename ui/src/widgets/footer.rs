@@ -34,8 +34,9 @@ pub fn footer_hints(state: &State, snap: &Snapshot) -> Vec<(String, &'static str
     use Command::*;
     let (ctx, wanted) = match &state.overlay {
         // The quit question and the stopping frame take plain letters, shown in their box.
-        Some(Overlay::Confirm(crate::state::Confirm::Quit { .. }))
-        | Some(Overlay::Stopping { .. }) => return Vec::new(),
+        Some(Overlay::Confirm(crate::state::Confirm::Quit)) | Some(Overlay::Stopping { .. }) => {
+            return Vec::new();
+        }
         Some(ov) => overlay_keys(ov),
         None => pane_keys(state, snap),
     };
