@@ -24,7 +24,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{Action, EventKind, JobKind, JobState};
 use crate::engine::{self, EngineError};
-use crate::store::daemons::Queued;
+use crate::store::daemons::{self, Queued};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::{self, Job};
 
@@ -87,19 +87,6 @@ pub struct ClaimContext {
 
 /// How many queued jobs one claim pass looks at, at most, to find ones whose locks are free.
 const SCAN: usize = 256;
-
-/// A page of the queue after the first `offset`, oldest first, with each job's tree and
-/// host label.
-fn queued_page(
-    tx: &Tx<'_>,
-    only_root: Option<&str>,
-    offset: usize,
-    n: usize,
-) -> Result<Vec<Queued>, EngineError> {
-    Ok(crate::store::daemons::queued_in_trees(
-        tx, only_root, offset, n,
-    )?)
-}
 
 /// Read-only legs and moot seats (`seat`) of a repo with a git checkout run in their own
 /// detached worktree at the committed tip, keyed off `worktree:<path>`, so they run at once
@@ -191,7 +178,7 @@ pub fn claim(
                 break;
             }
             // Jobs claimed from the last page left the queue; skip only the ones passed over.
-            ids = queued_page(tx, ctx.only_root.as_deref(), scanned - out.len(), page)?;
+            ids = daemons::queued_page(tx, ctx.only_root.as_deref(), scanned - out.len(), page)?;
             scanned += ids.len();
             next = 0;
             if ids.is_empty() {

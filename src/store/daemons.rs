@@ -175,20 +175,6 @@ pub fn orphaned_running<'a>(
     )
 }
 
-/// Up to `n` queued jobs after the first `offset`, oldest first, of one tree or all, each
-/// with its host label: the page a daemon claims from.
-pub fn queued_page<'a>(
-    tx: impl Into<Tx<'a>>,
-    only_root: Option<&str>,
-    offset: usize,
-    n: usize,
-) -> Result<Vec<(String, Option<String>)>> {
-    Ok(queued_in_trees(tx, only_root, offset, n)?
-        .into_iter()
-        .map(|q| (q.id, q.on_label))
-        .collect())
-}
-
 /// A queued job as the claim first sees it: enough to take its tree's lock before reading
 /// the job itself.
 #[derive(Debug, Clone)]
@@ -198,8 +184,9 @@ pub struct Queued {
     pub on_label: Option<String>,
 }
 
-/// `queued_page` with each job's tree.
-pub fn queued_in_trees<'a>(
+/// Up to `n` queued jobs after the first `offset`, oldest first, of one tree or all, each
+/// with its tree and host label: the page a daemon claims from.
+pub fn queued_page<'a>(
     tx: impl Into<Tx<'a>>,
     only_root: Option<&str>,
     offset: usize,

@@ -71,12 +71,13 @@ pub fn run(mut term: Term, app: App) -> anyhow::Result<Exit> {
     terminal::on_hangup();
     let mut status = loader.daemon;
     let (tx, rx) = mpsc::channel::<Msg>();
-    let load_tx = spawn_loader(loader, tx.clone(), watch::poll_every(&home));
+    let store_watch = watch::StoreWatch::of(&home);
+    let load_tx = spawn_loader(loader, tx.clone(), store_watch.poll);
     let exec_tx = spawn_executor(executor, tx.clone(), load_tx.clone());
     spawn_input(tx.clone());
     spawn_probe(daemon.clone(), status, tx.clone());
     let mut killing = false;
-    watch::watch_store(&home, spawn_waker(load_tx.clone()));
+    store_watch.listen(spawn_waker(load_tx.clone()));
     let mut bell = super::notify::Bell::new(&home);
     let mut snap = Snapshot::empty(now_ms());
     if let Ok(size) = term.size() {

@@ -20,22 +20,35 @@ pub(crate) enum Wake {
     Notified,
 }
 
-/// Listens to a PostgreSQL store's change feed, which stops once `tx`'s receiver is gone
-/// (a SQLite store has none: its change signature is polled).
-pub(crate) fn watch_store(home: &crate::home::Home, tx: mpsc::Sender<Wake>) {
-    if let Ok(crate::store::Location::Postgres(url)) = crate::store::Location::of_home(home) {
-        crate::store::watch_changes(url, move |changed| {
-            !changed || tx.send(Wake::Notified).is_ok()
-        });
-    }
+/// How the loader learns of changes to `home`'s store: how often it reads the change
+/// signature (often on SQLite, where that read is the only wake-up; rarely on PostgreSQL),
+/// and for PostgreSQL the change feed, started by `listen` once the loader it wakes exists.
+pub(crate) struct StoreWatch {
+    pub poll: Duration,
+    feed: Option<String>,
 }
 
-/// How often the loader reads the store's change signature: often on SQLite, where that
-/// read is the only wake-up, rarely on PostgreSQL, where the feed wakes it.
-pub(crate) fn poll_every(home: &crate::home::Home) -> Duration {
-    match crate::store::Location::of_home(home) {
-        Ok(crate::store::Location::Postgres(_)) => SAFETY_POLL,
-        _ => SQLITE_POLL,
+impl StoreWatch {
+    pub(crate) fn of(home: &crate::home::Home) -> Self {
+        match crate::store::Location::of_home(home) {
+            Ok(crate::store::Location::Postgres(url)) => StoreWatch {
+                poll: SAFETY_POLL,
+                feed: Some(url),
+            },
+            _ => StoreWatch {
+                poll: SQLITE_POLL,
+                feed: None,
+            },
+        }
+    }
+
+    /// Listens to a PostgreSQL store's change feed until `tx`'s receiver is gone.
+    pub(crate) fn listen(self, tx: mpsc::Sender<Wake>) {
+        if let Some(url) = self.feed {
+            crate::store::watch_changes(url, move |changed| {
+                !changed || tx.send(Wake::Notified).is_ok()
+            });
+        }
     }
 }
 

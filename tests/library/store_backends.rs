@@ -514,7 +514,11 @@ fn the_aggregates_round_trip_on_both_backends() {
             "{b:?}"
         );
         assert_eq!(
-            daemons::queued_page(tx, Some("job-r"), 1, 5).unwrap(),
+            daemons::queued_page(tx, Some("job-r"), 1, 5)
+                .unwrap()
+                .into_iter()
+                .map(|q| (q.id, q.on_label))
+                .collect::<Vec<_>>(),
             [("job-r/b".to_string(), None)],
             "{b:?}"
         );

@@ -141,6 +141,15 @@ fn tree(store: &mut Store, clock: &ManualClock) -> String {
         .unwrap()
 }
 
+/// A store on `url` with agent `a` and two of its trees.
+fn two_trees(url: &str) -> (Store, String, String) {
+    let (mut store, _) = open(url);
+    agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
+    let clock = ManualClock::new(1_000);
+    let (a, b) = (tree(&mut store, &clock), tree(&mut store, &clock));
+    (store, a, b)
+}
+
 /// One event on tree `root` in a transaction scoped to `scope`.
 fn note(store: &mut Store, scope: &[String], root: &str) -> Result<i64, StoreError> {
     store.write_scoped(Scope::Trees(scope), |tx| {
@@ -152,10 +161,7 @@ fn note(store: &mut Store, scope: &[String], root: &str) -> Result<i64, StoreErr
 fn a_tree_held_open_stops_its_own_tree_and_plain_writes_but_not_another_tree() {
     let db = support::pg::database();
     let url = db.url();
-    let (mut store, _) = open(&url);
-    agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
-    let clock = ManualClock::new(1_000);
-    let (a, b) = (tree(&mut store, &clock), tree(&mut store, &clock));
+    let (mut store, a, b) = two_trees(&url);
 
     let stores: Vec<(Store, i32)> = (0..4).map(|_| open(&url)).collect();
     let [holder, other, same, plain] = <[_; 4]>::try_from(stores).ok().unwrap();
@@ -193,10 +199,7 @@ fn a_tree_held_open_stops_its_own_tree_and_plain_writes_but_not_another_tree() {
 #[test]
 fn a_write_outside_its_scope_runs_again_under_the_exclusive_lock() {
     let db = support::pg::database();
-    let (mut store, _) = open(&db.url());
-    agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
-    let clock = ManualClock::new(1_000);
-    let (a, b) = (tree(&mut store, &clock), tree(&mut store, &clock));
+    let (mut store, a, b) = two_trees(&db.url());
     let before = events::last_id(store.conn()).unwrap();
     let mut runs = 0;
     store
@@ -289,10 +292,7 @@ fn sends_to_one_thread_queue_and_stay_gap_free_while_other_threads_commit() {
 fn an_event_follower_waits_for_an_open_id_and_passes_a_rolled_back_one() {
     let db = support::pg::database();
     let url = db.url();
-    let (mut store, _) = open(&url);
-    agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
-    let clock = ManualClock::new(1_000);
-    let (a, b) = (tree(&mut store, &clock), tree(&mut store, &clock));
+    let (mut store, a, b) = two_trees(&url);
     let (mut holder, _) = open(&url);
     let cursor = events::last_id(store.conn()).unwrap();
     let b_scope = vec![b.clone()];
@@ -326,10 +326,7 @@ fn an_event_follower_waits_for_an_open_id_and_passes_a_rolled_back_one() {
 #[test]
 fn a_settled_job_s_spend_reaches_the_rollup_at_commit_or_when_asked() {
     let db = support::pg::database();
-    let (mut store, _) = open(&db.url());
-    agents::insert(store.conn(), &Agent::shell("a", "true")).unwrap();
-    let clock = ManualClock::new(1_000);
-    let (first, second) = (tree(&mut store, &clock), tree(&mut store, &clock));
+    let (mut store, first, second) = two_trees(&db.url());
     let settle = |tx: &Tx<'_>, id: &str| -> Result<(), StoreError> {
         let before = jobs::require(tx, id)?;
         let mut after = before.clone();
