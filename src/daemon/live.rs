@@ -1,9 +1,10 @@
 //! A running job's live activity: reads the runtime's output lines as they arrive (over
 //! every run of the job, repairs included), turns them into activity records, and hands
-//! them in batches (at most every `FLUSH_EVERY`, on boundaries every job shares) with the
-//! job's running spend to the daemon's one activity writer (`live/writer.rs`), which writes
-//! the batches of one boundary in one transaction. A root whose token or USD budget the running spend reaches has this leg stopped
-//! gracefully, with the reason in its events.
+//! them in batches, on the boundaries every job shares (200 ms apart with a few agents, up
+//! to a second with a fleet: `runtime::process::cadence`), with the job's running spend to
+//! the daemon's one activity writer (`live/writer.rs`), which writes the batches of one
+//! boundary in one transaction. A root whose token or USD budget the running spend reaches
+//! has this leg stopped gracefully, with the reason in its events.
 //!
 //! Owns batching and the live budget stop; parsing is `runtime::activity`, storage
 //! `store::activity`. The last batch is not written here: it rides on the settlement's
@@ -16,7 +17,6 @@ pub(crate) use writer::Batch;
 use crate::store::Tx;
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -32,8 +32,6 @@ use crate::store::activity::{NewActivity, Then};
 use crate::store::jobs::Job;
 use crate::store::{StoreError, runs};
 
-/// Longest a record waits before it is written.
-pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(200);
 /// Lines buffered between the child's output and the parser, and the bytes they may hold.
 const LINE_QUEUE: usize = 4096;
 const LINE_BYTES: usize = 256 * 1024;

@@ -57,6 +57,7 @@ struct Pool {
     started_ms: Millis,
     last_status_ms: Millis,
     last_sweep_ms: Millis,
+    last_stall_watch_ms: Millis,
     tick_ms: Millis,
     inflight: HashMap<String, InFlight>,
     task_jobs: HashMap<tokio::task::Id, String>,

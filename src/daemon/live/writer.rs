@@ -6,13 +6,13 @@
 //! Owns gathering batches and writing them; what a batch holds and what a budget stop does
 //! are `live.rs`'s.
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{FLUSH_EVERY, over_budget};
+use super::over_budget;
 use crate::daemon::Shared;
 use crate::domain::EventKind;
 use crate::runtime::activity::Activity;
@@ -44,16 +44,11 @@ pub(super) fn queue(shared: &Arc<Shared>) -> &mpsc::UnboundedSender<Batch> {
     })
 }
 
-/// The next shared flush boundary after `FLUSH_EVERY` from now: every recorder of the
-/// process flushes on the same instants, so their batches meet in one transaction.
+/// The next shared flush boundary: every recorder of the process flushes on the same
+/// instants (the cadence its readers read on, see `runtime::process::cadence`), so their
+/// batches meet in one transaction.
 pub(super) fn next_flush() -> tokio::time::Instant {
-    static EPOCH: OnceLock<tokio::time::Instant> = OnceLock::new();
-    let epoch = *EPOCH.get_or_init(tokio::time::Instant::now);
-    let now = tokio::time::Instant::now();
-    let period = FLUSH_EVERY.as_nanos();
-    let since = now.duration_since(epoch).as_nanos();
-    let periods = since / period + 1;
-    epoch + Duration::from_nanos((periods * period) as u64)
+    crate::runtime::process::next_boundary()
 }
 
 async fn write(shared: Weak<Shared>, mut rx: mpsc::UnboundedReceiver<Batch>) {

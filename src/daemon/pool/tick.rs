@@ -20,6 +20,9 @@ use crate::domain::JobState;
 use crate::engine;
 use crate::store::{Scope, Store, Tx, jobs};
 
+/// The stall watch runs at most this often, whatever the tick.
+const STALL_WATCH_EVERY_MS: Millis = 1_000;
+
 /// What one tick learned from the store.
 pub(super) struct TickReport {
     pub(super) claimed: Planned,
@@ -54,6 +57,7 @@ struct Pass {
     woke_only: bool,
     now: Millis,
     sweep_due: bool,
+    stall_watch_due: bool,
     beat_due: bool,
     registration: Arc<Registration>,
 }
@@ -207,6 +211,8 @@ impl Pass {
         let mut raised = Vec::new();
         if self.sweep_due {
             sweep(store, sh, config)?;
+        }
+        if self.stall_watch_due {
             raised = store.write(|tx| engine::stall::watch(tx, sh.env(config), stalls))?;
         }
         let claimed = settle_and_claim(store, sh, self.free, done, &self.ctx)?;
@@ -254,6 +260,13 @@ impl Pool {
         if sweep_due {
             self.last_sweep_ms = now;
         }
+        // A stall is a matter of seconds to minutes; with a fast tick, the watch (two reads
+        // per running job) would otherwise be most of what a streaming fleet's tick costs.
+        let stall_watch_due =
+            sweep_due && now - self.last_stall_watch_ms >= self.tick_ms.max(STALL_WATCH_EVERY_MS);
+        if stall_watch_due {
+            self.last_stall_watch_ms = now;
+        }
         let beat_due = now - self.last_beat_ms >= self.registration.beat_every();
         if beat_due {
             self.last_beat_ms = now;
@@ -267,6 +280,7 @@ impl Pool {
             woke_only,
             now,
             sweep_due,
+            stall_watch_due,
             beat_due,
             registration: self.registration.clone(),
         };

@@ -3,9 +3,7 @@
 //!
 //! Reads bytes it is given; never opens files or spawns.
 
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::sync::watch;
-
+use super::paced::{PacedPipe, read_fd};
 use super::{LINE_LIMIT, LineSender, OutputLine, OutputStream};
 
 /// Splits one stream into lines for the live feed.
@@ -135,21 +133,11 @@ impl Capture {
     }
 }
 
-/// Reads a pipe to its end (or until `stop`) into `cap`.
-pub(super) async fn read_capped(
-    mut r: impl AsyncRead + Unpin,
-    mut cap: Capture,
-    mut stop: watch::Receiver<bool>,
-) -> (Vec<u8>, bool) {
+/// Reads a pipe to its end (or until told to stop) into `cap`, on the cadence while the
+/// child is quiet.
+pub(super) async fn read_capped(mut pipe: PacedPipe, mut cap: Capture) -> (Vec<u8>, bool) {
     let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = tokio::select! {
-            read = r.read(&mut buf) => match read {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            },
-            _ = stop.wait_for(|s| *s) => break,
-        };
+    while let Some(n) = pipe.next(|fd| read_fd(fd, &mut buf)).await {
         cap.push(&buf[..n]).await;
     }
     cap.finish().await

@@ -5,27 +5,31 @@
 //! Owns spawning and killing only; what the arguments mean and how the output is read
 //! belongs to the adapters in the sibling files.
 
+mod cadence;
 mod capture;
 mod cgroup;
 mod group;
 mod guard;
 mod lines;
+mod paced;
 mod record;
 mod spawn;
 mod stdio;
 
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tokio::net::unix::pipe;
 use tokio::sync::watch;
 
+use cadence::Reading;
+pub(crate) use cadence::next_boundary;
 use capture::{Capture, LineFeed, read_capped};
 use group::terminate_group;
 pub use group::{kill_marked, signal_group};
 use guard::guard;
 pub(crate) use lines::{LineReceiver, LineSender, line_channel};
+use paced::PacedPipe;
 pub use record::read_record;
 use record::{Record, read_recorded};
 use spawn::Spec;
@@ -227,9 +231,9 @@ struct Running {
     child: spawn::Child,
     pgid: i32,
     stdin: Option<std::io::PipeWriter>,
-    stdout: pipe::Receiver,
+    stdout: OwnedFd,
     record: Option<std::fs::File>,
-    stderr: pipe::Receiver,
+    stderr: OwnedFd,
 }
 
 /// Spawns the child on its streams and puts its group in the guard's list before anything
@@ -287,39 +291,43 @@ async fn start(
 struct Readers {
     out: tokio::task::JoinHandle<(Vec<u8>, bool)>,
     err: tokio::task::JoinHandle<(Vec<u8>, bool)>,
-    /// Stops the pipe readers where they are.
-    stop: watch::Sender<bool>,
+    /// How the readers read: paced, draining, or stopped where they are.
+    mode: watch::Sender<Reading>,
+    /// The child counts in the cadence's period until its pipes are read.
+    _live: cadence::Live,
 }
 
 impl Readers {
     fn start(
-        stdout: pipe::Receiver,
+        stdout: OwnedFd,
         record: Option<std::fs::File>,
-        stderr: pipe::Receiver,
+        stderr: OwnedFd,
         lines: Option<LineSender>,
     ) -> Self {
         let feed = |stream| lines.clone().map(|tx| LineFeed::new(tx, stream));
-        let (stop, stop_rx) = watch::channel(false);
+        let (mode, mode_rx) = watch::channel(Reading::Paced);
+        let paced = |fd| PacedPipe::new(fd, mode_rx.clone());
         let out_capture = Capture::new(
             CAPTURE_HEAD,
             CAPTURE_LIMIT - CAPTURE_HEAD,
             feed(OutputStream::Stdout),
         );
         let out = match record {
-            Some(file) => tokio::spawn(read_recorded(
-                stdout,
-                Record::new(file),
-                out_capture,
-                stop_rx.clone(),
-            )),
-            None => tokio::spawn(read_capped(stdout, out_capture, stop_rx.clone())),
+            Some(file) => {
+                tokio::spawn(read_recorded(paced(stdout), Record::new(file), out_capture))
+            }
+            None => tokio::spawn(read_capped(paced(stdout), out_capture)),
         };
         let err = tokio::spawn(read_capped(
-            stderr,
+            paced(stderr),
             Capture::new(0, STDERR_TAIL_LIMIT, feed(OutputStream::Stderr)),
-            stop_rx,
         ));
-        Self { out, err, stop }
+        Self {
+            out,
+            err,
+            mode,
+            _live: cadence::Live::enlist(),
+        }
     }
 }
 
@@ -389,6 +397,8 @@ async fn collect(
     if let (Exit::TimedOut(_) | Exit::Killed(_), Some(job)) = (exit, marker) {
         kill_marked(&[job]);
     }
+    // The child is gone: what it left in the pipes is read at once, not on the cadence.
+    readers.mode.send_replace(Reading::Draining);
     // Leftover group members (a backgrounded grandchild) would hold the pipes open and
     // outlive the job; sweep them.
     signal_group(pgid, libc::SIGKILL);
@@ -402,7 +412,7 @@ async fn collect(
             if let Some(job) = marker {
                 kill_marked(&[job]);
             }
-            let _ = readers.stop.send(true);
+            readers.mode.send_replace(Reading::Stopped);
             both.await
         }
     };

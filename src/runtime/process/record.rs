@@ -20,10 +20,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use tokio::net::unix::pipe;
-use tokio::sync::watch;
-
 use super::capture::Capture;
+use super::paced::PacedPipe;
 use super::{CAPTURE_HEAD, CAPTURE_LIMIT};
 
 /// The most moved from the pipe in one step.
@@ -37,29 +35,15 @@ const TRIM_AT: u64 = (CAPTURE_LIMIT - 2 * CHUNK) as u64;
 const CUT_MARK: &std::ffi::CStr = c"user.gitmoot.cut";
 
 /// Moves the pipe's bytes into `record` and from there into `cap` until the pipe's end
-/// (or `stop`).
+/// (or until told to stop), on the cadence while the child is quiet.
 pub(super) async fn read_recorded(
-    pipe: pipe::Receiver,
+    mut pipe: PacedPipe,
     mut record: Record,
     mut cap: Capture,
-    mut stop: watch::Receiver<bool>,
 ) -> (Vec<u8>, bool) {
     let mut buf = vec![0u8; CHUNK];
-    loop {
-        let moved = tokio::select! {
-            ready = pipe.readable() => match ready {
-                Ok(()) => pipe.try_io(|| record.take(pipe.as_raw_fd(), &mut buf)),
-                Err(e) => Err(e),
-            },
-            _ = stop.wait_for(|s| *s) => break,
-        };
-        match moved {
-            Ok(0) => break,
-            Ok(n) => cap.push(&buf[..n]).await,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
+    while let Some(n) = pipe.next(|fd| record.take(fd, &mut buf)).await {
+        cap.push(&buf[..n]).await;
     }
     cap.finish().await
 }

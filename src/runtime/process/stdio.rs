@@ -6,7 +6,7 @@
 //! `group.rs`'s.
 
 use std::io::{PipeReader, PipeWriter};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -85,9 +85,16 @@ fn open_record(path: &Path) -> Result<std::fs::File, SpawnError> {
     Ok(file)
 }
 
-/// A pipe's reading end as tokio's.
-pub(super) fn receiver(r: PipeReader) -> std::io::Result<pipe::Receiver> {
-    pipe::Receiver::from_owned_fd(r.into())
+/// A pipe's reading end, non-blocking, for `paced.rs`.
+pub(super) fn receiver(r: PipeReader) -> std::io::Result<OwnedFd> {
+    let fd = OwnedFd::from(r);
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl(2) on a descriptor we own, only adding O_NONBLOCK.
+    let flags = unsafe { libc::fcntl(raw, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd)
 }
 
 /// Gives the running child its input. A prompt that fits the pipe's buffer is written at

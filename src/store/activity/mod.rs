@@ -10,7 +10,7 @@ use super::row::row_columns;
 use super::tx::{Param, Tx, params};
 use serde::Serialize;
 
-use super::Result;
+use super::{Backend, Result};
 use crate::clock::Millis;
 
 /// Records kept per job; past it one `truncated` record is written and the rest dropped.
@@ -249,31 +249,32 @@ fn upsert_live(conn: &Tx<'_>, job: &JobBatch<'_>, now: Millis, tally: &Tally<'_>
     Ok(())
 }
 
-/// Rows one statement inserts at most: every statement writing `activity` also writes the
-/// search index, and SQLite's FTS5 flushes its pending terms at each statement's end, so a
-/// writer's batches cost one flush per chunk instead of one per record.
-const ROWS_PER_INSERT: usize = 32;
-
-/// Inserts `rows` at `now`, in statements of up to `ROWS_PER_INSERT` rows (each chunk size
-/// is one statement text, so each is prepared once).
+/// Inserts `rows` at `now` in one statement, whatever their number: the rows travel as
+/// one JSON array the statement unpacks. Every statement writing `activity` also writes
+/// the search index, and SQLite's FTS5 flushes its pending terms (a new segment, merged
+/// later) at each statement's end; one statement of one text is also prepared once.
 fn insert_rows(conn: &Tx<'_>, now: Millis, rows: &[Row<'_>]) -> Result<()> {
-    for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let values: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let p = 5 * i + 2;
-                format!("(?{p}, ?{}, ?1, ?{}, ?{}, ?{})", p + 1, p + 2, p + 3, p + 4)
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail) VALUES {}",
-            values.join(", ")
-        );
-        let mut params: Vec<&dyn Param> = vec![&now];
-        for (job_id, seq, a) in chunk {
-            params.extend([job_id as &dyn Param, seq, &a.kind, &a.summary, &a.detail]);
-        }
-        conn.execute(&sql, &params)?;
+    if rows.is_empty() {
+        return Ok(());
     }
+    let unpacked: Vec<_> = rows
+        .iter()
+        .map(|(job_id, seq, a)| (job_id, seq, a.kind, a.summary, a.detail))
+        .collect();
+    let json = serde_json::to_string(&unpacked).expect("strings and numbers serialize");
+    let sql = match conn.backend() {
+        Backend::Sqlite => {
+            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail)
+             SELECT value ->> 0, value ->> 1, ?1, value ->> 2, value ->> 3, value ->> 4
+             FROM json_each(?2)"
+        }
+        Backend::Postgres => {
+            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail)
+             SELECT r ->> 0, (r ->> 1)::bigint, ?1, r ->> 2, r ->> 3, r ->> 4
+             FROM jsonb_array_elements(CAST(?2 AS text)::jsonb) AS r"
+        }
+    };
+    conn.execute(sql, params![now, json])?;
     Ok(())
 }
 
@@ -450,132 +451,4 @@ row_columns! {
 }
 
 #[cfg(test)]
-mod tests {
-    use rusqlite::Connection;
-
-    use super::*;
-
-    fn conn() -> Connection {
-        super::super::test_conn()
-    }
-
-    fn step(summary: &str) -> NewActivity<'_> {
-        NewActivity {
-            kind: "output",
-            summary,
-            detail: None,
-        }
-    }
-
-    /// A batch of job `j1`'s steps at `at`, the job still running.
-    fn append_running(c: &Connection, at: Millis, steps: &[NewActivity<'_>]) -> Appended {
-        append(
-            c,
-            "j1",
-            "r1",
-            at,
-            steps,
-            Then::Running(LiveSpend::default()),
-        )
-        .unwrap()
-    }
-
-    /// Many jobs' batches in one call store what one call per batch stores: each job's
-    /// seqs continue (a job twice in one call included) and chunks past one statement keep
-    /// their order.
-    #[test]
-    fn append_all_stores_what_one_append_per_batch_stores() {
-        let texts: Vec<String> = (0..70).map(|i| format!("line {i}")).collect();
-        let steps: Vec<_> = texts.iter().map(|t| step(t)).collect();
-        let running = Then::Running(LiveSpend::default());
-        let job = |job_id, batch| JobBatch {
-            job_id,
-            root_id: "r1",
-            batch,
-            then: running,
-        };
-        let (one, all) = (conn(), conn());
-        let calls = [
-            ("j1", &steps[..3]),
-            ("j2", &steps[3..50]),
-            ("j1", &steps[50..]),
-        ];
-        for (id, batch) in calls {
-            append(&one, id, "r1", 10, batch, running).unwrap();
-        }
-        let jobs: Vec<_> = calls.iter().map(|(id, b)| job(*id, *b)).collect();
-        let done = append_all(&all, 10, &jobs).unwrap();
-        assert_eq!(done.iter().map(|d| d.stored).sum::<u64>(), 70);
-        for id in ["j1", "j2"] {
-            let listed = |c: &Connection| {
-                let rows = list(c, id, 0, 100).unwrap();
-                rows.into_iter()
-                    .map(|r| (r.seq, r.summary))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(listed(&all), listed(&one), "{id}");
-            assert_eq!(of_job(&all, id).unwrap(), of_job(&one, id).unwrap());
-        }
-        assert_eq!(list(&all, "j1", 0, 100).unwrap().len(), 23);
-    }
-
-    #[test]
-    fn batches_continue_the_sequence_and_the_cap_writes_one_truncated_record() {
-        let c = conn();
-        append_running(&c, 10, &[step("a"), step("b")]);
-        append_running(&c, 20, &[step("c")]);
-        let got: Vec<_> = list(&c, "j1", 0, 10)
-            .unwrap()
-            .into_iter()
-            .map(|r| (r.seq, r.summary))
-            .collect();
-        assert_eq!(got, [(0, "a".into()), (1, "b".into()), (2, "c".into())]);
-        let many: Vec<String> = (0..MAX_RECORDS + 10).map(|i| i.to_string()).collect();
-        let batch: Vec<_> = many.iter().map(|s| step(s)).collect();
-        let done = append_running(&c, 30, &batch);
-        let info = of_job(&c, "j1").unwrap().unwrap();
-        assert_eq!(info.records, MAX_RECORDS);
-        assert!(info.truncated);
-        assert_eq!(info.last_kind.as_deref(), Some("truncated"));
-        assert_eq!(done.stored + 3 + 1, MAX_RECORDS);
-        assert_eq!(done.dropped, MAX_RECORDS + 10 - done.stored);
-        // Later batches add nothing, not even a second marker.
-        append_running(&c, 40, &[step("late")]);
-        assert_eq!(of_job(&c, "j1").unwrap().unwrap().records, MAX_RECORDS);
-    }
-
-    #[test]
-    fn live_spend_counts_running_jobs_until_they_finish() {
-        let c = conn();
-        let spend = |t, usd| {
-            Then::Running(LiveSpend {
-                tokens: t,
-                cost_usd: usd,
-            })
-        };
-        append(&c, "j1", "r1", 10, &[], spend(100, 0.5)).unwrap();
-        append(&c, "j2", "r1", 10, &[], spend(50, 0.25)).unwrap();
-        assert_eq!(live_root_spend(&c, "r1", "j2").unwrap().tokens, 100);
-        assert_eq!(live_spend_by_root(&c).unwrap()[0].1.tokens, 150);
-        finish(&c, "j1", "r1", 20, 7, 3).unwrap();
-        assert_eq!(live_root_spend(&c, "r1", "").unwrap().tokens, 50);
-        let j1 = of_job(&c, "j1").unwrap().unwrap();
-        assert_eq!(
-            (j1.cache_read_tokens, j1.cache_creation_tokens, j1.running),
-            (7, 3, false)
-        );
-        // A last batch closes the row in the same statement.
-        let last = Then::Finished {
-            cache_read_tokens: 4,
-            cache_creation_tokens: 1,
-        };
-        append(&c, "j2", "r1", 30, &[step("last")], last).unwrap();
-        assert_eq!(live_root_spend(&c, "r1", "").unwrap().tokens, 0);
-        let j2 = of_job(&c, "j2").unwrap().unwrap();
-        assert_eq!(
-            (j2.records, j2.last_summary.as_deref(), j2.running),
-            (1, Some("last"), false)
-        );
-        assert_eq!((j2.cache_read_tokens, j2.cache_creation_tokens), (4, 1));
-    }
-}
+mod tests;
