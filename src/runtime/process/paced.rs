@@ -114,7 +114,8 @@ impl PacedPipe {
                         self.rested = false;
                         tokio::select! {
                             _ = tokio::time::sleep_until(cadence::next_read()) => {}
-                            _ = self.mode.changed() => {}
+                            // The run that set the mode is gone: stop, as told.
+                            changed = self.mode.changed() => changed.ok()?,
                         }
                         continue;
                     }
@@ -144,7 +145,10 @@ impl PacedPipe {
                                 Ok(Err(_)) | Err(_) => continue,
                             }
                         }
-                        _ = mode.changed() => continue,
+                        changed = mode.changed() => {
+                            changed.ok()?;
+                            continue;
+                        }
                     }
                 }
             };
@@ -277,5 +281,20 @@ mod tests {
             (None, Duration::ZERO),
             "the stop ends a paced wait"
         );
+    }
+
+    /// A run dropped midway (its task cancelled) takes the mode's sender with it: its
+    /// readers stop rather than spin on a channel that can no longer change.
+    #[tokio::test(start_paused = true)]
+    async fn readers_whose_run_is_gone_stop() {
+        let (mut w, fd) = pipe();
+        let (tx, rx) = watch::channel(Reading::Paced);
+        let mut p = PacedPipe::new(fd, rx);
+        let mut buf = vec![0u8; 1024];
+        w.write_all(b"one\n").unwrap();
+        assert_eq!(next_timed(&mut p, &mut buf).await.0, Some(4));
+        drop(tx);
+        w.write_all(b"two\n").unwrap();
+        assert_eq!(next_timed(&mut p, &mut buf).await, (None, Duration::ZERO));
     }
 }
