@@ -48,16 +48,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
             submit_root(
                 tx,
                 &SystemClock,
-                SubmitRoot {
-                    agent: "chatty".into(),
-                    action: Action::Ask,
-                    prompt: "talk".into(),
-                    repo: None,
-                    model: None,
-                    timeout_ms: None,
-                    dispatched_by: "bench".into(),
-                    on_label: None,
-                },
+                SubmitRoot::new("chatty", Action::Ask, "talk", "bench"),
             )
         })
         .map_err(|e| err(&e))?;

@@ -134,16 +134,7 @@ pub(super) fn submit_as(store: &mut Store, agent: &str, n: usize) -> Result<Vec<
                     submit_root(
                         tx,
                         &SystemClock,
-                        SubmitRoot {
-                            agent: agent.into(),
-                            action: Action::Ask,
-                            prompt: format!("bench job {i}"),
-                            repo: None,
-                            model: None,
-                            timeout_ms: None,
-                            dispatched_by: "bench".into(),
-                            on_label: None,
-                        },
+                        SubmitRoot::new(agent, Action::Ask, format!("bench job {i}"), "bench"),
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()

@@ -48,16 +48,7 @@ fn run(path: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
         submit_root(
             tx,
             &clock,
-            SubmitRoot {
-                agent: "bench".into(),
-                action: Action::Ask,
-                prompt: "bench goal".into(),
-                repo: None,
-                model: None,
-                timeout_ms: None,
-                dispatched_by: "bench".into(),
-                on_label: None,
-            },
+            SubmitRoot::new("bench", Action::Ask, "bench goal", "bench"),
         )
     })?;
     let settle_one = |store: &mut Store, id: &str, r: GitmootResult| {

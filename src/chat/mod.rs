@@ -93,14 +93,13 @@ pub type Result<T, E = ChatError> = std::result::Result<T, E>;
 /// thread's repo, recorded as dispatched by it so its result finds its way back.
 fn thread_job(thread: &Thread, agent: &str, action: Action, prompt: String) -> SubmitRoot {
     SubmitRoot {
-        agent: agent.to_string(),
-        action,
-        prompt,
         repo: Some(thread.repo.clone()),
-        model: None,
-        timeout_ms: None,
-        dispatched_by: format!("chat:{}", thread.id),
-        on_label: None,
+        ..SubmitRoot::new(
+            agent.to_string(),
+            action,
+            prompt,
+            format!("chat:{}", thread.id),
+        )
     }
 }
 

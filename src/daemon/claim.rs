@@ -377,14 +377,8 @@ mod tests {
                     tx,
                     clock,
                     SubmitRoot {
-                        agent: "a".into(),
-                        action: Action::Ask,
-                        prompt: "p".into(),
                         repo: repo.map(str::to_string),
-                        model: None,
-                        timeout_ms: None,
-                        dispatched_by: "test".into(),
-                        on_label: None,
+                        ..SubmitRoot::new("a", Action::Ask, "p", "test")
                     },
                 )
             })

@@ -136,14 +136,8 @@ fn submit(store: &mut Store, prompt: &str, action: Action) -> anyhow::Result<Str
             tx,
             &SystemClock,
             SubmitRoot {
-                agent: agent.into(),
-                action,
-                prompt: prompt.into(),
                 repo: Some(repo.into()),
-                model: None,
-                timeout_ms: None,
-                dispatched_by: "demo".into(),
-                on_label: None,
+                ..SubmitRoot::new(agent, action, prompt, "demo")
             },
         )
     })?)

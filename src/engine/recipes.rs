@@ -209,14 +209,13 @@ pub fn start(tx: &Tx<'_>, env: Env<'_>, r: RecipeRun) -> Result<Started, EngineE
         tx,
         env.clock,
         SubmitRoot {
-            agent: r.agent.clone(),
-            action: Action::Ask,
-            prompt,
             repo: r.repo.clone(),
-            model: None,
-            timeout_ms: None,
-            dispatched_by: format!("orchestrate:{}", r.recipe.as_str()),
-            on_label: None,
+            ..SubmitRoot::new(
+                r.agent.clone(),
+                Action::Ask,
+                prompt,
+                format!("orchestrate:{}", r.recipe.as_str()),
+            )
         },
     )?;
     let ids: Vec<String> = legs.iter().map(|d| d.id.clone()).collect();

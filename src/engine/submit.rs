@@ -28,6 +28,29 @@ pub struct SubmitRoot {
     pub on_label: Option<String>,
 }
 
+impl SubmitRoot {
+    /// `action` of `agent` on `prompt`, asked for by `dispatched_by`, with the agent's own
+    /// model, no repo, deadline or host label: a caller that sets those sets them after
+    /// (`SubmitRoot { repo, ..SubmitRoot::new(…) }`).
+    pub fn new(
+        agent: impl Into<String>,
+        action: Action,
+        prompt: impl Into<String>,
+        dispatched_by: impl Into<String>,
+    ) -> Self {
+        Self {
+            agent: agent.into(),
+            action,
+            prompt: prompt.into(),
+            repo: None,
+            model: None,
+            timeout_ms: None,
+            dispatched_by: dispatched_by.into(),
+            on_label: None,
+        }
+    }
+}
+
 /// Records a queued root job and its run; returns the root id.
 pub fn submit_root(tx: &Tx<'_>, clock: &dyn Clock, s: SubmitRoot) -> Result<String, EngineError> {
     if s.prompt.trim().is_empty() {

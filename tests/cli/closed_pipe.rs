@@ -69,14 +69,8 @@ fn agent(name: &str, repos: &[&str]) -> Agent {
 
 fn root(agent: &str, prompt: String) -> SubmitRoot {
     SubmitRoot {
-        agent: agent.into(),
-        action: Action::Ask,
-        prompt,
         repo: Some("acme/api".into()),
-        model: None,
-        timeout_ms: None,
-        dispatched_by: "cli".into(),
-        on_label: None,
+        ..SubmitRoot::new(agent, Action::Ask, prompt, "cli")
     }
 }
 

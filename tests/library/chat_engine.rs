@@ -117,14 +117,8 @@ impl Fixture {
                     tx,
                     clock,
                     engine::SubmitRoot {
-                        agent: "coord".into(),
-                        action: Action::Ask,
-                        prompt: prompt.into(),
                         repo: Some(REPO.into()),
-                        model: None,
-                        timeout_ms: None,
-                        dispatched_by: "cli".into(),
-                        on_label: None,
+                        ..engine::SubmitRoot::new("coord", Action::Ask, prompt, "cli")
                     },
                 )
             })

@@ -266,16 +266,12 @@ fn submit(store: &mut Store, n: usize) -> Vec<String> {
                     submit_root(
                         tx,
                         &SystemClock,
-                        SubmitRoot {
-                            agent: "ana".into(),
-                            action: Action::Ask,
-                            prompt: format!("job number {i}\nsecond line"),
-                            repo: None,
-                            model: None,
-                            timeout_ms: None,
-                            dispatched_by: "test".into(),
-                            on_label: None,
-                        },
+                        SubmitRoot::new(
+                            "ana",
+                            Action::Ask,
+                            format!("job number {i}\nsecond line"),
+                            "test",
+                        ),
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()

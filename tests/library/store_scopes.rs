@@ -122,22 +122,7 @@ impl Drop for Held {
 
 fn tree(store: &mut Store, clock: &ManualClock) -> String {
     store
-        .write(|tx| {
-            submit_root(
-                tx,
-                clock,
-                SubmitRoot {
-                    agent: "a".into(),
-                    action: Action::Ask,
-                    prompt: "p".into(),
-                    repo: None,
-                    model: None,
-                    timeout_ms: None,
-                    dispatched_by: "test".into(),
-                    on_label: None,
-                },
-            )
-        })
+        .write(|tx| submit_root(tx, clock, SubmitRoot::new("a", Action::Ask, "p", "test")))
         .unwrap()
 }
 

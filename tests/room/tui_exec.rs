@@ -117,16 +117,7 @@ fn cancel_and_kill_reach_the_engine_and_refusals_come_back_as_errors() {
             gitmoot::engine::submit_root(
                 tx,
                 &SystemClock,
-                gitmoot::engine::SubmitRoot {
-                    agent: "scout".into(),
-                    action: JobAction::Ask,
-                    prompt: "look around".into(),
-                    repo: None,
-                    model: None,
-                    timeout_ms: None,
-                    dispatched_by: "test".into(),
-                    on_label: None,
-                },
+                gitmoot::engine::SubmitRoot::new("scout", JobAction::Ask, "look around", "test"),
             )
         })
         .unwrap();

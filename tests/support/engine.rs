@@ -107,14 +107,8 @@ impl<B: OnBackend> Harness<B> {
                     tx,
                     &clock,
                     SubmitRoot {
-                        agent: "coord".into(),
-                        action: Action::Ask,
-                        prompt: "Ship the release notes".into(),
                         repo: Some("acme/api".into()),
-                        model: None,
-                        timeout_ms: None,
-                        dispatched_by: "test".into(),
-                        on_label: None,
+                        ..SubmitRoot::new("coord", Action::Ask, "Ship the release notes", "test")
                     },
                 )
             })
