@@ -10,7 +10,7 @@ use super::row::row_columns;
 use super::tx::{Param, Tx, params};
 use serde::Serialize;
 
-use super::{Backend, Result};
+use super::Result;
 use crate::clock::Millis;
 
 /// Records kept per job; past it one `truncated` record is written and the rest dropped.
@@ -249,32 +249,31 @@ fn upsert_live(conn: &Tx<'_>, job: &JobBatch<'_>, now: Millis, tally: &Tally<'_>
     Ok(())
 }
 
-/// Inserts `rows` at `now` in one statement, whatever their number: the rows travel as
-/// one JSON array the statement unpacks. Every statement writing `activity` also writes
-/// the search index, and SQLite's FTS5 flushes its pending terms (a new segment, merged
-/// later) at each statement's end; one statement of one text is also prepared once.
+/// Rows one statement inserts at most: every statement writing `activity` also writes the
+/// search index, and SQLite's FTS5 flushes its pending terms at each statement's end, so a
+/// writer's batches cost one flush per chunk instead of one per record.
+const ROWS_PER_INSERT: usize = 32;
+
+/// Inserts `rows` at `now`, in statements of up to `ROWS_PER_INSERT` rows (each chunk size
+/// is one statement text, so each is prepared once).
 fn insert_rows(conn: &Tx<'_>, now: Millis, rows: &[Row<'_>]) -> Result<()> {
-    if rows.is_empty() {
-        return Ok(());
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p = 5 * i + 2;
+                format!("(?{p}, ?{}, ?1, ?{}, ?{}, ?{})", p + 1, p + 2, p + 3, p + 4)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail) VALUES {}",
+            values.join(", ")
+        );
+        let mut params: Vec<&dyn Param> = vec![&now];
+        for (job_id, seq, a) in chunk {
+            params.extend([job_id as &dyn Param, seq, &a.kind, &a.summary, &a.detail]);
+        }
+        conn.execute(&sql, &params)?;
     }
-    let unpacked: Vec<_> = rows
-        .iter()
-        .map(|(job_id, seq, a)| (job_id, seq, a.kind, a.summary, a.detail))
-        .collect();
-    let json = serde_json::to_string(&unpacked).expect("strings and numbers serialize");
-    let sql = match conn.backend() {
-        Backend::Sqlite => {
-            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail)
-             SELECT value ->> 0, value ->> 1, ?1, value ->> 2, value ->> 3, value ->> 4
-             FROM json_each(?2)"
-        }
-        Backend::Postgres => {
-            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail)
-             SELECT r ->> 0, (r ->> 1)::bigint, ?1, r ->> 2, r ->> 3, r ->> 4
-             FROM jsonb_array_elements(CAST(?2 AS text)::jsonb) AS r"
-        }
-    };
-    conn.execute(sql, params![now, json])?;
     Ok(())
 }
 

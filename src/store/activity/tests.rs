@@ -67,8 +67,8 @@ fn append_all_stores_what_one_append_per_batch_stores() {
     assert_eq!(list(&all, "j1", 0, 100).unwrap().len(), 23);
 }
 
-/// The rows travel to the statement as JSON: whatever text a step holds comes back as
-/// it went in, a missing detail stays missing, and a large seq stays a number.
+/// Whatever text a step holds comes back as it went in (quotes, NUL, JSON-looking text),
+/// and a missing detail stays missing.
 #[test]
 fn every_text_survives_the_trip_through_the_statement() {
     let c = conn();
