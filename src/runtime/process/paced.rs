@@ -195,8 +195,22 @@ mod tests {
         (w, super::super::stdio::receiver(r).unwrap())
     }
 
-    /// Whether `fd` is in one of this process's epoll sets (`tfd:` lines of their fdinfo).
+    /// Whether `fd`'s pipe is in one of this process's epoll sets: a `tfd:` line of their
+    /// fdinfo naming both its number and its inode. The number alone is not enough: an
+    /// entry outlives its descriptor while another process (a spawned child, the guard)
+    /// still holds the pipe, so another test's closed pipe may have had this number.
     fn in_an_epoll_set(fd: RawFd) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let ino = std::fs::metadata(format!("/proc/self/fd/{fd}"))
+            .unwrap()
+            .ino();
+        // `tfd:        5 events:       19 data: 5  pos:0 ino:4c1 sdev:d`
+        let names = |l: &str| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            fields.first() == Some(&"tfd:")
+                && fields.get(1) == Some(&fd.to_string().as_str())
+                && fields.contains(&format!("ino:{ino:x}").as_str())
+        };
         std::fs::read_dir("/proc/self/fd")
             .unwrap()
             .flatten()
@@ -209,7 +223,7 @@ mod tests {
                     ))
                     .unwrap_or_default()
                     .lines()
-                    .any(|l| l.split_whitespace().nth(1) == Some(&fd.to_string()))
+                    .any(names)
             })
     }
 
@@ -249,7 +263,13 @@ mod tests {
             let got = next_timed(&mut p, &mut buf).await;
             (got, p, buf)
         });
+        let mut looked = 0;
         while !in_an_epoll_set(raw) {
+            looked += 1;
+            assert!(
+                looked < 1_000,
+                "a busy, empty pipe is waited on for readiness"
+            );
             tokio::task::yield_now().await;
         }
         w.write_all(b"three\n").unwrap();
