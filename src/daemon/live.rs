@@ -156,7 +156,9 @@ async fn record(
                 let spend_changed = now_usage != usage;
                 usage = now_usage;
                 if flush_at.is_none() && (!pending.is_empty() || spend_changed) {
-                    flush_at = Some(writer::next_flush());
+                    // Every recorder flushes on the boundaries its readers read on, so the
+                    // batches of one boundary meet in one of the writer's transactions.
+                    flush_at = Some(crate::runtime::process::next_boundary());
                 }
             }
             Some(reply) = sync_rx.recv() => {

@@ -44,13 +44,6 @@ pub(super) fn queue(shared: &Arc<Shared>) -> &mpsc::UnboundedSender<Batch> {
     })
 }
 
-/// The next shared flush boundary: every recorder of the process flushes on the same
-/// instants (the cadence its readers read on, see `runtime::process::cadence`), so their
-/// batches meet in one transaction.
-pub(super) fn next_flush() -> tokio::time::Instant {
-    crate::runtime::process::next_boundary()
-}
-
 async fn write(shared: Weak<Shared>, mut rx: mpsc::UnboundedReceiver<Batch>) {
     while let Some(first) = rx.recv().await {
         tokio::time::sleep(GATHER).await;

@@ -190,9 +190,19 @@ mod tests {
 
     use super::*;
 
-    fn pipe() -> (std::io::PipeWriter, OwnedFd) {
+    /// A pipe's writing end, and its reading end paced under a mode still `Paced` (with
+    /// the mode's sender and the read end's descriptor).
+    fn paced_pipe() -> (
+        std::io::PipeWriter,
+        watch::Sender<Reading>,
+        PacedPipe,
+        RawFd,
+    ) {
         let (r, w) = std::io::pipe().unwrap();
-        (w, super::super::stdio::receiver(r).unwrap())
+        let fd = super::super::stdio::receiver(r).unwrap();
+        let raw = fd.as_raw_fd();
+        let (tx, rx) = watch::channel(Reading::Paced);
+        (w, tx, PacedPipe::new(fd, rx), raw)
     }
 
     /// Whether `fd`'s pipe is in one of this process's epoll sets: a `tfd:` line of their
@@ -235,10 +245,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_quiet_pipe_is_read_on_the_cadence_outside_epoll_and_a_busy_one_at_once() {
-        let (mut w, fd) = pipe();
-        let raw = fd.as_raw_fd();
-        let (_tx, rx) = watch::channel(Reading::Paced);
-        let mut p = PacedPipe::new(fd, rx);
+        let (mut w, _tx, mut p, raw) = paced_pipe();
         let mut buf = vec![0u8; 64 * 1024];
         w.write_all(b"one\n").unwrap();
         assert_eq!(
@@ -288,9 +295,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_gone_child_is_drained_at_once_and_a_stop_ends_the_reading() {
-        let (mut w, fd) = pipe();
-        let (tx, rx) = watch::channel(Reading::Paced);
-        let mut p = PacedPipe::new(fd, rx);
+        let (mut w, tx, mut p, _) = paced_pipe();
         let mut buf = vec![0u8; 1024];
         w.write_all(b"result\n").unwrap();
         assert_eq!(next_timed(&mut p, &mut buf).await.0, Some(7));
@@ -303,9 +308,7 @@ mod tests {
         );
         assert_eq!(next_timed(&mut p, &mut buf).await, (None, Duration::ZERO));
 
-        let (mut w, fd) = pipe();
-        let (tx, rx) = watch::channel(Reading::Paced);
-        let mut p = PacedPipe::new(fd, rx);
+        let (mut w, tx, mut p, _) = paced_pipe();
         w.write_all(b"one\n").unwrap();
         assert_eq!(next_timed(&mut p, &mut buf).await.0, Some(4));
         let waiting = tokio::spawn(async move { next_timed(&mut p, &mut buf).await });
@@ -322,9 +325,7 @@ mod tests {
     /// readers stop rather than spin on a channel that can no longer change.
     #[tokio::test(start_paused = true)]
     async fn readers_whose_run_is_gone_stop() {
-        let (mut w, fd) = pipe();
-        let (tx, rx) = watch::channel(Reading::Paced);
-        let mut p = PacedPipe::new(fd, rx);
+        let (mut w, tx, mut p, _) = paced_pipe();
         let mut buf = vec![0u8; 1024];
         w.write_all(b"one\n").unwrap();
         assert_eq!(next_timed(&mut p, &mut buf).await.0, Some(4));

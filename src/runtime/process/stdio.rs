@@ -88,13 +88,22 @@ fn open_record(path: &Path) -> Result<std::fs::File, SpawnError> {
 /// A pipe's reading end, non-blocking, for `paced.rs`.
 pub(super) fn receiver(r: PipeReader) -> std::io::Result<OwnedFd> {
     let fd = OwnedFd::from(r);
-    let raw = fd.as_raw_fd();
-    // SAFETY: fcntl(2) on a descriptor we own, only adding O_NONBLOCK.
-    let flags = unsafe { libc::fcntl(raw, libc::F_GETFL) };
-    if flags < 0 || unsafe { libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    set_nonblocking(fd.as_raw_fd())?;
     Ok(fd)
+}
+
+/// Adds `O_NONBLOCK` to a descriptor the caller holds.
+fn set_nonblocking(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl(2) on a descriptor the caller holds, only adding O_NONBLOCK.
+    let set = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    if set {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Gives the running child its input. A prompt that fits the pipe's buffer is written at
@@ -126,15 +135,7 @@ pub(super) fn feed(
 fn prefill(pipe: &PipeWriter, bytes: &[u8]) -> std::io::Result<usize> {
     use std::io::Write;
     use std::os::fd::AsRawFd;
-    let fd = pipe.as_raw_fd();
-    // SAFETY: flags of a descriptor this function's caller owns.
-    let set = unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-    };
-    if !set {
-        return Err(std::io::Error::last_os_error());
-    }
+    set_nonblocking(pipe.as_raw_fd())?;
     let mut written = 0;
     let mut w = pipe;
     while written < bytes.len() {
