@@ -34,6 +34,9 @@ use crate::clock::Millis;
 use crate::config::Config;
 use crate::runtime::KillRequest;
 
+/// How often the status file is rewritten for its heartbeat alone.
+const HEARTBEAT_EVERY_MS: Millis = 1_000;
+
 /// One job this daemon is running.
 struct InFlight {
     agent: String,
@@ -56,6 +59,8 @@ struct Pool {
     status_path: PathBuf,
     started_ms: Millis,
     last_status_ms: Millis,
+    /// The running jobs the status file last named.
+    status_running: Vec<RunningJob>,
     last_sweep_ms: Millis,
     last_stall_watch_ms: Millis,
     tick_ms: Millis,
@@ -185,11 +190,25 @@ impl Pool {
 
     /// Writes the status file at most every 250 ms, or every 50 ms when jobs just started:
     /// a burst of trivial jobs would otherwise pay a file write and rename each (a fifth of
-    /// the daemon's own cost per job); a start skipped here shows on the next tick.
+    /// the daemon's own cost per job); a start skipped here shows on the next tick. While
+    /// the same jobs run, only the heartbeat moves, rewritten once a second: readers call a
+    /// daemon stale after ten, and a streaming fleet paid a file a quarter second for it.
     fn write_status(&mut self, force: bool) {
         let now = self.shared.clock.now_ms();
         let every = if force { 50 } else { 250 };
         if now - self.last_status_ms < every {
+            return;
+        }
+        let running: Vec<RunningJob> = self
+            .inflight
+            .iter()
+            .map(|(id, f)| RunningJob {
+                id: id.clone(),
+                agent: f.agent.clone(),
+                started_ms: f.started_ms,
+            })
+            .collect();
+        if running == self.status_running && now - self.last_status_ms < HEARTBEAT_EVERY_MS {
             return;
         }
         self.last_status_ms = now;
@@ -198,19 +217,12 @@ impl Pool {
             started_ms: self.started_ms,
             parallel: self.parallel,
             last_tick_ms: now,
-            running: self
-                .inflight
-                .iter()
-                .map(|(id, f)| RunningJob {
-                    id: id.clone(),
-                    agent: f.agent.clone(),
-                    started_ms: f.started_ms,
-                })
-                .collect(),
+            running,
         };
         if let Err(e) = status::write(&self.status_path, &file) {
             tracing::warn!("writing the daemon status: {e}");
         }
+        self.status_running = file.running;
     }
 }
 

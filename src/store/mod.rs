@@ -263,6 +263,16 @@ impl Store {
         // Every statement goes through `prepare_cached`; one settlement alone uses more
         // than rusqlite's default 16, which then evicts and re-parses them on every job.
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // Plans that do not depend on bound values: otherwise a statement with a `col = ?`
+        // filter its index does not cover is marked to be re-planned on rebinding, and
+        // rusqlite clears the bindings of every statement it returns to its cache, so such
+        // a statement was parsed and planned again on every use: several times per job in
+        // the daemon (a tree's queued jobs, a job's open escalation, the claim's queue
+        // page), once per tree in the control room's first load.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
         let mut conn = conn;
         schema::migrate(&mut conn, path)?;
         Ok(Self {
@@ -373,15 +383,6 @@ impl Store {
         // Each settlement of a batch runs under its own savepoint, whose statement journal
         // would otherwise be a temp file written page by page on every pass.
         conn.pragma_update(None, "temp_store", "MEMORY")?;
-        // Plans that do not depend on bound values: otherwise a statement with a `col = ?`
-        // filter its index does not cover is marked to be re-planned on rebinding, and
-        // rusqlite clears the bindings of every statement it returns to its cache, so such
-        // a statement (a tree's queued jobs, a job's open escalation, the claim's queue
-        // page) was parsed and planned again on every use, several times per job.
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
-            true,
-        )?;
         // Checkpoint every ~40 MB of WAL rather than every 4 MB: a checkpoint copies pages
         // back and syncs the file, a few percent of a busy daemon's time, and ten times
         // fewer of them rewrite the hot index pages ten times less often. Readers scan a

@@ -11,7 +11,7 @@ use crate::domain::{JobKind, JobState};
 use gitmoot_types::JobNode;
 
 /// What each column of `tree_rows`' select reads, `table.column`, to name a damaged one.
-const TREE_COLUMNS: [&str; 17] = [
+const TREE_COLUMNS: [&str; 15] = [
     "jobs.id",
     "jobs.parent_id",
     "jobs.delegation_id",
@@ -20,7 +20,6 @@ const TREE_COLUMNS: [&str; 17] = [
     "jobs.action",
     "jobs.state",
     "jobs.result",
-    "jobs.result",
     "jobs.depth",
     "jobs.started_ms",
     "jobs.finished_ms",
@@ -28,7 +27,6 @@ const TREE_COLUMNS: [&str; 17] = [
     "delegations.spec",
     "jobs.created_ms",
     "jobs.attempt",
-    "jobs.result",
 ];
 
 /// Every job of the tree rooted at `root_id`, oldest first, each a tree row of its own (the
@@ -36,33 +34,40 @@ const TREE_COLUMNS: [&str; 17] = [
 /// result JSON, an unknown state, text in an integer column) comes back marked
 /// `unreadable` with the column named, so one damaged row never hides its tree.
 pub fn tree_rows<'a>(tx: impl Into<Tx<'a>>, root_id: &str) -> Result<Vec<JobNode>> {
-    // JSON is read only where it is valid: SQLite fails the whole query on one bad document.
-    tx.into().query_map(
-        "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
-                CASE WHEN json_valid(j.result) THEN json_extract(j.result, '$.decision') END,
-                CASE WHEN json_valid(j.result) THEN json_extract(j.result, '$.summary') END,
-                j.depth, j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out,
+    tx.into()
+        .query_map(TREE_SQL, params![root_id], |r| match tree_row(r) {
+            Err(StoreError::Column { index, .. }) => Ok(unreadable_row(
+                r,
+                TREE_COLUMNS[index.min(TREE_COLUMNS.len() - 1)],
+            )),
+            row => row,
+        })
+}
+
+/// `tree_rows`' select. The result is decoded by the row rather than by SQLite's JSON
+/// functions: each of those parses the whole document again, and the three a row needed
+/// (valid? decision? summary?) were most of what the control room's first load cost. A
+/// spec's deps take one such call, guarded, as SQLite fails the whole query on one bad
+/// document.
+const TREE_SQL: &str =
+    "SELECT j.id, j.parent_id, j.delegation_id, j.kind, j.agent, j.action, j.state,
+                j.result, j.depth, j.started_ms, j.finished_ms, j.tokens_in + j.tokens_out,
                 CASE WHEN json_valid(d.spec) THEN json_extract(d.spec, '$.deps') END,
-                j.created_ms, j.attempt,
-                CASE WHEN j.result IS NULL OR json_valid(j.result) THEN 1 ELSE 0 END
+                j.created_ms, j.attempt
          FROM jobs j
          LEFT JOIN delegations d ON d.parent_id = j.parent_id AND d.delegation_id = j.delegation_id
-         WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid",
-        params![root_id],
-        |r| {
-            let damaged = match tree_row(r) {
-                Ok(node) if r.get::<i64>(16)? == 1 => return Ok(node),
-                Ok(_) => 16,
-                Err(StoreError::Column { index, .. }) => index,
-                Err(e) => return Err(e),
-            };
-            Ok(unreadable_row(r, TREE_COLUMNS[damaged.min(16)]))
-        },
-    )
+         WHERE j.root_id = ?1 ORDER BY j.created_ms, j.rowid";
+
+/// What a tree row shows of a job's result; the rest of the document is only checked.
+#[derive(Default, serde::Deserialize)]
+struct Headline {
+    decision: Option<String>,
+    summary: Option<String>,
 }
 
 fn tree_row(r: &Row<'_>) -> Result<JobNode> {
-    let deps: Option<String> = r.get(13)?;
+    let deps: Option<String> = r.get(12)?;
+    let headline = r.json::<Option<Headline>>(7)?.flatten().unwrap_or_default();
     Ok(JobNode {
         id: r.get(0)?,
         parent_id: r.get(1)?,
@@ -71,17 +76,17 @@ fn tree_row(r: &Row<'_>) -> Result<JobNode> {
         agent: r.get(4)?,
         action: r.get(5)?,
         state: r.get(6)?,
-        decision: r.get(7)?,
-        summary: r.get(8)?,
-        depth: r.get(9)?,
+        decision: headline.decision,
+        summary: headline.summary,
+        depth: r.get(8)?,
         deps: deps
             .and_then(|d| serde_json::from_str(&d).ok())
             .unwrap_or_default(),
-        created_ms: r.get(14)?,
-        started_ms: r.get(10)?,
-        finished_ms: r.get(11)?,
-        tokens: r.get::<i64>(12)? as u64,
-        attempt: r.get(15)?,
+        created_ms: r.get(13)?,
+        started_ms: r.get(9)?,
+        finished_ms: r.get(10)?,
+        tokens: r.get::<i64>(11)? as u64,
+        attempt: r.get(14)?,
         unreadable: None,
         children: Vec::new(),
     })
@@ -105,13 +110,13 @@ fn unreadable_row(r: &Row<'_>, column: &str) -> JobNode {
         state: r.get(6).unwrap_or(JobState::Failed),
         decision: None,
         summary: None,
-        depth: r.get(9).unwrap_or_else(|_| id.matches('/').count() as u32),
+        depth: r.get(8).unwrap_or_else(|_| id.matches('/').count() as u32),
         deps: Vec::new(),
-        created_ms: r.get(14).unwrap_or(0),
-        started_ms: r.get(10).ok().flatten(),
-        finished_ms: r.get(11).ok().flatten(),
+        created_ms: r.get(13).unwrap_or(0),
+        started_ms: r.get(9).ok().flatten(),
+        finished_ms: r.get(10).ok().flatten(),
         tokens: 0,
-        attempt: r.get(15).unwrap_or(1),
+        attempt: r.get(14).unwrap_or(1),
         unreadable: Some(column.to_string()),
         children: Vec::new(),
         id,
@@ -191,10 +196,15 @@ pub(crate) fn agent_and_summary<'a>(
         "SELECT agent, result FROM jobs WHERE id = ?1",
         params![job_id],
         |r| {
+            /// Only the summary is decoded; the rest of the document is only checked.
+            #[derive(serde::Deserialize)]
+            struct Summary {
+                summary: Option<String>,
+            }
             let result: Option<String> = r.get(1)?;
             let summary = result
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .and_then(|v| v.get("summary")?.as_str().map(str::to_string));
+                .and_then(|t| serde_json::from_str::<Summary>(&t).ok())
+                .and_then(|s| s.summary);
             Ok((r.get(0)?, summary))
         },
     )
@@ -250,4 +260,53 @@ pub(crate) fn leg_state<'a>(
         params![parent, delegation],
         |r| r.get(0),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::domain::{Action, JobKind};
+    use crate::store::Store;
+    use crate::store::jobs::{self, Job};
+    use crate::store::runs;
+
+    /// A store's statements are planned once: the control room reads every tree it shows
+    /// through this one statement, and each rebinding must not parse and plan it again.
+    #[test]
+    fn a_tree_read_again_for_another_root_is_not_planned_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("gitmoot.db")).unwrap();
+        let roots: Vec<String> = (0..3).map(|i| format!("job-{i}")).collect();
+        store
+            .write(|tx| {
+                roots.iter().try_for_each(|id| {
+                    let (kind, agent) = (JobKind::Root, "a".to_string());
+                    let job = Job::queued(
+                        id.clone(),
+                        id.clone(),
+                        kind,
+                        agent,
+                        Action::Ask,
+                        "p".into(),
+                        0,
+                    );
+                    runs::put(tx, &runs::Run::new(id.clone(), "a".into(), None, 0))?;
+                    jobs::put(tx, &job)
+                })
+            })
+            .unwrap();
+        for root in &roots {
+            assert_eq!(super::tree_rows(store.conn(), root).unwrap().len(), 1);
+        }
+        let conn = store.conn();
+        let statement = conn
+            .sqlite()
+            .unwrap()
+            .prepare_cached(super::TREE_SQL)
+            .unwrap();
+        let replanned = statement.get_status(rusqlite::StatementStatus::RePrepare);
+        assert_eq!(
+            replanned, 0,
+            "the tree statement was planned again on rebinding"
+        );
+    }
 }

@@ -369,3 +369,54 @@ fn trivial_jobs_finishing_together_are_each_settled_once_and_leave_no_record() {
         .collect();
     assert!(records.is_empty(), "records left behind: {records:?}");
 }
+
+/// While the same jobs run, the status file is rewritten for its heartbeat alone about
+/// once a second, however fast the daemon ticks, and still names the running job.
+#[test]
+fn the_status_file_names_the_running_job_and_beats_about_once_a_second() {
+    let h = TestHome::new();
+    h.config("[daemon]\ntick = \"50ms\"\n");
+    h.shell_agent(
+        "sleeper",
+        &format!(
+            "cat >/dev/null\nsleep 5\necho '{}'\n",
+            result("approved", "slept")
+        ),
+    );
+    let mut daemon = h
+        .cmd(&["daemon", "run"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let root = h.submit("sleeper", "sleep a while", &[]);
+    let status = || -> Option<serde_json::Value> {
+        serde_json::from_slice(&std::fs::read(h.path().join("daemon-status.json")).ok()?).ok()
+    };
+    let names_root = |s: &serde_json::Value| {
+        s["running"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|j| j["id"] == root.as_str()))
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || status()
+            .is_some_and(|s| names_root(&s))),
+        "the status file never named the running job"
+    );
+    let mut beats = std::collections::BTreeSet::new();
+    let watched = std::time::Instant::now();
+    while watched.elapsed() < Duration::from_millis(2_500) {
+        if let Some(s) = status() {
+            assert!(names_root(&s), "the running job left the status file: {s}");
+            beats.insert(s["last_tick_ms"].as_i64().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert!(
+        (2..=4).contains(&beats.len()),
+        "{} writes in 2.5 s: {beats:?}",
+        beats.len()
+    );
+}

@@ -197,6 +197,7 @@ pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
         worktrees_dir: dirs.worktrees,
         status_path: status::path(&d.home),
         last_status_ms: 0,
+        status_running: Vec::new(),
         last_sweep_ms: 0,
         last_stall_watch_ms: 0,
         tick_ms: d.config.daemon.tick.0.max(1),
