@@ -28,6 +28,28 @@ const PREFIXED: &[(&str, usize)] = &[
 /// Key names whose value is a secret (`name = value`, `name: value`, `"name": "value"`).
 const SECRET_KEYS: &[&str] = &["aws_secret_access_key", "authorization"];
 
+/// The bytes a secret can start with: most words start with none of them, and a word
+/// that does not is passed over without comparing it to each shape (the daemon redacts
+/// every line an agent prints and the whole output again as the job settles).
+const STARTS: [bool; 256] = {
+    let mut starts = [false; 256];
+    let mut i = 0;
+    while i < PREFIXED.len() {
+        starts[PREFIXED[i].0.as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    let mut k = 0;
+    while k < SECRET_KEYS.len() {
+        let first = SECRET_KEYS[k].as_bytes()[0];
+        starts[first.to_ascii_lowercase() as usize] = true;
+        starts[first.to_ascii_uppercase() as usize] = true;
+        k += 1;
+    }
+    // AWS access key ids (AKIA…, ASIA…).
+    starts[b'A' as usize] = true;
+    starts
+};
+
 fn is_token_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'-' || c == b'_'
 }
@@ -68,6 +90,9 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// A secret starting at byte `i`: (bytes of it to keep as a readable prefix, its end).
 fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     let rest = &text.as_bytes()[i..];
+    if !STARTS[rest[0] as usize] {
+        return None;
+    }
     for (prefix, min) in PREFIXED {
         if rest.starts_with(prefix.as_bytes()) {
             let body = rest[prefix.len()..]

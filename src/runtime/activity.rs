@@ -170,11 +170,16 @@ pub fn summarize(text: &str) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or_default();
     let body = line.trim_start();
-    let indent = &line[..line.len() - body.len()];
-    let collapsed = format!(
-        "{indent}{}",
-        body.split_whitespace().collect::<Vec<_>>().join(" ")
-    );
+    // The indent kept, then the words one space apart: one string built once, as every
+    // line an agent prints passes through here.
+    let mut collapsed = String::with_capacity(line.len());
+    collapsed.push_str(&line[..line.len() - body.len()]);
+    for (n, word) in body.split_whitespace().enumerate() {
+        if n > 0 {
+            collapsed.push(' ');
+        }
+        collapsed.push_str(word);
+    }
     if collapsed.chars().count() <= SUMMARY_MAX {
         return collapsed;
     }
