@@ -190,21 +190,17 @@ pub(crate) fn agent_and_summary<'a>(
     tx: impl Into<Tx<'a>>,
     job_id: &str,
 ) -> Result<Option<(String, Option<String>)>> {
-    // The summary is picked in Rust: a result that is not JSON, or whose summary is not
-    // text, gives none, and the JSON functions that would say so differ by backend.
+    // The summary is picked in Rust, as a tree row's is (`Headline`): a result that is not
+    // a JSON object with text in its headline gives none, and the JSON functions that
+    // would say so differ by backend.
     tx.into().query_opt(
         "SELECT agent, result FROM jobs WHERE id = ?1",
         params![job_id],
         |r| {
-            /// Only the summary is decoded; the rest of the document is only checked.
-            #[derive(serde::Deserialize)]
-            struct Summary {
-                summary: Option<String>,
-            }
             let result: Option<String> = r.get(1)?;
             let summary = result
-                .and_then(|t| serde_json::from_str::<Summary>(&t).ok())
-                .and_then(|s| s.summary);
+                .and_then(|t| serde_json::from_str::<Headline>(&t).ok())
+                .and_then(|h| h.summary);
             Ok((r.get(0)?, summary))
         },
     )

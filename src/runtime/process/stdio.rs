@@ -134,7 +134,6 @@ pub(super) fn feed(
 /// descriptor is left non-blocking, as the side writer needs it.
 fn prefill(pipe: &PipeWriter, bytes: &[u8]) -> std::io::Result<usize> {
     use std::io::Write;
-    use std::os::fd::AsRawFd;
     set_nonblocking(pipe.as_raw_fd())?;
     let mut written = 0;
     let mut w = pipe;
