@@ -33,7 +33,8 @@ fn append_running(c: &Connection, at: Millis, steps: &[NewActivity<'_>]) -> Appe
 /// their order.
 #[test]
 fn append_all_stores_what_one_append_per_batch_stores() {
-    let texts: Vec<String> = (0..70).map(|i| format!("line {i}")).collect();
+    let n = ROWS_PER_INSERT + 70;
+    let texts: Vec<String> = (0..n).map(|i| format!("line {i}")).collect();
     let steps: Vec<_> = texts.iter().map(|t| step(t)).collect();
     let running = Then::Running(LiveSpend::default());
     let job = |job_id, batch| JobBatch {
@@ -45,18 +46,18 @@ fn append_all_stores_what_one_append_per_batch_stores() {
     let (one, all) = (conn(), conn());
     let calls = [
         ("j1", &steps[..3]),
-        ("j2", &steps[3..50]),
-        ("j1", &steps[50..]),
+        ("j2", &steps[3..n - 20]),
+        ("j1", &steps[n - 20..]),
     ];
     for (id, batch) in calls {
         append(&one, id, "r1", 10, batch, running).unwrap();
     }
     let jobs: Vec<_> = calls.iter().map(|(id, b)| job(*id, *b)).collect();
     let done = append_all(&all, 10, &jobs).unwrap();
-    assert_eq!(done.iter().map(|d| d.stored).sum::<u64>(), 70);
+    assert_eq!(done.iter().map(|d| d.stored).sum::<u64>(), n as u64);
     for id in ["j1", "j2"] {
         let listed = |c: &Connection| {
-            let rows = list(c, id, 0, 100).unwrap();
+            let rows = list(c, id, 0, n).unwrap();
             rows.into_iter()
                 .map(|r| (r.seq, r.summary))
                 .collect::<Vec<_>>()
@@ -64,7 +65,40 @@ fn append_all_stores_what_one_append_per_batch_stores() {
         assert_eq!(listed(&all), listed(&one), "{id}");
         assert_eq!(of_job(&all, id).unwrap(), of_job(&one, id).unwrap());
     }
-    assert_eq!(list(&all, "j1", 0, 100).unwrap().len(), 23);
+    assert_eq!(list(&all, "j1", 0, n).unwrap().len(), 23);
+}
+
+/// A writer's batch, many jobs' lines, writes the search index once: FTS5 adds a segment
+/// for each statement that writes it, and each segment is merged and rewritten later.
+#[test]
+fn a_batch_of_many_jobs_lines_adds_one_search_segment() {
+    let c = conn();
+    let segments = || -> i64 {
+        c.query_row(
+            "SELECT count(DISTINCT segid) FROM search_text_idx",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let before = segments();
+    let texts: Vec<String> = (0..300)
+        .map(|i| format!("step {i} ran the tests"))
+        .collect();
+    let steps: Vec<_> = texts.iter().map(|t| step(t)).collect();
+    let ids: Vec<String> = (0..30).map(|j| format!("job-{j}")).collect();
+    let jobs: Vec<_> = ids
+        .iter()
+        .zip(steps.chunks(10))
+        .map(|(job_id, batch)| JobBatch {
+            job_id,
+            root_id: "r1",
+            batch,
+            then: Then::Running(LiveSpend::default()),
+        })
+        .collect();
+    append_all(&c, 10, &jobs).unwrap();
+    assert_eq!(segments() - before, 1);
 }
 
 /// Whatever text a step holds comes back as it went in (quotes, NUL, JSON-looking text),
