@@ -4,6 +4,7 @@ use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 fn main() {
+    gitmoot::store::tune_sqlite_for_process();
     // A shell asking for completions (`COMPLETE=bash gitmoot -- …`) is answered and ends here.
     clap_complete::CompleteEnv::with_factory(gitmoot::cli::complete::completing_command).complete();
     let cli = match gitmoot::cli::Cli::try_parse() {
