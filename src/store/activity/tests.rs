@@ -68,6 +68,31 @@ fn append_all_stores_what_one_append_per_batch_stores() {
     assert_eq!(list(&all, "j1", 0, n).unwrap().len(), 23);
 }
 
+/// A batch of large records is cut into statements of bounded text, each row in one of
+/// them and in order, and a record past the bound alone still gets a statement.
+#[test]
+fn large_records_are_inserted_in_statements_of_bounded_text() {
+    let big = "x".repeat(100 * 1024);
+    let huge = "y".repeat(BYTES_PER_INSERT + 1);
+    let mut rows: Vec<Row<'_>> = (0..10).map(|i| ("j1", i, step(&big))).collect();
+    rows.insert(4, ("j1", 99, step(&huge)));
+    let cut: Vec<&[Row<'_>]> = statements(&rows).collect();
+    let text = |c: &[Row<'_>]| c.iter().map(|(_, _, a)| a.summary.len()).sum::<usize>();
+    assert!(
+        cut.iter()
+            .all(|c| c.len() == 1 || text(c) <= BYTES_PER_INSERT)
+    );
+    assert!(
+        cut.iter().any(|c| c.len() == 1 && c[0].1 == 99),
+        "the large record alone"
+    );
+    let seqs: Vec<u64> = cut.concat().iter().map(|(_, seq, _)| *seq).collect();
+    assert_eq!(
+        seqs,
+        rows.iter().map(|(_, seq, _)| *seq).collect::<Vec<_>>()
+    );
+}
+
 /// A writer's batch, many jobs' lines, writes the search index once: FTS5 adds a segment
 /// for each statement that writes it, and each segment is merged and rewritten later.
 #[test]
