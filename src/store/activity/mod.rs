@@ -293,34 +293,48 @@ fn insert_rows(conn: &Tx<'_>, now: Millis, rows: &[Row<'_>]) -> Result<()> {
     const PAD: Option<&str> = None;
     for chunk in statements(rows) {
         let size = chunk.len().next_power_of_two();
-        // The casts give PostgreSQL the types it would otherwise take from the columns.
-        let values: Vec<String> = (0..size)
-            .map(|i| {
-                let p = 5 * i + 2;
-                format!(
-                    "(?{p}, CAST(?{} AS BIGINT), ?{}, ?{}, ?{})",
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4
-                )
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail)
-             SELECT column1, column2, CAST(?1 AS BIGINT), column3, column4, column5
-             FROM (VALUES {}) AS v WHERE column1 IS NOT NULL",
-            values.join(", ")
-        );
         let mut params: Vec<&dyn Param> = Vec::with_capacity(1 + 5 * size);
         params.push(&now);
         for (job_id, seq, a) in chunk {
             params.extend([job_id as &dyn Param, seq, &a.kind, &a.summary, &a.detail]);
         }
         params.resize(1 + 5 * size, &PAD);
-        conn.execute(&sql, &params)?;
+        conn.execute(insert_sql(size), &params)?;
     }
     Ok(())
+}
+
+/// The statement inserting `size` rows, a power of two up to `ROWS_PER_INSERT`; each text
+/// is built once per process rather than at every flush.
+fn insert_sql(size: usize) -> &'static str {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let texts = TEXTS.get_or_init(|| {
+        (0..=ROWS_PER_INSERT.ilog2())
+            .map(|k| {
+                // The casts give PostgreSQL the types it would otherwise take from the
+                // columns.
+                let values: Vec<String> = (0..1usize << k)
+                    .map(|i| {
+                        let p = 5 * i + 2;
+                        format!(
+                            "(?{p}, CAST(?{} AS BIGINT), ?{}, ?{}, ?{})",
+                            p + 1,
+                            p + 2,
+                            p + 3,
+                            p + 4
+                        )
+                    })
+                    .collect();
+                format!(
+                    "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail)
+                     SELECT column1, column2, CAST(?1 AS BIGINT), column3, column4, column5
+                     FROM (VALUES {}) AS v WHERE column1 IS NOT NULL",
+                    values.join(", ")
+                )
+            })
+            .collect()
+    });
+    &texts[size.ilog2() as usize]
 }
 
 /// The job stopped running: its live spend now lives in the settled job and run rows, and
