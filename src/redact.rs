@@ -27,6 +27,8 @@ const PREFIXED: &[(&str, usize)] = &[
 
 /// Key names whose value is a secret (`name = value`, `name: value`, `"name": "value"`).
 const SECRET_KEYS: &[&str] = &["aws_secret_access_key", "authorization"];
+/// How AWS access key ids start; 16 upper-case letters or digits follow.
+const AWS_KEY_ID_STARTS: [&[u8]; 2] = [b"AKIA", b"ASIA"];
 
 /// The bytes a secret can start with: most words start with none of them, and a word
 /// that does not is passed over without comparing it to each shape (the daemon redacts
@@ -45,8 +47,11 @@ const STARTS: [bool; 256] = {
         starts[first.to_ascii_uppercase() as usize] = true;
         k += 1;
     }
-    // AWS access key ids (AKIA…, ASIA…).
-    starts[b'A' as usize] = true;
+    let mut a = 0;
+    while a < AWS_KEY_ID_STARTS.len() {
+        starts[AWS_KEY_ID_STARTS[a][0] as usize] = true;
+        a += 1;
+    }
     starts
 };
 
@@ -104,8 +109,7 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
             }
         }
     }
-    // AWS access key ids: AKIA/ASIA and 16 upper-case letters or digits.
-    if (rest.starts_with(b"AKIA") || rest.starts_with(b"ASIA")) && rest.len() >= 20 {
+    if AWS_KEY_ID_STARTS.iter().any(|s| rest.starts_with(s)) && rest.len() >= 20 {
         let body = &rest[4..20];
         let ends = rest.get(20).is_none_or(|c| !is_token_char(*c));
         if ends

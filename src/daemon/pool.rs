@@ -199,7 +199,19 @@ impl Pool {
         if now - self.last_status_ms < every {
             return;
         }
-        let running: Vec<RunningJob> = self
+        let unchanged = self.inflight.len() == self.status_running.len()
+            && self
+                .inflight
+                .iter()
+                .zip(&self.status_running)
+                .all(|((id, f), r)| {
+                    r.id == *id && r.agent == f.agent && r.started_ms == f.started_ms
+                });
+        if unchanged && now - self.last_status_ms < HEARTBEAT_EVERY_MS {
+            return;
+        }
+        self.last_status_ms = now;
+        let running = self
             .inflight
             .iter()
             .map(|(id, f)| RunningJob {
@@ -208,10 +220,6 @@ impl Pool {
                 started_ms: f.started_ms,
             })
             .collect();
-        if running == self.status_running && now - self.last_status_ms < HEARTBEAT_EVERY_MS {
-            return;
-        }
-        self.last_status_ms = now;
         let file = StatusFile {
             pid: std::process::id(),
             started_ms: self.started_ms,
