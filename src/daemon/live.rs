@@ -12,7 +12,7 @@
 
 mod writer;
 
-pub(crate) use writer::Batch;
+pub(crate) use writer::{Batch, Heard};
 
 use crate::store::Tx;
 use std::borrow::Cow;

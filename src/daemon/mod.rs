@@ -52,6 +52,8 @@ pub struct Shared {
     pub relay: Option<Arc<crate::chat::relay::RelayHandle>>,
     /// The one writer of every running job's live activity, started on first use.
     pub(crate) live_writer: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<live::Batch>>,
+    /// What that writer stored since the stall watch last looked.
+    pub(crate) heard: live::Heard,
 }
 
 /// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.

@@ -150,12 +150,43 @@ fn silent(w: &Watch<'_>, window: Millis, now: Millis) -> Option<Verdict> {
 /// What the watch remembers between ticks: each running job's newest step and the tokens
 /// it had when that step was first seen (the base `burning` measures from), and its newest
 /// records (newest first, at most `WINDOW`), so a tick reads only the records stored since
-/// the last one: a streaming fleet's records are each read once, not once per tick. A
+/// the last one and not heard of (`hear`): a streaming fleet's records are read at most
+/// once, not once per tick, and not at all when the daemon's writer hands them over. A
 /// restarted daemon starts from the tokens and records it first sees.
 #[derive(Debug, Default)]
 pub struct Memory {
     steps: HashMap<String, (u64, u64)>,
     windows: HashMap<String, Vec<Record>>,
+}
+
+impl Memory {
+    /// Takes in records as they were stored (each job's in seq order), so a tick need not
+    /// read them back: a job's window takes a run of them only when it continues the
+    /// window (or starts the job), and otherwise leaves the gap for `top_up` to read.
+    pub fn hear(&mut self, records: Vec<Record>) {
+        let mut runs: Vec<Vec<Record>> = Vec::new();
+        for r in records {
+            match runs.last_mut() {
+                Some(run) if run[0].job_id == r.job_id => run.push(r),
+                _ => runs.push(vec![r]),
+            }
+        }
+        for mut run in runs {
+            let first = &run[0];
+            let window = match self.windows.get_mut(&first.job_id) {
+                Some(window) => window,
+                None if first.seq == 0 => self.windows.entry(first.job_id.clone()).or_default(),
+                None => continue,
+            };
+            if first.seq != window.first().map_or(0, |r| r.seq + 1) {
+                continue;
+            }
+            run.reverse();
+            run.append(window);
+            run.truncate(WINDOW);
+            *window = run;
+        }
+    }
 }
 
 /// `job`'s newest records, topped up with what was stored since the last tick (nothing is
@@ -294,33 +325,50 @@ pub fn leave(tx: &Tx<'_>, env: Env<'_>, job_id: &str) -> Result<(), EngineError>
 mod tests {
     use super::*;
 
-    /// The watch's window is the newest records a fresh read gives, and a tick whose job
-    /// stored nothing new reads nothing.
-    #[test]
-    fn the_window_tops_up_with_new_records_only() {
-        use crate::store::activity::{self, LiveSpend, NewActivity, Then};
-        let c = crate::store::test_conn();
-        let tx = Tx::from(&c);
-        let add = |n: usize, at: Millis| {
-            let texts: Vec<String> = (0..n).map(|i| format!("step {at}.{i}")).collect();
-            let batch: Vec<_> = texts
-                .iter()
-                .map(|t| NewActivity {
-                    kind: "command",
-                    summary: t,
-                    detail: None,
-                })
-                .collect();
-            let then = Then::Running(LiveSpend::default());
-            activity::append(&c, "j1", "r1", at, &batch, then).unwrap();
+    /// `n` commands of job `j1` stored at `at`, each one told to `heard` when given.
+    fn store_steps(
+        c: &rusqlite::Connection,
+        n: usize,
+        at: Millis,
+        heard: Option<&mut Vec<Record>>,
+    ) {
+        use crate::store::activity::{self, JobBatch, LiveSpend, NewActivity, Then};
+        let texts: Vec<String> = (0..n).map(|i| format!("step {at}.{i}")).collect();
+        let batch: Vec<_> = texts
+            .iter()
+            .map(|t| NewActivity {
+                kind: "command",
+                summary: t,
+                detail: None,
+            })
+            .collect();
+        let job = JobBatch {
+            job_id: "j1",
+            root_id: "r1",
+            batch: &batch,
+            then: Then::Running(LiveSpend::default()),
         };
-        let running = |records: u64| stalls::Running {
+        activity::append_all(c, at, &[job], heard).unwrap();
+    }
+
+    /// Job `j1` running with `records` stored.
+    fn running(records: u64) -> stalls::Running {
+        stalls::Running {
             job_id: "j1".into(),
             root_id: "r1".into(),
             started_ms: Some(0),
             tokens: 0,
             records,
-        };
+        }
+    }
+
+    /// The watch's window is the newest records a fresh read gives, and a tick whose job
+    /// stored nothing new reads nothing.
+    #[test]
+    fn the_window_tops_up_with_new_records_only() {
+        let c = crate::store::test_conn();
+        let tx = Tx::from(&c);
+        let add = |n: usize, at: Millis| store_steps(&c, n, at, None);
         let fresh = || stalls::newest_records(&c, "j1", None, WINDOW).unwrap();
         let mut windows = HashMap::new();
         add(3, 10);
@@ -335,6 +383,39 @@ mod tests {
         assert_eq!(top_up(&mut windows, &tx, &running(total)).unwrap(), window);
         let topped = top_up(&mut windows, &tx, &running(total + 2)).unwrap();
         assert_eq!(topped, fresh());
+    }
+
+    /// Records heard as the daemon's writer stored them make the window a read would give,
+    /// and the tick then reads nothing; a run that does not continue a job's window (or
+    /// start its job) is left for the tick to read.
+    #[test]
+    fn heard_records_make_the_window_a_read_would_and_spare_the_read() {
+        let c = crate::store::test_conn();
+        let tx = Tx::from(&c);
+        let fresh = || stalls::newest_records(&c, "j1", None, WINDOW).unwrap();
+        let mut memory = Memory::default();
+        let mut heard = Vec::new();
+        store_steps(&c, 3, 10, Some(&mut heard));
+        store_steps(&c, WINDOW + 5, 20, Some(&mut heard));
+        memory.hear(std::mem::take(&mut heard));
+        assert_eq!(memory.windows["j1"], fresh());
+        assert_eq!(memory.windows["j1"].len(), WINDOW);
+        // The window ends at the count the tick reads, so `top_up` reads nothing.
+        let total = (3 + WINDOW + 5) as u64;
+        assert_eq!(memory.windows["j1"][0].seq + 1, total);
+        // Stored unheard, then heard after a gap: the gap is read, not skipped.
+        store_steps(&c, 2, 30, None);
+        store_steps(&c, 1, 40, Some(&mut heard));
+        memory.hear(heard);
+        assert_eq!(memory.windows["j1"][0].seq, total - 1);
+        let topped = top_up(&mut memory.windows, &tx, &running(total + 3)).unwrap();
+        assert_eq!(topped, fresh());
+        // A job first heard of past its first record is left for the tick to read.
+        memory.hear(vec![Record {
+            job_id: "j2".into(),
+            ..fresh()[0].clone()
+        }]);
+        assert!(!memory.windows.contains_key("j2"));
     }
 
     fn rec(seq: u64, at_ms: Millis, kind: &str, summary: &str) -> Record {

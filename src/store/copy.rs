@@ -53,9 +53,10 @@ pub const DERIVED: &[&str] = &[
     "usage_hours",
 ];
 
-/// SQLite's FTS5 table of the search index and the tables it keeps itself in: the
+/// SQLite's FTS5 tables of the search index and the tables they keep themselves in: the
 /// index's own storage (never empty, even in a fresh store), filled by the target's
-/// triggers like `search_docs`.
+/// triggers like `search_docs`. The activity steps' table reads its text from `activity`
+/// and keeps no sizes, so it has no content or size table.
 pub const FULL_TEXT: &[&str] = &[
     "search_text",
     "search_text_data",
@@ -63,6 +64,10 @@ pub const FULL_TEXT: &[&str] = &[
     "search_text_content",
     "search_text_docsize",
     "search_text_config",
+    "search_activity",
+    "search_activity_data",
+    "search_activity_idx",
+    "search_activity_config",
 ];
 
 /// Bound values per insert statement: well under SQLite's and PostgreSQL's limits, large

@@ -3,8 +3,9 @@
 //! (`schema/natives.rs`). A query is answered by the index alone (FTS5's `MATCH`,
 //! PostgreSQL's `@@` over a GIN index), ranked (BM25; `ts_rank`), each hit with a snippet
 //! whose matched words are marked «like this», then each hit found where it lives by its key.
-//! Only the newest [`CANDIDATES`] matches are ranked, so a word in tens of thousands of
-//! records costs a bounded scoring rather than one per match.
+//! Only the newest [`CANDIDATES`] matches are ranked (on SQLite, the newest of the activity
+//! steps and the newest of the other records), so a word in tens of thousands of records
+//! costs a bounded scoring rather than one per match.
 //!
 //! A query is words, all of which must appear (stemmed: "tests" finds "testing"); marks
 //! and operators are read as text, so no input is a syntax error.
@@ -87,14 +88,27 @@ pub fn search<'a>(
                 .collect();
             ranked(
                 &tx,
-                "SELECT d.source, d.ref, snippet(search_text, 0, '«', '»', '…', 24), -bm25(search_text)
-                 FROM search_text JOIN search_docs d ON d.id = search_text.rowid
-                 WHERE search_text MATCH ?1 AND d.source IN (?2, ?3, ?4, ?5)
-                   AND search_text.rowid >= (SELECT MIN(id) FROM (
-                       SELECT n.id FROM search_text JOIN search_docs n ON n.id = search_text.rowid
-                       WHERE search_text MATCH ?1 AND n.source IN (?2, ?3, ?4, ?5)
-                       ORDER BY search_text.rowid DESC LIMIT ?7))
-                 ORDER BY bm25(search_text), d.id DESC LIMIT ?6",
+                // Activity steps have an index of their own (`schema/natives.rs`): each
+                // index ranks its own newest matches, and the two lists meet by score.
+                "SELECT source, ref, snip, score FROM (
+                     SELECT d.source AS source, d.ref AS ref,
+                            snippet(search_text, 0, '«', '»', '…', 24) AS snip,
+                            -bm25(search_text) AS score, d.id AS at
+                     FROM search_text JOIN search_docs d ON d.id = search_text.rowid
+                     WHERE search_text MATCH ?1 AND d.source IN (?2, ?3, ?4, ?5)
+                       AND search_text.rowid >= (SELECT MIN(id) FROM (
+                           SELECT n.id FROM search_text JOIN search_docs n ON n.id = search_text.rowid
+                           WHERE search_text MATCH ?1 AND n.source IN (?2, ?3, ?4, ?5)
+                           ORDER BY search_text.rowid DESC LIMIT ?7))
+                     UNION ALL
+                     SELECT 'activity', s.job_id || '#' || s.seq,
+                            snippet(search_activity, -1, '«', '»', '…', 24), -bm25(search_activity), s.id
+                     FROM search_activity JOIN activity s ON s.id = search_activity.rowid
+                     WHERE search_activity MATCH ?1 AND 'activity' IN (?2, ?3, ?4, ?5)
+                       AND search_activity.rowid >= (SELECT MIN(r) FROM (
+                           SELECT rowid AS r FROM search_activity WHERE search_activity MATCH ?1
+                           ORDER BY rowid DESC LIMIT ?7)))
+                 ORDER BY score DESC, at DESC LIMIT ?6",
                 params![expr.join(" "), a, b, c, d, limit, CANDIDATES],
             )?
         }
@@ -204,5 +218,83 @@ mod tests {
         let hits = found(&c, CANDIDATES + 1);
         assert_eq!(hits.len(), CANDIDATES);
         assert!(!hits.iter().any(|j| j == "old"));
+    }
+
+    /// Step `seq` of job `j`, as the daemon stores one.
+    fn step(c: &Connection, seq: i64, summary: &str, detail: Option<&str>) {
+        c.execute(
+            "INSERT INTO activity(job_id, seq, at_ms, kind, summary, detail)
+             VALUES ('j', ?1, 1, 'output', ?2, ?3)",
+            rusqlite::params![seq, summary, detail],
+        )
+        .unwrap();
+    }
+
+    fn steps_with(c: &Connection, word: &str) -> Vec<u64> {
+        let q = Query::parse(word).unwrap();
+        let mut seqs: Vec<u64> = search(c, &q, &[SearchSource::Activity], 10)
+            .unwrap()
+            .into_iter()
+            .map(|h| {
+                assert_eq!(h.job.as_deref(), Some("j"));
+                h.seq.unwrap()
+            })
+            .collect();
+        seqs.sort();
+        seqs
+    }
+
+    /// A step is indexed where it is stored (no doc row, no second copy of its text), its
+    /// detail too, and the index follows the step's row when it changes or goes.
+    #[test]
+    fn steps_are_indexed_in_place_and_the_index_follows_their_rows() {
+        let c = super::super::test_conn();
+        step(&c, 0, "ran the pelican tests", None);
+        step(&c, 1, "read a file", Some("the walrus module"));
+        step(&c, 2, "a pelican again", None);
+        assert_eq!(steps_with(&c, "pelican"), [0, 2]);
+        assert_eq!(steps_with(&c, "walrus"), [1]);
+        let docs: i64 = c
+            .query_row("SELECT COUNT(*) FROM search_docs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(docs, 0, "steps need no doc rows");
+        c.execute_batch(
+            "UPDATE activity SET summary = 'ran the okapi tests' WHERE seq = 0;
+             DELETE FROM activity WHERE seq = 2;",
+        )
+        .unwrap();
+        assert_eq!(steps_with(&c, "pelican"), Vec::<u64>::new());
+        assert_eq!(steps_with(&c, "okapi"), [0]);
+        // FTS5's check with rank 1 compares the index with the rows it reads its text from.
+        c.execute(
+            "INSERT INTO search_activity(search_activity, rank) VALUES ('integrity-check', 1)",
+            [],
+        )
+        .unwrap();
+    }
+
+    /// Steps and other records meet in one answer, best first, each with its marked
+    /// snippet; a search of other sources leaves the steps out.
+    #[test]
+    fn steps_and_prompts_are_ranked_in_one_answer() {
+        let c = super::super::test_conn();
+        index(&c, "p", "a prompt about the heron");
+        step(&c, 0, "heron heron", Some("more about the heron"));
+        let q = Query::parse("heron").unwrap();
+        let hits = search(&c, &q, &[], 10).unwrap();
+        let sources: Vec<_> = hits.iter().map(|h| h.source).collect();
+        assert_eq!(sources.len(), 2);
+        assert!(
+            sources.contains(&SearchSource::Prompts) && sources.contains(&SearchSource::Activity)
+        );
+        assert!(hits[0].score >= hits[1].score);
+        let step_hit = hits
+            .iter()
+            .find(|h| h.source == SearchSource::Activity)
+            .unwrap();
+        assert!(step_hit.snippet.contains("«heron»"), "{}", step_hit.snippet);
+        let prompts = search(&c, &q, &[SearchSource::Prompts], 10).unwrap();
+        assert_eq!(prompts.len(), 1);
+        assert_eq!(prompts[0].job.as_deref(), Some("p"));
     }
 }

@@ -3,8 +3,8 @@
 //! `next_flush`) are written in one transaction. A streaming fleet of N agents then costs a
 //! few transactions per flush period, not N.
 //!
-//! Owns gathering batches and writing them; what a batch holds and what a budget stop does
-//! are `live.rs`'s.
+//! Owns gathering batches and writing them, and handing what it stored to the stall watch
+//! (`Heard`); what a batch holds and what a budget stop does are `live.rs`'s.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -17,8 +17,37 @@ use crate::daemon::Shared;
 use crate::domain::EventKind;
 use crate::runtime::activity::Activity;
 use crate::store::StoreError;
-use crate::store::activity::{self as store_activity, JobBatch, LiveSpend, NewActivity, Then};
+use crate::store::activity::{
+    self as store_activity, JobBatch, LiveSpend, NewActivity, Record, Then,
+};
 use crate::store::events::{self, NewEvent};
+
+/// Records this writer stored since the stall watch last took them (for
+/// `engine::stall::Memory::hear`).
+/// Bounded: past [`HEARD_AT_MOST`] waiting records it forgets them all, and the watch
+/// reads what it missed from the store, as it would without them.
+#[derive(Debug, Default)]
+pub(crate) struct Heard(std::sync::Mutex<Vec<Record>>);
+
+/// Records `Heard` holds at most: a few seconds of a thousand streaming agents.
+const HEARD_AT_MOST: usize = 50_000;
+
+impl Heard {
+    fn tell(&self, mut records: Vec<Record>) {
+        let mut waiting = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if waiting.len() + records.len() > HEARD_AT_MOST {
+            waiting.clear();
+        } else if waiting.is_empty() {
+            *waiting = records;
+        } else {
+            waiting.append(&mut records);
+        }
+    }
+
+    pub(crate) fn take(&self) -> Vec<Record> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
 
 /// How long the writer waits, after a batch arrives, for the others of the same boundary.
 const GATHER: Duration = Duration::from_millis(5);
@@ -63,7 +92,9 @@ async fn write(shared: Weak<Shared>, mut rx: mpsc::UnboundedReceiver<Batch>) {
             .unzip();
         let written = shared
             .with_store(move |store, sh| {
-                store.write(|tx| {
+                let mut stored = Vec::new();
+                let stops = store.write(|tx| {
+                    stored.clear();
                     let now = sh.clock.now_ms();
                     let cfg = sh.config();
                     let rows: Vec<Vec<NewActivity<'_>>> = batches
@@ -82,7 +113,7 @@ async fn write(shared: Weak<Shared>, mut rx: mpsc::UnboundedReceiver<Batch>) {
                             then: Then::Running(*live),
                         })
                         .collect();
-                    store_activity::append_all(tx, now, &jobs)?;
+                    store_activity::append_all(tx, now, &jobs, Some(&mut stored))?;
                     let mut stops = Vec::with_capacity(batches.len());
                     for (job_id, root_id, _, live, check) in &batches {
                         let why = if *check {
@@ -103,7 +134,10 @@ async fn write(shared: Weak<Shared>, mut rx: mpsc::UnboundedReceiver<Batch>) {
                         stops.push(why);
                     }
                     Ok::<_, StoreError>(stops)
-                })
+                })?;
+                // Only once committed: the watch must not keep what a rollback undid.
+                sh.heard.tell(stored);
+                Ok::<_, StoreError>(stops)
             })
             .await;
         match written {

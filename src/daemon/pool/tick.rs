@@ -213,6 +213,7 @@ impl Pass {
             sweep(store, sh, config)?;
         }
         if self.stall_watch_due {
+            stalls.hear(sh.heard.take());
             raised = store.write(|tx| engine::stall::watch(tx, sh.env(config), stalls))?;
         }
         let claimed = settle_and_claim(store, sh, self.free, done, &self.ctx)?;

@@ -106,15 +106,20 @@ pub fn append<'a>(
         batch,
         then,
     };
-    Ok(append_all(tx, now, &[job])?.remove(0))
+    Ok(append_all(tx, now, &[job], None)?.remove(0))
 }
 
 /// `append` for many jobs' batches at once, in the caller's transaction: each job's caps and
 /// live row as `append` keeps them, and every job's records in the fewest statements.
+///
+/// `stored`, when given, receives each record as stored (job by job, in seq order), as
+/// `stalls::newest_records` would read it back: the daemon's stall watch keeps those
+/// rather than reading every streamed record again.
 pub fn append_all<'a>(
     tx: impl Into<Tx<'a>>,
     now: Millis,
     jobs: &[JobBatch<'_>],
+    stored: Option<&mut Vec<Record>>,
 ) -> Result<Vec<Appended>> {
     let conn = tx.into();
     let mut rows = Vec::new();
@@ -125,6 +130,16 @@ pub fn append_all<'a>(
         out.push(done);
     }
     insert_rows(&conn, now, &rows)?;
+    if let Some(stored) = stored {
+        stored.extend(rows.iter().map(|(job_id, seq, a)| Record {
+            job_id: job_id.to_string(),
+            seq: *seq,
+            at_ms: now,
+            kind: a.kind.to_string(),
+            summary: a.summary.to_string(),
+            detail: None,
+        }));
+    }
     Ok(out)
 }
 

@@ -53,7 +53,7 @@ fn append_all_stores_what_one_append_per_batch_stores() {
         append(&one, id, "r1", 10, batch, running).unwrap();
     }
     let jobs: Vec<_> = calls.iter().map(|(id, b)| job(*id, *b)).collect();
-    let done = append_all(&all, 10, &jobs).unwrap();
+    let done = append_all(&all, 10, &jobs, None).unwrap();
     assert_eq!(done.iter().map(|d| d.stored).sum::<u64>(), n as u64);
     for id in ["j1", "j2"] {
         let listed = |c: &Connection| {
@@ -100,7 +100,7 @@ fn a_batch_of_many_jobs_lines_adds_one_search_segment() {
     let c = conn();
     let segments = || -> i64 {
         c.query_row(
-            "SELECT count(DISTINCT segid) FROM search_text_idx",
+            "SELECT count(DISTINCT segid) FROM search_activity_idx",
             [],
             |r| r.get(0),
         )
@@ -122,7 +122,7 @@ fn a_batch_of_many_jobs_lines_adds_one_search_segment() {
             then: Then::Running(LiveSpend::default()),
         })
         .collect();
-    append_all(&c, 10, &jobs).unwrap();
+    append_all(&c, 10, &jobs, None).unwrap();
     assert_eq!(segments() - before, 1);
 }
 

@@ -95,6 +95,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // Daemons settling side by side on PostgreSQL: a settled job's share reaches the rollup
     // row of its hour and agent as its transaction commits, not while it still works.
     &[CreateTrigger("usage_hours_jobs_delta")],
+    // Cheaper activity: SQLite's steps indexed in place, without a doc row or a second copy
+    // of their text (`natives.rs`).
+    &[CreateNative("activity_search")],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

@@ -2,13 +2,24 @@
 //! backend, with the triggers that keep them in step and the statements that fill them
 //! from rows a store already holds (empty on a fresh store).
 //!
-//! Today one: `search`, the full-text index behind `gitmoot search` (`store/search.rs`).
-//! Each searchable record is one `search_docs` row, `(source, ref)` naming it: a job's
-//! prompt (`prompts`, the job id), its result (`results`, the job id; its summary and the
-//! text of its findings, changes and tests), an activity step (`activity`, `job#seq`), a
-//! chat message (`chat`, the message id). SQLite keeps the text in an FTS5 table whose
-//! rowid is the doc's id; PostgreSQL keeps it in the row with a stored `tsvector` under a
-//! GIN index. Both stem English words (Porter; `english`), so "tests" finds "testing".
+//! `search` is the full-text index behind `gitmoot search` (`store/search.rs`). Each
+//! searchable record is one `search_docs` row, `(source, ref)` naming it: a job's prompt
+//! (`prompts`, the job id), its result (`results`, the job id; its summary and the text of
+//! its findings, changes and tests), a chat message (`chat`, the message id), and on
+//! PostgreSQL an activity step (`activity`, `job#seq`). SQLite keeps the text in an FTS5
+//! table whose rowid is the doc's id; PostgreSQL keeps it in the row with a stored
+//! `tsvector` under a GIN index. Both stem English words (Porter; `english`), so "tests"
+//! finds "testing".
+//!
+//! `activity_search` moved SQLite's activity steps out of `search_docs` into an FTS5 table
+//! of their own, `search_activity`, which indexes `activity` in place: its rowid is the
+//! step's id and it reads the text from the step's row (external content), so a step costs
+//! the index alone and no second copy of its text, no doc row and no key in the docs'
+//! unique index. Steps are most of what a store indexes (a streaming fleet writes
+//! thousands a second) and that indirection was about a quarter of storing one. Nothing
+//! keeps a step's size either (`columnsize = 0`): ranking re-reads the few newest
+//! matches a query scores instead. PostgreSQL keeps its steps in `search_docs`: its index
+//! is per row and holds no second copy to save.
 //!
 //! Triggers rather than the store's write functions: every writer of those tables (the
 //! daemon, chat, `store copy`, a repair) keeps the index without knowing of it, and each
@@ -20,12 +31,23 @@ use super::model::Native;
 /// The version whose migration made the search index.
 const SEARCH_SINCE: usize = 14;
 
-pub(super) const NATIVES: &[Native] = &[Native {
-    name: "search",
-    sqlite: SEARCH_SQLITE,
-    pg: SEARCH_PG,
-    since: SEARCH_SINCE,
-}];
+/// The version whose migration gave SQLite's activity steps their own index.
+const ACTIVITY_SEARCH_SINCE: usize = 18;
+
+pub(super) const NATIVES: &[Native] = &[
+    Native {
+        name: "search",
+        sqlite: SEARCH_SQLITE,
+        pg: SEARCH_PG,
+        since: SEARCH_SINCE,
+    },
+    Native {
+        name: "activity_search",
+        sqlite: ACTIVITY_SEARCH_SQLITE,
+        pg: "",
+        since: ACTIVITY_SEARCH_SINCE,
+    },
+];
 
 /// A result's searchable text on SQLite: its summary and every string in its findings,
 /// changes and tests (`$r` a JSON text already known valid).
@@ -263,4 +285,30 @@ INSERT INTO search_docs(source, ref, body)
 INSERT INTO search_docs(source, ref, body)
     SELECT 'activity', job_id || '#' || seq, summary || coalesce(' ' || detail, '') FROM activity;
 INSERT INTO search_docs(source, ref, body) SELECT 'chat', id, body FROM chat_messages;
+";
+
+/// SQLite's activity steps out of `search_docs` and into `search_activity`, rebuilt from the
+/// steps a store holds; the steps' triggers keep their names and index the new table.
+/// Each statement holds when run again (the store-usage tests replay the migrations after
+/// this one on a store that already has it).
+const ACTIVITY_SEARCH_SQLITE: &str = "DROP TRIGGER IF EXISTS search_activity_insert;
+DROP TRIGGER IF EXISTS search_activity_update;
+DROP TRIGGER IF EXISTS search_activity_delete;
+DELETE FROM search_text WHERE rowid IN (SELECT id FROM search_docs WHERE source = 'activity');
+DELETE FROM search_docs WHERE source = 'activity';
+CREATE VIRTUAL TABLE IF NOT EXISTS search_activity USING fts5(summary, detail,
+    content = 'activity', content_rowid = 'id', columnsize = 0, tokenize = 'porter unicode61');
+CREATE TRIGGER search_activity_insert AFTER INSERT ON activity BEGIN
+    INSERT INTO search_activity(rowid, summary, detail) VALUES (NEW.id, NEW.summary, NEW.detail);
+END;
+CREATE TRIGGER search_activity_update AFTER UPDATE OF id, summary, detail ON activity BEGIN
+    INSERT INTO search_activity(search_activity, rowid, summary, detail)
+        VALUES ('delete', OLD.id, OLD.summary, OLD.detail);
+    INSERT INTO search_activity(rowid, summary, detail) VALUES (NEW.id, NEW.summary, NEW.detail);
+END;
+CREATE TRIGGER search_activity_delete AFTER DELETE ON activity BEGIN
+    INSERT INTO search_activity(search_activity, rowid, summary, detail)
+        VALUES ('delete', OLD.id, OLD.summary, OLD.detail);
+END;
+INSERT INTO search_activity(search_activity) VALUES ('rebuild');
 ";
