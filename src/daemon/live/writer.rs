@@ -23,7 +23,8 @@ use crate::store::activity::{
 use crate::store::events::{self, NewEvent};
 
 /// Records this writer stored since the stall watch last took them (for
-/// `engine::stall::Memory::hear`).
+/// `engine::stall::Memory::hear`), told only once their transaction committed.
+///
 /// Bounded: past [`HEARD_AT_MOST`] waiting records it forgets them all, and the watch
 /// reads what it missed from the store, as it would without them.
 #[derive(Debug, Default)]
