@@ -62,7 +62,8 @@ impl Query {
 }
 
 /// The best `limit` records of `sources` (every source when empty) that hold every word
-/// of `query`, ranked among the newest [`CANDIDATES`] of them, best first.
+/// of `query`, ranked among the newest [`CANDIDATES`] of them (on SQLite, of the activity
+/// steps and of the other records apart), best first.
 pub fn search<'a>(
     tx: impl Into<Tx<'a>>,
     query: &Query,
@@ -271,6 +272,26 @@ mod tests {
             [],
         )
         .unwrap();
+    }
+
+    /// Steps have their own newest matches: an older, better one is passed over once
+    /// `CANDIDATES` newer steps match.
+    #[test]
+    fn only_the_newest_matching_steps_are_ranked() {
+        let c = super::super::test_conn();
+        step(&c, 0, "ibis ibis ibis", None);
+        for seq in 1..=CANDIDATES as i64 {
+            step(
+                &c,
+                seq,
+                "an ibis among many other words in a long line",
+                None,
+            );
+        }
+        let q = Query::parse("ibis").unwrap();
+        let hits = search(&c, &q, &[SearchSource::Activity], CANDIDATES + 1).unwrap();
+        assert_eq!(hits.len(), CANDIDATES);
+        assert!(hits.iter().all(|h| h.seq != Some(0)));
     }
 
     /// Steps and other records meet in one answer, best first, each with its marked
