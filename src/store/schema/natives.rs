@@ -129,6 +129,43 @@ macro_rules! sqlite_add_step {
     };
 }
 
+/// SQLite's FTS5 table of every doc's text.
+macro_rules! sqlite_search_text {
+    () => {
+        "CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize = 'porter unicode61');\n"
+    };
+}
+
+/// Fills `search_text` with the text of the prompt, result and chat docs `search_docs`
+/// names (SQLite's statements).
+macro_rules! sqlite_fill_prompts {
+    () => {
+        "INSERT INTO search_text(rowid, body)
+    SELECT d.id, j.prompt FROM search_docs d JOIN jobs j ON j.id = d.ref WHERE d.source = 'prompts';
+"
+    };
+}
+
+macro_rules! sqlite_fill_results {
+    () => {
+        concat!(
+            "INSERT INTO search_text(rowid, body)
+    SELECT d.id, ",
+            sqlite_result_text!("j.result"),
+            " FROM search_docs d JOIN jobs j ON j.id = d.ref WHERE d.source = 'results';
+"
+        )
+    };
+}
+
+macro_rules! sqlite_fill_chat {
+    () => {
+        "INSERT INTO search_text(rowid, body)
+    SELECT d.id, m.body FROM search_docs d JOIN chat_messages m ON m.id = d.ref WHERE d.source = 'chat';
+"
+    };
+}
+
 const SEARCH_SQLITE: &str = concat!(
     "CREATE TABLE search_docs (
     id     INTEGER PRIMARY KEY,
@@ -136,8 +173,9 @@ const SEARCH_SQLITE: &str = concat!(
     ref    TEXT NOT NULL,
     UNIQUE (ref, source)
 );
-CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize = 'porter unicode61');
-CREATE TRIGGER search_jobs_insert AFTER INSERT ON jobs BEGIN
+",
+    sqlite_search_text!(),
+    "CREATE TRIGGER search_jobs_insert AFTER INSERT ON jobs BEGIN
 ",
     sqlite_add!("prompts", "NEW.id", "NEW.prompt", "1"),
     sqlite_add_result!(),
@@ -190,18 +228,14 @@ INSERT INTO search_docs(source, ref) SELECT 'prompts', id FROM jobs;
 INSERT INTO search_docs(source, ref) SELECT 'results', id FROM jobs WHERE json_valid(result);
 INSERT INTO search_docs(source, ref) SELECT 'activity', job_id || '#' || seq FROM activity;
 INSERT INTO search_docs(source, ref) SELECT 'chat', id FROM chat_messages;
-INSERT INTO search_text(rowid, body)
-    SELECT d.id, j.prompt FROM search_docs d JOIN jobs j ON j.id = d.ref WHERE d.source = 'prompts';
-INSERT INTO search_text(rowid, body)
-    SELECT d.id, ",
-    sqlite_result_text!("j.result"),
-    " FROM search_docs d JOIN jobs j ON j.id = d.ref WHERE d.source = 'results';
-INSERT INTO search_text(rowid, body)
+",
+    sqlite_fill_prompts!(),
+    sqlite_fill_results!(),
+    "INSERT INTO search_text(rowid, body)
     SELECT d.id, a.summary || coalesce(' ' || a.detail, '') FROM search_docs d
     JOIN activity a ON a.job_id || '#' || a.seq = d.ref WHERE d.source = 'activity';
-INSERT INTO search_text(rowid, body)
-    SELECT d.id, m.body FROM search_docs d JOIN chat_messages m ON m.id = d.ref WHERE d.source = 'chat';
-"
+",
+    sqlite_fill_chat!(),
 );
 
 const SEARCH_PG: &str = "CREATE TABLE search_docs (
@@ -289,14 +323,24 @@ INSERT INTO search_docs(source, ref, body) SELECT 'chat', id, body FROM chat_mes
 
 /// SQLite's activity steps out of `search_docs` and into `search_activity`, rebuilt from the
 /// steps a store holds; the steps' triggers keep their names and index the new table.
+/// `search_text` is made again from the docs left rather than rid of the steps one by one:
+/// a step's removal re-reads its text, and steps outnumber the other docs by far (a store
+/// of 100,000 steps migrated in 1.1 s this way against 2.3 s; with 200,000 chat messages
+/// besides, 2.2 s against 2.8 s).
 /// Each statement holds when run again (the store-usage tests replay the migrations after
 /// this one on a store that already has it).
-const ACTIVITY_SEARCH_SQLITE: &str = "DROP TRIGGER IF EXISTS search_activity_insert;
+const ACTIVITY_SEARCH_SQLITE: &str = concat!(
+    "DROP TRIGGER IF EXISTS search_activity_insert;
 DROP TRIGGER IF EXISTS search_activity_update;
 DROP TRIGGER IF EXISTS search_activity_delete;
-DELETE FROM search_text WHERE rowid IN (SELECT id FROM search_docs WHERE source = 'activity');
 DELETE FROM search_docs WHERE source = 'activity';
-CREATE VIRTUAL TABLE IF NOT EXISTS search_activity USING fts5(summary, detail,
+DROP TABLE search_text;
+",
+    sqlite_search_text!(),
+    sqlite_fill_prompts!(),
+    sqlite_fill_results!(),
+    sqlite_fill_chat!(),
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_activity USING fts5(summary, detail,
     content = 'activity', content_rowid = 'id', columnsize = 0, tokenize = 'porter unicode61');
 CREATE TRIGGER search_activity_insert AFTER INSERT ON activity BEGIN
     INSERT INTO search_activity(rowid, summary, detail) VALUES (NEW.id, NEW.summary, NEW.detail);
@@ -311,4 +355,5 @@ CREATE TRIGGER search_activity_delete AFTER DELETE ON activity BEGIN
         VALUES ('delete', OLD.id, OLD.summary, OLD.detail);
 END;
 INSERT INTO search_activity(search_activity) VALUES ('rebuild');
-";
+"
+);
