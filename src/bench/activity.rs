@@ -42,7 +42,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
     let rt = crate::daemon::runtime(1).map_err(|e| err(&e))?;
     // The bare figure is the best of three runs (one before and two after the job's), so
     // a cold first start does not flatter the daemon.
-    let mut bare = rt.block_on(super::sh_runs(&command, b"talk", 1))?;
+    let mut bare = rt.block_on(super::sh_runs(&command, b"talk", 1, None))?;
     let root = store
         .write(|tx| {
             submit_root(
@@ -54,7 +54,7 @@ fn measure(dir: &std::path::Path, lines: usize) -> Result<Vec<(String, String)>,
         .map_err(|e| err(&e))?;
     super::run_until_idle(&rt, &home, 1)?;
     for _ in 0..2 {
-        bare = bare.min(rt.block_on(super::sh_runs(&command, b"talk", 1))?);
+        bare = bare.min(rt.block_on(super::sh_runs(&command, b"talk", 1, None))?);
     }
     let job = jobs::require(store.conn(), &root).map_err(|e| err(&e))?;
     if job.state != JobState::Succeeded {

@@ -2,15 +2,19 @@
 //! `sh -c true` spawned the same way in the same process — the daemon's own cost per job
 //! (claim, prompt file, pid record, contract parse, settle) is the difference — and
 //! against a bare spawn with nothing of ours around it, the machine's own limit. Each
-//! pass also reports the CPU it used per job (ours and the jobs'), next to a bare spawn's.
+//! pass also reports the CPU it used per job (ours and the jobs'), next to a bare spawn's,
+//! and next to the floor no job can go below: `sh -c true` through the runner (its pipes,
+//! its cgroup, the guard that outlives the daemon), bare and under a read-only agent's
+//! confinement.
 //!
 //! Owns only the measurement; `gitmoot bench` prints it.
 
 use std::time::{Duration, Instant};
 
 use crate::clock::SystemClock;
-use crate::domain::{Action, JobState};
+use crate::domain::{Action, AutonomyPolicy, JobState, RuntimeKind};
 use crate::engine::{SubmitRoot, submit_root};
+use crate::runtime::sandbox;
 use crate::store::{Store, jobs};
 
 pub(super) const AGENT_COMMAND: &str =
@@ -36,15 +40,22 @@ fn measure(dir: &std::path::Path, n: usize) -> Result<Vec<(String, String)>, Str
     let bare_cpu = cpu_ms();
     let bare = bare_spawns(n)?;
     let bare_cpu = cpu_ms() - bare_cpu;
-    let spawn = anchor_rt.block_on(super::sh_runs("true", b"prompt", n))?;
+    let runner_cpu = cpu_ms();
+    let spawn = anchor_rt.block_on(super::sh_runs("true", b"prompt", n, None))?;
+    let runner_cpu = (cpu_ms() - runner_cpu) / n as f64;
+    let confined_cpu = confined_spawn_cpu(&anchor_rt, dir, n)?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let bare_ms = ms(bare) / n as f64;
+    let bare_cpu = bare_cpu / n as f64;
+    let to_bare = |cpu: f64| format!("{cpu:.3} ({:.2}x bare spawn CPU)", cpu / bare_cpu);
     let mut out = vec![
         ("daemon.jobs".to_string(), n.to_string()),
         ("daemon.bare_spawn_ms".into(), format!("{bare_ms:.3}")),
+        ("daemon.bare_spawn_cpu_ms".into(), format!("{bare_cpu:.3}")),
+        ("daemon.runner_spawn_cpu_ms".into(), to_bare(runner_cpu)),
         (
-            "daemon.bare_spawn_cpu_ms".into(),
-            format!("{:.3}", bare_cpu / n as f64),
+            "daemon.confined_spawn_cpu_ms".into(),
+            confined_cpu.map_or_else(|| "n/a (no Landlock here)".into(), to_bare),
         ),
         (
             "daemon.spawn_ceiling_jobs_per_s".into(),
@@ -102,6 +113,29 @@ fn bare_spawns(n: usize) -> Result<Duration, String> {
     Ok(started.elapsed())
 }
 
+/// CPU per `sh -c true` through the runner `n` times under the confinement a read-only
+/// shell agent gets (Landlock and the read-only mount view, its own temporary folder and
+/// `/dev` writable, its cgroup): what a confined job costs before the daemon does anything
+/// for it. `None` where the kernel cannot confine.
+fn confined_spawn_cpu(
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    n: usize,
+) -> Result<Option<f64>, String> {
+    let tmp = dir.join("confined-tmp");
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("making {}: {e}", tmp.display()))?;
+    let Some(paths) =
+        sandbox::writable(AutonomyPolicy::ReadOnly, RuntimeKind::Shell, &[], &tmp, &[])
+            .filter(|_| sandbox::enforceable())
+    else {
+        return Ok(None);
+    };
+    let cpu = cpu_ms();
+    let confinement = Some(sandbox::Confinement::new(&paths));
+    rt.block_on(super::sh_runs("true", b"prompt", n, confinement))?;
+    Ok(Some((cpu_ms() - cpu) / n as f64))
+}
+
 /// CPU time (user + system) this process and its waited-for children used so far, in
 /// ms: unlike wall time it barely moves when other work shares the machine, so it shows
 /// what a job costs even on a busy one.
@@ -156,5 +190,19 @@ mod tests {
             get("daemon.parallel4.succeeded_total").as_deref(),
             Some("40")
         );
+        let cpu = |k: &str| {
+            let v = get(k).unwrap_or_else(|| panic!("{k} is reported"));
+            v.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<f64>().ok())
+        };
+        assert!(cpu("daemon.runner_spawn_cpu_ms").is_some_and(|ms| ms > 0.0));
+        let confined = cpu("daemon.confined_spawn_cpu_ms");
+        assert_eq!(
+            confined.is_some(),
+            crate::runtime::sandbox::enforceable(),
+            "a confined figure exactly where the kernel confines"
+        );
+        assert!(confined.is_none_or(|ms| ms > 0.0));
     }
 }

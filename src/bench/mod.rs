@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use crate::clock::{Clock, SystemClock};
 use crate::domain::Capability;
 use crate::home::Home;
+use crate::runtime::sandbox::Confinement;
 use crate::runtime::{Invocation, Stdin, process};
 use crate::store::Store;
 use crate::store::agents::Agent;
@@ -120,16 +121,21 @@ fn seeded_agent(name: &str) -> Agent {
     }
 }
 
-/// `sh -c command` through the product's process runner `n` times, one after another: the
-/// anchor a daemon-run figure is held against.
-async fn sh_runs(command: &str, stdin: &[u8], n: usize) -> Result<Duration, String> {
+/// `sh -c command` through the product's process runner `n` times, one after another
+/// (confined by `sandbox` when given): the anchor a daemon-run figure is held against.
+async fn sh_runs(
+    command: &str,
+    stdin: &[u8],
+    n: usize,
+    sandbox: Option<Confinement>,
+) -> Result<Duration, String> {
     let inv = Invocation {
         program: "/bin/sh".into(),
         args: vec!["-c".into(), command.into()],
         env: vec![],
         cwd: None,
         stdin: Stdin::Bytes(stdin.to_vec()),
-        sandbox: None,
+        sandbox,
     };
     let started = Instant::now();
     for _ in 0..n {
