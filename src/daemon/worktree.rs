@@ -5,7 +5,6 @@
 //! being `crate::worktree::root`, outside the home).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Git checkouts among the configured repos (read-only legs get worktrees of them).
 pub(crate) fn git_checkouts(config: &crate::config::Config) -> std::collections::HashSet<String> {
@@ -33,9 +32,7 @@ pub(crate) fn is_git_checkout(path: &Path) -> bool {
 /// repo-relative: what `result_observation` grades claims against.
 pub fn touched_files(dir: &Path) -> Result<Vec<String>, String> {
     let run = |args: &[&str]| -> Result<Vec<String>, String> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
+        let out = crate::worktree::git_command(dir)
             .args(args)
             .output()
             .map_err(|e| format!("cannot run git: {e}"))?;
@@ -89,9 +86,7 @@ pub(crate) fn path_for(worktrees_dir: &Path, job_id: &str) -> PathBuf {
 }
 
 fn git(checkout: &Path, args: &[&str]) -> Result<(), WorktreeError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(checkout)
+    let out = crate::worktree::git_command(checkout)
         .args(args)
         .output()
         .map_err(|e| WorktreeError {
@@ -142,6 +137,7 @@ pub fn remove(checkout: &Path, at: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn repo() -> PathBuf {
         let dir = crate::ids::scratch_dir("wt");

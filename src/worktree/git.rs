@@ -15,14 +15,25 @@ pub struct GitError {
     pub message: String,
 }
 
+/// `git --no-optional-locks -C dir`, the start of every git call gitmoot makes. Without
+/// the flag a `git status` or `git diff` of ours takes the index lock to refresh the
+/// index, and an agent's `git commit` in that worktree at the same moment (or the
+/// operator's own, in a registered checkout) fails on `index.lock: File exists`. The locks
+/// a write needs are not optional and stay.
+pub(crate) fn command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("--no-optional-locks").arg("-C").arg(dir);
+    cmd
+}
+
 /// `git -C dir args…` with `env` added; its stdout.
 pub(crate) fn run_env(
     dir: &Path,
     args: &[&str],
     env: &[(&str, &Path)],
 ) -> Result<Vec<u8>, GitError> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args);
+    let mut cmd = command(dir);
+    cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -63,16 +74,11 @@ pub(crate) fn line(dir: &Path, args: &[&str]) -> Result<String, GitError> {
 
 /// `git -C dir args…` answering yes (exit 0) or no (exit 1); anything else is an error.
 pub(crate) fn yes(dir: &Path, args: &[&str]) -> Result<bool, GitError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .map_err(|e| GitError {
-            dir: dir.to_path_buf(),
-            args: args.join(" "),
-            message: format!("cannot run git: {e}"),
-        })?;
+    let out = command(dir).args(args).output().map_err(|e| GitError {
+        dir: dir.to_path_buf(),
+        args: args.join(" "),
+        message: format!("cannot run git: {e}"),
+    })?;
     match out.status.code() {
         Some(0) => Ok(true),
         Some(1) => Ok(false),

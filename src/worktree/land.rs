@@ -355,9 +355,7 @@ fn merged_tree(
     ];
     args.extend(mb.as_deref());
     args.extend([ours, theirs]);
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(co)
+    let out = git::command(co)
         .args(&args)
         .output()
         .map_err(|e| git::GitError {
@@ -402,10 +400,8 @@ fn rebase(co: &Path, onto: &str, tip: &str, base_commit: &str) -> Result<String,
         let meta = git::run(co, &["log", "-1", "--format=%an%x00%ae%x00%ad%x00%B", c])?;
         let meta = split_z(&meta);
         let field = |i: usize| meta.get(i).cloned().unwrap_or_default();
-        let mut cmd = std::process::Command::new("git");
-        cmd.arg("-C")
-            .arg(co)
-            .args(["commit-tree", &tree, "-p", &cur, "-m", field(3).trim_end()]);
+        let mut cmd = git::command(co);
+        cmd.args(["commit-tree", &tree, "-p", &cur, "-m", field(3).trim_end()]);
         cmd.env("GIT_AUTHOR_NAME", field(0))
             .env("GIT_AUTHOR_EMAIL", field(1))
             .env("GIT_AUTHOR_DATE", field(2));

@@ -87,3 +87,53 @@ pub fn touched_since(path: &Path, base: &str) -> Result<Vec<String>, GitError> {
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+
+    fn git(repo: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .status()
+            .expect("git runs")
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// Reading a worktree whose index is stale leaves the index alone: refreshing it would
+    /// hold `index.lock`, and an agent committing there at that moment would fail.
+    #[test]
+    fn reading_the_work_leaves_the_worktree_index_unwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        git(repo, &["init", "-q"]);
+        std::fs::write(repo.join("a.txt"), "same").unwrap();
+        git(repo, &["add", "."]);
+        git(repo, &["commit", "-qm", "one"]);
+        // The same content with another modification time: the index's entry is stale,
+        // so a refreshing reader would write the index anew.
+        let year_2000 = std::time::UNIX_EPOCH + std::time::Duration::from_secs(946_684_800);
+        let file = std::fs::File::options()
+            .write(true)
+            .open(repo.join("a.txt"));
+        file.unwrap().set_modified(year_2000).unwrap();
+        std::fs::write(repo.join("b.txt"), "new").unwrap();
+        let index = repo.join(".git/index");
+        let before = std::fs::read(&index).unwrap();
+        let snap = super::snapshot(repo).unwrap();
+        assert!(snap.dirty, "the untracked file is work");
+        assert_eq!(
+            super::touched_since(repo, &snap.head).unwrap(),
+            vec!["b.txt".to_string()]
+        );
+        assert!(
+            std::fs::read(&index).unwrap() == before,
+            "reading the work rewrote the worktree's index"
+        );
+    }
+}
