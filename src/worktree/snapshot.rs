@@ -50,7 +50,7 @@ pub(crate) fn snapshot(path: &Path) -> Result<Snapshot, GitError> {
         path,
         &["rev-parse", "--path-format=absolute", "--git-path", "index"],
     )?;
-    if std::fs::copy(&real, &index.0).is_err() {
+    if copy_index(Path::new(&real), &index.0).is_err() {
         git::run_env(
             path,
             &["read-tree", "HEAD"],
@@ -67,6 +67,20 @@ pub(crate) fn snapshot(path: &Path) -> Result<Snapshot, GitError> {
         tree,
         dirty: true,
     })
+}
+
+/// The worktree's index copied with its modification time. Git trusts an entry's cached
+/// file stat only when the file is older than the index, and no one refreshes the real
+/// index (every git call here skips optional locks): a copy dated now would make a file
+/// rewritten in the index's own second, at the same size, look unchanged, and its change
+/// would be left out of the work.
+fn copy_index(real: &Path, copy: &Path) -> std::io::Result<()> {
+    std::fs::copy(real, copy)?;
+    let written = std::fs::metadata(real)?.modified()?;
+    std::fs::File::options()
+        .write(true)
+        .open(copy)?
+        .set_modified(written)
 }
 
 /// Every path the work in `path` changed against `base` (a commit), committed or not,
@@ -105,16 +119,60 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
+    /// A repository whose one commit holds `file` with `text`.
+    fn committed(file: &str, text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        git(repo, &["init", "-q"]);
+        std::fs::write(repo.join(file), text).unwrap();
+        git(repo, &["add", "."]);
+        git(repo, &["commit", "-qm", "one"]);
+        dir
+    }
+
+    fn seconds(t: std::time::SystemTime) -> u64 {
+        t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    }
+
+    fn modified_second(p: &Path) -> u64 {
+        seconds(std::fs::metadata(p).unwrap().modified().unwrap())
+    }
+
+    /// A file rewritten at the same size within the second its index was written: only
+    /// its content says it changed, and the work read a second later still holds it.
+    #[test]
+    fn a_same_size_rewrite_in_the_index_s_own_second_is_part_of_the_work() {
+        let dir = committed("base.txt", "base");
+        let repo = dir.path();
+        let (file, index) = (repo.join("lib.txt"), repo.join(".git/index"));
+        loop {
+            let started = seconds(std::time::SystemTime::now());
+            std::fs::write(&file, "aaaa").unwrap();
+            git(repo, &["add", "lib.txt"]);
+            std::fs::write(&file, "bbbb").unwrap();
+            if modified_second(&file) == started && modified_second(&index) == started {
+                break;
+            }
+        }
+        while seconds(std::time::SystemTime::now()) <= modified_second(&index) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let snap = super::snapshot(repo).unwrap();
+        let shown = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["show", &format!("{}:lib.txt", snap.tree)])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&shown.stdout), "bbbb");
+    }
+
     /// Reading a worktree whose index is stale leaves the index alone: refreshing it would
     /// hold `index.lock`, and an agent committing there at that moment would fail.
     #[test]
     fn reading_the_work_leaves_the_worktree_index_unwritten() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = committed("a.txt", "same");
         let repo = dir.path();
-        git(repo, &["init", "-q"]);
-        std::fs::write(repo.join("a.txt"), "same").unwrap();
-        git(repo, &["add", "."]);
-        git(repo, &["commit", "-qm", "one"]);
         // The same content with another modification time: the index's entry is stale,
         // so a refreshing reader would write the index anew.
         let year_2000 = std::time::UNIX_EPOCH + std::time::Duration::from_secs(946_684_800);
