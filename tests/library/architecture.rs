@@ -463,19 +463,26 @@ fn sql_literals(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-#[test]
-fn sql_is_written_only_in_the_store_and_the_bench() {
+/// Every file under `src/` but those `skip` names (by its path there), with its path there
+/// and its text.
+fn product_sources(skip: impl Fn(&str, &Path) -> bool) -> Vec<(PathBuf, String)> {
     let src = root().join("src");
     let mut paths = Vec::new();
     collect(&src, &mut paths);
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let rel = path.strip_prefix(&src).unwrap().to_path_buf();
+            let room = rel.iter().next().unwrap().to_string_lossy().into_owned();
+            (!skip(&room, &rel)).then(|| (rel, fs::read_to_string(&path).unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn sql_is_written_only_in_the_store_and_the_bench() {
     let mut found = Vec::new();
-    for path in paths {
-        let rel = path.strip_prefix(&src).unwrap();
-        let room = rel.iter().next().unwrap().to_string_lossy().into_owned();
-        if room == "store" || room == "bench" {
-            continue;
-        }
-        let text = fs::read_to_string(&path).unwrap();
+    for (rel, text) in product_sources(|room, _| room == "store" || room == "bench") {
         for (line, lit) in sql_literals(&text) {
             found.push(format!("src/{}:{line}: {lit}", rel.display()));
         }
@@ -483,6 +490,31 @@ fn sql_is_written_only_in_the_store_and_the_bench() {
     assert!(
         found.is_empty(),
         "SQL outside src/store (move it into a store function):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every git call of the product starts from `worktree::git::command`, which skips git's
+/// optional locks: a read of ours holding a worktree's `index.lock` would fail an agent's
+/// commit there. The bench and the demo's scripted agent run git as a user would; tests
+/// (a file's `#[cfg(test)]` tail) set repositories up.
+#[test]
+fn git_is_started_only_by_the_worktree_command() {
+    let mut found = Vec::new();
+    let skip = |room: &str, rel: &Path| {
+        room == "bench" || room == "demo" || rel == Path::new("worktree/git.rs")
+    };
+    for (rel, text) in product_sources(skip) {
+        let product = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in product.lines().enumerate() {
+            if line.contains("Command::new(\"git\")") {
+                found.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "git started outside worktree::git::command (use crate::worktree::git_command):\n{}",
         found.join("\n")
     );
 }
