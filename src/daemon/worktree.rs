@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::worktree::git;
+
 /// Git checkouts among the configured repos (read-only legs get worktrees of them).
 pub(crate) fn git_checkouts(config: &crate::config::Config) -> std::collections::HashSet<String> {
     config
@@ -31,24 +33,10 @@ pub(crate) fn is_git_checkout(path: &Path) -> bool {
 /// Every path a checkout changed against its `HEAD`, untracked files included, each
 /// repo-relative: what `result_observation` grades claims against.
 pub fn touched_files(dir: &Path) -> Result<Vec<String>, String> {
-    let run = |args: &[&str]| -> Result<Vec<String>, String> {
-        let out = crate::worktree::git_command(dir)
-            .args(args)
-            .output()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "git {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(out
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .collect())
+    let run = |args: &[&str]| {
+        git::run(dir, args)
+            .map(|out| git::split_z(&out))
+            .map_err(|e| e.to_string())
     };
     let mut files = run(&["diff", "HEAD", "--name-only", "-z"])?;
     for f in run(&[
@@ -85,24 +73,13 @@ pub(crate) fn path_for(worktrees_dir: &Path, job_id: &str) -> PathBuf {
     worktrees_dir.join(segment(job_id))
 }
 
-fn git(checkout: &Path, args: &[&str]) -> Result<(), WorktreeError> {
-    let out = crate::worktree::git_command(checkout)
-        .args(args)
-        .output()
+fn git_in(checkout: &Path, args: &[&str]) -> Result<(), WorktreeError> {
+    git::run(checkout, args)
+        .map(drop)
         .map_err(|e| WorktreeError {
             checkout: checkout.to_path_buf(),
-            message: format!("cannot run git: {e}"),
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(WorktreeError {
-            checkout: checkout.to_path_buf(),
-            message: String::from_utf8_lossy(&out.stderr)
-                .trim()
-                .replace('\n', " "),
+            message: e.message,
         })
-    }
 }
 
 /// Adds a detached worktree of `checkout`'s HEAD commit at `at`.
@@ -118,7 +95,7 @@ pub fn add(checkout: &Path, at: &Path) -> Result<(), WorktreeError> {
     }
     let at_text = at.display().to_string();
     crate::worktree::with_worktree_lock(checkout, || {
-        git(checkout, &["worktree", "add", "--detach", &at_text, "HEAD"])
+        git_in(checkout, &["worktree", "add", "--detach", &at_text, "HEAD"])
     })
 }
 
@@ -127,9 +104,9 @@ pub fn add(checkout: &Path, at: &Path) -> Result<(), WorktreeError> {
 pub fn remove(checkout: &Path, at: &Path) {
     let at_text = at.display().to_string();
     crate::worktree::with_worktree_lock(checkout, || {
-        if git(checkout, &["worktree", "remove", "--force", &at_text]).is_err() {
+        if git_in(checkout, &["worktree", "remove", "--force", &at_text]).is_err() {
             let _ = std::fs::remove_dir_all(at);
-            let _ = git(checkout, &["worktree", "prune"]);
+            let _ = git_in(checkout, &["worktree", "prune"]);
         }
     })
 }

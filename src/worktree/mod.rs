@@ -10,7 +10,7 @@
 
 mod diff;
 mod discard;
-mod git;
+pub(crate) mod git;
 mod hosts;
 mod land;
 mod list;
@@ -22,7 +22,6 @@ mod snapshot;
 
 pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_diff, job_diff_text};
 pub use discard::{Loss, discard, loss};
-pub(crate) use git::command as git_command;
 pub use git::{GitError, with_worktree_lock};
 pub use hosts::{StoredFrom, bounded as bounded_diff};
 pub use land::{Landed, Strategy, land};

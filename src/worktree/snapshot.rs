@@ -105,18 +105,11 @@ pub fn touched_since(path: &Path, base: &str) -> Result<Vec<String>, GitError> {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-    use std::process::Command;
 
-    fn git(repo: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .status()
-            .expect("git runs")
-            .success();
-        assert!(ok, "git {args:?}");
+    /// `git args…` in `repo` as a user named `t` would run it; its stdout.
+    fn git(repo: &Path, args: &[&str]) -> Vec<u8> {
+        let as_t = [&["-c", "user.name=t", "-c", "user.email=t@t"][..], args].concat();
+        super::git::run(repo, &as_t).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A repository whose one commit holds `file` with `text`.
@@ -158,13 +151,8 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let snap = super::snapshot(repo).unwrap();
-        let shown = Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args(["show", &format!("{}:lib.txt", snap.tree)])
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&shown.stdout), "bbbb");
+        let shown = git(repo, &["show", &format!("{}:lib.txt", snap.tree)]);
+        assert_eq!(String::from_utf8_lossy(&shown), "bbbb");
     }
 
     /// Reading a worktree whose index is stale leaves the index alone: refreshing it would

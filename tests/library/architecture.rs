@@ -514,7 +514,7 @@ fn git_is_started_only_by_the_worktree_command() {
     }
     assert!(
         found.is_empty(),
-        "git started outside worktree::git::command (use crate::worktree::git_command):\n{}",
+        "git started outside worktree::git::command (use crate::worktree::git):\n{}",
         found.join("\n")
     );
 }
