@@ -194,10 +194,31 @@ pub fn answer_many(
     engine::bulk::each(tx, verb, ids, dry_run, ChatError::is_invalid, |id| {
         let text = engine::choice_answer(tx, id, choice)?;
         let done = answer_job(tx, env, id, &text)?;
-        let then = match done.continuation {
-            Some(_) => "it resumes: its continuation is queued",
-            None => "it resumes once its other legs finish",
-        };
-        Ok(format!("answer {id} {:?} ({then})", choice.trim()))
+        Ok(answered_says(id, choice, &done))
     })
+}
+
+/// `job answer JOB TEXT --dry-run`: the answer given through `answer_job` in a savepoint
+/// that is then rolled back, said as `answer_many` says it; nothing is posted or queued.
+pub fn answer_preview(
+    tx: &Tx<'_>,
+    env: Env<'_>,
+    id: &str,
+    text: &str,
+) -> Result<Vec<engine::bulk::Item>> {
+    let verb = crate::domain::BulkVerb::Answer;
+    let ids = [id.to_string()];
+    engine::bulk::each(tx, verb, &ids, true, ChatError::is_invalid, |id| {
+        let done = answer_job(tx, env, id, text)?;
+        Ok(answered_says(id, text, &done))
+    })
+}
+
+/// `answer JOB "TEXT" (what follows)`: one answered job, as a bulk item says it.
+fn answered_says(id: &str, text: &str, done: &JobAnswered) -> String {
+    let then = match done.continuation {
+        Some(_) => "it resumes: its continuation is queued",
+        None => "it resumes once its other legs finish",
+    };
+    format!("answer {id} {:?} ({then})", text.trim())
 }

@@ -197,6 +197,24 @@ impl Item {
     }
 }
 
+/// `job kill` on `id`'s tree (`force` terminates its running jobs), said as a bulk item
+/// says it: what a single `job kill ID --dry-run` and a selection both print.
+pub fn kill(tx: &Tx<'_>, env: Env<'_>, id: &str, force: bool) -> Result<String, EngineError> {
+    let r = super::kill_root(tx, env, id, force)?;
+    let then = if force {
+        "are terminated"
+    } else {
+        "finish their turn"
+    };
+    Ok(format!(
+        "kill tree {}: {} queued cancelled, {} running {then} (run {})",
+        r.root_id,
+        r.cancelled.len(),
+        r.running.len(),
+        r.run_state
+    ))
+}
+
 /// One job through its verb; the answer states what it did.
 fn one(tx: &Tx<'_>, env: Env<'_>, verb: BulkVerb, id: &str) -> Result<String, EngineError> {
     let job = jobs::require(tx, id)?;
@@ -210,16 +228,7 @@ fn one(tx: &Tx<'_>, env: Env<'_>, verb: BulkVerb, id: &str) -> Result<String, En
             };
             Ok(format!("cancel {id} ({}: {then})", job.state))
         }
-        BulkVerb::Kill => {
-            let r = super::kill_root(tx, env, id, false)?;
-            Ok(format!(
-                "kill tree {}: {} queued cancelled, {} running finish their turn (run {})",
-                r.root_id,
-                r.cancelled.len(),
-                r.running.len(),
-                r.run_state
-            ))
-        }
+        BulkVerb::Kill => kill(tx, env, id, false),
         BulkVerb::Retry => {
             super::resume(tx, env, id, ResumeVerb::Retry, None)?;
             Ok(format!(

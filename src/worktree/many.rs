@@ -49,22 +49,34 @@ fn one(
 ) -> Result<String, WorktreeError> {
     let here = &config.daemon.labels;
     match (verb, dry_run) {
-        (BulkVerb::Land, true) => {
-            let (plan, _) = super::land::plan(store, config, id, strategy, None)?;
-            plan.check()?;
-            Ok(format!("land {id}: {}", plan.says()))
-        }
+        (_, true) => preview(store, config, (verb, strategy), id, None),
         (BulkVerb::Land, false) => Ok(super::land(store, env, config, id, strategy, None)?.line()),
-        (_, true) => {
-            let (_, w, lost) = super::discard::check(store, here, id)?;
-            let branch = w.branch.unwrap_or_default();
-            Ok(format!(
-                "discard {id}: deletes its worktree and branch {branch}; loses {lost}"
-            ))
-        }
         (_, false) => {
             let lost = super::discard(store, env, here, id)?;
             Ok(format!("discarded {id}: {lost}"))
         }
     }
+}
+
+/// What land (with `strategy` and the operator's `message`) or discard would do to `id`,
+/// through the checks the verb itself runs first (`land::plan`, `discard::check`); nothing
+/// moves. A dry run of one job (`job land|discard JOB --dry-run`) and of a selection both
+/// say this.
+pub fn preview(
+    store: &Store,
+    config: &Config,
+    (verb, strategy): (BulkVerb, Strategy),
+    id: &str,
+    message: Option<&str>,
+) -> Result<String, WorktreeError> {
+    if verb == BulkVerb::Land {
+        let (plan, _) = super::land::plan(store, config, id, strategy, message)?;
+        plan.check()?;
+        return Ok(format!("land {id}: {}", plan.says()));
+    }
+    let (_, w, lost) = super::discard::check(store, &config.daemon.labels, id)?;
+    let branch = w.branch.unwrap_or_default();
+    Ok(format!(
+        "discard {id}: deletes its worktree and branch {branch}; loses {lost}"
+    ))
 }

@@ -6,51 +6,11 @@ use gitmoot_test_support as support;
 
 use std::path::Path;
 
-use rusqlite::types::ValueRef;
 use support::{gitmoot, shell_agent};
 
 /// Every row of every table, in a stable order, as text.
 fn dump(home: &Path) -> String {
-    let conn = rusqlite::Connection::open(home.join("gitmoot.db")).unwrap();
-    let mut tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
-    tables.retain(|t| !t.starts_with("sqlite_"));
-    let mut out = String::new();
-    for t in tables {
-        out.push_str(&format!("== {t}\n"));
-        let mut st = conn.prepare(&format!("SELECT * FROM \"{t}\"")).unwrap();
-        let n = st.column_count();
-        let mut rows: Vec<String> = st
-            .query_map([], |r| {
-                let mut line = String::new();
-                for i in 0..n {
-                    let v = match r.get_ref(i)? {
-                        ValueRef::Null => "NULL".to_string(),
-                        ValueRef::Integer(x) => x.to_string(),
-                        ValueRef::Real(x) => x.to_string(),
-                        ValueRef::Text(x) => format!("{:?}", String::from_utf8_lossy(x)),
-                        ValueRef::Blob(x) => format!("blob{x:?}"),
-                    };
-                    line.push_str(&v);
-                    line.push('|');
-                }
-                Ok(line)
-            })
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        rows.sort();
-        for r in rows {
-            out.push_str(&r);
-            out.push('\n');
-        }
-    }
-    out
+    support::unchanged::store_rows(home)
 }
 
 fn run(home: &Path, args: &[&str]) -> (i32, String) {

@@ -11,6 +11,7 @@ mod cli_validation;
 mod closed_pipe;
 mod completion_cli;
 mod contract_cli;
+mod dry_run_cli;
 mod engine_cli;
 mod fleet_cli;
 mod foundation_cli;

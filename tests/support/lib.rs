@@ -2,7 +2,8 @@
 //! real binary on a home, its checked stdout and JSON reads, scripted shell agents
 //! (registered through the binary or as store rows), the rollout asker the operations tests
 //! share; a throwaway PostgreSQL cluster and the backend a suite names (`pg`), a private tmux
-//! server (`tmux`), the engine's harness (`engine`), the daemon tests' home (`daemon`), and
+//! server (`tmux`), the before and after of a command that must change nothing
+//! (`unchanged`), the engine's harness (`engine`), the daemon tests' home (`daemon`), and
 //! the real agent CLIs with their model stand-ins (`real`).
 //!
 //! A library rather than a module each test binary compiles again: it builds once, and a
@@ -14,6 +15,7 @@ pub mod engine;
 pub mod pg;
 pub mod real;
 pub mod tmux;
+pub mod unchanged;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@ use crate::cli::Ctx;
 use crate::cli::output::Out;
 use crate::clock::{Clock, SystemClock};
 use crate::domain::BulkVerb;
+use crate::engine::EngineError;
 use crate::engine::bulk::{self, Item, Query};
 use crate::store::jobs;
 use crate::worktree::Strategy;
@@ -72,23 +73,69 @@ pub(super) fn work(
     report(verb.0, &items, many.dry_run, json)
 }
 
-/// The verb on one job (`job retry ID`), reported like a selection of one.
-pub(super) fn one(ctx: &Ctx, verb: BulkVerb, id: &str, json: bool) -> anyhow::Result<()> {
+/// The verb on one job (`job retry ID`, and `job cancel|kill|retry ID --dry-run`, where
+/// `force` is kill's), reported like a selection of one: a dry run says it as `--where …
+/// --dry-run` does, the verb done in a savepoint that is then rolled back.
+pub(super) fn one(
+    ctx: &Ctx,
+    verb: BulkVerb,
+    id: &str,
+    (force, dry_run): (bool, bool),
+    json: bool,
+) -> anyhow::Result<()> {
     let cfg = ctx.config()?;
     let mut store = ctx.store()?;
     let id = jobs::resolve_id(store.conn(), id)?;
     let env = crate::chat::live_env(&cfg.orchestrate);
-    let items = store.write(|tx| bulk::apply(tx, env, verb, &[id], false))?;
+    let ids = [id];
+    let items = store.write(|tx| match verb {
+        BulkVerb::Kill => bulk::each(tx, verb, &ids, dry_run, EngineError::is_invalid, |id| {
+            bulk::kill(tx, env, id, force)
+        }),
+        _ => bulk::apply(tx, env, verb, &ids, dry_run),
+    })?;
+    alone(verb, &items, dry_run, json)
+}
+
+/// `job land|discard JOB --dry-run`: what the verb would do to the one job, said as the
+/// `--where` dry run says it (`worktree::many::preview`); nothing moves.
+pub(super) fn preview_work(
+    ctx: &Ctx,
+    verb: (BulkVerb, Strategy),
+    id: &str,
+    message: Option<&str>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let cfg = ctx.config()?;
+    let store = ctx.store()?;
+    let id = jobs::resolve_id(store.conn(), id)?;
+    let what = crate::worktree::many::preview(&store, &cfg, verb, &id, message)?;
+    report(verb.0, &[Item::done(&id, what)], true, json)
+}
+
+/// `job answer JOB TEXT --dry-run`: the answer given and rolled back, said as the `--where`
+/// dry run says it.
+pub(super) fn preview_answer(ctx: &Ctx, id: &str, text: &str) -> anyhow::Result<()> {
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let id = jobs::resolve_id(store.conn(), id)?;
+    let env = crate::chat::live_env(&cfg.orchestrate);
+    let items = store.write(|tx| crate::chat::answer::answer_preview(tx, env, &id, text))?;
+    alone(BulkVerb::Answer, &items, true, false)
+}
+
+/// A selection of one reported: its refusal is the command's error (bad input, exit 2,
+/// nothing changed), else the item and the total.
+fn alone(verb: BulkVerb, items: &[Item], dry_run: bool, json: bool) -> anyhow::Result<()> {
     if let [
         Item {
             refused: Some(why), ..
         },
-    ] = items.as_slice()
+    ] = items
     {
-        // Alone, a refusal is the command's error: bad input, exit 2, nothing changed.
         return Err(crate::Invalid(why.clone()).into());
     }
-    report(verb, &items, false, json)
+    report(verb, items, dry_run, json)
 }
 
 /// One line per job and a total; exit 1 when any was refused, after the rest proceeded.

@@ -254,8 +254,8 @@ pub struct ManyArgs {
     /// (state=queued,running agent=A repo=R root=ID kind=leg action=ask older=2h newer=10m).
     #[arg(long = "where", value_name = "QUERY")]
     pub selection: Option<String>,
-    /// Print what the verb would do to each selected job; change nothing.
-    #[arg(long, requires = "selection")]
+    /// Print what the verb would do (to the job, or to each selected job); change nothing.
+    #[arg(long)]
     pub dry_run: bool,
 }
 
@@ -385,15 +385,19 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             many,
             json,
         } => match root {
+            Some(root) if many.dry_run => {
+                many::one(ctx, BulkVerb::Kill, &root, (force, true), json)
+            }
             Some(root) => steer::kill(ctx, &root, force, json),
             None => many::run(ctx, BulkVerb::Kill, many, json),
         },
         JobCmd::Cancel(OneOrMany { id, many, json }) => match id {
+            Some(id) if many.dry_run => many::one(ctx, BulkVerb::Cancel, &id, (false, true), json),
             Some(id) => steer::cancel(ctx, &id, json),
             None => many::run(ctx, BulkVerb::Cancel, many, json),
         },
         JobCmd::Retry(OneOrMany { id, many, json }) => match id {
-            Some(id) => many::one(ctx, BulkVerb::Retry, &id, json),
+            Some(id) => many::one(ctx, BulkVerb::Retry, &id, (false, many.dry_run), json),
             None => many::run(ctx, BulkVerb::Retry, many, json),
         },
         JobCmd::Diff {
@@ -424,6 +428,13 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 _ => crate::worktree::Strategy::Auto,
             };
             match job {
+                Some(job) if many.dry_run => many::preview_work(
+                    ctx,
+                    (BulkVerb::Land, strategy),
+                    &job,
+                    message.as_deref(),
+                    json,
+                ),
                 Some(job) => write::land(ctx, &job, strategy, message.as_deref(), json),
                 None => many::work(ctx, (BulkVerb::Land, strategy), many, json),
             }
@@ -434,6 +445,13 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             many,
             json,
         } => match job {
+            Some(job) if many.dry_run => many::preview_work(
+                ctx,
+                (BulkVerb::Discard, crate::worktree::Strategy::Auto),
+                &job,
+                None,
+                json,
+            ),
             Some(job) => write::discard(ctx, &job, force, json),
             None if !force && !many.dry_run => Err(crate::Invalid(
                 "job discard --where throws away every selected job's work; see what with --dry-run, then pass --force".into(),
@@ -448,6 +466,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             many,
             json,
         } => match (job, text) {
+            (Some(job), Some(text)) if many.dry_run => many::preview_answer(ctx, &job, &text),
             (Some(job), Some(text)) => steer::answer(ctx, &job, &text),
             _ => many::answer(ctx, choice.as_deref(), many, json),
         },
