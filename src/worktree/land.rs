@@ -2,7 +2,9 @@
 //! checkout (fast-forward when possible, else a merge; `--squash`, `--merge`, `--rebase` on
 //! request). A refusal changes nothing: the result is built as git objects first (`plan`,
 //! which a dry run stops after), and the base branch moves only once it exists and the
-//! checkout can take it.
+//! checkout can take it: never while git has an operation in progress there (`midway`),
+//! and only by compare-and-swap against the tip the plan read. The job's worktree and
+//! branch are removed only once the base is seen to hold the landed commit.
 //!
 //! Owns this verb; the CLI and the control room both call it.
 
@@ -228,6 +230,22 @@ pub fn land(
     let (p, first) = plan(store, config, id, strategy, message)?;
     let checkout = &p.checkout;
     move_base(checkout, &p.base, &p.onto, &p.commit)?;
+    // The job's worktree and branch go only once the base is seen to hold the work.
+    let base_ref = format!("refs/heads/{}", p.base);
+    if !git::yes(
+        checkout,
+        &["merge-base", "--is-ancestor", &p.commit, &base_ref],
+    )? {
+        let now = git::line(checkout, &["rev-parse", "--verify", "-q", &base_ref])?;
+        return Err(refuse(format!(
+            "{} moved again right after the land (now at {}, which does not hold {}); {}'s worktree and branch {} are kept, land again",
+            p.base,
+            short(&now),
+            short(&p.commit),
+            p.job.id,
+            p.branch
+        )));
+    }
     let mut notes = Vec::new();
     let mut note = |r: Result<Vec<u8>, git::GitError>| {
         if let Err(e) = r {
@@ -423,26 +441,80 @@ fn rebase(co: &Path, onto: &str, tip: &str, base_commit: &str) -> Result<String,
     Ok(cur)
 }
 
-/// Moves the base branch from `from` to `to` once `base_movable` allows it.
+/// Moves the base branch from `from` to `to` once `base_movable` allows it, by
+/// compare-and-swap against `from`, the tip `plan` read: a base another writer moved since
+/// is refused with nothing changed. A checked-out base's files follow only once the swap
+/// held (git's two-tree `read-tree -u -m from to`, what a fast-forward does to the index
+/// and files, refusing to overwrite local changes); if they cannot, the branch is swapped
+/// back.
 fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), WorktreeError> {
-    if base_movable(co, base, from, to)? {
-        git::run(co, &["merge", "--ff-only", "-q", to])?;
-    } else {
-        let base_ref = format!("refs/heads/{base}");
-        git::run(
-            co,
-            &["update-ref", "-m", "gitmoot land", &base_ref, to, from],
-        )?;
+    let checked_out = base_movable(co, base, from, to)?;
+    between_plan_and_move(co);
+    let base_ref = format!("refs/heads/{base}");
+    let swap = |new: &str, old: &str, why: &str| {
+        git::run(co, &["update-ref", "-m", why, &base_ref, new, old])
+    };
+    if let Err(e) = swap(to, from, "gitmoot land") {
+        let now = git::line(co, &["rev-parse", "--verify", "-q", &base_ref]).unwrap_or_default();
+        return Err(refuse(if now != from {
+            format!(
+                "{base} moved while landing (now at {}, the land was planned on {}); nothing was changed, land again",
+                short(&now),
+                short(from)
+            )
+        } else {
+            format!(
+                "{base} could not be moved: {}; nothing was changed",
+                e.message
+            )
+        }));
+    }
+    if checked_out && let Err(e) = git::run(co, &["read-tree", "-u", "-m", from, to]) {
+        let back = match swap(from, to, "gitmoot land undone") {
+            Ok(_) => format!("{base} was put back at {}", short(from)),
+            Err(b) => format!(
+                "{base} could not be put back at {}: {}",
+                short(from),
+                b.message
+            ),
+        };
+        return Err(refuse(format!(
+            "the checkout's files could not follow the land: {}; {back}",
+            e.message
+        )));
     }
     Ok(())
 }
 
-/// Whether the base can move from `from` to `to`: refused when it is checked out in
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// Tests only (debug builds): `GITMOOT_TEST_BEFORE_BASE_MOVES`, a shell command run in the
+/// checkout after the land's checks and before the base's swap, stands in for another
+/// writer moving the base in that window.
+#[cfg(debug_assertions)]
+fn between_plan_and_move(co: &Path) {
+    if let Some(cmd) = std::env::var_os("GITMOOT_TEST_BEFORE_BASE_MOVES") {
+        let _ = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(co)
+            .status();
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn between_plan_and_move(_: &Path) {}
+
+/// Whether the base can move from `from` to `to`: refused when git has an operation in
+/// progress in the checkout or on the base (`midway`), when the base is checked out in
 /// another worktree, or in the checkout with uncommitted changes to files the land
 /// changes. `true` when the checkout has it checked out (its files move with it).
 fn base_movable(co: &Path, base: &str, from: &str, to: &str) -> Result<bool, WorktreeError> {
-    let head = git::line(co, &["symbolic-ref", "-q", "HEAD"]).unwrap_or_default();
     let base_ref = format!("refs/heads/{base}");
+    super::midway::refuse_midway(co, &base_ref)?;
+    let head = git::line(co, &["symbolic-ref", "-q", "HEAD"]).unwrap_or_default();
     if head != base_ref {
         let list = git::run(co, &["worktree", "list", "--porcelain", "-z"])?;
         let elsewhere = split_z(&list)

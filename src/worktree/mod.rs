@@ -15,6 +15,7 @@ mod hosts;
 mod land;
 mod list;
 pub mod many;
+mod midway;
 mod open;
 mod overlap;
 mod review;

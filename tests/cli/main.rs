@@ -15,6 +15,7 @@ mod dry_run_cli;
 mod engine_cli;
 mod fleet_cli;
 mod foundation_cli;
+mod land_guard_cli;
 mod ops_cli;
 mod ops_config;
 mod polish_cli;
