@@ -87,7 +87,8 @@ pub(super) fn branch_exists(checkout: &Path, branch: &str) -> bool {
     .unwrap_or(false)
 }
 
-/// The job's title and summary, for a squash commit's message.
+/// The job's title and summary, for a squash or merge commit's message and for the commit
+/// that holds the work a job left uncommitted.
 fn default_message(job: &Job, strategy: Strategy, branch: &str) -> String {
     let title: String = job
         .prompt
@@ -169,7 +170,8 @@ pub(super) fn plan(
     }
     let snap = snapshot(&path)?;
     let tip = if snap.dirty {
-        let msg = format!("gitmoot: work {} left uncommitted", job.id);
+        // What lands by fast-forward carries this commit's message onto the base.
+        let msg = default_message(&job, Strategy::Squash, &branch);
         git::line(
             &path,
             &["commit-tree", &snap.tree, "-p", &snap.head, "-m", &msg],

@@ -4,6 +4,7 @@
 //!
 //! Owns these two verbs; the CLI and the control room both call them.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -31,7 +32,7 @@ pub struct Listed {
     pub job_state: Option<JobState>,
     /// Files its work changed against its base (none once landed or discarded).
     pub files: Option<usize>,
-    /// Bytes on disk of the worktree's files (its `.git` link excluded).
+    /// Bytes the worktree's folder takes on disk, as `du -s` counts them.
     pub disk_bytes: Option<u64>,
     pub landed_commit: Option<String>,
     /// How often its work was sent back for review (`job review`).
@@ -148,23 +149,30 @@ fn against_base(w: &WriteTree, path: &Path) -> &'static str {
     }
 }
 
-/// The bytes of every file under `dir`, links not followed, its `.git` entry left out.
+/// The disk `dir` takes, as `du -s` counts it: the blocks allocated to every file and
+/// folder under it (the folder and its `.git` link included), each inode once however
+/// many hard links name it, links not followed. Not the files' lengths: a worktree is
+/// mostly small files, each taking at least a whole block, so their lengths add up to
+/// about half of what the folder really holds on disk.
 fn disk_use(dir: &Path) -> u64 {
-    fn walk(dir: &Path, top: bool) -> u64 {
-        let Ok(entries) = std::fs::read_dir(dir) else {
+    use std::os::unix::fs::MetadataExt;
+    fn walk(path: &Path, meta: &std::fs::Metadata, seen: &mut HashSet<(u64, u64)>) -> u64 {
+        if !seen.insert((meta.dev(), meta.ino())) {
             return 0;
-        };
-        entries
-            .flatten()
-            .filter(|e| !(top && e.file_name() == ".git"))
-            .map(|e| match e.file_type() {
-                Ok(t) if t.is_dir() => walk(&e.path(), false),
-                Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
-                Err(_) => 0,
-            })
-            .sum()
+        }
+        let mut bytes = meta.blocks() * 512;
+        if meta.is_dir() {
+            for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                if let Ok(m) = e.metadata() {
+                    bytes += walk(&e.path(), &m, seen);
+                }
+            }
+        }
+        bytes
     }
-    walk(dir, true)
+    std::fs::symlink_metadata(dir)
+        .map(|m| walk(dir, &m, &mut HashSet::new()))
+        .unwrap_or(0)
 }
 
 /// What `worktree prune` removed.

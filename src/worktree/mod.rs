@@ -89,8 +89,20 @@ pub fn checkout_of(config: &Config, repo: &str) -> Option<PathBuf> {
         .filter(|p| is_git_checkout(p))
 }
 
+/// The folder an implement job on `repo` edits in place: the repo's registered path when
+/// it is not a git checkout, where the job gets no worktree or branch of its own (nothing
+/// to diff, land or discard). `None` for any other job.
+pub fn edited_in_place(config: &Config, repo: Option<&str>, action: Action) -> Option<PathBuf> {
+    if action != Action::Implement {
+        return None;
+    }
+    let path = config.repos.get(repo?)?.path.clone()?;
+    (!is_git_checkout(&path)).then_some(path)
+}
+
 /// Checks a `--base REF` asked for at submission: only an implement job on a repo with a
-/// registered git checkout has a branch of its own, and the ref must name a commit there.
+/// registered git checkout has a branch of its own, and the ref must name a branch there:
+/// a job's work lands by moving its base branch, so a tag or a commit could never land.
 pub fn check_base(
     config: &Config,
     repo: Option<&str>,
@@ -126,6 +138,13 @@ pub fn check_base(
             }
         )
     })?;
+    if !land::branch_exists(&checkout, base) {
+        return Err(crate::invalid!(
+            "--base {base:?} is not a branch of {}: a job's work lands on its base branch, so a tag or commit could never be landed; name a branch (`git branch NAME {base}` makes one there)",
+            checkout.display()
+        )
+        .into());
+    }
     Ok(())
 }
 

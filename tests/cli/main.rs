@@ -27,3 +27,4 @@ mod store_copy;
 mod terminal_escapes;
 mod usage_cli;
 mod write_cli;
+mod write_small_cli;

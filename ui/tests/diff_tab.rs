@@ -339,3 +339,27 @@ fn tree_rows_mark_landed_work_review_rounds_and_overlaps_on_both_jobs() {
         "the Attention item says what job pending says: {t}"
     );
 }
+
+#[test]
+fn the_land_and_discard_questions_offer_no_force_key_the_kill_question_does() {
+    use gitmoot_ui::widgets::footer::footer_hints;
+    let forced = |s: &State, snap: &Snapshot| {
+        footer_hints(s, snap)
+            .iter()
+            .any(|(_, label)| *label == "force")
+    };
+    for key in ['M', 'D'] {
+        let (mut s, snap) = drawer(work::files(), DetailTab::Diff);
+        update(&mut s, &snap, ch(key));
+        assert!(matches!(s.overlay, Some(Overlay::Confirm(_))), "{key}");
+        assert!(!forced(&s, &snap), "{key}: {:?}", footer_hints(&s, &snap));
+    }
+    let (mut s, snap) = drawer(work::files(), DetailTab::Diff);
+    s.overlay = Some(Overlay::Confirm(Confirm::KillRoot {
+        root_id: JOB.into(),
+        title: "t".into(),
+        queued: 0,
+        running: 1,
+    }));
+    assert!(forced(&s, &snap), "{:?}", footer_hints(&s, &snap));
+}

@@ -108,6 +108,8 @@ pub(super) fn show(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
         }
         _ => None,
     };
+    let in_place =
+        crate::worktree::edited_in_place(&ctx.config()?, job.repo.as_deref(), job.action);
     let mut out = Out::lines();
     if json {
         let p = crate::store::payloads::get(store.conn(), &job.id)?;
@@ -117,6 +119,7 @@ pub(super) fn show(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
         v["result_observation"] = p.result_observation.unwrap_or(Value::Null);
         v["resolution"] = json!(p.resolution);
         v["marks"] = json!(marks);
+        v["edits_in_place"] = json!(in_place);
         v["waiting"] = json!(
             waiting
                 .as_ref()
@@ -127,6 +130,9 @@ pub(super) fn show(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
     }
     print_job(&mut out, &job, &marks)?;
     writeln!(out, "run:       {run_state}")?;
+    if let Some(dir) = &in_place {
+        writeln!(out, "in place:  {}", super::steer::in_place_says(dir))?;
+    }
     if let Some(h) = &waiting {
         writeln!(out, "waiting:   {h}")?;
     }

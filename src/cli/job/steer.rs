@@ -25,6 +25,7 @@ pub(super) fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
     if let Some(base) = &a.base {
         crate::worktree::check_base(&ctx.config()?, a.repo.as_deref(), a.action, base)?;
     }
+    let in_place = crate::worktree::edited_in_place(&ctx.config()?, a.repo.as_deref(), a.action);
     let root = store.write(|tx| {
         let id = engine::submit_root(
             tx,
@@ -46,6 +47,9 @@ pub(super) fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         }
         Ok::<_, engine::EngineError>(id)
     })?;
+    if let Some(dir) = &in_place {
+        eprintln!("note: {}", in_place_says(dir));
+    }
     if a.wait {
         drop(store);
         return crate::cli::daemon::wait_for_root(ctx, &root, a.json, a.detach_on_interrupt);
@@ -75,6 +79,15 @@ pub(super) fn submit(ctx: &Ctx, a: RunArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// An implement job on a folder that is not a git checkout, said at `job run` and in `job
+/// show`: it works on the folder itself.
+pub(super) fn in_place_says(dir: &std::path::Path) -> String {
+    format!(
+        "{} is not a git checkout, so the job edits it in place: no worktree or branch of its own, nothing to diff, land or discard",
+        dir.display()
+    )
 }
 
 /// `job kill`: a tree stopped gracefully (or at once with `force`).

@@ -89,10 +89,12 @@ fn overlay_keys(ov: &Overlay) -> Wanted {
                 (Back, "close"),
             ],
         ),
-        Overlay::Confirm(_) => (
+        // Only a kill has a forced form (`job kill --force`); land and discard have none.
+        Overlay::Confirm(crate::state::Confirm::KillRoot { .. }) => (
             Context::Dialog,
             &[(Confirm, "confirm"), (Force, "force"), (Cancel, "cancel")],
         ),
+        Overlay::Confirm(_) => (Context::Dialog, &[(Confirm, "confirm"), (Cancel, "cancel")]),
         Overlay::Promote { .. } => (
             Context::Dialog,
             &[(Down, "choose"), (Submit, "promote"), (Cancel, "cancel")],
