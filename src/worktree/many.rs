@@ -6,7 +6,7 @@
 //! landed, a conflict, a worktree on another host) is reported with its reason and the rest
 //! go on. A dry run cannot roll git back, so it stops each job where its verb's checks end
 //! (`land::plan` builds the land as objects only, `discard::check` reads the loss) and says
-//! what the verb would do.
+//! what the verb would do (`preview`, which `job land|discard JOB --dry-run` calls too).
 
 use super::{Strategy, WorktreeError};
 use crate::config::Config;

@@ -1,8 +1,9 @@
 //! `job cancel|kill|retry|answer|land|discard --where QUERY [--dry-run]` (and `job retry
-//! ID`): the jobs a query selects, each through the function the control room's marked
-//! rows call too (`engine::bulk::apply`, `chat::answer::answer_many`,
-//! `worktree::many::apply`). Prints one line per job (what it did, or why it was refused)
-//! and a total.
+//! ID`, and every one of these verbs on one job with `--dry-run`): the jobs a query
+//! selects, each through the function the control room's marked rows call too
+//! (`engine::bulk::apply`, `chat::answer::answer_many`, `worktree::many::apply`). Prints
+//! one line per job (what it did or would do, or why it was refused) and a total; a dry
+//! run of one job says it in the same words as a selection of one.
 
 use std::io::Write;
 

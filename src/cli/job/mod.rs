@@ -106,7 +106,9 @@ pub enum JobCmd {
     },
     /// Integrate a write job's work into its base branch in the registered checkout:
     /// fast-forward when possible, else a merge commit. Refused, changing nothing, when it
-    /// would conflict or the checkout has uncommitted changes to the same files.
+    /// would conflict, the checkout has uncommitted changes to the same files, git has a
+    /// rebase, merge, cherry-pick, revert, bisect or am in progress there, or the base
+    /// moved meanwhile.
     Land {
         /// The implement job (a unique id prefix works).
         #[arg(required_unless_present = "selection", conflicts_with = "selection")]
