@@ -180,6 +180,20 @@ fn a_base_moved_between_the_plan_and_the_move_is_refused_with_nothing_changed() 
     assert!(err.contains("main could not be moved"), "{err}");
     assert!(state(&w, &a) == before, "a blocked land changed something");
     std::fs::remove_file(&hook).unwrap();
+
+    // The checkout's index held by another git (its lock file): the swap is undone when
+    // the files cannot follow it.
+    let lock = w.repo.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let before = state(&w, &a);
+    let err = w.fails(&["job", "land", &a], 1);
+    assert!(
+        err.contains("the checkout's files could not follow the land")
+            && err.contains("main was put back at"),
+        "{err}"
+    );
+    assert!(state(&w, &a) == before, "an undone land changed something");
+    std::fs::remove_file(&lock).unwrap();
     let out = w.h.ok(&["job", "land", &a]);
     assert!(out.contains(&format!("landed {a} on main")), "{out}");
 }
