@@ -2,7 +2,9 @@
 //! folder of its own (`TMPDIR`, in the run's private scratch outside the home), an
 //! environment in which no variable names the gitmoot home (a socket the daemon hands
 //! over, the chat relay's, travels as a link in that folder), and the kernel confinement of its policy
-//! (`sandbox/`), with the runtime's state folder made first so the runtime can write it.
+//! (`sandbox/`), with the runtime's state folder made first so the runtime can write it; a
+//! write job's agent also gets a folder for its git layer and git configured (through the
+//! environment) never to repack the shared refs on its own.
 //!
 //! Owns the hand-over only; what the confinement does is `sandbox/`'s.
 
@@ -43,10 +45,41 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
                     .create(&state);
             }
         }
-        inv.sandbox = Some(Confinement::new(&paths));
+        let layer = match req.git {
+            Some(grant) => {
+                let dir = private_dir(req.scratch, "git")?;
+                quiet_git(&mut inv.env);
+                Some((grant, dir))
+            }
+            None => None,
+        };
+        inv.sandbox = Some(Confinement::new(
+            &paths,
+            layer.as_ref().map(|(g, d)| (*g, d.0.as_path())),
+        ));
+        prepared.temp.extend(layer.map(|(_, d)| d));
     }
     prepared.temp.push(tmp);
     Ok(())
+}
+
+/// Git configuration through the environment: no automatic `gc` or maintenance, whose
+/// `pack-refs` would rewrite the shared `packed-refs` (read-only in the agent's view).
+fn quiet_git(env: &mut Vec<(String, String)>) {
+    let count = |env: &[(String, String)]| {
+        env.iter()
+            .find(|(k, _)| k == "GIT_CONFIG_COUNT")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(0)
+    };
+    let mut n = count(env);
+    env.retain(|(k, _)| k != "GIT_CONFIG_COUNT");
+    for (key, value) in [("gc.auto", "0"), ("maintenance.auto", "false")] {
+        env.push((format!("GIT_CONFIG_KEY_{n}"), key.into()));
+        env.push((format!("GIT_CONFIG_VALUE_{n}"), value.into()));
+        n += 1;
+    }
+    env.push(("GIT_CONFIG_COUNT".into(), n.to_string()));
 }
 
 /// A socket as the agent reaches it: a hard link (or, across file systems, a symbolic

@@ -125,6 +125,8 @@ pub struct Request<'a> {
     /// Paths beyond `cwd` a write policy leaves writable (what git writes for a commit in a
     /// write job's worktree).
     pub writable: &'a [PathBuf],
+    /// A write job's grant in its repository's git folder (see `sandbox/git.rs`).
+    pub git: Option<&'a sandbox::GitGrant>,
     /// Private folder for prompt files; removed files never outlive the run.
     pub scratch: &'a Path,
     /// The gitmoot home: no variable the agent gets may name it.
@@ -500,6 +502,7 @@ pub(crate) mod test_support {
             prompt,
             cwd,
             writable: &[],
+            git: None,
             scratch: cwd,
             home: Path::new("/nonexistent/gitmoot-home"),
             sockets: &[],

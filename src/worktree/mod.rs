@@ -26,7 +26,7 @@ pub use git::{GitError, with_worktree_lock};
 pub use hosts::{StoredFrom, bounded as bounded_diff};
 pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
-pub use open::{OpenSpec, Opened, open, push};
+pub use open::{OpenSpec, Opened, branch_for, open, push};
 pub use overlap::{LandedFirst, Overlap, overlaps};
 pub use review::{Reviewed, review};
 pub use snapshot::touched_since;

@@ -48,7 +48,11 @@ pub(super) async fn run_once(
     plan: &Plan,
     job: &Job,
     prompt: &str,
-    (dir, writable): (&Path, &[std::path::PathBuf]),
+    (dir, writable, git): (
+        &Path,
+        &[std::path::PathBuf],
+        Option<&crate::runtime::sandbox::GitGrant>,
+    ),
     (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
     (kill, lines): (
@@ -94,6 +98,7 @@ pub(super) async fn run_once(
         prompt,
         cwd: dir,
         writable,
+        git,
         scratch: &shared.prompt_dir,
         home: shared.home.root(),
         sockets: &[crate::chat::relay::ENV_SOCKET],

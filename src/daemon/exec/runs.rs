@@ -173,13 +173,20 @@ fn judge(
     }
 }
 
+/// What a write job's agent may write beyond its working directory: plain paths, and its
+/// grant in the repository's git folder.
+type Grant = (
+    Vec<std::path::PathBuf>,
+    Option<crate::runtime::sandbox::GitGrant>,
+);
+
 /// Adds the job's worktree when it runs in one (a write job's is opened and recorded);
-/// the paths beyond its working directory its agent may write; why not, when that failed.
+/// what its agent may write there; why not, when that failed.
 async fn add_worktree(
     shared: &Arc<Shared>,
     job: &Job,
     placement: &Placement,
-) -> Result<Vec<std::path::PathBuf>, String> {
+) -> Result<Grant, String> {
     match placement {
         Placement::Worktree { checkout, path } => {
             let (checkout, path) = (checkout.clone(), path.clone());
@@ -187,7 +194,7 @@ async fn add_worktree(
                 tokio::task::spawn_blocking(move || super::super::worktree::add(&checkout, &path))
                     .await;
             match added {
-                Ok(Ok(())) => Ok(Vec::new()),
+                Ok(Ok(())) => Ok((Vec::new(), None)),
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(format!("creating the worktree: {e}")),
             }
@@ -206,9 +213,9 @@ async fn add_worktree(
                 Err(e) => return Err(format!("opening the job's worktree: {e}")),
             };
             record_opened(shared, job, spec, &opened).await?;
-            Ok(opened.writable)
+            Ok((opened.writable, Some(opened.git)))
         }
-        Placement::Shared { .. } => Ok(Vec::new()),
+        Placement::Shared { .. } => Ok((Vec::new(), None)),
     }
 }
 
@@ -233,7 +240,7 @@ async fn record_opened(
                 row.state = crate::domain::WorktreeState::Open;
                 row.base_ref = Some(opened.base_ref.clone());
                 row.base_commit = Some(opened.base_commit.clone());
-                row.branch = Some(spec.branch.clone());
+                row.branch = Some(opened.branch.clone());
                 row.checkout = Some(spec.checkout.display().to_string());
                 row.path = Some(spec.path.display().to_string());
                 row.updated_ms = now;
@@ -243,12 +250,12 @@ async fn record_opened(
                     NewEvent::job(now, &j.root_id, &j.id, EventKind::WorktreeOpened)
                         .message(format!(
                             "working on branch {} from {} ({})",
-                            spec.branch,
+                            opened.branch,
                             opened.base_ref,
                             &opened.base_commit[..opened.base_commit.len().min(12)]
                         ))
                         .data(json!({
-                            "branch": spec.branch,
+                            "branch": opened.branch,
                             "base": opened.base_ref,
                             "base_commit": opened.base_commit,
                         })),
@@ -295,7 +302,7 @@ pub(super) async fn run_runs(
             &plan,
             job,
             &prompt,
-            (claimed.placement.dir(), &writable),
+            (claimed.placement.dir(), &writable.0, writable.1.as_ref()),
             (repair, &seat_env),
             deadline,
             (kill.clone(), recorder.map(Recorder::lines)),

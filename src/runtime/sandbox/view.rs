@@ -4,12 +4,17 @@
 //! a read-only mount refuses all of them (EROFS), path by path, which no seccomp filter
 //! can (it never sees a path).
 //!
+//! A write job's agent also gets its repository's git folder through a private layer
+//! (`git.rs`): what git writes there beyond the job's own refs stays in the run.
+//!
 //! Made in the child before its exec with raw syscalls on prepared memory, like the
 //! Landlock half. Needs CAP_SYS_ADMIN (root) or, for anyone else, a user namespace of the
 //! agent's own (mapping only its own uid and gid); where neither can be made the child runs
 //! without the view and Landlock alone holds its writes. Knows nothing of policies.
 
 use std::ffi::{CStr, CString};
+
+use super::git::GitLayer;
 
 /// `struct mount_attr` (include/uapi/linux/mount.h).
 #[repr(C)]
@@ -29,28 +34,31 @@ pub(super) struct View {
     /// `<uid> <uid> 1` and `<gid> <gid> 1`: the only ids a user namespace of the agent's maps.
     uid_map: CString,
     gid_map: CString,
+    git: Option<GitLayer>,
 }
 
 impl View {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(git: Option<GitLayer>) -> Self {
         // SAFETY: plain id queries.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let line = |id: u32| CString::new(format!("{id} {id} 1")).expect("digits");
         View {
             uid_map: line(uid),
             gid_map: line(gid),
+            git,
         }
     }
 
-    /// Enters a private mount namespace where only `writable` can be changed. False when
-    /// no namespace could be made (the child then runs in the daemon's).
+    /// Enters a private mount namespace where only `writable` can be changed; true when
+    /// the git layer is in place too. Without a namespace the child runs in the daemon's.
     ///
     /// # Safety
     /// For a child before its exec: no allocation, only async-signal-safe syscalls.
     pub(super) unsafe fn enter(&self, writable: &[(CString, bool)]) -> bool {
         // SAFETY: the calls below change only this process's namespaces and mounts.
         unsafe {
-            if libc::unshare(libc::CLONE_NEWNS) != 0 && !self.own_user_namespace() {
+            let userns = libc::unshare(libc::CLONE_NEWNS) != 0;
+            if userns && !self.own_user_namespace() {
                 return false;
             }
             let root = c"/".as_ptr();
@@ -74,15 +82,17 @@ impl View {
                     std::ptr::null(),
                 );
             }
-            set_readonly(root, true);
+            let git = self.git.as_ref().filter(|g| g.mount(userns));
+            set_readonly(root, true, true);
             for (path, _) in writable {
-                set_readonly(path.as_ptr(), false);
+                set_readonly(path.as_ptr(), false, true);
             }
+            let layered = git.is_some_and(|g| g.settle());
             // A root agent must not undo the view: without CAP_SYS_ADMIN after its exec it
             // can neither remount nor unmount. Non-root agents never had it there.
             libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0);
+            layered
         }
-        true
     }
 
     /// A user namespace holding only this uid and gid, with a mount namespace of its own.
@@ -97,8 +107,9 @@ impl View {
     }
 }
 
-/// Sets (or, with `on` false, clears) read-only on the mounts at and beneath `path`.
-unsafe fn set_readonly(path: *const libc::c_char, on: bool) {
+/// Sets (or, with `on` false, clears) read-only on the mount at `path` and, with `deep`,
+/// every mount beneath it; true when the kernel did.
+pub(super) unsafe fn set_readonly(path: *const libc::c_char, on: bool, deep: bool) -> bool {
     let attr = MountAttr {
         attr_set: if on { MOUNT_ATTR_RDONLY } else { 0 },
         attr_clr: if on { 0 } else { MOUNT_ATTR_RDONLY },
@@ -111,10 +122,14 @@ unsafe fn set_readonly(path: *const libc::c_char, on: bool) {
             libc::SYS_mount_setattr,
             libc::AT_FDCWD,
             path,
-            libc::AT_RECURSIVE as libc::c_uint,
+            if deep {
+                libc::AT_RECURSIVE as libc::c_uint
+            } else {
+                0
+            },
             &raw const attr,
             std::mem::size_of::<MountAttr>(),
-        );
+        ) == 0
     }
 }
 
