@@ -120,7 +120,9 @@ pub fn open(spec: &OpenSpec) -> Result<Opened, WorktreeError> {
 
 /// The worktree and what git writes for the job's branch `branch` there, as plain paths
 /// and as the git folder's layer binds them: its own ref folders writable over read-only
-/// `refs/heads/`, `refs/tags/`, their reflogs and `packed-refs`.
+/// `refs/heads/`, `refs/tags/`, their reflogs, `packed-refs` and the main worktree's
+/// `HEAD`. A file is bound as it was when the run started: one the operator's git
+/// replaces meanwhile (a checkout's `HEAD`, a repack) reads as before until the next run.
 fn grant(path: &Path, branch: &str) -> Result<(Vec<PathBuf>, GitGrant), WorktreeError> {
     let abs = |what: &str| -> Result<PathBuf, WorktreeError> {
         Ok(PathBuf::from(git::line(
@@ -163,6 +165,7 @@ fn grant(path: &Path, branch: &str) -> Result<(Vec<PathBuf>, GitGrant), Worktree
     let mut real = vec![
         (common.join("objects"), true),
         (admin, true),
+        (common.join("HEAD"), false),
         (common.join("packed-refs"), false),
         (common.join(heads), false),
         (common.join(&ref_dir), true),

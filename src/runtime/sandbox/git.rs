@@ -8,9 +8,14 @@
 //! reflog beside `refs/heads/`. Granting those folders would grant the base branch,
 //! `packed-refs` and the main worktree's `HEAD` with them. Through the layer such writes
 //! succeed and stay in the run (a stash is the run's own), while the real `refs/heads/`,
-//! `refs/tags/`, their reflogs and `packed-refs` are read-only mounts (EROFS: moving the
-//! base branch or another job's branch is refused, never faked), and the object store, the
-//! worktree's admin folder and the job's own ref folders are the real ones, writable.
+//! `refs/tags/`, their reflogs, `packed-refs` and `HEAD` are read-only mounts (EROFS or
+//! EBUSY: moving the base branch or another job's branch is refused, never faked), and the
+//! object store, the worktree's admin folder and the job's own ref folders are the real
+//! ones, writable.
+//!
+//! Weighed and left: a clone of the job's own (`git clone --shared`) would isolate more,
+//! but every reader of a job's branch (diff, list, land, forecasts) reads it in the
+//! operator's repository; moving them is issue 46's.
 //!
 //! Made in the child in two steps around the mount view's read-only one (the overlay needs
 //! its private half on a writable mount when it is made); all of it or none (a half-made
