@@ -196,3 +196,78 @@ pub fn push(dir: &Path, branch: &str, remote: &str) -> Result<(), super::GitErro
     let refspec = format!("{branch}:refs/heads/{branch}");
     super::git::run(dir, &["push", "--quiet", remote, &refspec]).map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository on `main` with one commit, and where its worktrees go.
+    fn repo() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let co = dir.path().join("co");
+        std::fs::create_dir(&co).unwrap();
+        let t = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        git::run(&co, &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(co.join("f"), "f").unwrap();
+        git::run(&co, &["add", "."]).unwrap();
+        git::run(&co, &[&t[..], &["commit", "-qm", "one"]].concat()).unwrap();
+        let co = co.canonicalize().unwrap();
+        (dir, co)
+    }
+
+    fn spec(co: &Path, job: &str) -> OpenSpec {
+        OpenSpec {
+            checkout: co.to_path_buf(),
+            path: co.parent().unwrap().join(job),
+            branch: branch_for("gitmoot/", job),
+            base: None,
+            base_commit: None,
+        }
+    }
+
+    #[test]
+    fn a_new_jobs_grant_names_its_own_ref_folders_over_read_only_shared_ones() {
+        let (_dir, co) = repo();
+        let opened = open(&spec(&co, "j1")).unwrap();
+        assert_eq!(opened.branch, "gitmoot/j1/work");
+        let git = co.join(".git");
+        let own = git.join("refs/heads/gitmoot/j1");
+        assert!(opened.writable.contains(&own), "{:?}", opened.writable);
+        assert!(!opened.writable.contains(&git.join("refs/heads/gitmoot")));
+        assert!(opened.writable.contains(&git.join("refs/tags/gitmoot/j1")));
+        assert_eq!(opened.git.common, git);
+        for (path, writable) in [
+            (git.join("objects"), true),
+            (git.join("HEAD"), false),
+            (git.join("packed-refs"), false),
+            (git.join("refs/heads"), false),
+            (own, true),
+            (git.join("refs/tags"), false),
+            (git.join("logs/refs/heads/gitmoot/j1"), true),
+        ] {
+            assert!(path.exists(), "{}", path.display());
+            assert!(
+                opened.git.real.contains(&(path.clone(), writable)),
+                "{} {writable}: {:?}",
+                path.display(),
+                opened.git.real
+            );
+        }
+        // What git itself writes for an empty pack: the repository reads as before.
+        let refs = git::line(&co, &["for-each-ref", "--format=%(refname)"]).unwrap();
+        assert_eq!(refs, "refs/heads/gitmoot/j1/work\nrefs/heads/main");
+    }
+
+    #[test]
+    fn a_worktree_opened_before_on_the_old_branch_name_is_reused_with_its_grant() {
+        let (_dir, co) = repo();
+        let s = spec(&co, "j2");
+        let at = s.path.display().to_string();
+        git::run(&co, &["worktree", "add", "-q", "-b", "gitmoot/j2", &at]).unwrap();
+        let opened = open(&s).unwrap();
+        assert_eq!(opened.branch, "gitmoot/j2");
+        let shared = co.join(".git/refs/heads/gitmoot");
+        assert!(opened.writable.contains(&shared), "{:?}", opened.writable);
+        assert!(opened.git.real.contains(&(shared, true)));
+    }
+}
