@@ -31,7 +31,7 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
         .retain(|(k, v)| k != "TMPDIR" && (home.is_empty() || !v.contains(home.as_str())));
     inv.env.push(("TMPDIR".into(), tmp.0.display().to_string()));
     let cwd = inv.cwd.clone().unwrap_or_else(|| req.cwd.to_path_buf());
-    let workspace = [&[cwd.clone()][..], req.writable].concat();
+    let workspace = [&[cwd.clone()][..], &req.writable.paths].concat();
     if let Some(paths) = sandbox::writable(req.policy, req.kind, &workspace, &tmp.0, &inv.env)
         && sandbox::enforceable()
     {
@@ -45,7 +45,7 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
                     .create(&state);
             }
         }
-        let layer = match req.git {
+        let layer = match &req.writable.git {
             Some(grant) => {
                 let dir = private_dir(req.scratch, "git")?;
                 quiet_git(&mut inv.env);

@@ -122,11 +122,9 @@ pub struct Request<'a> {
     pub policy: AutonomyPolicy,
     pub prompt: &'a str,
     pub cwd: &'a Path,
-    /// Paths beyond `cwd` a write policy leaves writable (what git writes for a commit in a
-    /// write job's worktree).
-    pub writable: &'a [PathBuf],
-    /// A write job's grant in its repository's git folder (see `sandbox/git.rs`).
-    pub git: Option<&'a sandbox::GitGrant>,
+    /// What beyond `cwd` a write policy leaves writable (what git writes for a write job
+    /// in its worktree and repository).
+    pub writable: &'a sandbox::Grant,
     /// Private folder for prompt files; removed files never outlive the run.
     pub scratch: &'a Path,
     /// The gitmoot home: no variable the agent gets may name it.
@@ -492,6 +490,8 @@ pub(crate) mod test_support {
     }
 
     pub fn request<'a>(kind: RuntimeKind, prompt: &'a str, cwd: &'a Path) -> Request<'a> {
+        static NOTHING: std::sync::LazyLock<sandbox::Grant> =
+            std::sync::LazyLock::new(sandbox::Grant::default);
         Request {
             kind,
             binary: PathBuf::from(format!("/opt/bin/{kind}")),
@@ -501,8 +501,7 @@ pub(crate) mod test_support {
             policy: AutonomyPolicy::Auto,
             prompt,
             cwd,
-            writable: &[],
-            git: None,
+            writable: &NOTHING,
             scratch: cwd,
             home: Path::new("/nonexistent/gitmoot-home"),
             sockets: &[],

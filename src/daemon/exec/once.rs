@@ -48,11 +48,7 @@ pub(super) async fn run_once(
     plan: &Plan,
     job: &Job,
     prompt: &str,
-    (dir, writable, git): (
-        &Path,
-        &[std::path::PathBuf],
-        Option<&crate::runtime::sandbox::GitGrant>,
-    ),
+    (dir, writable): (&Path, &crate::runtime::sandbox::Grant),
     (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
     (kill, lines): (
@@ -98,7 +94,6 @@ pub(super) async fn run_once(
         prompt,
         cwd: dir,
         writable,
-        git,
         scratch: &shared.prompt_dir,
         home: shared.home.root(),
         sockets: &[crate::chat::relay::ENV_SOCKET],

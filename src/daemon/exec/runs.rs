@@ -21,6 +21,7 @@ use crate::config::ResultChecks;
 use crate::contract::{self, ContractErrors};
 use crate::domain::EventKind;
 use crate::engine::{self, Outcome};
+use crate::runtime::sandbox::Grant;
 use crate::runtime::{self, KillRequest, RuntimeOutput, TokenUsage, process};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
@@ -173,13 +174,6 @@ fn judge(
     }
 }
 
-/// What a write job's agent may write beyond its working directory: plain paths, and its
-/// grant in the repository's git folder.
-type Grant = (
-    Vec<std::path::PathBuf>,
-    Option<crate::runtime::sandbox::GitGrant>,
-);
-
 /// Adds the job's worktree when it runs in one (a write job's is opened and recorded);
 /// what its agent may write there; why not, when that failed.
 async fn add_worktree(
@@ -194,7 +188,7 @@ async fn add_worktree(
                 tokio::task::spawn_blocking(move || super::super::worktree::add(&checkout, &path))
                     .await;
             match added {
-                Ok(Ok(())) => Ok((Vec::new(), None)),
+                Ok(Ok(())) => Ok(Grant::default()),
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(format!("creating the worktree: {e}")),
             }
@@ -213,9 +207,12 @@ async fn add_worktree(
                 Err(e) => return Err(format!("opening the job's worktree: {e}")),
             };
             record_opened(shared, job, spec, &opened).await?;
-            Ok((opened.writable, Some(opened.git)))
+            Ok(Grant {
+                paths: opened.writable,
+                git: Some(opened.git),
+            })
         }
-        Placement::Shared { .. } => Ok((Vec::new(), None)),
+        Placement::Shared { .. } => Ok(Grant::default()),
     }
 }
 
@@ -302,7 +299,7 @@ pub(super) async fn run_runs(
             &plan,
             job,
             &prompt,
-            (claimed.placement.dir(), &writable.0, writable.1.as_ref()),
+            (claimed.placement.dir(), &writable),
             (repair, &seat_env),
             deadline,
             (kill.clone(), recorder.map(Recorder::lines)),

@@ -148,9 +148,9 @@ impl GitLayer {
     pub(super) unsafe fn settle(&self) -> bool {
         // SAFETY: attributes of mounts this process made.
         unsafe {
-            let set = super::view::set_readonly(self.common.as_ptr(), false, false)
+            let set = super::attr::set_readonly(self.common.as_ptr(), false, false)
                 && self.real.iter().all(|(path, writable)| {
-                    super::view::set_readonly(path.as_ptr(), !writable, false)
+                    super::attr::set_readonly(path.as_ptr(), !writable, false)
                 });
             set || self.undo()
         }

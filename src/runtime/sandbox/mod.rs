@@ -15,6 +15,7 @@
 //! Where the kernel has no Landlock nothing is enforced and `enforceable` says so, for
 //! `agent add` to warn and listings to mark the policy advisory. Owns no process handling.
 
+mod attr;
 mod git;
 mod landlock;
 mod view;
@@ -38,6 +39,15 @@ pub fn enforceable() -> bool {
 /// Whether nothing holds an agent of this policy to it on this machine.
 pub fn advisory(policy: AutonomyPolicy) -> bool {
     policy != AutonomyPolicy::DangerFullAccess && !enforceable()
+}
+
+/// What a job's place lets its agent write beyond its working directory.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Grant {
+    /// Paths writable whatever the kernel can do.
+    pub paths: Vec<PathBuf>,
+    /// A write job's grant in its repository's git folder, for the layered view.
+    pub git: Option<GitGrant>,
 }
 
 /// A prepared confinement: what the child may still write, as C data.
