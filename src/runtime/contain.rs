@@ -66,14 +66,9 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
 /// Git configuration through the environment: no automatic `gc` or maintenance, whose
 /// `pack-refs` would rewrite the shared `packed-refs` (read-only in the agent's view).
 fn quiet_git(env: &mut Vec<(String, String)>) {
-    let count = |env: &[(String, String)]| {
-        env.iter()
-            .find(|(k, _)| k == "GIT_CONFIG_COUNT")
-            .and_then(|(_, v)| v.parse::<usize>().ok())
-            .unwrap_or(0)
-    };
-    let mut n = count(env);
-    env.retain(|(k, _)| k != "GIT_CONFIG_COUNT");
+    // Pairs the operator's environment already set keep their numbers.
+    let at = env.iter().position(|(k, _)| k == "GIT_CONFIG_COUNT");
+    let mut n = at.map_or(0, |i| env.remove(i).1.parse::<usize>().unwrap_or(0));
     for (key, value) in [("gc.auto", "0"), ("maintenance.auto", "false")] {
         env.push((format!("GIT_CONFIG_KEY_{n}"), key.into()));
         env.push((format!("GIT_CONFIG_VALUE_{n}"), value.into()));
@@ -127,4 +122,28 @@ pub(crate) fn run_root() -> std::io::Result<std::path::PathBuf> {
     ));
     std::fs::DirBuilder::new().mode(0o700).create(&root)?;
     Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn git_is_told_not_to_repack_after_the_pairs_already_set() {
+        let mut env = vec![
+            ("GIT_CONFIG_COUNT".to_string(), "1".to_string()),
+            ("GIT_CONFIG_KEY_0".into(), "core.editor".into()),
+            ("GIT_CONFIG_VALUE_0".into(), "true".into()),
+        ];
+        super::quiet_git(&mut env);
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some("3"));
+        assert_eq!(get("GIT_CONFIG_KEY_0"), Some("core.editor"));
+        assert_eq!(get("GIT_CONFIG_KEY_1"), Some("gc.auto"));
+        assert_eq!(get("GIT_CONFIG_VALUE_1"), Some("0"));
+        assert_eq!(get("GIT_CONFIG_KEY_2"), Some("maintenance.auto"));
+        assert_eq!(get("GIT_CONFIG_VALUE_2"), Some("false"));
+        assert_eq!(
+            env.iter().filter(|(k, _)| k == "GIT_CONFIG_COUNT").count(),
+            1
+        );
+    }
 }

@@ -134,17 +134,14 @@ fn grant(path: &Path, branch: &str) -> Result<(Vec<PathBuf>, GitGrant), Worktree
     let admin = abs("--git-dir")?;
     let (heads, tags) = (Path::new("refs/heads"), Path::new("refs/tags"));
     let logs = Path::new("logs/refs/heads");
-    let own = match branch.strip_suffix(&format!("/{WORK}")) {
-        Some(folder) => Some(folder),
-        // Opened before: the branch's folder is shared with every job's.
-        None => Path::new(branch).parent().and_then(|p| p.to_str()),
-    };
-    let own = own.filter(|o| !o.is_empty());
+    let folder = branch.strip_suffix(&format!("/{WORK}"));
+    // Opened before: the branch's folder is the one every job of its prefix shares.
+    let own = folder
+        .or_else(|| Path::new(branch).parent()?.to_str())
+        .filter(|o| !o.is_empty());
     let ref_dir = own.map_or(heads.to_path_buf(), |o| heads.join(o));
     let log_dir = own.map_or(logs.to_path_buf(), |o| logs.join(o));
-    let tag_dir = branch
-        .strip_suffix(&format!("/{WORK}"))
-        .map(|folder| tags.join(folder));
+    let tag_dir = folder.map(|f| tags.join(f));
     // Folders git makes on a first reflog entry or tag, which the agent could not make
     // inside the confinement, and the mount points its layer needs.
     for dir in [Some(&log_dir), Some(&tags.to_path_buf()), tag_dir.as_ref()]

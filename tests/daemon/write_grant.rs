@@ -48,7 +48,8 @@ fn an_agent_commits_amends_stashes_tags_and_branches_of_its_own_with_git_silent(
         git diff --quiet 2>>$e || echo stash-left-changes >> $e; \
         git stash pop -q 2>>$e || echo pop-failed >> $e; \
         git tag \"$o/v1\" 2>>$e || echo tag-failed >> $e; \
-        git branch \"$o/side\" 2>>$e || echo branch-failed >> $e";
+        git branch \"$o/side\" 2>>$e || echo branch-failed >> $e; \
+        [ \"$(git config gc.auto)\" = 0 ] || echo gc-may-repack >> $e";
     let job = w.implement(work, &[]);
     w.h.daemon_until_idle(1);
     let branch = branch(&w, &job);
