@@ -57,6 +57,7 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
             &paths,
             layer.as_ref().map(|(g, d)| (*g, d.0.as_path())),
         ));
+        prepared.git_layer = layer.as_ref().map(|(_, d)| sandbox::git_upper(&d.0));
         prepared.temp.extend(layer.map(|(_, d)| d));
     }
     prepared.temp.push(tmp);

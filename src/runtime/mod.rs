@@ -168,6 +168,8 @@ impl Request<'_> {
 pub struct Prepared {
     pub invocation: Invocation,
     pub temp: Vec<TempPath>,
+    /// A write job's git layer: the private half of its run's view of the git folder.
+    pub git_layer: Option<PathBuf>,
 }
 
 /// A file or folder that goes when dropped: kept as a spare or removed (see `spare.rs`).

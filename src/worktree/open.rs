@@ -170,7 +170,14 @@ fn grant(path: &Path, branch: &str) -> Result<(Vec<PathBuf>, GitGrant), Worktree
     ];
     real.extend(tag_dir.iter().map(|t| (common.join(t), true)));
     real.extend([(common.join(logs), false), (common.join(&log_dir), true)]);
-    Ok((writable, GitGrant { common, real }))
+    Ok((
+        writable,
+        GitGrant {
+            common,
+            real,
+            branch: branch.to_string(),
+        },
+    ))
 }
 
 /// Gives a repository that has none the `packed-refs` git itself writes when nothing is

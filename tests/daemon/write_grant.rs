@@ -80,6 +80,41 @@ fn an_agent_commits_amends_stashes_tags_and_branches_of_its_own_with_git_silent(
 }
 
 #[test]
+fn a_stash_the_agent_never_popped_is_kept_as_a_tag_of_its_job() {
+    if !confinable() {
+        return;
+    }
+    let w = WriteHome::new("");
+    let job = w.implement("echo stashed >> lib.txt; git stash push -q -m left", &[]);
+    w.h.daemon_until_idle(1);
+    let own = branch(&w, &job);
+    let own = own.strip_suffix("/work").unwrap();
+    let wt = w.worktree(&job);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("lib.txt")).unwrap(),
+        "one\ntwo\nthree\n",
+        "the stash took the change out of the worktree"
+    );
+    let tags = w.git(&["tag", "--list", &format!("{own}/stash/*")]);
+    let tags: Vec<&str> = tags.lines().collect();
+    assert_eq!(tags.len(), 1, "{tags:?}");
+    assert_eq!(
+        w.git(&["log", "-1", "--format=%s", tags[0]]).trim(),
+        format!("On {own}/work: left")
+    );
+    assert_eq!(
+        w.git(&["stash", "list"]),
+        "",
+        "the operator's stash is untouched"
+    );
+    gitmoot_test_support::daemon::git(&wt, &["stash", "apply", "-q", tags[0]]);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("lib.txt")).unwrap(),
+        "one\ntwo\nthree\nstashed\n"
+    );
+}
+
+#[test]
 fn an_agent_cannot_move_the_base_another_jobs_branch_or_the_operators_tree() {
     if !confinable() {
         return;

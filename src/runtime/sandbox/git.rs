@@ -33,6 +33,15 @@ pub struct GitGrant {
     /// Real folders and files beneath `common`, parents before what lies in them, and
     /// whether the agent may write each.
     pub real: Vec<(PathBuf, bool)>,
+    /// The job's branch: beside it the daemon keeps what the run's layer held that is work
+    /// (`worktree::keep_stash`).
+    pub branch: String,
+}
+
+/// Where, in the run's folder for a layer, its private half lives: after the run, what the
+/// agent's git wrote beyond its grant.
+pub fn upper(dir: &Path) -> PathBuf {
+    dir.join("upper")
 }
 
 /// The most real paths a layer binds: the descriptors live on the child's stack.
@@ -54,7 +63,7 @@ impl GitLayer {
     /// The layer over `grant.common` whose private half lives in `dir` (an empty folder of
     /// the run's); none when a path cannot be spelled in overlay options or is missing.
     pub(super) fn new(grant: &GitGrant, dir: &Path) -> Option<Self> {
-        let (upper, work) = (dir.join("upper"), dir.join("work"));
+        let (upper, work) = (upper(dir), dir.join("work"));
         std::fs::create_dir(&upper).ok()?;
         std::fs::create_dir(&work).ok()?;
         let spelled = |p: &Path| {

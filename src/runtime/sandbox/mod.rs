@@ -25,8 +25,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::domain::{AutonomyPolicy, RuntimeKind};
-pub use git::GitGrant;
 use git::GitLayer;
+pub use git::{GitGrant, upper as git_upper};
 pub use landlock::scopes_signals;
 use landlock::{Ruleset, abi};
 use view::View;
