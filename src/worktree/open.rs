@@ -51,8 +51,10 @@ pub struct Opened {
     /// The worktree, and what git writes for the job there: the object store, the
     /// worktree's admin folder under `.git/worktrees/`, and the job's ref folders.
     pub writable: Vec<PathBuf>,
-    /// The same in the repository's git folder as the agent's layered view shows it.
-    pub git: GitGrant,
+    /// The same in the repository's git folder as the agent's layered view shows it; none
+    /// for a repository whose refs are not loose files (reftable), where the layer would
+    /// keep the job's commits from the operator.
+    pub git: Option<GitGrant>,
 }
 
 /// Opens the worktree: a new branch at the base's commit, checked out at `spec.path`.
@@ -123,7 +125,7 @@ pub fn open(spec: &OpenSpec) -> Result<Opened, WorktreeError> {
 /// `refs/heads/`, `refs/tags/`, their reflogs, `packed-refs` and the main worktree's
 /// `HEAD`. A file is bound as it was when the run started: one the operator's git
 /// replaces meanwhile (a checkout's `HEAD`, a repack) reads as before until the next run.
-fn grant(path: &Path, branch: &str) -> Result<(Vec<PathBuf>, GitGrant), WorktreeError> {
+fn grant(path: &Path, branch: &str) -> Result<(Vec<PathBuf>, Option<GitGrant>), WorktreeError> {
     let abs = |what: &str| -> Result<PathBuf, WorktreeError> {
         Ok(PathBuf::from(git::line(
             path,
@@ -170,14 +172,15 @@ fn grant(path: &Path, branch: &str) -> Result<(Vec<PathBuf>, GitGrant), Worktree
     ];
     real.extend(tag_dir.iter().map(|t| (common.join(t), true)));
     real.extend([(common.join(logs), false), (common.join(&log_dir), true)]);
-    Ok((
-        writable,
-        GitGrant {
-            common,
-            real,
-            branch: branch.to_string(),
-        },
-    ))
+    // Unset, the refs are files (the only format before git 2.45).
+    let files = git::line(path, &["config", "--get", "extensions.refStorage"])
+        .map_or(true, |f| f.eq_ignore_ascii_case("files"));
+    let git = files.then(|| GitGrant {
+        common,
+        real,
+        branch: branch.to_string(),
+    });
+    Ok((writable, git))
 }
 
 /// Gives a repository that has none the `packed-refs` git itself writes when nothing is
@@ -205,18 +208,24 @@ pub fn push(dir: &Path, branch: &str, remote: &str) -> Result<(), super::GitErro
 mod tests {
     use super::*;
 
-    /// A repository on `main` with one commit, and where its worktrees go.
-    fn repo() -> (tempfile::TempDir, PathBuf) {
+    /// A repository on `main` with one commit, its refs in `format`, and where its
+    /// worktrees go.
+    fn repo_of(format: &str) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let co = dir.path().join("co");
         std::fs::create_dir(&co).unwrap();
         let t = ["-c", "user.name=t", "-c", "user.email=t@t"];
-        git::run(&co, &["init", "-q", "-b", "main"]).unwrap();
+        let format = format!("--ref-format={format}");
+        git::run(&co, &["init", "-q", "-b", "main", &format]).unwrap();
         std::fs::write(co.join("f"), "f").unwrap();
         git::run(&co, &["add", "."]).unwrap();
         git::run(&co, &[&t[..], &["commit", "-qm", "one"]].concat()).unwrap();
         let co = co.canonicalize().unwrap();
         (dir, co)
+    }
+
+    fn repo() -> (tempfile::TempDir, PathBuf) {
+        repo_of("files")
     }
 
     fn spec(co: &Path, job: &str) -> OpenSpec {
@@ -239,7 +248,8 @@ mod tests {
         assert!(opened.writable.contains(&own), "{:?}", opened.writable);
         assert!(!opened.writable.contains(&git.join("refs/heads/gitmoot")));
         assert!(opened.writable.contains(&git.join("refs/tags/gitmoot/j1")));
-        assert_eq!(opened.git.common, git);
+        let layer = opened.git.expect("a files repository is layered");
+        assert_eq!(layer.common, git);
         for (path, writable) in [
             (git.join("objects"), true),
             (git.join("HEAD"), false),
@@ -251,10 +261,10 @@ mod tests {
         ] {
             assert!(path.exists(), "{}", path.display());
             assert!(
-                opened.git.real.contains(&(path.clone(), writable)),
+                layer.real.contains(&(path.clone(), writable)),
                 "{} {writable}: {:?}",
                 path.display(),
-                opened.git.real
+                layer.real
             );
         }
         // What git itself writes for an empty pack: the repository reads as before.
@@ -272,6 +282,14 @@ mod tests {
         assert_eq!(opened.branch, "gitmoot/j2");
         let shared = co.join(".git/refs/heads/gitmoot");
         assert!(opened.writable.contains(&shared), "{:?}", opened.writable);
-        assert!(opened.git.real.contains(&(shared, true)));
+        assert!(opened.git.unwrap().real.contains(&(shared, true)));
+    }
+
+    #[test]
+    fn a_reftable_repository_gets_no_layer_that_would_hide_the_jobs_refs() {
+        let (_dir, co) = repo_of("reftable");
+        let opened = open(&spec(&co, "j3")).unwrap();
+        assert_eq!(opened.git, None);
+        assert!(opened.writable.contains(&co.join(".git/objects")));
     }
 }

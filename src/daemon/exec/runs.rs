@@ -209,7 +209,7 @@ async fn add_worktree(
             record_opened(shared, job, spec, &opened).await?;
             Ok(Grant {
                 paths: opened.writable,
-                git: Some(opened.git),
+                git: opened.git,
             })
         }
         Placement::Shared { .. } => Ok(Grant::default()),
