@@ -26,7 +26,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What a write job's git may change in its repository, as the worktree module reads it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitGrant {
     /// The repository's common git folder.
     pub common: PathBuf,
