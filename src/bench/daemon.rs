@@ -131,7 +131,7 @@ fn confined_spawn_cpu(
         return Ok(None);
     };
     let cpu = cpu_ms();
-    let confinement = Some(sandbox::Confinement::new(&paths));
+    let confinement = Some(sandbox::Confinement::new(&paths, None));
     rt.block_on(super::sh_runs("true", b"prompt", n, confinement))?;
     Ok(Some((cpu_ms() - cpu) / n as f64))
 }

@@ -115,7 +115,7 @@ pub fn place(job: &Job, seat: bool, ctx: &ClaimContext) -> (Placement, Option<St
                 Placement::Write(crate::worktree::OpenSpec {
                     checkout: path,
                     path: wt,
-                    branch: format!("{prefix}{}", job.id),
+                    branch: crate::worktree::branch_for(prefix, &job.id),
                     base: cfg.and_then(|r| r.base.clone()),
                     base_commit: None,
                 }),

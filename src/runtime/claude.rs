@@ -41,6 +41,7 @@ pub fn build(req: &Request<'_>) -> Prepared {
     Prepared {
         invocation: req.invocation(args, stdin),
         temp: vec![],
+        git_layer: None,
     }
 }
 

@@ -2,7 +2,9 @@
 //! folder of its own (`TMPDIR`, in the run's private scratch outside the home), an
 //! environment in which no variable names the gitmoot home (a socket the daemon hands
 //! over, the chat relay's, travels as a link in that folder), and the kernel confinement of its policy
-//! (`sandbox/`), with the runtime's state folder made first so the runtime can write it.
+//! (`sandbox/`), with the runtime's state folder made first so the runtime can write it; a
+//! write job's agent also gets a folder for its git layer and git configured (through the
+//! environment) never to repack the shared refs on its own.
 //!
 //! Owns the hand-over only; what the confinement does is `sandbox/`'s.
 
@@ -29,7 +31,7 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
         .retain(|(k, v)| k != "TMPDIR" && (home.is_empty() || !v.contains(home.as_str())));
     inv.env.push(("TMPDIR".into(), tmp.0.display().to_string()));
     let cwd = inv.cwd.clone().unwrap_or_else(|| req.cwd.to_path_buf());
-    let workspace = [&[cwd.clone()][..], req.writable].concat();
+    let workspace = [&[cwd.clone()][..], &req.writable.paths].concat();
     if let Some(paths) = sandbox::writable(req.policy, req.kind, &workspace, &tmp.0, &inv.env)
         && sandbox::enforceable()
     {
@@ -43,10 +45,37 @@ pub(super) fn contain(req: &Request<'_>, prepared: &mut Prepared) -> Result<(), 
                     .create(&state);
             }
         }
-        inv.sandbox = Some(Confinement::new(&paths));
+        let layer = match &req.writable.git {
+            Some(grant) => {
+                let dir = private_dir(req.scratch, "git")?;
+                quiet_git(&mut inv.env);
+                Some((grant, dir))
+            }
+            None => None,
+        };
+        inv.sandbox = Some(Confinement::new(
+            &paths,
+            layer.as_ref().map(|(g, d)| (*g, d.0.as_path())),
+        ));
+        prepared.git_layer = layer.as_ref().map(|(_, d)| sandbox::git_upper(&d.0));
+        prepared.temp.extend(layer.map(|(_, d)| d));
     }
     prepared.temp.push(tmp);
     Ok(())
+}
+
+/// Git configuration through the environment: no automatic `gc` or maintenance, whose
+/// `pack-refs` would rewrite the shared `packed-refs` (read-only in the agent's view).
+fn quiet_git(env: &mut Vec<(String, String)>) {
+    // Pairs the operator's environment already set keep their numbers.
+    let at = env.iter().position(|(k, _)| k == "GIT_CONFIG_COUNT");
+    let mut n = at.map_or(0, |i| env.remove(i).1.parse::<usize>().unwrap_or(0));
+    for (key, value) in [("gc.auto", "0"), ("maintenance.auto", "false")] {
+        env.push((format!("GIT_CONFIG_KEY_{n}"), key.into()));
+        env.push((format!("GIT_CONFIG_VALUE_{n}"), value.into()));
+        n += 1;
+    }
+    env.push(("GIT_CONFIG_COUNT".into(), n.to_string()));
 }
 
 /// A socket as the agent reaches it: a hard link (or, across file systems, a symbolic
@@ -94,4 +123,28 @@ pub(crate) fn run_root() -> std::io::Result<std::path::PathBuf> {
     ));
     std::fs::DirBuilder::new().mode(0o700).create(&root)?;
     Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn git_is_told_not_to_repack_after_the_pairs_already_set() {
+        let mut env = vec![
+            ("GIT_CONFIG_COUNT".to_string(), "1".to_string()),
+            ("GIT_CONFIG_KEY_0".into(), "core.editor".into()),
+            ("GIT_CONFIG_VALUE_0".into(), "true".into()),
+        ];
+        super::quiet_git(&mut env);
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some("3"));
+        assert_eq!(get("GIT_CONFIG_KEY_0"), Some("core.editor"));
+        assert_eq!(get("GIT_CONFIG_KEY_1"), Some("gc.auto"));
+        assert_eq!(get("GIT_CONFIG_VALUE_1"), Some("0"));
+        assert_eq!(get("GIT_CONFIG_KEY_2"), Some("maintenance.auto"));
+        assert_eq!(get("GIT_CONFIG_VALUE_2"), Some("false"));
+        assert_eq!(
+            env.iter().filter(|(k, _)| k == "GIT_CONFIG_COUNT").count(),
+            1
+        );
+    }
 }

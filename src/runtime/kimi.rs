@@ -44,6 +44,7 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
     Ok(Prepared {
         invocation: req.invocation(args, Stdin::Null),
         temp,
+        git_layer: None,
     })
 }
 

@@ -122,9 +122,9 @@ pub struct Request<'a> {
     pub policy: AutonomyPolicy,
     pub prompt: &'a str,
     pub cwd: &'a Path,
-    /// Paths beyond `cwd` a write policy leaves writable (what git writes for a commit in a
-    /// write job's worktree).
-    pub writable: &'a [PathBuf],
+    /// What beyond `cwd` a write policy leaves writable (what git writes for a write job
+    /// in its worktree and repository).
+    pub writable: &'a sandbox::Grant,
     /// Private folder for prompt files; removed files never outlive the run.
     pub scratch: &'a Path,
     /// The gitmoot home: no variable the agent gets may name it.
@@ -168,6 +168,8 @@ impl Request<'_> {
 pub struct Prepared {
     pub invocation: Invocation,
     pub temp: Vec<TempPath>,
+    /// A write job's git layer: the private half of its run's view of the git folder.
+    pub git_layer: Option<PathBuf>,
 }
 
 /// A file or folder that goes when dropped: kept as a spare or removed (see `spare.rs`).
@@ -490,6 +492,8 @@ pub(crate) mod test_support {
     }
 
     pub fn request<'a>(kind: RuntimeKind, prompt: &'a str, cwd: &'a Path) -> Request<'a> {
+        static NOTHING: std::sync::LazyLock<sandbox::Grant> =
+            std::sync::LazyLock::new(sandbox::Grant::default);
         Request {
             kind,
             binary: PathBuf::from(format!("/opt/bin/{kind}")),
@@ -499,7 +503,7 @@ pub(crate) mod test_support {
             policy: AutonomyPolicy::Auto,
             prompt,
             cwd,
-            writable: &[],
+            writable: &NOTHING,
             scratch: cwd,
             home: Path::new("/nonexistent/gitmoot-home"),
             sockets: &[],

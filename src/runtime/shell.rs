@@ -26,6 +26,7 @@ pub fn build(req: &Request<'_>) -> Result<Prepared, RuntimeError> {
             )
         },
         temp: vec![file],
+        git_layer: None,
     })
 }
 

@@ -1,7 +1,7 @@
 //! Git worktrees outside the home: where they live (`root`), and the write jobs' worktrees,
 //! each on a branch of its own that is the job's work product until the operator lands or
 //! discards it (`open`, `push`, `diff`, `land`, `discard`, `many` for both over a
-//! selection, `list`, `prune`).
+//! selection, `list`, `prune`, `keep_stash` for what its agent's run left stashed).
 //!
 //! Owns the git calls on a repo's registered checkout and its worktrees, and the
 //! `job_worktrees` rows through `store::worktrees`. Must not decide a job's state (the engine
@@ -20,6 +20,7 @@ mod open;
 mod overlap;
 mod review;
 mod snapshot;
+mod stash;
 
 pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_diff, job_diff_text};
 pub use discard::{Loss, discard, loss};
@@ -27,10 +28,11 @@ pub use git::{GitError, with_worktree_lock};
 pub use hosts::{StoredFrom, bounded as bounded_diff};
 pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
-pub use open::{OpenSpec, Opened, open, push};
+pub use open::{OpenSpec, Opened, branch_for, open, push};
 pub use overlap::{LandedFirst, Overlap, overlaps};
 pub use review::{Reviewed, review};
 pub use snapshot::touched_since;
+pub use stash::keep_stash;
 
 use std::path::{Path, PathBuf};
 

@@ -15,7 +15,7 @@ fn snapshot(w: &WriteHome, job: &str) -> Vec<String> {
         w.git(&["rev-parse", "HEAD"]),
         w.git(&["status", "--porcelain"]),
         std::fs::read_to_string(w.repo.join("README")).unwrap(),
-        w.git(&["rev-parse", &format!("gitmoot/{job}")]),
+        w.git(&["rev-parse", &format!("gitmoot/{job}/work")]),
         git(&wt, &["status", "--porcelain"]),
         std::fs::read_to_string(wt.join("lib.txt")).unwrap(),
     ]
@@ -99,7 +99,7 @@ fn land_by_fast_forward_squash_and_merge() {
 
     let shown = w.h.ok(&["job", "show", &a]);
     assert!(
-        shown.contains(&format!("worktree: branch gitmoot/{a} from main")),
+        shown.contains(&format!("worktree: branch gitmoot/{a}/work from main")),
         "{shown}"
     );
     let out = w.h.ok(&["job", "land", &a]);
@@ -128,7 +128,7 @@ fn land_by_fast_forward_squash_and_merge() {
         "a landed job's worktree is removed"
     );
     assert!(
-        w.git(&["branch", "--list", &format!("gitmoot/{a}")])
+        w.git(&["branch", "--list", &format!("gitmoot/{a}/work")])
             .is_empty()
     );
     assert!(w.event_kinds(&a).contains(&"landed".to_string()));
@@ -214,7 +214,7 @@ fn discard_says_what_is_lost_and_removes_worktree_and_branch() {
     assert!(out.contains("x.txt") && out.contains("lib.txt"), "{out}");
     assert!(!Path::new(&wt).exists());
     assert!(
-        w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+        w.git(&["branch", "--list", &format!("gitmoot/{job}/work")])
             .is_empty()
     );
     assert!(w.event_kinds(&job).contains(&"discarded".to_string()));
@@ -264,7 +264,7 @@ fn worktree_list_shows_where_each_write_job_stands_and_prune_never_touches_unlan
     assert_eq!(row(&c)["state"], "base moved");
     assert_eq!(row(&d)["state"], "discarded");
     assert_eq!(row(&c)["files"], 1);
-    assert_eq!(row(&c)["branch"], format!("gitmoot/{c}"));
+    assert_eq!(row(&c)["branch"], format!("gitmoot/{c}/work"));
     assert_eq!(row(&c)["base"], "main");
     assert!(row(&b)["disk_bytes"].as_u64().unwrap() > 0);
     let text = w.h.ok(&["worktree", "list"]);
@@ -272,7 +272,7 @@ fn worktree_list_shows_where_each_write_job_stands_and_prune_never_touches_unlan
 
     // What a landed job left behind (its folder and branch back on disk) is pruned; the
     // open jobs' worktrees and branches are not.
-    w.git(&["branch", &format!("gitmoot/{a}"), "main"]);
+    w.git(&["branch", &format!("gitmoot/{a}/work"), "main"]);
     w.git(&[
         "worktree",
         "add",
@@ -288,14 +288,14 @@ fn worktree_list_shows_where_each_write_job_stands_and_prune_never_touches_unlan
     );
     assert_eq!(
         p["branches"],
-        serde_json::json!([format!("gitmoot/{a}")]),
+        serde_json::json!([format!("gitmoot/{a}/work")]),
         "{p}"
     );
     assert!(!a_path.exists());
     for (job, path) in [(&b, &b_path), (&c, &c_path)] {
         assert!(path.exists(), "prune removed {job}'s open work");
         assert!(
-            !w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+            !w.git(&["branch", "--list", &format!("gitmoot/{job}/work")])
                 .is_empty()
         );
     }
@@ -437,12 +437,12 @@ fn a_worktree_deleted_by_hand_is_listed_missing_and_discard_still_says_what_its_
         "{err}"
     );
     assert!(
-        !w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+        !w.git(&["branch", "--list", &format!("gitmoot/{job}/work")])
             .is_empty()
     );
     w.h.ok(&["job", "discard", &job, "--force"]);
     assert!(
-        w.git(&["branch", "--list", &format!("gitmoot/{job}")])
+        w.git(&["branch", "--list", &format!("gitmoot/{job}/work")])
             .is_empty()
     );
     assert_eq!(w.git(&["worktree", "list"]).lines().count(), 1);
@@ -496,7 +496,7 @@ fn bulk_land_and_discard_by_query_preview_with_dry_run_then_act_and_name_the_ref
     for job in [&a, &b] {
         assert!(
             dry.contains(&format!(
-                "would land {job}: merges branch gitmoot/{job} into main of repo acme/app"
+                "would land {job}: merges branch gitmoot/{job}/work into main of repo acme/app"
             )),
             "{dry}"
         );
@@ -530,7 +530,7 @@ fn bulk_land_and_discard_by_query_preview_with_dry_run_then_act_and_name_the_ref
     assert_eq!(code, Some(0), "{dry}");
     assert!(
         dry.contains(&format!(
-            "would discard {idle}: deletes its worktree and branch gitmoot/{idle}; loses 0 file(s) changed"
+            "would discard {idle}: deletes its worktree and branch gitmoot/{idle}/work; loses 0 file(s) changed"
         )),
         "{dry}"
     );

@@ -1,6 +1,6 @@
 //! The daemon and the runtimes through the real binary: its lifecycle, the embedded daemon,
 //! fleets on one store (SQLite and PostgreSQL), supervision of agents' processes, the
-//! runtime adapters, the wall-clock bound, and the real Claude Code and Codex CLIs against
+//! runtime adapters, the wall-clock bound, git inside a write job's grant, and the real Claude Code and Codex CLIs against
 //! model stand-ins.
 
 mod containment;
@@ -19,5 +19,6 @@ mod stopping;
 mod store_edges;
 mod supervise;
 mod walltime_e2e;
+mod write_grant;
 mod write_hosts;
 mod write_jobs;

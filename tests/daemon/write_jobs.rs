@@ -30,7 +30,7 @@ fn three_implement_jobs_run_at_once_each_on_its_own_branch_leaving_the_checkout_
         let shown = w.json(&["job", "show", job, "--json"]);
         assert_eq!(shown["state"], "succeeded", "{shown}");
         let (pwd, branch, s, e) = w.summary(job);
-        assert_eq!(branch, format!("gitmoot/{job}"));
+        assert_eq!(branch, format!("gitmoot/{job}/work"));
         assert!(!pwd.contains(&home), "a worktree names the home: {pwd}");
         assert!(
             pwd.starts_with(&w.h.worktrees_dir().display().to_string()),
@@ -98,7 +98,7 @@ fn a_base_names_where_the_branch_starts_and_a_bad_one_changes_nothing() {
     let job = w.implement("CLAIM=dev.txt", &["--base", "dev"]);
     w.h.daemon_until_idle(1);
     let (pwd, branch, _, _) = w.summary(&job);
-    assert_eq!(branch, format!("gitmoot/{job}"));
+    assert_eq!(branch, format!("gitmoot/{job}/work"));
     assert!(std::path::Path::new(&pwd).join("dev.txt").exists());
     assert_eq!(
         w.git(&["merge-base", "dev", &branch]).trim(),
@@ -249,7 +249,7 @@ fn each_ended_jobs_branch_goes_to_the_repos_push_remote_and_a_failed_push_is_sai
     w.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
     let job = w.implement("echo n > new.txt; git add new.txt; git commit -qm n", &[]);
     w.h.daemon_until_idle(1);
-    let branch = format!("gitmoot/{job}");
+    let branch = format!("gitmoot/{job}/work");
     assert_eq!(
         daemon_support::git(&remote, &["rev-parse", &branch]),
         w.git(&["rev-parse", &branch]),

@@ -124,7 +124,7 @@ fn an_operator_reads_a_diff_comments_on_a_line_and_lands_another_job_from_the_ke
     assert_eq!(w.git(&["show", "main:lib.txt"]), "one\ntwo\nthree\n");
     assert!(w.git(&["status", "--porcelain"]).trim().is_empty());
     assert!(
-        w.git(&["branch", "--list", &format!("gitmoot/{b}")])
+        w.git(&["branch", "--list", &format!("gitmoot/{b}/work")])
             .trim()
             .is_empty()
     );
@@ -319,7 +319,7 @@ fn marking_two_write_jobs_and_landing_them_lands_both_after_one_dialog() {
     for job in [&a, &b] {
         assert!(
             dialog.contains(&format!(
-                "land {job}: merges branch gitmoot/{job} into main"
+                "land {job}: merges branch gitmoot/{job}/work into main"
             )),
             "{dialog}"
         );

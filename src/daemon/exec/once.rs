@@ -42,13 +42,38 @@ fn record_pid(
     })
 }
 
+/// Ends a run's scratch (its folder of its own goes when `run_once` returns): first, a
+/// stash the agent left in its git layer is kept as tags of its job, since the layer goes
+/// with the scratch; said in the log when that failed.
+async fn keep_layer(
+    prepared: runtime::Prepared,
+    dir: &Path,
+    writable: &crate::runtime::sandbox::Grant,
+) {
+    if let (Some(upper), Some(grant)) = (&prepared.git_layer, &writable.git) {
+        let (dir, branch, upper) = (dir.to_path_buf(), grant.branch.clone(), upper.clone());
+        let kept =
+            tokio::task::spawn_blocking(move || crate::worktree::keep_stash(&dir, &branch, &upper))
+                .await;
+        match kept {
+            Ok(Ok(tags)) if !tags.is_empty() => {
+                tracing::info!("the agent left its stash: kept as {}", tags.join(", "))
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!("keeping the agent's stash: {e}"),
+            Err(e) => tracing::warn!("keeping the agent's stash: {e}"),
+        }
+    }
+    drop(prepared);
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_once(
     shared: &Arc<Shared>,
     plan: &Plan,
     job: &Job,
     prompt: &str,
-    (dir, writable): (&Path, &[std::path::PathBuf]),
+    (dir, writable): (&Path, &crate::runtime::sandbox::Grant),
     (repair, seat_env): (u32, &[(String, String)]),
     deadline: Instant,
     (kill, lines): (
@@ -154,7 +179,7 @@ pub(super) async fn run_once(
         }
         result
     };
-    drop((prepared, work));
+    keep_layer(prepared, dir, writable).await;
     match result {
         Ok(out) => runtime::interpret(plan.kind, &out),
         Err(e) => RuntimeOutput {

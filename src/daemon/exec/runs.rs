@@ -21,6 +21,7 @@ use crate::config::ResultChecks;
 use crate::contract::{self, ContractErrors};
 use crate::domain::EventKind;
 use crate::engine::{self, Outcome};
+use crate::runtime::sandbox::Grant;
 use crate::runtime::{self, KillRequest, RuntimeOutput, TokenUsage, process};
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
@@ -174,12 +175,12 @@ fn judge(
 }
 
 /// Adds the job's worktree when it runs in one (a write job's is opened and recorded);
-/// the paths beyond its working directory its agent may write; why not, when that failed.
+/// what its agent may write there; why not, when that failed.
 async fn add_worktree(
     shared: &Arc<Shared>,
     job: &Job,
     placement: &Placement,
-) -> Result<Vec<std::path::PathBuf>, String> {
+) -> Result<Grant, String> {
     match placement {
         Placement::Worktree { checkout, path } => {
             let (checkout, path) = (checkout.clone(), path.clone());
@@ -187,7 +188,7 @@ async fn add_worktree(
                 tokio::task::spawn_blocking(move || super::super::worktree::add(&checkout, &path))
                     .await;
             match added {
-                Ok(Ok(())) => Ok(Vec::new()),
+                Ok(Ok(())) => Ok(Grant::default()),
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(format!("creating the worktree: {e}")),
             }
@@ -206,9 +207,12 @@ async fn add_worktree(
                 Err(e) => return Err(format!("opening the job's worktree: {e}")),
             };
             record_opened(shared, job, spec, &opened).await?;
-            Ok(opened.writable)
+            Ok(Grant {
+                paths: opened.writable,
+                git: opened.git,
+            })
         }
-        Placement::Shared { .. } => Ok(Vec::new()),
+        Placement::Shared { .. } => Ok(Grant::default()),
     }
 }
 
@@ -233,7 +237,7 @@ async fn record_opened(
                 row.state = crate::domain::WorktreeState::Open;
                 row.base_ref = Some(opened.base_ref.clone());
                 row.base_commit = Some(opened.base_commit.clone());
-                row.branch = Some(spec.branch.clone());
+                row.branch = Some(opened.branch.clone());
                 row.checkout = Some(spec.checkout.display().to_string());
                 row.path = Some(spec.path.display().to_string());
                 row.updated_ms = now;
@@ -243,12 +247,12 @@ async fn record_opened(
                     NewEvent::job(now, &j.root_id, &j.id, EventKind::WorktreeOpened)
                         .message(format!(
                             "working on branch {} from {} ({})",
-                            spec.branch,
+                            opened.branch,
                             opened.base_ref,
                             &opened.base_commit[..opened.base_commit.len().min(12)]
                         ))
                         .data(json!({
-                            "branch": spec.branch,
+                            "branch": opened.branch,
                             "base": opened.base_ref,
                             "base_commit": opened.base_commit,
                         })),

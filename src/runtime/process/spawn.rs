@@ -217,14 +217,12 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
             }
         }
         // The mount view first: the working directory must be taken inside it.
-        if let Some(confinement) = a.sandbox {
-            confinement.enter_view();
-        }
+        let layered = a.sandbox.is_some_and(|c| c.enter_view());
         if !a.cwd.is_null() && libc::chdir(a.cwd) != 0 {
             return fail(errno());
         }
         if let Some(confinement) = a.sandbox
-            && let Err(e) = confinement.restrict()
+            && let Err(e) = confinement.restrict(layered)
         {
             return fail(e.raw_os_error().unwrap_or(libc::EPERM));
         }

@@ -8,11 +8,15 @@
 //!   outside those paths; from ABI 6 no signal and no abstract unix socket outside the
 //!   agent's own process tree.
 //! - A private read-only mount view (`view.rs`): no `chmod`, `chown`, `utimes` or
-//!   `setxattr` outside those paths, where a mount namespace can be made.
+//!   `setxattr` outside those paths, where a mount namespace can be made; for a write job,
+//!   its repository's git folder through a private layer (`git.rs`), so git's bookkeeping
+//!   (`packed-refs.lock`, `refs/stash`) succeeds without granting the shared refs.
 //!
 //! Where the kernel has no Landlock nothing is enforced and `enforceable` says so, for
 //! `agent add` to warn and listings to mark the policy advisory. Owns no process handling.
 
+mod attr;
+mod git;
 mod landlock;
 mod view;
 
@@ -21,6 +25,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::domain::{AutonomyPolicy, RuntimeKind};
+use git::GitLayer;
+pub use git::{GitGrant, upper as git_upper};
 pub use landlock::scopes_signals;
 use landlock::{Ruleset, abi};
 use view::View;
@@ -35,53 +41,80 @@ pub fn advisory(policy: AutonomyPolicy) -> bool {
     policy != AutonomyPolicy::DangerFullAccess && !enforceable()
 }
 
+/// What a job's place lets its agent write beyond its working directory.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Grant {
+    /// Paths writable whatever the kernel can do.
+    pub paths: Vec<PathBuf>,
+    /// A write job's grant in its repository's git folder, for the layered view.
+    pub git: Option<GitGrant>,
+}
+
 /// A prepared confinement: what the child may still write, as C data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confinement {
     writable: Vec<(CString, bool)>,
     ruleset: Ruleset,
+    /// The ruleset once the git layer is in place: `writable` and the layered git folder.
+    layered: Option<Ruleset>,
     view: View,
 }
 
 impl Confinement {
     /// Everything but `writable` (and what lies beneath) becomes unwritable; missing
-    /// paths are left out.
-    pub fn new(writable: &[PathBuf]) -> Self {
-        let writable: Vec<(CString, bool)> = writable
-            .iter()
-            .filter_map(|p| {
-                let meta = std::fs::metadata(p).ok()?;
-                let c = CString::new(p.as_os_str().as_bytes()).ok()?;
-                Some((c, meta.is_dir()))
-            })
-            .collect();
+    /// paths are left out. With `git` (a write job's grant and an empty folder of the
+    /// run's for the layer's private half), the repository's git folder is layered.
+    pub fn new(writable: &[PathBuf], git: Option<(&GitGrant, &Path)>) -> Self {
+        let writable = c_paths(writable);
+        let layer = git.and_then(|(grant, dir)| Some((GitLayer::new(grant, dir)?, grant)));
+        let layered = layer.as_ref().map(|(_, grant)| {
+            let mut paths = writable.clone();
+            paths.extend(c_paths(std::slice::from_ref(&grant.common)));
+            Ruleset::new(paths)
+        });
         Confinement {
             ruleset: Ruleset::new(writable.clone()),
-            view: View::new(),
+            layered,
+            view: View::new(layer.map(|(l, _)| l)),
             writable,
         }
     }
 
     /// Enters the read-only mount view (before the change to the working directory,
-    /// which must resolve inside the view).
+    /// which must resolve inside the view); true when the git layer is in place.
     ///
     /// # Safety
     /// For a child before its exec: no allocation, only async-signal-safe syscalls.
-    pub(crate) unsafe fn enter_view(&self) {
+    pub(crate) unsafe fn enter_view(&self) -> bool {
         // SAFETY: forwarded; the view is best effort (Landlock still holds writes).
-        unsafe {
-            self.view.enter(&self.writable);
-        }
+        unsafe { self.view.enter(&self.writable) }
     }
 
-    /// Applies the Landlock ruleset for good.
+    /// Applies the Landlock ruleset for good: the layered one when `layered` (what
+    /// `enter_view` said), which grants the git folder only as the layer shows it.
     ///
     /// # Safety
     /// For a child before its exec: no allocation, only async-signal-safe syscalls.
-    pub(crate) unsafe fn restrict(&self) -> std::io::Result<()> {
+    pub(crate) unsafe fn restrict(&self, layered: bool) -> std::io::Result<()> {
+        let ruleset = match &self.layered {
+            Some(r) if layered => r,
+            _ => &self.ruleset,
+        };
         // SAFETY: forwarded.
-        unsafe { self.ruleset.apply() }
+        unsafe { ruleset.apply() }
     }
+}
+
+/// Each existing path as C data, and whether it is a folder.
+fn c_paths(paths: &[PathBuf]) -> Vec<(CString, bool)> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            let meta = std::fs::metadata(p).ok()?;
+            let c = CString::new(p.as_os_str().as_bytes()).ok()?;
+            Some((c, meta.is_dir()))
+        })
+        .collect()
 }
 
 /// The paths an agent of `policy` may write, or `None` when it is not confined;

@@ -4,6 +4,9 @@
 //! a read-only mount refuses all of them (EROFS), path by path, which no seccomp filter
 //! can (it never sees a path).
 //!
+//! A write job's agent also gets its repository's git folder through a private layer
+//! (`git.rs`): what git writes there beyond the job's own refs stays in the run.
+//!
 //! Made in the child before its exec with raw syscalls on prepared memory, like the
 //! Landlock half. Needs CAP_SYS_ADMIN (root) or, for anyone else, a user namespace of the
 //! agent's own (mapping only its own uid and gid); where neither can be made the child runs
@@ -11,16 +14,9 @@
 
 use std::ffi::{CStr, CString};
 
-/// `struct mount_attr` (include/uapi/linux/mount.h).
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
+use super::attr::set_readonly;
+use super::git::GitLayer;
 
-const MOUNT_ATTR_RDONLY: u64 = 1;
 const CAP_SYS_ADMIN: libc::c_ulong = 21;
 
 /// What the child needs to build its view, made before it starts.
@@ -29,28 +25,31 @@ pub(super) struct View {
     /// `<uid> <uid> 1` and `<gid> <gid> 1`: the only ids a user namespace of the agent's maps.
     uid_map: CString,
     gid_map: CString,
+    git: Option<GitLayer>,
 }
 
 impl View {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(git: Option<GitLayer>) -> Self {
         // SAFETY: plain id queries.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let line = |id: u32| CString::new(format!("{id} {id} 1")).expect("digits");
         View {
             uid_map: line(uid),
             gid_map: line(gid),
+            git,
         }
     }
 
-    /// Enters a private mount namespace where only `writable` can be changed. False when
-    /// no namespace could be made (the child then runs in the daemon's).
+    /// Enters a private mount namespace where only `writable` can be changed; true when
+    /// the git layer is in place too. Without a namespace the child runs in the daemon's.
     ///
     /// # Safety
     /// For a child before its exec: no allocation, only async-signal-safe syscalls.
     pub(super) unsafe fn enter(&self, writable: &[(CString, bool)]) -> bool {
         // SAFETY: the calls below change only this process's namespaces and mounts.
         unsafe {
-            if libc::unshare(libc::CLONE_NEWNS) != 0 && !self.own_user_namespace() {
+            let userns = libc::unshare(libc::CLONE_NEWNS) != 0;
+            if userns && !self.own_user_namespace() {
                 return false;
             }
             let root = c"/".as_ptr();
@@ -74,15 +73,17 @@ impl View {
                     std::ptr::null(),
                 );
             }
-            set_readonly(root, true);
+            let git = self.git.as_ref().filter(|g| g.mount(userns));
+            set_readonly(root, true, true);
             for (path, _) in writable {
-                set_readonly(path.as_ptr(), false);
+                set_readonly(path.as_ptr(), false, true);
             }
+            let layered = git.is_some_and(|g| g.settle());
             // A root agent must not undo the view: without CAP_SYS_ADMIN after its exec it
             // can neither remount nor unmount. Non-root agents never had it there.
             libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0);
+            layered
         }
-        true
     }
 
     /// A user namespace holding only this uid and gid, with a mount namespace of its own.
@@ -94,27 +95,6 @@ impl View {
                 && write_proc(c"/proc/self/uid_map", &self.uid_map)
                 && write_proc(c"/proc/self/gid_map", &self.gid_map)
         }
-    }
-}
-
-/// Sets (or, with `on` false, clears) read-only on the mounts at and beneath `path`.
-unsafe fn set_readonly(path: *const libc::c_char, on: bool) {
-    let attr = MountAttr {
-        attr_set: if on { MOUNT_ATTR_RDONLY } else { 0 },
-        attr_clr: if on { 0 } else { MOUNT_ATTR_RDONLY },
-        propagation: 0,
-        userns_fd: 0,
-    };
-    // SAFETY: `attr` lives across the call and its size is passed with it.
-    unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            path,
-            libc::AT_RECURSIVE as libc::c_uint,
-            &raw const attr,
-            std::mem::size_of::<MountAttr>(),
-        );
     }
 }
 
