@@ -63,7 +63,7 @@ fn land_and_discard_of_one_job_with_dry_run_say_what_they_would_do_and_change_no
     let text = dry(&w, &trees, &["job", "land", &a, "--dry-run"]);
     assert!(
         text.contains(&format!(
-            "would land {a}: merges branch gitmoot/{a} into main of repo acme/app (fast-forward)"
+            "would land {a}: merges branch gitmoot/{a}/work into main of repo acme/app (fast-forward)"
         )) && text.contains("dry run: nothing changed"),
         "{text}"
     );
@@ -87,7 +87,7 @@ fn land_and_discard_of_one_job_with_dry_run_say_what_they_would_do_and_change_no
     assert!(text.contains(&format!("would land {a}:")), "{text}");
 
     let says = format!(
-        "would discard {a}: deletes its worktree and branch gitmoot/{a}; loses 2 file(s) changed"
+        "would discard {a}: deletes its worktree and branch gitmoot/{a}/work; loses 2 file(s) changed"
     );
     for args in [
         vec!["job", "discard", &a, "--dry-run", "--force"],

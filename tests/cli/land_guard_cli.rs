@@ -221,7 +221,7 @@ fn a_jobs_worktree_and_branch_stay_when_the_base_no_longer_holds_the_landed_comm
     let err = w.fails(&["job", "land", &a], 1);
     assert!(
         err.contains("main moved again right after the land")
-            && err.contains(&format!("gitmoot/{a} are kept")),
+            && err.contains(&format!("gitmoot/{a}/work are kept")),
         "{err}"
     );
     assert_eq!(w.git(&["rev-parse", "main"]), main);
@@ -230,7 +230,7 @@ fn a_jobs_worktree_and_branch_stay_when_the_base_no_longer_holds_the_landed_comm
         "the work was removed"
     );
     assert!(
-        !w.git(&["branch", "--list", &format!("gitmoot/{a}")])
+        !w.git(&["branch", "--list", &format!("gitmoot/{a}/work")])
             .is_empty()
     );
     assert!(!w.event_kinds(&a).contains(&"landed".to_string()));
