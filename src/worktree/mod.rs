@@ -17,6 +17,7 @@ mod list;
 pub mod many;
 mod open;
 mod overlap;
+mod rebase;
 mod review;
 mod snapshot;
 
@@ -27,7 +28,8 @@ pub use hosts::{StoredFrom, bounded as bounded_diff};
 pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, open, push};
-pub use overlap::{LandedFirst, Overlap, overlaps};
+pub use overlap::{BaseConflict, Clash, ConflictHunk, Forecast, LandedFirst, Overlap, forecast};
+pub use rebase::{Followed, Rebased, follow, rebase};
 pub use review::{Reviewed, review};
 pub use snapshot::touched_since;
 
@@ -152,8 +154,9 @@ pub(crate) fn open_here(
     opened(job, w)
 }
 
-/// The folder and base of an opened worktree's row; a landed, discarded or vanished one is
-/// refused naming what became of it.
+/// The folder and base of an opened worktree's row (the base its branch followed, when
+/// newer than the recorded one); a landed, discarded or vanished one is refused naming
+/// what became of it.
 pub(super) fn opened(
     job: Job,
     w: WriteTree,
@@ -186,6 +189,8 @@ pub(super) fn opened(
             ),
         });
     }
+    // Once the branch took in a newer tip of its base branch, its work starts there.
+    let base = rebase::based(&path, &base, w.base_ref.as_deref()).base;
     Ok((job, w, path, base))
 }
 

@@ -13,6 +13,7 @@ mod completion_cli;
 mod contract_cli;
 mod engine_cli;
 mod fleet_cli;
+mod forecast_cli;
 mod foundation_cli;
 mod ops_cli;
 mod ops_config;
