@@ -161,6 +161,8 @@ pub(crate) struct Work {
     dir: PathBuf,
     head: String,
     tree: String,
+    /// Its worktree holds work its branch does not.
+    dirty: bool,
     pub based: Based,
     /// The files its work changed since its (followed) base.
     pub touched: Vec<String>,
@@ -198,6 +200,7 @@ pub(crate) fn open_work(rows: &[WriteTree]) -> BTreeMap<String, Work> {
                     dir,
                     head: snap.head,
                     tree: snap.tree,
+                    dirty: snap.dirty,
                     based: b,
                     touched,
                     against_base,
@@ -260,8 +263,13 @@ fn pair(a: &Work, b: &Work) -> Option<Overlap> {
         .filter(|f| theirs.contains(f))
         .cloned()
         .collect();
-    let mb = git::line(&a.dir, &["merge-base", &a.head, &b.head]).ok();
-    let m = mb.and_then(|mb| merge(&a.dir, &a.tree, &b.tree, Some(&mb)).ok());
+    // Two branch tips merge as commits; uncommitted work merges as trees from their base.
+    let m = if a.dirty || b.dirty {
+        let mb = git::line(&a.dir, &["merge-base", &a.head, &b.head]).ok();
+        mb.and_then(|mb| merge(&a.dir, &a.tree, &b.tree, Some(&mb)).ok())
+    } else {
+        merge(&a.dir, &a.head, &b.head, None).ok()
+    };
     let blank = |kind, files| Overlap {
         repo: String::new(),
         jobs: [String::new(), String::new()],
