@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use gitmoot_test_support::daemon::git;
+use gitmoot_test_support::daemon::{git, wait_until};
 use gitmoot_test_support::write::WriteHome;
 
 /// `job pending --json`'s forecast items (pairs and base conflicts).
@@ -336,4 +336,42 @@ fn job_rebase_replays_the_branch_on_the_moved_base_and_a_conflict_or_uncommitted
     );
     let l = w.json(&["job", "land", &r, "--json"]);
     assert_eq!(l["how"], "fast_forward", "{l}");
+}
+
+#[test]
+fn job_rebase_is_refused_while_its_agent_works_in_the_worktree() {
+    let w = WriteHome::new("");
+    let stop = w.h.file("stop");
+    let job = w.implement(
+        &format!(
+            "echo x > x.txt; git add x.txt; git commit -qm x; while [ ! -e {} ]; do sleep 0.1; done",
+            stop.display()
+        ),
+        &[],
+    );
+    let mut daemon =
+        w.h.cmd(&["daemon", "run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    let at_work = || {
+        w.json(&["worktree", "list", "--json"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["job"] == job.as_str() && r["state"] == "running")
+    };
+    assert!(wait_until(limit, at_work), "the job never ran");
+    let err = w.fails(&["job", "rebase", &job], 2);
+    assert!(
+        err.contains("is running") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    std::fs::write(&stop, "").unwrap();
+    let ended = || w.json(&["job", "show", &job, "--json"])["state"] == "succeeded";
+    assert!(wait_until(limit, ended), "the job never ended");
+    gitmoot_test_support::daemon::signal(daemon.id(), libc::SIGTERM);
+    daemon.wait().unwrap();
 }

@@ -387,6 +387,16 @@ mod tests {
                 jobs: ["r1/a".into(), "r1/b".into()],
                 files: vec![long.clone(); 4],
             },
+            AttentionKind::Conflict {
+                with: "main".into(),
+                on_base: true,
+                files: vec![long.clone(); 4],
+                hunks: vec![crate::view::ConflictHunk {
+                    file: long.clone(),
+                    start: 3,
+                    end: 9,
+                }],
+            },
             AttentionKind::Stall {
                 signal: StallSignal::Silent,
                 evidence: long.clone(),
