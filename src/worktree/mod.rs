@@ -1,7 +1,8 @@
 //! Git worktrees outside the home: where they live (`root`), and the write jobs' worktrees,
 //! each on a branch of its own that is the job's work product until the operator lands or
 //! discards it (`open`, `push`, `diff`, `land`, `discard`, `many` for both over a
-//! selection, `list`, `prune`).
+//! selection, `list`, `prune`, `forecast` of how open jobs' work merges, `follow` and
+//! `rebase` for a base that moved).
 //!
 //! Owns the git calls on a repo's registered checkout and its worktrees, and the
 //! `job_worktrees` rows through `store::worktrees`. Must not decide a job's state (the engine
