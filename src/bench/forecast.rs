@@ -1,7 +1,8 @@
 //! `bench_forecast`: the merge forecasts of 8 open write jobs of one repository (28 pairs
 //! and each job against its base's tip) through `worktree::forecast`, what `job pending`,
 //! `worktree list` and the control room call, held against the bare `git merge-tree
-//! --write-tree` of the same 28 pairs in the same run.
+//! --write-tree` of the same 28 pairs in the same run, and against those plus the `git
+//! status` of each worktree (the read of each job's uncommitted work).
 //!
 //! Owns these timings and the scratch repository, worktrees and store they run on;
 //! measures the real forecast and must not reimplement it.
@@ -105,6 +106,7 @@ fn measure(dir: &Path) -> Result<Rows, String> {
     let co = dir.join("repo");
     let mut forecast = Vec::new();
     let mut bare = Vec::new();
+    let mut status = Vec::new();
     let mut found = None;
     for _ in 0..RUNS {
         let t = Instant::now();
@@ -118,6 +120,13 @@ fn measure(dir: &Path) -> Result<Rows, String> {
             }
         }
         bare.push(super::tui::ms(t.elapsed()));
+        let t = Instant::now();
+        for j in 0..JOBS {
+            let wt = dir.join(format!("wt{j}"));
+            let args = ["--no-optional-locks", "status", "--porcelain", "-z"];
+            git(&wt, &[&args[..], &["--untracked-files=all"]].concat())?;
+        }
+        status.push(super::tui::ms(t.elapsed()));
     }
     let f = found.unwrap_or_default();
     let conflicts = f
@@ -126,6 +135,7 @@ fn measure(dir: &Path) -> Result<Rows, String> {
         .filter(|p| p.kind == crate::domain::Clash::Conflicts)
         .count();
     let (f_ms, b_ms) = (super::tui::median(forecast), super::tui::median(bare));
+    let s_ms = super::tui::median(status);
     let pairs = JOBS * (JOBS - 1) / 2;
     Ok(vec![
         (
@@ -140,8 +150,16 @@ fn measure(dir: &Path) -> Result<Rows, String> {
             format!("{b_ms:.1} ({pairs} bare `git merge-tree --write-tree`)"),
         ),
         (
+            "forecast.anchor.bare_status_ms".into(),
+            format!("{s_ms:.1} ({JOBS} bare `git status` of the worktrees)"),
+        ),
+        (
             "forecast.ratio_to_bare".into(),
             format!("{:.2}", f_ms / b_ms.max(f64::EPSILON)),
+        ),
+        (
+            "forecast.ratio_to_bare_with_status".into(),
+            format!("{:.2}", f_ms / (b_ms + s_ms).max(f64::EPSILON)),
         ),
     ])
 }

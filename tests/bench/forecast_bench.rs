@@ -1,6 +1,6 @@
 //! `gitmoot bench --only forecast` through the real binary: the forecasts of 8 open write
-//! jobs of a generated 3,000-file repository, with the bare `git merge-tree` anchor and the
-//! ratio. Asserts the shape and what was forecast, never timings.
+//! jobs of a generated 3,000-file repository, with the bare `git merge-tree` and `git status`
+//! anchors and the ratios. Asserts the shape and what was forecast, never timings.
 
 use assert_cmd::Command;
 
@@ -29,6 +29,12 @@ fn the_forecast_group_forecasts_every_pair_and_finds_the_one_conflict_beside_its
         "{jobs}"
     );
     assert!(value("forecast.anchor.bare_merge_tree_ms").contains("28 bare"));
-    let ratio: f64 = value("forecast.ratio_to_bare").parse().unwrap();
-    assert!(ratio > 0.0, "{ratio}");
+    assert!(value("forecast.anchor.bare_status_ms").contains("8 bare"));
+    for r in [
+        "forecast.ratio_to_bare",
+        "forecast.ratio_to_bare_with_status",
+    ] {
+        let ratio: f64 = value(r).parse().unwrap();
+        assert!(ratio > 0.0, "{r}: {ratio}");
+    }
 }
