@@ -357,6 +357,7 @@ fn replay(dir: &Path, onto: &str, tip: &str, from: &str) -> Result<(String, usiz
         )?);
         let field = |i: usize| meta.get(i).cloned().unwrap_or_default();
         let (name, email, date) = (field(0), field(1), field(2));
+        // `run_env` takes its values as paths (an OS string, which any text is).
         let author = [
             ("GIT_AUTHOR_NAME", Path::new(&name)),
             ("GIT_AUTHOR_EMAIL", Path::new(&email)),
