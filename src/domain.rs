@@ -6,10 +6,10 @@
 //! policy guidance); a new name goes into `gitmoot_types`, never here.
 
 pub use gitmoot_types::{
-    Action, ActivityKind, AgentLive, AgentState, AutonomyPolicy, BulkVerb, Capability, Delegation,
-    DiffFile, DiffLine, EphemeralSpec, EventKind, FailurePolicy, FileStatus, Hunk, JobKind,
-    JobState, LandStrategy, LineOp, ResumeVerb, RunState, RuntimeKind, SearchSource, StallSignal,
-    SynthesisRule, UnknownName, UsageBy, WorktreeState,
+    Action, ActivityKind, AgentLive, AgentState, AutonomyPolicy, BulkVerb, Capability, Clash,
+    ConflictHunk, Delegation, DiffFile, DiffLine, EphemeralSpec, EventKind, FailurePolicy,
+    FileStatus, Hunk, JobKind, JobState, LandStrategy, LineOp, ResumeVerb, RunState, RuntimeKind,
+    SearchSource, StallSignal, SynthesisRule, UnknownName, UsageBy, WorktreeState, places,
 };
 
 /// `dispatched_by` of every session job: the daemon neither runs nor recovers them.

@@ -1,6 +1,7 @@
 //! The bench room: every measurement behind `gitmoot bench`, kept out of the product
 //! modules it measures. `parse` (result contract), `settle` (engine store work), `chat`,
-//! `daemon`, `activity` (live activity ingestion), `output` (memory and records under chatty agents), `tui` (control room first frame and refresh, and the idle CPU); this file
+//! `daemon`, `activity` (live activity ingestion), `output` (memory and records under chatty agents), `tui` (control room first frame and refresh, and the idle CPU), `forecast` (write jobs'
+//! merge forecasts); this file
 //! selects groups, attaches targets and prints the figures as a Markdown table
 //! (`| figure | value | target |`) or JSON.
 //!
@@ -14,6 +15,7 @@ pub mod activity;
 pub mod chat;
 pub mod daemon;
 pub mod fleet;
+pub mod forecast;
 pub mod live;
 pub mod output;
 pub mod parse;
@@ -176,6 +178,8 @@ pub enum Group {
     Idle,
     /// The Diff tab on a 20,000-line diff: read from git, opened, scrolled.
     Diff,
+    /// The merge forecasts of 8 open write jobs (28 pairs) against bare `git merge-tree`.
+    Forecast,
     /// The backend column: jobs/s with 1 daemon on SQLite and 1, 2, 4 on PostgreSQL
     /// (`--pg URL`), claim latency p50/p99, chat sends/s.
     Fleet,
@@ -186,7 +190,7 @@ pub enum Group {
 }
 
 impl Group {
-    const ALL: [Group; 11] = [
+    const ALL: [Group; 12] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
@@ -196,6 +200,7 @@ impl Group {
         Group::Tui,
         Group::Idle,
         Group::Diff,
+        Group::Forecast,
         Group::Fleet,
         Group::FleetLive,
     ];
@@ -213,6 +218,7 @@ impl Group {
             Group::Tui => bench_tui(),
             Group::Idle => bench_idle(&std::env::current_exe()?),
             Group::Diff => tui::diff::bench_diff(),
+            Group::Forecast => forecast::bench_forecast(),
             Group::FleetLive => live::bench_fleet_live(),
         };
         Ok(measured.unwrap_or_else(|f| vec![f.row()]))

@@ -36,9 +36,10 @@ fn size(bytes: u64) -> String {
 }
 
 pub fn run(ctx: &Ctx, cmd: WorktreeCmd) -> anyhow::Result<()> {
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
     match cmd {
         WorktreeCmd::List { json } => {
+            crate::worktree::follow(&mut store, crate::clock::now_ms(), None)?;
             let rows = crate::worktree::list(&store)?;
             let mut out = Out::block();
             if json {
@@ -69,6 +70,19 @@ pub fn run(ctx: &Ctx, cmd: WorktreeCmd) -> anyhow::Result<()> {
                     r.disk_bytes.map_or("-".into(), size),
                     r.path.as_deref().unwrap_or("-"),
                 )?;
+                for o in &r.overlaps {
+                    let at = crate::domain::places(&o.files, &o.hunks);
+                    writeln!(out, "    {} with {}: {at}", o.kind, o.job)?;
+                }
+                if let Some(c) = &r.against_base {
+                    let at = crate::domain::places(&c.files, &c.hunks);
+                    writeln!(
+                        out,
+                        "    conflicts with {} at {}: {at}",
+                        c.base,
+                        c.tip.get(..12).unwrap_or(&c.tip)
+                    )?;
+                }
             }
             Ok(out.finish()?)
         }

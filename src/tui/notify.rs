@@ -62,6 +62,10 @@ impl Bell {
                 AttentionKind::Failure { .. } => "has a failed leg",
                 AttentionKind::Preflight { .. } => "could not route its delegations",
                 AttentionKind::Overlap { .. } => "changes files another open job changes",
+                AttentionKind::Conflict { on_base: true, .. } => {
+                    "conflicts with work landed on its base"
+                }
+                AttentionKind::Conflict { .. } => "conflicts with another open job's work",
                 AttentionKind::Stall { .. } => "looks stalled",
             };
             let more = match fresh.len() {

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use gitmoot_ui::view::{AttentionItem, AttentionKind};
-use gitmoot_ui::work::{DiffView, JobWork, OverlapView, Work, WorkRow};
+use gitmoot_ui::work::{BaseConflictView, Clash, DiffView, JobWork, OverlapView, Work, WorkRow};
 
 use crate::clock::Millis;
 use crate::domain::{JobState, WorktreeState};
@@ -40,6 +40,7 @@ pub struct WorkCache {
     pub diff_job: Option<String>,
     overlap_key: Option<(Vec<RowKey>, Millis)>,
     overlaps: Vec<OverlapView>,
+    base_conflicts: Vec<BaseConflictView>,
     job: Option<(WorkKey, JobWork)>,
     /// What discarding each ended job's open worktree loses, and the row it was read for.
     losses: HashMap<String, (RowKey, String)>,
@@ -70,13 +71,26 @@ impl WorkCache {
             None => true,
         };
         if stale {
-            self.overlaps = worktree::overlaps(store)
-                .unwrap_or_default()
+            let forecast = worktree::forecast(store).unwrap_or_default();
+            self.overlaps = forecast
+                .pairs
                 .into_iter()
                 .map(|o| OverlapView {
                     repo: o.repo,
                     jobs: o.jobs,
+                    kind: o.kind,
                     files: o.files,
+                    hunks: o.hunks,
+                })
+                .collect();
+            self.base_conflicts = forecast
+                .base
+                .into_iter()
+                .map(|c| BaseConflictView {
+                    job: c.job,
+                    base: c.base,
+                    files: c.files,
+                    hunks: c.hunks,
                 })
                 .collect();
             self.overlap_key = Some((states, now));
@@ -86,6 +100,7 @@ impl WorkCache {
         let mut work = Work {
             rows,
             overlaps: self.overlaps.clone(),
+            base_conflicts: self.base_conflicts.clone(),
             job: None,
             diff: None,
         };
@@ -119,6 +134,8 @@ impl WorkCache {
                     state: (w.state != WorktreeState::Requested).then_some(w.state),
                     review_rounds: w.review_rounds.max(0) as u32,
                     overlaps: Vec::new(),
+                    clash: None,
+                    base_conflict: None,
                     repo: w.repo.clone(),
                     branch: w.branch.clone().unwrap_or_default(),
                     base: w.base_ref.clone().unwrap_or_default(),
@@ -131,7 +148,14 @@ impl WorkCache {
             for (me, other) in [(0, 1), (1, 0)] {
                 if let Some(r) = out.get_mut(&o.jobs[me]) {
                     r.overlaps.push(o.jobs[other].clone());
+                    r.clash = r.clash.max(Some(o.kind));
                 }
+            }
+        }
+        for c in &self.base_conflicts {
+            if let Some(r) = out.get_mut(&c.job) {
+                r.clash = Some(Clash::Conflicts);
+                r.base_conflict = Some(c.base.clone());
             }
         }
         out
@@ -223,23 +247,46 @@ fn key_of(w: &WriteTree, state: JobState, attempt: u32, now: Millis) -> WorkKey 
     )
 }
 
-/// The overlap items of the Attention pane: one per pair, as `job pending` lists them.
+/// The forecast items of the Attention pane, as `job pending` lists them: one per pair of
+/// open jobs sharing files (an overlap, or a conflict), one per job conflicting with its
+/// base branch's tip.
 pub fn attention(work: &Work, store: &Store) -> Vec<AttentionItem> {
-    work.overlaps
-        .iter()
-        .map(|o| {
-            let job = jobs::get(store.conn(), &o.jobs[1]).ok().flatten();
+    let pairs = work.overlaps.iter().map(|o| {
+        let kind = match o.kind {
+            Clash::Overlaps => AttentionKind::Overlap {
+                jobs: o.jobs.clone(),
+                files: o.files.clone(),
+            },
+            Clash::Conflicts => AttentionKind::Conflict {
+                with: o.jobs[0].clone(),
+                on_base: false,
+                files: o.files.clone(),
+                hunks: o.hunks.clone(),
+            },
+        };
+        (&o.jobs[1], kind)
+    });
+    let base = work.base_conflicts.iter().map(|c| {
+        let kind = AttentionKind::Conflict {
+            with: c.base.clone(),
+            on_base: true,
+            files: c.files.clone(),
+            hunks: c.hunks.clone(),
+        };
+        (&c.job, kind)
+    });
+    pairs
+        .chain(base)
+        .map(|(id, kind)| {
+            let job = jobs::get(store.conn(), id).ok().flatten();
             AttentionItem {
-                job_id: o.jobs[1].clone(),
+                job_id: id.clone(),
                 root_id: job.as_ref().map(|j| j.root_id.clone()).unwrap_or_default(),
                 agent: job.as_ref().map(|j| j.agent.clone()).unwrap_or_default(),
                 why: None,
                 opened_ms: job.map_or(0, |j| j.created_ms),
                 thread: None,
-                kind: AttentionKind::Overlap {
-                    jobs: o.jobs.clone(),
-                    files: o.files.clone(),
-                },
+                kind,
             }
         })
         .collect()

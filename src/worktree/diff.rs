@@ -1,5 +1,6 @@
 //! `job diff`: git's own diff of a write job's work (its commits and its worktree, untracked
-//! files included) against its recorded base, as git's text or as files with their hunks.
+//! files included) against its base (the recorded one, or the newer tip of its base branch
+//! its branch took in), as git's text or as files with their hunks.
 //!
 //! Owns reading the diff; a file of it is what the CLI prints and the control room's Diff
 //! tab will draw, from the same function.
@@ -45,7 +46,13 @@ fn diff_from(
     ),
     WorktreeError,
 > {
-    let (job, w, path, base) = super::opened(job, w)?;
+    let (job, mut w, path, base) = super::opened(job, w)?;
+    if let Some(old) = w.base_commit.replace(base.clone()).filter(|o| *o != base) {
+        let carried = w.review_tree.as_deref().map(|r| {
+            super::rebase::carried_review(&path, &old, &base, r).unwrap_or_else(|| r.to_string())
+        });
+        w.review_tree = carried;
+    }
     let from = match (&w.review_tree, since_review) {
         (_, false) => base.clone(),
         (Some(tree), true) => tree.clone(),

@@ -1,8 +1,10 @@
 //! Running git on a checkout or worktree: its stdout on success, its own stderr as the
 //! error otherwise, so every git failure reaches the operator in git's words.
 //!
-//! Owns the process call only; what to ask git is the caller's.
+//! Owns the process call only (and reading `merge-tree`'s answer); what to ask git is the
+//! caller's.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -89,6 +91,59 @@ pub(crate) fn yes(dir: &Path, args: &[&str]) -> Result<bool, GitError> {
                 .trim()
                 .replace('\n', "; "),
         }),
+    }
+}
+
+/// What `git merge-tree --write-tree` made of two sides: the merged tree (conflict markers
+/// in its files where they clash) and the files that conflict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Merge {
+    pub tree: String,
+    pub conflicted: Vec<String>,
+}
+
+/// `ours` and `theirs` (commits; trees too once `merge_base` is named) merged as objects.
+pub(crate) fn merge(
+    dir: &Path,
+    ours: &str,
+    theirs: &str,
+    merge_base: Option<&str>,
+) -> Result<Merge, GitError> {
+    let mb = merge_base.map(|b| format!("--merge-base={b}"));
+    let mut args = vec!["merge-tree", "--write-tree", "--no-messages", "-z"];
+    args.extend(mb.as_deref());
+    args.extend([ours, theirs]);
+    let fail = |message: String| GitError {
+        dir: dir.to_path_buf(),
+        args: args.join(" "),
+        message,
+    };
+    let out = command(dir)
+        .args(&args)
+        .output()
+        .map_err(|e| fail(format!("cannot run git: {e}")))?;
+    let fields = split_z(&out.stdout);
+    let tree = fields.first().cloned().unwrap_or_default();
+    match out.status.code() {
+        Some(0) => Ok(Merge {
+            tree,
+            conflicted: Vec::new(),
+        }),
+        Some(1) => {
+            // Each conflicted entry is `<mode> <object> <stage>\t<path>`, a path once per stage.
+            let files: BTreeSet<String> = fields
+                .iter()
+                .skip(1)
+                .filter_map(|f| f.split_once('\t').map(|(_, p)| p.to_string()))
+                .collect();
+            Ok(Merge {
+                tree,
+                conflicted: files.into_iter().collect(),
+            })
+        }
+        _ => Err(fail(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        )),
     }
 }
 

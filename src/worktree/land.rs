@@ -16,6 +16,7 @@ use serde_json::json;
 
 use super::WorktreeError;
 use super::git::{self, split_z};
+use super::overlap::merged_tree;
 use super::snapshot::snapshot;
 use crate::config::Config;
 use crate::domain::{EventKind, JobState, WorktreeState};
@@ -355,51 +356,6 @@ fn integrate(
             Ok((c, "squash"))
         }
         Strategy::Rebase => Ok((rebase(co, onto, tip, base_commit)?, "rebase")),
-    }
-}
-
-/// The tree of `ours` and `theirs` merged, or a refusal naming the conflicting files.
-fn merged_tree(
-    co: &Path,
-    ours: &str,
-    theirs: &str,
-    merge_base: Option<&str>,
-) -> Result<String, WorktreeError> {
-    let mb = merge_base.map(|b| format!("--merge-base={b}"));
-    let mut args = vec![
-        "merge-tree",
-        "--write-tree",
-        "--name-only",
-        "--no-messages",
-        "-z",
-    ];
-    args.extend(mb.as_deref());
-    args.extend([ours, theirs]);
-    let out = git::command(co)
-        .args(&args)
-        .output()
-        .map_err(|e| git::GitError {
-            dir: co.to_path_buf(),
-            args: args.join(" "),
-            message: format!("cannot run git: {e}"),
-        })?;
-    let fields = split_z(&out.stdout);
-    match out.status.code() {
-        Some(0) => Ok(fields.first().cloned().unwrap_or_default()),
-        Some(1) => {
-            let files: BTreeSet<&String> = fields.iter().skip(1).collect();
-            let files: Vec<&str> = files.into_iter().map(String::as_str).collect();
-            Err(refuse(format!(
-                "landing would conflict in {}; nothing was changed (rebase the job's branch or resolve it yourself)",
-                files.join(", ")
-            )))
-        }
-        _ => Err(git::GitError {
-            dir: co.to_path_buf(),
-            args: args.join(" "),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        }
-        .into()),
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::git;
-use super::{WorktreeError, overlap, snapshot};
+use super::{WorktreeError, overlap};
 use crate::config::Config;
 use crate::domain::{JobState, WorktreeState};
 use crate::store::Store;
@@ -30,29 +30,36 @@ pub struct Listed {
     pub state: &'static str,
     /// The job's own state: anything but `succeeded` means its work may be partial.
     pub job_state: Option<JobState>,
-    /// Files its work changed against its base (none once landed or discarded).
+    /// Files its work changed against its base (none once landed or discarded); the base
+    /// is the newer tip of its base branch its branch took in, once it did.
     pub files: Option<usize>,
     /// Bytes the worktree's folder takes on disk, as `du -s` counts them.
     pub disk_bytes: Option<u64>,
     pub landed_commit: Option<String>,
     /// How often its work was sent back for review (`job review`).
     pub review_rounds: i64,
-    /// The other open write jobs of its repo that change some of the same files.
+    /// The other open write jobs of its repo that change some of the same files or whose
+    /// work conflicts with its own.
     pub overlaps: Vec<OverlapWith>,
+    /// Its conflict with its base branch's tip (work landed there since it started).
+    pub against_base: Option<overlap::BaseConflict>,
 }
 
-/// Another open job changing some of the same files.
+/// Another open job changing some of the same files (`overlaps`), or whose work
+/// conflicts with this one's (`conflicts`, with where, on the older job's lines).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OverlapWith {
     pub job: String,
+    pub kind: overlap::Clash,
     pub files: Vec<String>,
+    pub hunks: Vec<overlap::ConflictHunk>,
 }
 
 /// Every write job's worktree that was opened, oldest first.
 pub fn list(store: &Store) -> Result<Vec<Listed>, WorktreeError> {
     let rows = worktrees::list(store.conn())?;
-    let touched = overlap::open_touched(&rows);
-    let pairs = overlap::pairs(&rows, &touched);
+    let mut work = overlap::open_work(&rows);
+    let pairs = overlap::pairs(&rows, &work);
     let mut out = Vec::new();
     for w in rows
         .into_iter()
@@ -69,36 +76,45 @@ pub fn list(store: &Store) -> Result<Vec<Listed>, WorktreeError> {
                 };
                 Some(OverlapWith {
                     job: other.clone(),
+                    kind: o.kind,
                     files: o.files.clone(),
+                    hunks: o.hunks.clone(),
                 })
             })
             .collect();
-        let files = touched.get(&w.job_id).map(Vec::len);
+        let mine = work.remove(&w.job_id);
         out.push(Listed {
             overlaps,
-            ..describe(w, job_state, files)
+            ..describe(w, job_state, mine)
         });
     }
     Ok(out)
 }
 
-fn describe(w: WriteTree, job_state: Option<JobState>, touched: Option<usize>) -> Listed {
+fn describe(w: WriteTree, job_state: Option<JobState>, work: Option<overlap::Work>) -> Listed {
     let path = w.path.as_deref().map(PathBuf::from);
     let present = path.as_ref().is_some_and(|p| p.exists());
-    let (state, files) = match w.state {
-        WorktreeState::Landed => ("landed", None),
-        WorktreeState::Discarded => ("discarded", None),
+    let (state, files) = match (w.state, &work) {
+        (WorktreeState::Landed, _) => ("landed", None),
+        (WorktreeState::Discarded, _) => ("discarded", None),
         _ if !present => ("missing", None),
-        _ => {
-            let p = path.as_deref().unwrap_or(Path::new("."));
-            let files = touched;
+        (_, None) => ("ready", None),
+        (_, Some(work)) => {
             let state = if job_state == Some(JobState::Running) {
                 "running"
+            } else if work.against_base.is_some() {
+                "conflicts"
+            } else if work.based.holds_tip() {
+                "ready"
             } else {
-                against_base(&w, p)
+                "base moved"
             };
-            (state, files)
+            (state, Some(work.touched.len()))
         }
+    };
+    let (base_commit, against_base) = match work {
+        Some(work) => (Some(work.based.base), work.against_base),
+        None => (w.base_commit, None),
     };
     Listed {
         disk_bytes: if present && matches!(w.state, WorktreeState::Open) {
@@ -110,7 +126,7 @@ fn describe(w: WriteTree, job_state: Option<JobState>, touched: Option<usize>) -
         repo: w.repo,
         branch: w.branch,
         base: w.base_ref,
-        base_commit: w.base_commit,
+        base_commit,
         path: w.path,
         state,
         job_state,
@@ -118,34 +134,7 @@ fn describe(w: WriteTree, job_state: Option<JobState>, touched: Option<usize>) -
         landed_commit: w.landed_commit,
         review_rounds: w.review_rounds,
         overlaps: Vec::new(),
-    }
-}
-
-/// `ready` while the base branch is where the job started; else whether the job's work
-/// still merges onto it.
-fn against_base(w: &WriteTree, path: &Path) -> &'static str {
-    let (Some(base), Some(start)) = (&w.base_ref, &w.base_commit) else {
-        return "ready";
-    };
-    let now = git::line(
-        path,
-        &["rev-parse", "--verify", "-q", &format!("refs/heads/{base}")],
-    );
-    match now {
-        Ok(now) if &now != start => {
-            let merge_base = format!("--merge-base={start}");
-            // A tree merges as well as a commit once the merge base is named.
-            let clean = snapshot::snapshot(path).ok().is_none_or(|t| {
-                let args = ["merge-tree", "--write-tree", "--no-messages", &merge_base];
-                git::yes(
-                    path,
-                    &[&args[..], &[now.as_str(), t.tree.as_str()]].concat(),
-                )
-                .unwrap_or(true)
-            });
-            if clean { "base moved" } else { "conflicts" }
-        }
-        _ => "ready",
+        against_base,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Git worktrees outside the home: where they live (`root`), and the write jobs' worktrees,
 //! each on a branch of its own that is the job's work product until the operator lands or
 //! discards it (`open`, `push`, `diff`, `land`, `discard`, `many` for both over a
-//! selection, `list`, `prune`, `keep_stash` for what its agent's run left stashed).
+//! selection, `list`, `prune`, `forecast` of how open jobs' work merges, `follow` and
+//! `rebase` for a base that moved, `keep_stash` for what its agent's run left stashed).
 //!
 //! Owns the git calls on a repo's registered checkout and its worktrees, and the
 //! `job_worktrees` rows through `store::worktrees`. Must not decide a job's state (the engine
@@ -18,6 +19,7 @@ pub mod many;
 mod midway;
 mod open;
 mod overlap;
+mod rebase;
 mod review;
 mod snapshot;
 mod stash;
@@ -29,7 +31,8 @@ pub use hosts::{StoredFrom, bounded as bounded_diff};
 pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, branch_for, open, push};
-pub use overlap::{LandedFirst, Overlap, overlaps};
+pub use overlap::{BaseConflict, Clash, ConflictHunk, Forecast, LandedFirst, Overlap, forecast};
+pub use rebase::{Followed, Rebased, follow, rebase};
 pub use review::{Reviewed, review};
 pub use snapshot::touched_since;
 pub use stash::keep_stash;
@@ -174,8 +177,9 @@ pub(crate) fn open_here(
     opened(job, w)
 }
 
-/// The folder and base of an opened worktree's row; a landed, discarded or vanished one is
-/// refused naming what became of it.
+/// The folder and base of an opened worktree's row (the base its branch followed, when
+/// newer than the recorded one); a landed, discarded or vanished one is refused naming
+/// what became of it.
 pub(super) fn opened(
     job: Job,
     w: WriteTree,
@@ -208,6 +212,8 @@ pub(super) fn opened(
             ),
         });
     }
+    // Once the branch took in a newer tip of its base branch, its work starts there.
+    let base = rebase::based(&path, &base, w.base_ref.as_deref()).base;
     Ok((job, w, path, base))
 }
 

@@ -1,73 +1,253 @@
-//! Conflicts before they happen: the files each open write job of a repo (running or not
-//! yet landed) has touched, compared pairwise, and at land time the files a job shares with
+//! Conflicts before they happen: for every pair of open write jobs of a repo (running or
+//! not yet landed), and for each against its base branch's current tip, what `git
+//! merge-tree --write-tree` makes of their work (a clean overlap of the same files, or a
+//! conflict with its files and lines), and at land time the files a job shares with the
 //! jobs of its repo that landed since it started.
 //!
-//! Owns reading and comparing touched files; showing an overlap is the verbs' and the
-//! control room's.
+//! Owns land's `merged_tree` (git's merge as objects, `git::merge`: no worktree, index or
+//! ref moves) and the forecasts; showing them is the verbs' and the control room's.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{WorktreeError, git, snapshot};
-use crate::domain::WorktreeState;
+use super::git::{self, merge, split_z};
+use super::rebase::{Based, based};
+use super::{WorktreeError, snapshot};
+use crate::domain::{EventKind, WorktreeState};
 use crate::store::Store;
+use crate::store::events;
 use crate::store::worktrees::{self, WriteTree};
 
-/// Two open write jobs of one repo that change the same files.
+use crate::domain::places;
+pub use crate::domain::{Clash, ConflictHunk};
+
+/// The tree of `ours` and `theirs` merged, or a land's refusal naming the conflicting files.
+pub(super) fn merged_tree(
+    co: &Path,
+    ours: &str,
+    theirs: &str,
+    merge_base: Option<&str>,
+) -> Result<String, WorktreeError> {
+    let m = merge(co, ours, theirs, merge_base)?;
+    if m.conflicted.is_empty() {
+        return Ok(m.tree);
+    }
+    Err(WorktreeError::Refused {
+        reason: format!(
+            "landing would conflict in {}; nothing was changed (rebase the job's branch or resolve it yourself)",
+            m.conflicted.join(", ")
+        ),
+    })
+}
+
+/// The conflicted stretches git marked in `files` of the merged `tree`, numbered on the
+/// first side's lines; a file without markers (deleted on one side, binary) has none.
+fn hunks(dir: &Path, tree: &str, files: &[String]) -> Vec<ConflictHunk> {
+    let mut out = Vec::new();
+    for f in files {
+        if let Ok(blob) = git::run(dir, &["cat-file", "blob", &format!("{tree}:{f}")]) {
+            out.extend(marked(f, &blob));
+        }
+    }
+    out
+}
+
+/// The `<<<<<<<` … `>>>>>>>` stretches of one merged file (diff3's `|||||||` base part
+/// too), each as the lines its first side holds there.
+fn marked(file: &str, text: &[u8]) -> Vec<ConflictHunk> {
+    #[derive(PartialEq)]
+    enum Part {
+        Outside,
+        Ours,
+        Base,
+        Theirs,
+    }
+    let (mut out, mut line, mut start, mut part) = (Vec::new(), 0u64, 0u64, Part::Outside);
+    for l in text.split(|b| *b == b'\n') {
+        let is = |m: &[u8]| l == m || (l.starts_with(m) && l.get(m.len()) == Some(&b' '));
+        match part {
+            Part::Outside if is(b"<<<<<<<") => (part, start) = (Part::Ours, line + 1),
+            Part::Ours if is(b"|||||||") => part = Part::Base,
+            Part::Ours | Part::Base if l == b"=======" => part = Part::Theirs,
+            Part::Theirs if is(b">>>>>>>") => {
+                out.push(ConflictHunk {
+                    file: file.to_string(),
+                    start,
+                    end: line,
+                });
+                part = Part::Outside;
+            }
+            Part::Outside | Part::Ours => line += 1,
+            Part::Base | Part::Theirs => {}
+        }
+    }
+    out
+}
+
+/// Two open write jobs of one repo that change the same files, or whose work conflicts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Overlap {
     pub repo: String,
     pub jobs: [String; 2],
+    pub kind: Clash,
+    /// The files both change (`overlaps`), or those that conflict (`conflicts`).
     pub files: Vec<String>,
+    /// Where git marked the conflict, on the first job's lines.
+    pub hunks: Vec<ConflictHunk>,
 }
 
 impl Overlap {
-    /// `job A and job B both change src/auth.rs`.
+    /// `job A and job B both change src/auth.rs`, or `… conflict in src/auth.rs:12-14`.
+    pub fn message(&self) -> String {
+        match self.kind {
+            Clash::Overlaps => format!(
+                "job {} and job {} both change {}",
+                self.jobs[0],
+                self.jobs[1],
+                self.files.join(", ")
+            ),
+            Clash::Conflicts => format!(
+                "job {} and job {} conflict in {}",
+                self.jobs[0],
+                self.jobs[1],
+                places(&self.files, &self.hunks)
+            ),
+        }
+    }
+}
+
+/// An open job whose work conflicts with its base branch's current tip: work landed (or
+/// committed) there since it started. It stays until the job is rebased, landed or
+/// discarded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BaseConflict {
+    pub repo: String,
+    pub job: String,
+    /// The base branch and its tip.
+    pub base: String,
+    pub tip: String,
+    pub kind: Clash,
+    pub files: Vec<String>,
+    /// Where git marked the conflict, on the job's lines.
+    pub hunks: Vec<ConflictHunk>,
+}
+
+impl BaseConflict {
+    /// `job J would conflict in F with work landed on main`.
     pub fn message(&self) -> String {
         format!(
-            "job {} and job {} both change {}",
-            self.jobs[0],
-            self.jobs[1],
-            self.files.join(", ")
+            "job {} would conflict in {} with work landed on {} (`gitmoot job rebase {}` names it)",
+            self.job,
+            places(&self.files, &self.hunks),
+            self.base,
+            self.job
         )
     }
 }
 
-/// The files each open write job with a worktree on disk has touched since its base.
-pub(crate) fn open_touched(rows: &[WriteTree]) -> BTreeMap<String, Vec<String>> {
+/// Every forecast among the open write jobs: the pairs that overlap or conflict, and the
+/// jobs that conflict with their base branch's tip.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Forecast {
+    pub pairs: Vec<Overlap>,
+    pub base: Vec<BaseConflict>,
+}
+
+/// One open job's work as the forecasts read it.
+pub(crate) struct Work {
+    pub repo: String,
+    dir: PathBuf,
+    head: String,
+    tree: String,
+    /// Its worktree holds work its branch does not.
+    dirty: bool,
+    pub based: Based,
+    /// The files its work changed since its (followed) base.
+    pub touched: Vec<String>,
+    /// Its conflict with its base branch's tip, or `None` when it merges there cleanly.
+    pub against_base: Option<BaseConflict>,
+}
+
+/// Each open write job with a worktree on disk, its work read once.
+pub(crate) fn open_work(rows: &[WriteTree]) -> BTreeMap<String, Work> {
     rows.iter()
         .filter(|w| w.state == WorktreeState::Open)
         .filter_map(|w| {
-            let path = w.path.as_deref().filter(|p| Path::new(p).exists())?;
-            let base = w.base_commit.as_deref()?;
-            let files = snapshot::touched_since(Path::new(path), base).ok()?;
-            Some((w.job_id.clone(), files))
+            let dir = PathBuf::from(w.path.as_deref().filter(|p| Path::new(p).exists())?);
+            let b = based(&dir, w.base_commit.as_deref()?, w.base_ref.as_deref());
+            let snap = snapshot::snapshot(&dir).ok()?;
+            let names = git::run(
+                &dir,
+                &[
+                    "diff",
+                    "--name-only",
+                    "-z",
+                    "--no-renames",
+                    &b.base,
+                    &snap.tree,
+                ],
+            )
+            .ok()?;
+            let mut touched = split_z(&names);
+            touched.sort();
+            let against_base = base_conflict(w, &dir, &b, &snap.tree);
+            Some((
+                w.job_id.clone(),
+                Work {
+                    repo: w.repo.clone(),
+                    dir,
+                    head: snap.head,
+                    tree: snap.tree,
+                    dirty: snap.dirty,
+                    based: b,
+                    touched,
+                    against_base,
+                },
+            ))
         })
         .collect()
 }
 
-/// Every pair of open write jobs of one repo whose touched files meet, oldest job first.
-pub(crate) fn pairs(rows: &[WriteTree], touched: &BTreeMap<String, Vec<String>>) -> Vec<Overlap> {
-    let open: Vec<&WriteTree> = rows
+/// The job's work merged onto its base branch's tip (from their merge base), when the
+/// branch does not hold that tip yet; the conflict, if it does not merge cleanly.
+fn base_conflict(w: &WriteTree, dir: &Path, b: &Based, tree: &str) -> Option<BaseConflict> {
+    if b.holds_tip() {
+        return None;
+    }
+    let (tip, mb) = (b.tip.as_deref()?, b.merge_base.as_deref()?);
+    let m = merge(dir, tree, tip, Some(mb)).ok()?;
+    if m.conflicted.is_empty() {
+        return None;
+    }
+    Some(BaseConflict {
+        repo: w.repo.clone(),
+        job: w.job_id.clone(),
+        base: w.base_ref.clone().unwrap_or_default(),
+        tip: tip.to_string(),
+        kind: Clash::Conflicts,
+        hunks: hunks(dir, &m.tree, &m.conflicted),
+        files: m.conflicted,
+    })
+}
+
+/// Every pair of open write jobs of one repo whose work meets, oldest job first: merged
+/// from their merge base, `conflicts` when git cannot, else `overlaps` when they change
+/// the same files.
+pub(crate) fn pairs(rows: &[WriteTree], work: &BTreeMap<String, Work>) -> Vec<Overlap> {
+    let open: Vec<(&String, &Work)> = rows
         .iter()
-        .filter(|w| touched.contains_key(&w.job_id))
+        .filter_map(|w| work.get_key_value(&w.job_id))
         .collect();
     let mut out = Vec::new();
-    for (i, a) in open.iter().enumerate() {
-        for b in open[i + 1..].iter().filter(|b| b.repo == a.repo) {
-            let theirs: BTreeSet<&String> = touched[&b.job_id].iter().collect();
-            let files: Vec<String> = touched[&a.job_id]
-                .iter()
-                .filter(|f| theirs.contains(f))
-                .cloned()
-                .collect();
-            if !files.is_empty() {
+    for (i, (a_id, a)) in open.iter().enumerate() {
+        for (b_id, b) in open[i + 1..].iter().filter(|(_, b)| b.repo == a.repo) {
+            if let Some(o) = pair(a, b) {
                 out.push(Overlap {
                     repo: a.repo.clone(),
-                    jobs: [a.job_id.clone(), b.job_id.clone()],
-                    files,
+                    jobs: [(*a_id).clone(), (*b_id).clone()],
+                    ..o
                 });
             }
         }
@@ -75,15 +255,51 @@ pub(crate) fn pairs(rows: &[WriteTree], touched: &BTreeMap<String, Vec<String>>)
     out
 }
 
-/// Every overlap among the open write jobs (`job pending`, the control room's Attention).
-pub fn overlaps(store: &Store) -> Result<Vec<Overlap>, WorktreeError> {
+fn pair(a: &Work, b: &Work) -> Option<Overlap> {
+    let theirs: BTreeSet<&String> = b.touched.iter().collect();
+    let shared: Vec<String> = a
+        .touched
+        .iter()
+        .filter(|f| theirs.contains(f))
+        .cloned()
+        .collect();
+    // Two branch tips merge as commits; uncommitted work merges as trees from their base.
+    let m = if a.dirty || b.dirty {
+        let mb = git::line(&a.dir, &["merge-base", &a.head, &b.head]).ok();
+        mb.and_then(|mb| merge(&a.dir, &a.tree, &b.tree, Some(&mb)).ok())
+    } else {
+        merge(&a.dir, &a.head, &b.head, None).ok()
+    };
+    let blank = |kind, files| Overlap {
+        repo: String::new(),
+        jobs: [String::new(), String::new()],
+        kind,
+        files,
+        hunks: Vec::new(),
+    };
+    match m {
+        Some(m) if !m.conflicted.is_empty() => Some(Overlap {
+            hunks: hunks(&a.dir, &m.tree, &m.conflicted),
+            ..blank(Clash::Conflicts, m.conflicted)
+        }),
+        _ if !shared.is_empty() => Some(blank(Clash::Overlaps, shared)),
+        _ => None,
+    }
+}
+
+/// Every forecast among the open write jobs (`job pending`, the control room's Attention
+/// and rows, `worktree list`).
+pub fn forecast(store: &Store) -> Result<Forecast, WorktreeError> {
     let rows = worktrees::list(store.conn())?;
-    let touched = open_touched(&rows);
-    Ok(pairs(&rows, &touched))
+    let work = open_work(&rows);
+    Ok(Forecast {
+        pairs: pairs(&rows, &work),
+        base: work.into_values().filter_map(|w| w.against_base).collect(),
+    })
 }
 
 /// What a job about to land shares with the jobs of its repo that landed since it started:
-/// the files both changed, and those jobs.
+/// the files both changed, and those of the jobs whose own change touched them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct LandedFirst {
     pub files: Vec<String>,
@@ -91,7 +307,7 @@ pub struct LandedFirst {
 }
 
 /// The files the work (`tree`) changed since `base_commit` that the base branch (now at
-/// `onto`) changed too, and the landed jobs of the repo that moved it there.
+/// `onto`) changed too, and the landed jobs of the repo that moved it there changing them.
 pub(crate) fn landed_first(
     store: &Store,
     w: &WriteTree,
@@ -103,7 +319,7 @@ pub(crate) fn landed_first(
     }
     let names = |from: &str, to: &str| -> Result<BTreeSet<String>, WorktreeError> {
         let out = git::run(co, &["diff", "--name-only", "-z", "--no-renames", from, to])?;
-        Ok(git::split_z(&out).into_iter().collect())
+        Ok(split_z(&out).into_iter().collect())
     };
     let on_base = names(base_commit, onto)?;
     let files: Vec<String> = names(base_commit, tree)?
@@ -124,9 +340,52 @@ pub(crate) fn landed_first(
             _ => continue,
         };
         let after_base = !git::yes(co, &["merge-base", "--is-ancestor", landed, base_commit])?;
-        if after_base && git::yes(co, &["merge-base", "--is-ancestor", landed, onto])? {
+        if !after_base || !git::yes(co, &["merge-base", "--is-ancestor", landed, onto])? {
+            continue;
+        }
+        let own = names(&own_start(store, co, &other, landed)?, landed)?;
+        if files.iter().any(|f| own.contains(f)) {
             jobs.push(other.job_id);
         }
     }
     Ok(LandedFirst { files, jobs })
+}
+
+/// Where a landed job's own change starts: the base's commit before a merge or squash (the
+/// landed commit's first parent), else (a fast-forward or rebase) the job's recorded base.
+fn own_start(
+    store: &Store,
+    co: &Path,
+    w: &WriteTree,
+    landed: &str,
+) -> Result<String, WorktreeError> {
+    let how = events::for_job(store.conn(), &w.job_id)?
+        .into_iter()
+        .rev()
+        .find(|e| e.is(EventKind::Landed))
+        .and_then(|e| e.data?["how"].as_str().map(str::to_string));
+    let parents = git::line(co, &["rev-list", "--parents", "-n", "1", landed])?;
+    let first_parent = parents.split(' ').nth(1).map(str::to_string);
+    Ok(match (how.as_deref(), first_parent, &w.base_commit) {
+        (Some("merge" | "squash"), Some(p), _) => p,
+        (_, _, Some(base)) => base.clone(),
+        (_, Some(p), None) => p,
+        (_, None, None) => landed.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflict_is_placed_on_the_first_side_s_lines_diff3_or_not() {
+        let merged = b"one\n<<<<<<< a\nA\nA2\n||||||| base\ntwo\n=======\nB\n>>>>>>> b\nthree\n<<<<<<< a\n=======\nC\n>>>>>>> b\n";
+        let h = marked("f", merged);
+        assert_eq!(h.len(), 2);
+        assert_eq!((h[0].start, h[0].end), (2, 3));
+        assert_eq!(h[0].place(), "f:2-3");
+        assert_eq!((h[1].start, h[1].end), (5, 4));
+        assert_eq!(h[1].place(), "f:after 4");
+    }
 }

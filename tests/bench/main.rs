@@ -6,3 +6,4 @@ mod chat_bench;
 mod contract_bench;
 mod daemon_bench;
 mod engine_bench;
+mod forecast_bench;

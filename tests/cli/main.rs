@@ -14,6 +14,7 @@ mod contract_cli;
 mod dry_run_cli;
 mod engine_cli;
 mod fleet_cli;
+mod forecast_cli;
 mod foundation_cli;
 mod land_guard_cli;
 mod ops_cli;

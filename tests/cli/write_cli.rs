@@ -375,11 +375,11 @@ fn two_open_jobs_changing_one_file_show_the_overlap_and_the_second_land_names_it
     };
     assert_eq!(
         overlaps(&a),
-        serde_json::json!([{"job": b, "files": ["lib.txt"]}])
+        serde_json::json!([{"job": b, "kind": "overlaps", "files": ["lib.txt"], "hunks": []}])
     );
     assert_eq!(
         overlaps(&b),
-        serde_json::json!([{"job": a, "files": ["lib.txt"]}])
+        serde_json::json!([{"job": a, "kind": "overlaps", "files": ["lib.txt"], "hunks": []}])
     );
     assert_eq!(overlaps(&c), serde_json::json!([]));
     let pending = w.json(&["job", "pending", "--json"]);

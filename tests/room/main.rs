@@ -8,6 +8,7 @@ mod demo_headless;
 mod demo_walk;
 mod first_hour_screen;
 mod fleet_room;
+mod forecast_room;
 mod ops_room;
 mod promote_room;
 mod screenshots;

@@ -105,6 +105,9 @@ crate::named_enum!(
         Discarded => "discarded",
         BranchPushed => "branch_pushed",
         BranchPushFailed => "branch_push_failed",
+        // The job's branch took in a newer tip of its base branch (its agent merged or
+        // rebased, or `job rebase` did): its diff is measured from the new merge base.
+        BaseFollowed => "base_followed",
         // A settled job sent back to its agent with review comments, as its next attempt.
         ReviewRound => "review_round",
         // Chat and memory.

@@ -1,6 +1,6 @@
 //! The one vocabulary every crate of the workspace speaks: job and run states, job kinds,
 //! actions, runtimes, capabilities, autonomy policies, the human verbs, the event kinds, the chat
-//! names, the delegation spec, a write job's diff and the tree row the control room draws.
+//! names, the delegation spec, a write job's diff and its merge forecasts and the tree row the control room draws.
 //!
 //! Owns names, their spellings and their parsing, plus plain data over them. Depends on
 //! serde only: it must never name a database, an async runtime or a terminal, so the pure
@@ -13,6 +13,7 @@ mod delegation;
 mod diff;
 mod event_kind;
 mod fleet;
+mod forecast;
 mod job;
 mod names;
 mod policy;
@@ -26,6 +27,7 @@ pub use delegation::{Delegation, EphemeralSpec, FailurePolicy, SynthesisRule};
 pub use diff::{DiffFile, DiffLine, FileStatus, Hunk, LandStrategy, LineOp};
 pub use event_kind::EventKind;
 pub use fleet::{SearchSource, UsageBy};
+pub use forecast::{Clash, ConflictHunk, places};
 pub use job::{Action, BulkVerb, JobKind, JobState, ResumeVerb, RunState, WorktreeState};
 pub use names::UnknownName;
 pub use policy::{AutonomyPolicy, Capability, RuntimeKind};

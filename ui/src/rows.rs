@@ -199,6 +199,7 @@ pub fn attention_rows<'a>(snap: &'a Snapshot, state: &State) -> Vec<&'a Attentio
                 AttentionKind::Failure { .. } => "failure failed",
                 AttentionKind::Preflight { .. } => "preflight unroutable",
                 AttentionKind::Overlap { .. } => "overlap",
+                AttentionKind::Conflict { .. } => "conflict",
                 AttentionKind::Stall { .. } => "stalled",
             };
             filter.matches(&format!("{} {} {} {}", a.job_id, a.agent, repo, kind))

@@ -105,6 +105,9 @@ pub enum Confirm {
         files: usize,
         added: u64,
         removed: u64,
+        /// What its forecast says against the base's tip: `would conflict in F:2 with work
+        /// landed on main`, said before `y`.
+        conflict: Option<String>,
     },
     /// `job discard`; `loss` is what `job discard` states it loses.
     Discard {

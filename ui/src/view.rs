@@ -9,8 +9,8 @@
 use std::borrow::Cow;
 
 pub use gitmoot_types::{
-    AgentLive, AgentState, JobKind, JobNode, JobState, MessageKind, Rollup, RunState, SearchSource,
-    StallSignal, ThreadState,
+    AgentLive, AgentState, ConflictHunk, JobKind, JobNode, JobState, MessageKind, Rollup, RunState,
+    SearchSource, StallSignal, ThreadState,
 };
 
 /// The Usage view (`$`): the last day's settled spend per hour, its top roots and agents,
@@ -112,6 +112,15 @@ pub enum AttentionKind {
         jobs: [String; 2],
         files: Vec<String>,
     },
+    /// Merging would conflict (`job pending`'s conflict item): `job_id`'s work with the
+    /// open job `with` (the older; `on_base` false), or with the work landed on its base
+    /// branch `with` (`on_base`), which stays until the job is rebased, landed or discarded.
+    Conflict {
+        with: String,
+        on_base: bool,
+        files: Vec<String>,
+        hunks: Vec<ConflictHunk>,
+    },
     /// A running job looks stuck (`job_stalled`): cancel it, or leave it running.
     Stall {
         signal: StallSignal,
@@ -143,6 +152,7 @@ impl AttentionItem {
             AttentionKind::Failure { .. } => "failure",
             AttentionKind::Preflight { .. } => "preflight",
             AttentionKind::Overlap { .. } => "overlap",
+            AttentionKind::Conflict { .. } => "conflict",
             AttentionKind::Stall { .. } => "stall",
         };
         format!("{}#{kind}", self.job_id)

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use gitmoot_types::{
-    DiffFile, DiffLine, FileStatus, Hunk, LandStrategy, LineOp, WorktreeState,
+    Clash, ConflictHunk, DiffFile, DiffLine, FileStatus, Hunk, LandStrategy, LineOp, WorktreeState,
+    places,
 };
 
 /// One write job's worktree, as its tree row shows it.
@@ -22,6 +23,11 @@ pub struct WorkRow {
     pub review_rounds: u32,
     /// The other open jobs of its repo that change some of the same files.
     pub overlaps: Vec<String>,
+    /// What merging its work would do: `Conflicts` with another open job's work or with
+    /// its base branch's tip, else `Overlaps` while it shares files; `None` otherwise.
+    pub clash: Option<Clash>,
+    /// Its base branch, when its work conflicts with what landed there.
+    pub base_conflict: Option<String>,
     /// Its repo, its branch and the base a land moves, for the many-jobs land dialog.
     pub repo: String,
     pub branch: String,
@@ -31,12 +37,25 @@ pub struct WorkRow {
     pub loss: Option<String>,
 }
 
-/// Two open write jobs of one repo changing the same files (`job pending`'s overlap item).
+/// Two open write jobs of one repo changing the same files (`job pending`'s overlap item),
+/// cleanly or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OverlapView {
     pub repo: String,
     pub jobs: [String; 2],
+    pub kind: Clash,
     pub files: Vec<String>,
+    pub hunks: Vec<ConflictHunk>,
+}
+
+/// An open job whose work conflicts with its base branch's tip (`job pending`'s
+/// `base_conflict` item).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseConflictView {
+    pub job: String,
+    pub base: String,
+    pub files: Vec<String>,
+    pub hunks: Vec<ConflictHunk>,
 }
 
 /// What the drawer's job holds, for the land and discard questions.
@@ -63,6 +82,7 @@ pub struct Work {
     /// Per job id.
     pub rows: HashMap<String, WorkRow>,
     pub overlaps: Vec<OverlapView>,
+    pub base_conflicts: Vec<BaseConflictView>,
     /// The drawer job's figures, when it has a worktree.
     pub job: Option<JobWork>,
     /// The Diff tab's diff, loaded once per change of the job's work and shared, not

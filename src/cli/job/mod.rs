@@ -131,6 +131,16 @@ pub enum JobCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Replay a write job's commits on its base branch's tip in its worktree, and measure
+    /// its work from there. Refused, changing nothing, while its agent works, when the
+    /// worktree holds uncommitted work, or on a conflict (its files named).
+    Rebase {
+        /// The implement job (a unique id prefix works).
+        job: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove a write job's worktree and branch, after saying what is lost.
     Discard {
         /// The implement job (a unique id prefix works).
@@ -441,6 +451,7 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
                 None => many::work(ctx, (BulkVerb::Land, strategy), many, json),
             }
         }
+        JobCmd::Rebase { job, json } => write::rebase(ctx, &job, json),
         JobCmd::Discard {
             job,
             force,

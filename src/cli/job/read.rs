@@ -203,22 +203,30 @@ pub(super) fn events(ctx: &Ctx, id: &str, follow: bool, json: bool) -> anyhow::R
 
 /// `job pending`: everything awaiting a human, oldest first.
 pub(super) fn pending(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
     let items = engine::pending(&store.conn())?;
-    // Open write jobs of one repo changing the same files wait for a human too.
-    let overlaps = crate::worktree::overlaps(&store)?;
+    // Open write jobs whose work meets another's or conflicts with their base wait for a
+    // human too, measured from the base each branch followed.
+    crate::worktree::follow(&mut store, now_ms(), None)?;
+    let forecast = crate::worktree::forecast(&store)?;
     let mut out = Out::block();
     if json {
         let mut all: Vec<Value> = items.iter().map(|p| json!(p)).collect();
-        all.extend(overlaps.iter().map(|o| {
+        all.extend(forecast.pairs.iter().map(|o| {
             json!({"job_id": o.jobs[1], "root_id": null, "kind": "overlap", "questions": [],
-                "reason": o.message(), "opened_at": null, "thread": null,
-                "jobs": o.jobs, "files": o.files, "repo": o.repo})
+                "reason": o.message(), "opened_at": null, "thread": null, "forecast": o.kind,
+                "jobs": o.jobs, "files": o.files, "hunks": o.hunks, "repo": o.repo})
+        }));
+        all.extend(forecast.base.iter().map(|c| {
+            json!({"job_id": c.job, "root_id": null, "kind": "base_conflict", "questions": [],
+                "reason": c.message(), "opened_at": null, "thread": null, "forecast": c.kind,
+                "base": c.base, "tip": c.tip, "files": c.files, "hunks": c.hunks,
+                "repo": c.repo})
         }));
         out.json(&all)?;
         return Ok(out.finish()?);
     }
-    if items.is_empty() && overlaps.is_empty() {
+    if items.is_empty() && forecast.pairs.is_empty() && forecast.base.is_empty() {
         say_none(&mut out, "nothing waits for you")?;
     }
     let now = now_ms();
@@ -240,15 +248,13 @@ pub(super) fn pending(ctx: &Ctx, json: bool) -> anyhow::Result<()> {
             writeln!(out, "    {}: {}{choices}", q.id, q.prompt)?;
         }
     }
-    for o in &overlaps {
-        writeln!(
-            out,
-            "{:<36} {:<8} {:>4}  {}",
-            o.jobs[1],
-            "overlap",
-            "-",
-            o.message()
-        )?;
+    let forecasts = forecast
+        .pairs
+        .iter()
+        .map(|o| (&o.jobs[1], o.kind, o.message()));
+    let base = forecast.base.iter().map(|c| (&c.job, c.kind, c.message()));
+    for (job, kind, said) in forecasts.chain(base) {
+        writeln!(out, "{:<36} {:<9} {:>3}  {}", job, kind.as_str(), "-", said)?;
     }
     Ok(out.finish()?)
 }

@@ -19,7 +19,9 @@ pub(super) fn diff(
     json: bool,
 ) -> anyhow::Result<()> {
     let here = ctx.config()?.daemon.labels.clone();
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
+    let job = crate::store::jobs::resolve_id(store.conn(), id)?;
+    worktree::follow(&mut store, crate::clock::now_ms(), Some(&job))?;
     let mut out = Out::lines();
     if json {
         return out.json(&worktree::job_diff(&store, &here, id, since_review)?);
@@ -94,6 +96,21 @@ pub(super) fn discard(ctx: &Ctx, id: &str, force: bool, json: bool) -> anyhow::R
         return out.json(&json!({"discarded": lost}));
     }
     writeln!(out, "discarded {}: {lost}", lost.job)?;
+    Ok(())
+}
+
+/// `job rebase`: the job's commits replayed on its base branch's tip in its worktree, or a
+/// refusal that changed nothing.
+pub(super) fn rebase(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
+    let cfg = ctx.config()?;
+    let mut store = ctx.store()?;
+    let env = crate::chat::live_env(&cfg.orchestrate);
+    let r = worktree::rebase(&mut store, env, &cfg.daemon.labels, id)?;
+    let mut out = Out::lines();
+    if json {
+        return out.json(&r);
+    }
+    writeln!(out, "{}", r.line())?;
     Ok(())
 }
 

@@ -1,7 +1,8 @@
 //! What follows a write job's end, before it settles: its branch pushed to the repo's
-//! `push` remote, and its diff stored for hosts other than the one holding its worktree.
+//! `push` remote, the base its branch followed recorded (`worktree::follow`), and its diff
+//! stored for hosts other than the one holding its worktree.
 //!
-//! Owns these two steps; neither touches the work in the worktree.
+//! Owns these steps; none touches the work in the worktree.
 
 use std::sync::Arc;
 
@@ -49,10 +50,18 @@ pub(super) async fn push_branch(shared: &Arc<Shared>, job: &Job, spec: &crate::w
     }
 }
 
-/// Stores an ended write job's diff (bounded) for control rooms and CLIs on other hosts;
+/// Records the base an ended write job's branch followed, then stores its diff (bounded) for control rooms and CLIs on other hosts;
 /// a review round's end stores it again. A diff that cannot be read or stored is logged:
 /// the worktree, where the work is, stays.
 pub(super) async fn store_diff(shared: &Arc<Shared>, job: &Job, spec: &crate::worktree::OpenSpec) {
+    // An agent that merged or rebased onto its base branch's newer tip moved its base.
+    let id = job.id.clone();
+    let followed = shared
+        .with_store(move |store, sh| crate::worktree::follow(store, sh.clock.now_ms(), Some(&id)))
+        .await;
+    if let Err(e) = followed {
+        tracing::warn!(job = %job.id, "recording the job's followed base: {e}");
+    }
     let id = job.id.clone();
     let base = shared
         .with_store(move |store, _| crate::store::worktrees::get(store.conn(), &id))

@@ -37,6 +37,7 @@ pub(super) fn answer(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) 
         }
         AttentionKind::Preflight { .. }
         | AttentionKind::Overlap { .. }
+        | AttentionKind::Conflict { .. }
         | AttentionKind::Stall { .. } => {
             let job = item.job_id.clone();
             open_detail(state, job, out);

@@ -246,6 +246,18 @@ pub(super) fn land(state: &mut State, snap: &Snapshot) {
     let Some(w) = drawer_work(state, snap, "land") else {
         return;
     };
+    let conflict = snap
+        .work
+        .base_conflicts
+        .iter()
+        .find(|c| c.job == w.job_id)
+        .map(|c| {
+            format!(
+                "would conflict in {} with work landed on {}",
+                crate::work::places(&c.files, &c.hunks),
+                c.base
+            )
+        });
     state.overlay = Some(Overlay::Confirm(Confirm::Land {
         job_id: w.job_id.clone(),
         strategy: LandStrategy::Auto,
@@ -254,6 +266,7 @@ pub(super) fn land(state: &mut State, snap: &Snapshot) {
         files: w.files.len(),
         added: w.added,
         removed: w.removed,
+        conflict,
     }));
 }
 

@@ -22,6 +22,10 @@ pub(super) fn copy(state: &mut State, snap: &Snapshot, out: &mut Vec<Action>) {
                 AttentionKind::Failure { .. } => format!("gitmoot job resume {} retry", a.job_id),
                 AttentionKind::Preflight { .. } => format!("gitmoot job events {}", a.job_id),
                 AttentionKind::Overlap { .. } => "gitmoot worktree list".to_string(),
+                AttentionKind::Conflict { on_base: true, .. } => {
+                    format!("gitmoot job rebase {}", a.job_id)
+                }
+                AttentionKind::Conflict { .. } => "gitmoot worktree list".to_string(),
                 AttentionKind::Stall { .. } => format!("gitmoot job logs {}", a.job_id),
             }),
         Pane::Threads => state.sel.thread.clone(),

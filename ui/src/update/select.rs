@@ -206,6 +206,7 @@ fn subject(item: &crate::view::AttentionItem) -> String {
         AttentionKind::Ask { .. }
         | AttentionKind::Preflight { .. }
         | AttentionKind::Overlap { .. }
+        | AttentionKind::Conflict { .. }
         | AttentionKind::Stall { .. } => item.job_id.clone(),
     }
 }

@@ -173,6 +173,16 @@ fn head_line(
                 if files.len() == 1 { "" } else { "s" }
             ),
         ),
+        AttentionKind::Conflict { with, files, .. } => (
+            Slot::AttentionFailure,
+            "✗ conflict",
+            format!(
+                "{} ⇄ {with} · {} file{}",
+                item.job_id,
+                files.len(),
+                if files.len() == 1 { "" } else { "s" }
+            ),
+        ),
         AttentionKind::Stall { signal, .. } => (
             Slot::AttentionFailure,
             "⧗ stalled",
@@ -290,7 +300,45 @@ fn body_lines(
                 muted,
             ),
         ],
+        AttentionKind::Conflict {
+            with,
+            on_base,
+            files,
+            hunks,
+        } => vec![
+            indented(
+                &clean_line(&conflict_words(&item.job_id, with, *on_base, files, hunks)),
+                base,
+            ),
+            indented(
+                if *on_base {
+                    "rebase it (gitmoot job rebase), merge the base in its worktree, or discard it · a opens the job"
+                } else {
+                    "landing both conflicts: land one, then rebase the other · a opens the job"
+                },
+                muted,
+            ),
+        ],
     }
+}
+
+/// `JOB would conflict in F:2-3 with work landed on main`, or `… with job J`.
+fn conflict_words(
+    job: &str,
+    with: &str,
+    on_base: bool,
+    files: &[String],
+    hunks: &[crate::view::ConflictHunk],
+) -> String {
+    let other = if on_base {
+        format!("work landed on {with}")
+    } else {
+        format!("job {with}")
+    };
+    format!(
+        "{job} would conflict in {} with {other}",
+        crate::work::places(files, hunks)
+    )
 }
 
 fn leg_name(id: &str) -> &str {
@@ -338,6 +386,16 @@ mod tests {
             AttentionKind::Overlap {
                 jobs: ["r1/a".into(), "r1/b".into()],
                 files: vec![long.clone(); 4],
+            },
+            AttentionKind::Conflict {
+                with: "main".into(),
+                on_base: true,
+                files: vec![long.clone(); 4],
+                hunks: vec![crate::view::ConflictHunk {
+                    file: long.clone(),
+                    start: 3,
+                    end: 9,
+                }],
             },
             AttentionKind::Stall {
                 signal: StallSignal::Silent,

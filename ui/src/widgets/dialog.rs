@@ -293,14 +293,19 @@ fn write_job_confirm<'a>(c: &'a Confirm, theme: &Theme) -> Dialog<'a> {
             files,
             added,
             removed,
+            conflict,
         } => {
-            let mut lines = vec![
-                say(
-                    format!(" {branch} → {base}: {files} file(s), +{added} −{removed}"),
-                    text,
-                ),
-                Line::raw(""),
-            ];
+            let mut lines = vec![say(
+                format!(" {branch} → {base}: {files} file(s), +{added} −{removed}"),
+                text,
+            )];
+            if let Some(c) = conflict {
+                lines.push(say(
+                    format!(" ✗ {c}: a merge or squash is refused; rebase it first"),
+                    theme.style(Slot::AttentionFailure),
+                ));
+            }
+            lines.push(Line::raw(""));
             for s in LandStrategy::ALL {
                 let (mark, style) = if s == strategy {
                     ("▸", accent)

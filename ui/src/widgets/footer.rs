@@ -164,7 +164,11 @@ fn pane_keys(state: &State, snap: &Snapshot) -> Wanted {
                     (Kill, "kill root"),
                 ],
             ),
-            Some(AttentionKind::Preflight { .. } | AttentionKind::Overlap { .. }) => (
+            Some(
+                AttentionKind::Preflight { .. }
+                | AttentionKind::Overlap { .. }
+                | AttentionKind::Conflict { .. },
+            ) => (
                 Context::Attention,
                 &[(Detail, "detail"), (Kill, "kill root"), (Copy, "copy cmd")],
             ),

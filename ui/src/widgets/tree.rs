@@ -270,7 +270,9 @@ fn row<'a>(
 }
 
 /// What a write job's row says of its work: `⇡ landed` or `discarded`, `↻N` review
-/// rounds, `⚠ overlap` while another open job of its repo changes some of the same files.
+/// rounds, `⚠ overlaps` while another open job of its repo changes some of the same files
+/// and the two merge cleanly, `⚠ conflicts` while its work conflicts with another's or
+/// with its base branch's tip.
 pub fn work_mark(w: &crate::work::WorkRow) -> String {
     use crate::work::WorktreeState;
     let mut s = String::new();
@@ -282,8 +284,10 @@ pub fn work_mark(w: &crate::work::WorkRow) -> String {
     if w.review_rounds > 0 {
         s.push_str(&format!(" ↻{}", w.review_rounds));
     }
-    if !w.overlaps.is_empty() {
-        s.push_str(" ⚠ overlap");
+    match w.clash {
+        Some(crate::work::Clash::Conflicts) => s.push_str(" ⚠ conflicts"),
+        _ if !w.overlaps.is_empty() => s.push_str(" ⚠ overlaps"),
+        _ => {}
     }
     s
 }
