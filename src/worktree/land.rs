@@ -198,11 +198,21 @@ pub(super) fn plan(
         super::overlap::landed_first(store, &w, &checkout, (&base_commit, &onto, &snap.tree))?;
     let (commit, how) = integrate(&checkout, &onto, &tip, &base_commit, strategy, &message)
         .map_err(|e| match e {
-            WorktreeError::Refused { reason } if !first.jobs.is_empty() => refuse(format!(
-                "{reason}; {} landed first and also changed {}",
-                first.jobs.join(", "),
-                first.files.join(", ")
-            )),
+            WorktreeError::Refused { reason } => {
+                let first = if first.jobs.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} landed first and also changed {}",
+                        first.jobs.join(", "),
+                        first.files.join(", ")
+                    )
+                };
+                refuse(format!(
+                    "{reason}{first} (`gitmoot job rebase {}` replays its commits on the base's tip and names each conflict, or resolve it in its worktree)",
+                    job.id
+                ))
+            }
             e => e,
         })?;
     let plan = Plan {

@@ -36,7 +36,7 @@ pub(super) fn merged_tree(
     }
     Err(WorktreeError::Refused {
         reason: format!(
-            "landing would conflict in {}; nothing was changed (rebase the job's branch or resolve it yourself)",
+            "landing would conflict in {}; nothing was changed",
             m.conflicted.join(", ")
         ),
     })

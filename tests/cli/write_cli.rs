@@ -182,6 +182,10 @@ fn a_conflicting_land_and_a_land_over_a_dirty_checkout_change_nothing_and_name_t
     let before = snapshot(&w, &b);
     let err = w.fails(&["job", "land", &b], 1);
     assert!(err.contains("conflict") && err.contains("lib.txt"), "{err}");
+    assert!(
+        err.contains(&format!("gitmoot job rebase {b}")),
+        "the refusal names the verb that brings the job up to date: {err}"
+    );
     assert_eq!(snapshot(&w, &b), before, "a refused land changed something");
 
     std::fs::write(w.repo.join("README"), "operator's edit\n").unwrap();
