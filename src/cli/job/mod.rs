@@ -432,46 +432,14 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             message,
             many,
             json,
-        } => {
-            let strategy = match (squash, merge, rebase) {
-                (true, _, _) => crate::worktree::Strategy::Squash,
-                (_, true, _) => crate::worktree::Strategy::Merge,
-                (_, _, true) => crate::worktree::Strategy::Rebase,
-                _ => crate::worktree::Strategy::Auto,
-            };
-            match job {
-                Some(job) if many.dry_run => many::preview_work(
-                    ctx,
-                    (BulkVerb::Land, strategy),
-                    &job,
-                    message.as_deref(),
-                    json,
-                ),
-                Some(job) => write::land(ctx, &job, strategy, message.as_deref(), json),
-                None => many::work(ctx, (BulkVerb::Land, strategy), many, json),
-            }
-        }
+        } => land(ctx, job, (squash, merge, rebase), message.as_deref(), many, json),
         JobCmd::Rebase { job, json } => write::rebase(ctx, &job, json),
         JobCmd::Discard {
             job,
             force,
             many,
             json,
-        } => match job {
-            Some(job) if many.dry_run => many::preview_work(
-                ctx,
-                (BulkVerb::Discard, crate::worktree::Strategy::Auto),
-                &job,
-                None,
-                json,
-            ),
-            Some(job) => write::discard(ctx, &job, force, json),
-            None if !force && !many.dry_run => Err(crate::Invalid(
-                "job discard --where throws away every selected job's work; see what with --dry-run, then pass --force".into(),
-            )
-            .into()),
-            None => many::work(ctx, (BulkVerb::Discard, crate::worktree::Strategy::Auto), many, json),
-        },
+        } => discard(ctx, job, force, many, json),
         JobCmd::Answer {
             job,
             text,
@@ -501,5 +469,49 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             verdict,
             json,
         } => session::record(ctx, session, &verdict, json),
+    }
+}
+
+/// `job land`: one job, its dry run, or a selection.
+fn land(
+    ctx: &Ctx,
+    job: Option<String>,
+    (squash, merge, rebase): (bool, bool, bool),
+    message: Option<&str>,
+    many: ManyArgs,
+    json: bool,
+) -> anyhow::Result<()> {
+    let strategy = match (squash, merge, rebase) {
+        (true, _, _) => crate::worktree::Strategy::Squash,
+        (_, true, _) => crate::worktree::Strategy::Merge,
+        (_, _, true) => crate::worktree::Strategy::Rebase,
+        _ => crate::worktree::Strategy::Auto,
+    };
+    match job {
+        Some(job) if many.dry_run => {
+            many::preview_work(ctx, (BulkVerb::Land, strategy), &job, message, json)
+        }
+        Some(job) => write::land(ctx, &job, strategy, message, json),
+        None => many::work(ctx, (BulkVerb::Land, strategy), many, json),
+    }
+}
+
+/// `job discard`: one job, its dry run, or a selection (which needs `--force` to act).
+fn discard(
+    ctx: &Ctx,
+    job: Option<String>,
+    force: bool,
+    many: ManyArgs,
+    json: bool,
+) -> anyhow::Result<()> {
+    let verb = (BulkVerb::Discard, crate::worktree::Strategy::Auto);
+    match job {
+        Some(job) if many.dry_run => many::preview_work(ctx, verb, &job, None, json),
+        Some(job) => write::discard(ctx, &job, force, json),
+        None if !force && !many.dry_run => Err(crate::Invalid(
+            "job discard --where throws away every selected job's work; see what with --dry-run, then pass --force".into(),
+        )
+        .into()),
+        None => many::work(ctx, verb, many, json),
     }
 }
