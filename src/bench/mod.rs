@@ -20,6 +20,7 @@ pub mod parse;
 pub mod scale;
 pub mod settle;
 pub mod tui;
+pub mod worktree;
 
 pub use activity::bench_activity;
 
@@ -183,10 +184,14 @@ pub enum Group {
     /// daemon with a control room open: wall over ideal, records lost, daemon CPU per
     /// record, control room CPU, peak RSS, key-to-screen latency.
     FleetLive,
+    /// Agents' worktrees on a generated 3,200-file repository: `job diff`, `worktree list` of
+    /// 8 open jobs and the control room's re-read after one job's state change, against bare
+    /// git on the same worktrees.
+    Worktree,
 }
 
 impl Group {
-    const ALL: [Group; 11] = [
+    const ALL: [Group; 12] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
@@ -198,6 +203,7 @@ impl Group {
         Group::Diff,
         Group::Fleet,
         Group::FleetLive,
+        Group::Worktree,
     ];
 
     /// The group's rows; a failed measurement becomes the row the table shows it in.
@@ -214,6 +220,7 @@ impl Group {
             Group::Idle => bench_idle(&std::env::current_exe()?),
             Group::Diff => tui::diff::bench_diff(),
             Group::FleetLive => live::bench_fleet_live(),
+            Group::Worktree => worktree::bench_worktree(),
         };
         Ok(measured.unwrap_or_else(|f| vec![f.row()]))
     }
@@ -325,6 +332,9 @@ fn target(figure: &str) -> &'static str {
         "fleet_live.room_cpu_percent" => "<= 3 % at 100 agents",
         "fleet_live.daemon_cpu_per_record_us" => "<= 30 us",
         "fleet_live.key_to_screen_max_ms" => "<= 30 ms at 100 agents",
+        "worktree.job_diff_ms" => "<= 1.3x bare git diff + ls-files",
+        "worktree.list_ms" => "<= 1.3x bare git diff + ls-files x8",
+        "worktree.room_first_read_ms" => "no git",
         _ => "",
     }
 }
@@ -341,7 +351,7 @@ fn backend(group: Group, figure: &str) -> &'static str {
 
 /// Which figures are judged as a ratio to which anchor of the same run: (figure, anchor,
 /// target, whether the ratio must stay at most the bound).
-const RATIOS: [(&str, &str, &str, f64, bool); 5] = [
+const RATIOS: [(&str, &str, &str, f64, bool); 8] = [
     (
         "daemon.parallel4.cpu_ms_per_job",
         "daemon.bare_spawn_cpu_ms",
@@ -368,6 +378,27 @@ const RATIOS: [(&str, &str, &str, f64, bool); 5] = [
         "tui.anchor.bare_frame_ms",
         "<= 10",
         10.0,
+        true,
+    ),
+    (
+        "worktree.job_diff_ms",
+        "worktree.anchor.git_diff_one_ms",
+        "<= 1.3",
+        1.3,
+        true,
+    ),
+    (
+        "worktree.list_ms",
+        "worktree.anchor.git_diff_all_ms",
+        "<= 1.3",
+        1.3,
+        true,
+    ),
+    (
+        "worktree.room_reread_one_ms",
+        "worktree.anchor.git_diff_one_ms",
+        "<= 3",
+        3.0,
         true,
     ),
     // Four daemons on one PostgreSQL store must not finish fewer jobs than one.

@@ -27,8 +27,13 @@ pub use hosts::{StoredFrom, bounded as bounded_diff};
 pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, open, push};
+/// The overlaps among rows whose touched files were read already (the control room keeps
+/// them per job).
+pub(crate) use overlap::pairs as overlaps_of;
 pub use overlap::{LandedFirst, Overlap, overlaps};
 pub use review::{Reviewed, review};
+#[cfg(test)]
+pub(crate) use snapshot::reads::of as reads_of;
 pub use snapshot::touched_since;
 
 use std::path::{Path, PathBuf};
