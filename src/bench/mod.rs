@@ -335,6 +335,7 @@ fn target(figure: &str) -> &'static str {
         "worktree.job_diff_ms" => "<= 1.3x bare git diff + ls-files",
         "worktree.list_ms" => "<= 1.3x bare git diff + ls-files x8",
         "worktree.room_first_read_ms" => "no git",
+        "worktree.room_reread_one_ms" => "one job's worktree (its files and its loss)",
         _ => "",
     }
 }

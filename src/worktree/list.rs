@@ -50,12 +50,19 @@ pub struct OverlapWith {
 /// Every write job's worktree that was opened, oldest first.
 pub fn list(store: &Store) -> Result<Vec<Listed>, WorktreeError> {
     let rows = worktrees::list(store.conn())?;
-    let touched = overlap::open_touched(&rows);
+    // The disk walk runs beside git's reads of the same worktrees: it needs no git.
+    let (touched, disks) = std::thread::scope(|s| {
+        let disks = s.spawn(|| rows.iter().map(disk_of).collect::<Vec<_>>());
+        let touched = overlap::open_touched(&rows);
+        (touched, disks.join().unwrap_or_default())
+    });
     let pairs = overlap::pairs(&rows, &touched);
+    let mut tips = Tips::new();
     let mut out = Vec::new();
-    for w in rows
+    for (w, disk) in rows
         .into_iter()
-        .filter(|w| w.state != WorktreeState::Requested)
+        .zip(disks)
+        .filter(|(w, _)| w.state != WorktreeState::Requested)
     {
         let job_state = jobs::get(store.conn(), &w.job_id)?.map(|j| j.state);
         let overlaps = pairs
@@ -75,13 +82,28 @@ pub fn list(store: &Store) -> Result<Vec<Listed>, WorktreeError> {
         let files = touched.get(&w.job_id).map(Vec::len);
         out.push(Listed {
             overlaps,
-            ..describe(w, job_state, files)
+            disk_bytes: disk,
+            ..describe(w, job_state, files, &mut tips)
         });
     }
     Ok(out)
 }
 
-fn describe(w: WriteTree, job_state: Option<JobState>, touched: Option<usize>) -> Listed {
+/// Each base branch's tip, read once per listing (every job of a repo shares it).
+type Tips = std::collections::HashMap<(Option<String>, String), Option<String>>;
+
+/// The bytes on disk of an open worktree that is there.
+fn disk_of(w: &WriteTree) -> Option<u64> {
+    let path = Path::new(w.path.as_deref()?);
+    (w.state == WorktreeState::Open && path.exists()).then(|| disk_use(path))
+}
+
+fn describe(
+    w: WriteTree,
+    job_state: Option<JobState>,
+    touched: Option<usize>,
+    tips: &mut Tips,
+) -> Listed {
     let path = w.path.as_deref().map(PathBuf::from);
     let present = path.as_ref().is_some_and(|p| p.exists());
     let (state, files) = match w.state {
@@ -94,17 +116,13 @@ fn describe(w: WriteTree, job_state: Option<JobState>, touched: Option<usize>) -
             let state = if job_state == Some(JobState::Running) {
                 "running"
             } else {
-                against_base(&w, p)
+                against_base(&w, p, tips)
             };
             (state, files)
         }
     };
     Listed {
-        disk_bytes: if present && matches!(w.state, WorktreeState::Open) {
-            path.as_deref().map(disk_use)
-        } else {
-            None
-        },
+        disk_bytes: None,
         job: w.job_id,
         repo: w.repo,
         branch: w.branch,
@@ -122,16 +140,18 @@ fn describe(w: WriteTree, job_state: Option<JobState>, touched: Option<usize>) -
 
 /// `ready` while the base branch is where the job started; else whether the job's work
 /// still merges onto it.
-fn against_base(w: &WriteTree, path: &Path) -> &'static str {
+fn against_base(w: &WriteTree, path: &Path, tips: &mut Tips) -> &'static str {
     let (Some(base), Some(start)) = (&w.base_ref, &w.base_commit) else {
         return "ready";
     };
-    let now = git::line(
-        path,
-        &["rev-parse", "--verify", "-q", &format!("refs/heads/{base}")],
-    );
-    match now {
-        Ok(now) if &now != start => {
+    let now = tips
+        .entry((w.checkout.clone().or(w.path.clone()), base.clone()))
+        .or_insert_with(|| {
+            let tip = format!("refs/heads/{base}");
+            git::line(path, &["rev-parse", "--verify", "-q", &tip]).ok()
+        });
+    match now.clone() {
+        Some(now) if &now != start => {
             let merge_base = format!("--merge-base={start}");
             // A tree merges as well as a commit once the merge base is named.
             let clean = snapshot::snapshot(path).ok().is_none_or(|t| {
