@@ -1,7 +1,8 @@
 //! The bench room: every measurement behind `gitmoot bench`, kept out of the product
 //! modules it measures. `parse` (result contract), `settle` (engine store work), `chat`,
 //! `daemon`, `activity` (live activity ingestion), `output` (memory and records under chatty agents), `tui` (control room first frame and refresh, and the idle CPU), `forecast` (write jobs'
-//! merge forecasts); this file
+//! merge forecasts), `worktree` (agents' worktrees read on a generated repository against
+//! bare git); `targets` what each figure is judged against; this file
 //! selects groups, attaches targets and prints the figures as a Markdown table
 //! (`| figure | value | target |`) or JSON.
 //!
@@ -21,9 +22,13 @@ pub mod output;
 pub mod parse;
 pub mod scale;
 pub mod settle;
+mod targets;
 pub mod tui;
+pub mod worktree;
 
 pub use activity::bench_activity;
+
+use targets::{RATIOS, target};
 
 use std::io::Write;
 use std::path::Path;
@@ -187,10 +192,14 @@ pub enum Group {
     /// daemon with a control room open: wall over ideal, records lost, daemon CPU per
     /// record, control room CPU, peak RSS, key-to-screen latency.
     FleetLive,
+    /// Agents' worktrees on a generated 3,200-file repository: `job diff`, `worktree list` of
+    /// 8 open jobs and the control room's re-read after one job's state change, against bare
+    /// git on the same worktrees.
+    Worktree,
 }
 
 impl Group {
-    const ALL: [Group; 12] = [
+    const ALL: [Group; 13] = [
         Group::Parse,
         Group::Settle,
         Group::Chat,
@@ -203,6 +212,7 @@ impl Group {
         Group::Forecast,
         Group::Fleet,
         Group::FleetLive,
+        Group::Worktree,
     ];
 
     /// The group's rows; a failed measurement becomes the row the table shows it in.
@@ -220,6 +230,7 @@ impl Group {
             Group::Diff => tui::diff::bench_diff(),
             Group::Forecast => forecast::bench_forecast(),
             Group::FleetLive => live::bench_fleet_live(),
+            Group::Worktree => worktree::bench_worktree(),
         };
         Ok(measured.unwrap_or_else(|f| vec![f.row()]))
     }
@@ -307,34 +318,6 @@ pub(crate) struct Anchored {
     pub meets_target: bool,
 }
 
-/// The target a figure is judged against: the SPEC §11 floor, or issue 19's goal where
-/// it is stricter.
-fn target(figure: &str) -> &'static str {
-    match figure {
-        "tui.first_frame_ms" => "<= 15 ms",
-        "tui.refresh_store_ms" => "< 5 ms",
-        "tui.refresh_with_render_ms" => "<= 10x bare frame",
-        "tui.idle.cpu_percent" => "< 1 % (near zero)",
-        "diff.open_ms" => "< 100 ms",
-        "daemon.overhead_per_job_ms" => "<= 1x sh -c true spawn",
-        "daemon.parallel4.jobs_per_s" => ">= 1,500/s",
-        "daemon.parallel4.cpu_ms_per_job" => "<= 1.2x bare sh -c true spawn CPU",
-        "chat.send.per_second" => ">= 0.3x raw WAL insert",
-        "chat.inbox.unread_counts_median_us" => "< 1,000 us",
-        "activity.records_lost" => "0",
-        "activity.overhead_percent" => "< 10 %",
-        "output.peak_rss_above_idle_mb" => "< 64 MB",
-        "output.largest_record_mib" => "<= 4 MiB",
-        "fleet.postgres.chat_sends_per_s" => "gap-free seq under concurrent hosts",
-        "fleet.postgres.4_daemons.jobs_per_s" => ">= 1x 1 daemon",
-        "fleet_live.records_lost" => "0",
-        "fleet_live.room_cpu_percent" => "<= 3 % at 100 agents",
-        "fleet_live.daemon_cpu_per_record_us" => "<= 30 us",
-        "fleet_live.key_to_screen_max_ms" => "<= 30 ms at 100 agents",
-        _ => "",
-    }
-}
-
 /// Where a figure was measured: the fleet group names its backend, the parser uses no
 /// store, every other group measures on a SQLite home.
 fn backend(group: Group, figure: &str) -> &'static str {
@@ -344,47 +327,6 @@ fn backend(group: Group, figure: &str) -> &'static str {
         _ => "sqlite",
     }
 }
-
-/// Which figures are judged as a ratio to which anchor of the same run: (figure, anchor,
-/// target, whether the ratio must stay at most the bound).
-const RATIOS: [(&str, &str, &str, f64, bool); 5] = [
-    (
-        "daemon.parallel4.cpu_ms_per_job",
-        "daemon.bare_spawn_cpu_ms",
-        "<= 1.2",
-        1.2,
-        true,
-    ),
-    (
-        "daemon.overhead_per_job_ms",
-        "daemon.sh_true_spawn_ms",
-        "<= 1.0",
-        1.0,
-        true,
-    ),
-    (
-        "chat.send.per_second",
-        "chat.anchor.raw_wal_insert_per_second",
-        ">= 0.3",
-        0.3,
-        false,
-    ),
-    (
-        "tui.refresh_with_render_ms",
-        "tui.anchor.bare_frame_ms",
-        "<= 10",
-        10.0,
-        true,
-    ),
-    // Four daemons on one PostgreSQL store must not finish fewer jobs than one.
-    (
-        "fleet.postgres.4_daemons.jobs_per_s",
-        "fleet.postgres.1_daemons.jobs_per_s",
-        ">= 1.0",
-        1.0,
-        false,
-    ),
-];
 
 /// The leading number of a figure's value (`"1.23 (median of 7)"` → 1.23).
 fn leading_number(value: &str) -> Option<f64> {

@@ -250,12 +250,17 @@ fn spawn_loader(mut loader: Loader, tx: Sender<Msg>, poll: Duration) -> Sender<L
         let mut last = std::time::Instant::now() - LIVE_GAP;
         let mut woken = false;
         loop {
-            let wait = if woken {
+            // A load that left the worktrees' git out (the first) is followed at once by
+            // one that reads them.
+            let owed = loader.work.owes_git();
+            let wait = if owed {
+                Duration::ZERO
+            } else if woken {
                 LIVE_GAP.saturating_sub(last.elapsed())
             } else {
                 poll
             };
-            let mut forced = false;
+            let mut forced = owed;
             match req_rx.recv_timeout(wait) {
                 Ok(req) => forced |= take(&mut loader, req, &mut woken),
                 Err(RecvTimeoutError::Timeout) => {}

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::WorktreeError;
 use super::git::{self, GitError};
 use super::hosts::{self, StoredFrom};
-use super::snapshot::snapshot;
+use super::snapshot::stage;
 use crate::store::Store;
 use crate::store::worktrees;
 
@@ -172,13 +172,13 @@ pub fn job_diff_text(
 /// Git's diff of the work in `path` against `base`: the patch, or with `stat` its
 /// `--stat` summary.
 pub fn diff_text(path: &Path, base: &str, stat: bool) -> Result<String, GitError> {
-    let snap = snapshot(path)?;
-    let mut args = vec!["diff", "--no-color", "--no-ext-diff", "-M"];
+    let staged = stage(path)?;
+    let mut args = vec!["diff", "--cached", "--no-color", "--no-ext-diff", "-M"];
     if stat {
         args.push("--stat");
     }
-    args.extend([base, snap.tree.as_str()]);
-    Ok(String::from_utf8_lossy(&git::run(path, &args)?).into_owned())
+    args.push(base);
+    Ok(String::from_utf8_lossy(&git::run_env(path, &args, &staged.env())?).into_owned())
 }
 
 fn status_of(code: &str) -> FileStatus {
@@ -192,22 +192,71 @@ fn status_of(code: &str) -> FileStatus {
     }
 }
 
-/// The files the work in `path` changed against `base`, each with its counts and hunks.
+/// The files the work in `path` changed against `base`, each with its counts and hunks:
+/// one `git diff` printing the raw records, the counts and the patch, in that order.
 pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
-    let snap = snapshot(path)?;
-    let tree = snap.tree.as_str();
-    let common = ["--no-color", "--no-ext-diff", "-M"];
-    let names = git::split_z(&git::run(
+    let staged = stage(path)?;
+    let out = git::run_env(
         path,
-        &[&["diff", "--name-status", "-z"][..], &common, &[base, tree]].concat(),
-    )?);
+        &[
+            "diff",
+            "--cached",
+            "--no-color",
+            "--no-ext-diff",
+            "-M",
+            "-z",
+            "--raw",
+            "--numstat",
+            "--patch",
+            base,
+        ],
+        &staged.env(),
+    )?;
+    let mut fields = Fields(&out);
+    let mut files = raw(&mut fields);
+    let counts = numstat(&mut fields, files.len());
+    for (file, (added, removed)) in files.iter_mut().zip(counts) {
+        match (added, removed) {
+            (Some(a), Some(r)) => (file.added, file.removed) = (a, r),
+            _ => file.binary = true,
+        }
+    }
+    // The patch follows the counts after one more separator.
+    fields.next();
+    for (file, hunks) in files.iter_mut().zip(patch_hunks(fields.0)) {
+        file.hunks = hunks;
+    }
+    Ok(files)
+}
+
+/// NUL-separated fields read off the front of git's `-z` output; what is left is `.0`.
+struct Fields<'a>(&'a [u8]);
+
+impl<'a> Fields<'a> {
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let end = self.0.iter().position(|b| *b == 0).unwrap_or(self.0.len());
+        let field = &self.0[..end];
+        self.0 = self.0.get(end + 1..).unwrap_or_default();
+        Some(field)
+    }
+
+    fn text(&mut self) -> String {
+        String::from_utf8_lossy(self.next().unwrap_or_default()).into_owned()
+    }
+}
+
+/// `--raw -z` records (`:modes shas STATUS`, then one path or a rename's two) as files.
+fn raw(fields: &mut Fields<'_>) -> Vec<DiffFile> {
     let mut files = Vec::new();
-    let mut it = names.into_iter();
-    while let Some(code) = it.next() {
-        let two = code.starts_with('R') || code.starts_with('C');
-        let first = it.next().unwrap_or_default();
-        let (old_path, path) = if two {
-            (Some(first), it.next().unwrap_or_default())
+    while fields.0.first() == Some(&b':') {
+        let rec = fields.text();
+        let code = rec.rsplit(' ').next().unwrap_or_default().to_string();
+        let first = fields.text();
+        let (old_path, path) = if code.starts_with('R') || code.starts_with('C') {
+            (Some(first), fields.text())
         } else {
             (None, first)
         };
@@ -221,34 +270,14 @@ pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
             hunks: Vec::new(),
         });
     }
-    let nums = git::run(
-        path,
-        &[&["diff", "--numstat", "-z"][..], &common, &[base, tree]].concat(),
-    )?;
-    for (file, (added, removed)) in files.iter_mut().zip(numstat(&nums)) {
-        match (added, removed) {
-            (Some(a), Some(r)) => (file.added, file.removed) = (a, r),
-            _ => file.binary = true,
-        }
-    }
-    let patch = git::run(
-        path,
-        &[&["diff", "--patch"][..], &common, &[base, tree]].concat(),
-    )?;
-    for (file, hunks) in files.iter_mut().zip(patch_hunks(&patch)) {
-        file.hunks = hunks;
-    }
-    Ok(files)
+    files
 }
 
-/// `--numstat -z` as (added, removed) per file, `None` for a binary file's `-`.
-fn numstat(bytes: &[u8]) -> Vec<(Option<u64>, Option<u64>)> {
+/// `n` records of `--numstat -z` as (added, removed) per file, `None` for a binary file's `-`.
+fn numstat(fields: &mut Fields<'_>, n: usize) -> Vec<(Option<u64>, Option<u64>)> {
     let mut out = Vec::new();
-    let mut fields = bytes.split(|b| *b == 0);
-    while let Some(rec) = fields.next() {
-        if rec.is_empty() {
-            continue;
-        }
+    while out.len() < n {
+        let Some(rec) = fields.next() else { break };
         let rec = String::from_utf8_lossy(rec);
         let mut parts = rec.splitn(3, '\t');
         let a = parts.next().and_then(|n| n.parse().ok());
@@ -319,7 +348,7 @@ mod tests {
     fn numstat_reads_renames_and_binaries() {
         let raw = b"1\t2\ta.txt\0-\t-\tbin\x003\t0\t\0old\0new\0";
         assert_eq!(
-            numstat(raw),
+            numstat(&mut Fields(raw), 3),
             vec![(Some(1), Some(2)), (None, None), (Some(3), Some(0))]
         );
     }

@@ -58,12 +58,18 @@ pub struct OverlapWith {
 /// Every write job's worktree that was opened, oldest first.
 pub fn list(store: &Store) -> Result<Vec<Listed>, WorktreeError> {
     let rows = worktrees::list(store.conn())?;
-    let mut work = overlap::open_work(&rows);
+    // The disk walk runs beside git's reads of the same worktrees: it needs no git.
+    let (mut work, disks) = std::thread::scope(|s| {
+        let disks = s.spawn(|| rows.iter().map(disk_of).collect::<Vec<_>>());
+        let work = overlap::open_work(&rows);
+        (work, disks.join().unwrap_or_default())
+    });
     let pairs = overlap::pairs(&rows, &work);
     let mut out = Vec::new();
-    for w in rows
+    for (w, disk) in rows
         .into_iter()
-        .filter(|w| w.state != WorktreeState::Requested)
+        .zip(disks)
+        .filter(|(w, _)| w.state != WorktreeState::Requested)
     {
         let job_state = jobs::get(store.conn(), &w.job_id)?.map(|j| j.state);
         let overlaps = pairs
@@ -85,10 +91,17 @@ pub fn list(store: &Store) -> Result<Vec<Listed>, WorktreeError> {
         let mine = work.remove(&w.job_id);
         out.push(Listed {
             overlaps,
+            disk_bytes: disk,
             ..describe(w, job_state, mine)
         });
     }
     Ok(out)
+}
+
+/// The bytes on disk of an open worktree that is there.
+fn disk_of(w: &WriteTree) -> Option<u64> {
+    let path = Path::new(w.path.as_deref()?);
+    (w.state == WorktreeState::Open && path.exists()).then(|| disk_use(path))
 }
 
 fn describe(w: WriteTree, job_state: Option<JobState>, work: Option<overlap::Work>) -> Listed {
@@ -117,11 +130,7 @@ fn describe(w: WriteTree, job_state: Option<JobState>, work: Option<overlap::Wor
         None => (w.base_commit, None),
     };
     Listed {
-        disk_bytes: if present && matches!(w.state, WorktreeState::Open) {
-            path.as_deref().map(disk_use)
-        } else {
-            None
-        },
+        disk_bytes: None,
         job: w.job_id,
         repo: w.repo,
         branch: w.branch,

@@ -32,8 +32,13 @@ pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, branch_for, open, push};
 pub use overlap::{BaseConflict, Clash, ConflictHunk, Forecast, LandedFirst, Overlap, forecast};
+/// The forecasts among rows whose work was read already (the control room keeps each
+/// job's read).
+pub(crate) use overlap::{Work as OpenWork, against_base_now, pairs as forecast_pairs, work_of};
 pub use rebase::{Followed, Rebased, follow, rebase};
 pub use review::{Reviewed, review};
+#[cfg(test)]
+pub(crate) use snapshot::reads::of as reads_of;
 pub use snapshot::touched_since;
 pub use stash::keep_stash;
 

@@ -173,41 +173,62 @@ pub(crate) struct Work {
 /// Each open write job with a worktree on disk, its work read once.
 pub(crate) fn open_work(rows: &[WriteTree]) -> BTreeMap<String, Work> {
     rows.iter()
-        .filter(|w| w.state == WorktreeState::Open)
-        .filter_map(|w| {
-            let dir = PathBuf::from(w.path.as_deref().filter(|p| Path::new(p).exists())?);
-            let b = based(&dir, w.base_commit.as_deref()?, w.base_ref.as_deref());
-            let snap = snapshot::snapshot(&dir).ok()?;
-            let names = git::run(
-                &dir,
-                &[
-                    "diff",
-                    "--name-only",
-                    "-z",
-                    "--no-renames",
-                    &b.base,
-                    &snap.tree,
-                ],
-            )
-            .ok()?;
-            let mut touched = split_z(&names);
-            touched.sort();
-            let against_base = base_conflict(w, &dir, &b, &snap.tree);
-            Some((
-                w.job_id.clone(),
-                Work {
-                    repo: w.repo.clone(),
-                    dir,
-                    head: snap.head,
-                    tree: snap.tree,
-                    dirty: snap.dirty,
-                    based: b,
-                    touched,
-                    against_base,
-                },
-            ))
-        })
+        .filter_map(|w| Some((w.job_id.clone(), work_of(w)?)))
         .collect()
+}
+
+/// One open write job's work, read from its worktree; `None` when it is not open or not
+/// on disk.
+pub(crate) fn work_of(w: &WriteTree) -> Option<Work> {
+    if w.state != WorktreeState::Open {
+        return None;
+    }
+    let dir = PathBuf::from(w.path.as_deref().filter(|p| Path::new(p).exists())?);
+    let b = based(&dir, w.base_commit.as_deref()?, w.base_ref.as_deref());
+    let snap = snapshot::snapshot(&dir).ok()?;
+    let names = git::run(
+        &dir,
+        &[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            &b.base,
+            &snap.tree,
+        ],
+    )
+    .ok()?;
+    let mut touched = split_z(&names);
+    touched.sort();
+    let against_base = base_conflict(w, &dir, &b, &snap.tree);
+    Some(Work {
+        repo: w.repo.clone(),
+        dir,
+        head: snap.head,
+        tree: snap.tree,
+        dirty: snap.dirty,
+        based: b,
+        touched,
+        against_base,
+    })
+}
+
+/// A job's work read before, forecast again against its base branch's tip as it is now
+/// (another job's land moves it without this job's row changing): git objects only, its
+/// worktree is not read again.
+pub(crate) fn against_base_now(w: &WriteTree, work: &mut Work) {
+    let Some(recorded) = w.base_commit.as_deref() else {
+        return;
+    };
+    work.based = based(&work.dir, recorded, w.base_ref.as_deref());
+    work.against_base = base_conflict(w, &work.dir, &work.based, &work.tree);
+}
+
+impl Work {
+    /// Whether another read of the same job found the same work.
+    pub fn same_as(&self, other: &Self) -> bool {
+        (&self.head, &self.tree, &self.touched) == (&other.head, &other.tree, &other.touched)
+    }
 }
 
 /// The job's work merged onto its base branch's tip (from their merge base), when the

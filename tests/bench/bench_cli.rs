@@ -113,3 +113,41 @@ fn the_diff_group_reads_opens_and_scrolls_a_twenty_thousand_line_diff() {
         );
     }
 }
+
+/// The worktree group on a small generated repository (`$GITMOOT_BENCH_WORKTREE_FILES`):
+/// eight jobs' worktrees read through `job diff`, `worktree list` and the control room,
+/// each held against bare git on the same worktrees.
+#[test]
+fn the_worktree_group_holds_each_read_against_bare_git() {
+    let out = Command::cargo_bin("gitmoot")
+        .unwrap()
+        .args(["bench", "--only", "worktree", "--json"])
+        .env("GITMOOT_BENCH_WORKTREE_FILES", "120")
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let figures = v["figures"].as_array().unwrap();
+    let named = |n: &str| {
+        figures
+            .iter()
+            .find(|f| f["figure"] == n)
+            .unwrap_or_else(|| panic!("{n} missing: {v}"))
+    };
+    assert_eq!(named("worktree.repo_files")["value"], "120");
+    assert_eq!(named("worktree.open_jobs")["value"], "8");
+    for (n, anchor) in [
+        ("worktree.job_diff_ms", "worktree.anchor.git_diff_one_ms"),
+        ("worktree.list_ms", "worktree.anchor.git_diff_all_ms"),
+        (
+            "worktree.room_reread_one_ms",
+            "worktree.anchor.git_diff_one_ms",
+        ),
+    ] {
+        assert_eq!(named(n)["anchor"]["anchor"], anchor, "{n}");
+        assert!(named(n)["anchor"]["ratio"].as_f64().unwrap() > 0.0, "{n}");
+    }
+    for n in ["worktree.job_diff_first_ms", "worktree.room_first_read_ms"] {
+        let ms: f64 = named(n)["value"].as_str().unwrap().parse().unwrap();
+        assert!(ms > 0.0, "{n}");
+    }
+}

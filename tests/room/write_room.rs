@@ -143,7 +143,8 @@ fn an_operator_reads_a_diff_comments_on_a_line_and_lands_another_job_from_the_ke
     t.wait_for("TUI-EXITED", WAIT);
 }
 
-/// The loader on a real store and repository: the overlap `job pending` lists is one
+/// The loader on a real store and repository: its first load reads no worktree; the next
+/// has the overlap `job pending` lists as one
 /// Attention item naming both jobs and the file, both jobs' rows carry it, the drawer's job
 /// gets its land/discard figures and, once the Diff tab asks, its diff as `job diff --json`
 /// has it; after a land the row says landed and the overlap is gone.
@@ -166,6 +167,10 @@ fn the_control_rooms_load_carries_the_overlap_job_pending_lists_and_the_drawers_
     let mut loader = Loader::new(w.h.store(), DaemonStatus::None);
     loader.detail_job = Some(b.clone());
     loader.work.diff_job = Some(b.clone());
+    // The first load is the first frame's: it reads no worktree and owes the next one.
+    let first = loader.load(gitmoot::clock::now_ms()).unwrap();
+    assert!(first.work.overlaps.is_empty() && first.work.job.is_none());
+    assert!(loader.work.owes_git());
     let snap = loader.load(gitmoot::clock::now_ms()).unwrap();
     let overlaps: Vec<_> = snap
         .attention

@@ -432,7 +432,14 @@ pub fn run(ctx: &Ctx, cmd: JobCmd) -> anyhow::Result<()> {
             message,
             many,
             json,
-        } => land(ctx, job, (squash, merge, rebase), message.as_deref(), many, json),
+        } => land(
+            ctx,
+            job,
+            (squash, merge, rebase),
+            message.as_deref(),
+            many,
+            json,
+        ),
         JobCmd::Rebase { job, json } => write::rebase(ctx, &job, json),
         JobCmd::Discard {
             job,
