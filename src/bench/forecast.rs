@@ -8,7 +8,6 @@
 //! measures the real forecast and must not reimplement it.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use super::{Failure, Measured, Rows};
@@ -27,17 +26,7 @@ pub fn bench_forecast() -> Measured {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("git: {e}"))?;
+    let out = super::scratch_git::output(dir, args)?;
     // `merge-tree` answers 1 for a conflict, which is a result here, not a failure.
     let conflict = args[0] == "merge-tree" && out.status.code() == Some(1);
     if !(out.status.success() || conflict) {

@@ -21,6 +21,7 @@ pub mod live;
 pub mod output;
 pub mod parse;
 pub mod scale;
+mod scratch_git;
 pub mod settle;
 mod targets;
 pub mod tui;

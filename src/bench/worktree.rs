@@ -10,7 +10,6 @@
 //! the product's reads were measured, for the anchor.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use super::tui::{median, ms};
@@ -42,21 +41,7 @@ fn files() -> usize {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("git: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    Ok(out.stdout)
+    super::scratch_git::bytes(dir, args)
 }
 
 /// A repository of `n` source-like files in folders of 50, 1 to 12 KiB each, committed

@@ -7,7 +7,6 @@
 //! `update` and renderer and must not reimplement any of them.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -34,21 +33,7 @@ pub fn bench_diff() -> crate::bench::Measured {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("git: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    crate::bench::scratch_git::line(dir, args)
 }
 
 /// A repository whose work changes 20,000 lines of one file against its first commit:
