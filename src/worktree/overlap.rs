@@ -284,6 +284,11 @@ fn pair(a: &Work, b: &Work) -> Option<Overlap> {
         .filter(|f| theirs.contains(f))
         .cloned()
         .collect();
+    // Git can only fail to merge a path both sides touched, or a file one side has where
+    // the other has a folder: without either there is nothing to forecast.
+    if shared.is_empty() && !file_meets_folder(&a.touched, &b.touched) {
+        return None;
+    }
     // Two branch tips merge as commits; uncommitted work merges as trees from their base.
     let m = if a.dirty || b.dirty {
         let mb = git::line(&a.dir, &["merge-base", &a.head, &b.head]).ok();
@@ -306,6 +311,19 @@ fn pair(a: &Work, b: &Work) -> Option<Overlap> {
         _ if !shared.is_empty() => Some(blank(Clash::Overlaps, shared)),
         _ => None,
     }
+}
+
+/// Whether a path one side touched is a folder above a path the other touched (`a` and
+/// `a/b`), where a merge can conflict though no path is shared.
+fn file_meets_folder(a: &[String], b: &[String]) -> bool {
+    fn folders(paths: &[String]) -> BTreeSet<&str> {
+        paths
+            .iter()
+            .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p[..i]))
+            .collect()
+    }
+    let (above_a, above_b) = (folders(a), folders(b));
+    b.iter().any(|p| above_a.contains(p.as_str())) || a.iter().any(|p| above_b.contains(p.as_str()))
 }
 
 /// Every forecast among the open write jobs (`job pending`, the control room's Attention
@@ -398,6 +416,15 @@ fn own_start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_shared_path_or_a_file_where_the_other_has_a_folder_can_conflict() {
+        let v = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(file_meets_folder(&v(&["src/foo"]), &v(&["src/foo/bar.rs"])));
+        assert!(file_meets_folder(&v(&["a/b/c"]), &v(&["a"])));
+        assert!(!file_meets_folder(&v(&["src/foo"]), &v(&["src/foobar"])));
+        assert!(!file_meets_folder(&v(&["src/a.rs"]), &v(&["src/b.rs"])));
+    }
 
     #[test]
     fn a_conflict_is_placed_on_the_first_side_s_lines_diff3_or_not() {
