@@ -208,6 +208,9 @@ pub struct Finished {
     /// Set when this daemon stopped the agent because it was itself lost (`Loss`): a run
     /// cut off that way did not fail, so it is released, not settled as failed.
     released: Option<engine::lost::Loss>,
+    /// Set when this daemon learned its lease was taken over before it settled the run:
+    /// a takeover that found its agent ended left the job to it, and its events say so.
+    lease_taken: bool,
     activity: Leftover,
     cache: (u64, u64),
     capture: Option<engine::observe::Capture>,
@@ -232,6 +235,11 @@ impl Finished {
         self.released = Some(loss);
     }
 
+    /// Marks a run settled after this daemon's lease was taken over (see `lease_taken`).
+    pub(crate) fn after_lease_taken(&mut self) {
+        self.lease_taken = true;
+    }
+
     /// Writes the last activity, settles the job through the engine and records what its
     /// checkout touched, all in `tx` — if the job is still this claim (`fence`); a finished
     /// run whose job a takeover released and nothing claimed since is settled late, and a
@@ -251,6 +259,9 @@ impl Finished {
                 if stored.state.is_terminal() && stored.runtime_pid.is_none() =>
             {
                 return Ok(());
+            }
+            (fence::Claim::Ours, _) if self.lease_taken && stored.state == JobState::Running => {
+                self.left_to_us(tx, env)?
             }
             (fence::Claim::Ours, _) => {}
             (fence::Claim::Released, _) if parsed => self.reclaim(tx, env, &stored)?,
@@ -294,6 +305,23 @@ impl Finished {
         )
         .message(format!(
             "lease lost: the daemon that ran attempt {} lost its lease, yet its agent had finished and nothing claimed the job since; settled from that run",
+            self.job.attempt
+        ));
+        events::append(tx, event)?;
+        Ok(())
+    }
+
+    /// Says why a job is settled by the daemon whose lease was taken: the takeover found
+    /// its agent ended and left the job to it rather than run it again.
+    fn left_to_us(&self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<(), EngineError> {
+        let event = NewEvent::job(
+            env.clock.now_ms(),
+            &self.job.root_id,
+            &self.job.id,
+            EventKind::JobRecovered,
+        )
+        .message(format!(
+            "lease lost: the daemon that ran attempt {} was paused past its lease after its agent ended, so the takeover left the job to it; settled from that run",
             self.job.attempt
         ));
         events::append(tx, event)?;
@@ -383,6 +411,7 @@ pub async fn execute(
         job: claimed.job,
         settlement,
         released: None,
+        lease_taken: false,
         activity: ran.activity,
         cache: (ran.usage.cache_read, ran.usage.cache_creation),
         capture,

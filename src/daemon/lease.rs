@@ -1,7 +1,9 @@
 //! This daemon's lease in the store's `daemons` table (`store::daemons`): it registers
 //! when it starts, renews the lease by heartbeat three times per `[daemon].lease`, takes
 //! over the running jobs of daemons whose lease ran out, and marks itself stopped on a
-//! clean exit.
+//! clean exit. A lost daemon of this host still alive (paused past its lease) keeps the
+//! read-only jobs whose agents ended (`paused`): they are its to settle, and run again
+//! nowhere; the rest are taken over.
 //!
 //! A daemon that finds its own lease taken over must not run its jobs on (another daemon
 //! already settled them): it stops with `DaemonError::LeaseLost`, and its agents die with
@@ -11,11 +13,14 @@
 //! for its tree is the engine's (through `recovery`).
 
 use crate::clock::Millis;
+use crate::domain::Action;
 use crate::store::daemons::{self, DaemonRow};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError};
 
 use crate::store::{Store, jobs};
 
+use super::paused;
 use super::recovery::{self, Local, Unfinished};
 use super::{DaemonError, Shared};
 use crate::engine::lost::Loss;
@@ -116,11 +121,12 @@ pub fn beat(
             jobs = orphans.len(),
             "daemon: a daemon's lease ran out; recovering its running jobs"
         );
-        let (local, loss) = match gone_here(&dead, reg) {
-            true => (Local::Yes, Loss::HostLost),
-            false => (Local::No, Loss::LeaseLost),
+        let loss = match gone_here(&dead, reg) {
+            true => Loss::HostLost,
+            false => Loss::LeaseLost,
         };
-        recovered.extend(recover(store, sh, orphans, local, loss)?);
+        let (local, home, orphans) = to_recover(sh, reg, Some(&dead), orphans);
+        recovered.extend(recover(store, sh, &home, orphans, local, loss)?);
     }
     let mut stopped: Vec<(String, Vec<jobs::Job>)> = Vec::new();
     for (job, daemon) in daemons::orphaned_running(store.conn(), expired_before)? {
@@ -131,13 +137,20 @@ pub fn beat(
         }
     }
     for (daemon, orphans) in stopped {
-        tracing::warn!(daemon = %daemon, jobs = orphans.len(), "daemon: a stopped daemon left running jobs; recovering them");
         let row = daemons::get(store.conn(), &daemon)?;
-        let local = match row.is_some_and(|d| gone_here(&d, reg)) {
-            true => Local::Yes,
-            false => Local::No,
-        };
-        recovered.extend(recover(store, sh, orphans, local, Loss::DaemonStopped)?);
+        let (local, home, orphans) = to_recover(sh, reg, row.as_ref(), orphans);
+        if orphans.is_empty() {
+            continue;
+        }
+        tracing::warn!(daemon = %daemon, jobs = orphans.len(), "daemon: a stopped daemon left running jobs; recovering them");
+        recovered.extend(recover(
+            store,
+            sh,
+            &home,
+            orphans,
+            local,
+            Loss::DaemonStopped,
+        )?);
     }
     Ok(recovered)
 }
@@ -149,19 +162,68 @@ fn gone_here(dead: &DaemonRow, reg: &Registration) -> bool {
     dead.host == reg.host && !crate::pid::is_alive(dead.pid as i32)
 }
 
-/// Recovers a lost daemon's `orphans`: settled from a finished agent's record, else
-/// released for `loss` (see `engine::lost`).
+/// Which of a lost daemon's `orphans` to recover now, whether its leftovers are ours
+/// (`Local`), and the home its stdout records are in. A daemon of this host that is still
+/// alive (`paused`) keeps the `ask` and `review` jobs whose agents ended: it settles them
+/// when it wakes, or its record does once it dies; running them again would do finished
+/// work twice. (An `implement` is left `interrupted`, which nothing claims, so the waking
+/// daemon settles it all the same.)
+fn to_recover(
+    sh: &Shared,
+    reg: &Registration,
+    dead: Option<&DaemonRow>,
+    orphans: Vec<jobs::Job>,
+) -> (Local, PathBuf, Vec<jobs::Job>) {
+    let own = sh.home.root().to_path_buf();
+    let Some(dead) = dead.filter(|d| d.host == reg.host) else {
+        return (Local::No, own, orphans);
+    };
+    let pid = dead.pid as i32;
+    let mut homes = sh.lost_homes.lock().unwrap_or_else(PoisonError::into_inner);
+    if !crate::pid::is_alive(pid) {
+        let home = homes.get(&dead.id).cloned().flatten().unwrap_or(own);
+        return (Local::Yes, home, orphans);
+    }
+    if !paused::started_by(pid, dead.started_ms) {
+        return (Local::No, own, orphans);
+    }
+    let first = !homes.contains_key(&dead.id);
+    if first {
+        homes.insert(dead.id.clone(), paused::home_of(pid));
+    }
+    let ids: Vec<&str> = orphans.iter().map(|j| j.id.as_str()).collect();
+    let running = paused::still_running(&ids);
+    let (left, now): (Vec<_>, Vec<_>) = orphans
+        .into_iter()
+        .partition(|j| j.action != Action::Implement && !running.contains(&j.id));
+    if first && !left.is_empty() {
+        tracing::warn!(
+            daemon = %dead.id,
+            jobs = left.len(),
+            "daemon: a lost daemon of this host is still alive and these jobs' agents ended; \
+             leaving them to it"
+        );
+    }
+    (Local::No, own, now)
+}
+
+/// Recovers a lost daemon's `orphans`: settled from a finished agent's record (in `home`),
+/// else released for `loss` (see `engine::lost`).
 fn recover(
     store: &mut Store,
     sh: &Shared,
+    home: &Path,
     orphans: Vec<jobs::Job>,
     local: Local,
     loss: Loss,
 ) -> Result<Vec<String>, DaemonError> {
     let config = sh.config();
+    if orphans.is_empty() {
+        return Ok(Vec::new());
+    }
     Ok(recovery::recover_jobs(
         store,
-        sh.home.root(),
+        home,
         sh.env(&config),
         &config,
         orphans,

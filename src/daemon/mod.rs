@@ -14,6 +14,7 @@ pub mod lease;
 pub mod live;
 pub mod lock;
 mod outage;
+mod paused;
 mod pool;
 pub mod recovery;
 mod reload;
@@ -54,6 +55,9 @@ pub struct Shared {
     pub(crate) live_writer: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<live::Batch>>,
     /// What that writer stored since the stall watch last looked.
     pub(crate) heard: live::Heard,
+    /// The lost daemons of this host seen alive (`paused`), by id, with their homes when
+    /// they could be read: where their jobs' records are once they die.
+    pub(crate) lost_homes: Mutex<std::collections::HashMap<String, Option<PathBuf>>>,
 }
 
 /// Agent output kept in `jobs.raw_output`; beyond it the text is cut and marked.

@@ -10,6 +10,7 @@ mod daemon_fleet;
 mod daemon_lifecycle;
 mod output_bounds;
 mod pg_fleet;
+mod pg_paused;
 mod pg_recovery;
 mod pg_soak;
 mod real_cli;

@@ -1,8 +1,7 @@
 //! Issue 25's losses at a shared PostgreSQL store's edges, through the real binary: a
 //! server restart mid-run strands no job and settles each finished one once; a SIGKILLed
 //! daemon's `ask`/`review` jobs run again on a survivor while its `implement` waits
-//! `interrupted`; a daemon SIGSTOPped past its lease settles, once resumed, the finished
-//! work nobody claimed again and never has it recorded failed.
+//! `interrupted` (a daemon SIGSTOPped past its lease is `pg_paused`'s).
 
 use gitmoot_test_support as support;
 
@@ -20,7 +19,7 @@ use support::{spawn_daemon, stdout, stop_daemon, wait_until};
 /// An agent that logs `start ID ATTEMPT` and `end ID ATTEMPT` around `sleep SECS`, then
 /// approves: its side effects, one pair per attempt that ran to its end. It may do any
 /// action.
-fn sleeper(home: &Path, name: &str, log: &Path, secs: &str) {
+pub(super) fn sleeper(home: &Path, name: &str, log: &Path, secs: &str) {
     let script = format!(
         "cat > /dev/null\necho \"start $GITMOOT_JOB_ID $GITMOOT_ATTEMPT\" >> {log}\nsleep {secs}\n\
          echo \"end $GITMOOT_JOB_ID $GITMOOT_ATTEMPT\" >> {log}\n\
@@ -38,31 +37,31 @@ fn sleeper(home: &Path, name: &str, log: &Path, secs: &str) {
     support::shell_agent(home, name, &script, &caps);
 }
 
-fn submit(home: &Path, agent: &str, extra: &[&str]) -> String {
+pub(super) fn submit(home: &Path, agent: &str, extra: &[&str]) -> String {
     let mut args = vec!["job", "run", "--agent", agent];
     args.extend_from_slice(extra);
     args.push("work");
     stdout(home, &args).trim().to_string()
 }
 
-fn open(url: &str) -> Store {
+pub(super) fn open(url: &str) -> Store {
     Store::open_location(&Location::parse(url).unwrap()).unwrap()
 }
 
-fn job(store: &mut Store, id: &str) -> jobs::Job {
+pub(super) fn job(store: &mut Store, id: &str) -> jobs::Job {
     store.read(|tx| jobs::require(tx, id)).unwrap()
 }
 
-fn job_events(store: &mut Store, id: &str) -> Vec<events::Event> {
+pub(super) fn job_events(store: &mut Store, id: &str) -> Vec<events::Event> {
     store.read(|tx| events::for_job(tx, id)).unwrap()
 }
 
-fn count(evs: &[events::Event], kind: &str) -> usize {
+pub(super) fn count(evs: &[events::Event], kind: &str) -> usize {
     evs.iter().filter(|e| e.kind == kind).count()
 }
 
 /// How often each `(job, attempt)` logged `what` (`start` or `end`).
-fn effects(log: &Path, what: &str) -> HashMap<(String, u32), usize> {
+pub(super) fn effects(log: &Path, what: &str) -> HashMap<(String, u32), usize> {
     let mut n = HashMap::new();
     for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
         let mut parts = line.split(' ');
@@ -89,20 +88,20 @@ fn live(store: &mut Store) -> u64 {
 }
 
 /// What a daemon that exited wrote to its stderr.
-fn stderr(d: &mut Child) -> String {
+pub(super) fn stderr(d: &mut Child) -> String {
     use std::io::Read;
     let mut text = String::new();
     d.stderr.take().unwrap().read_to_string(&mut text).unwrap();
     text
 }
 
-fn signal(d: &Child, sig: i32) {
+pub(super) fn signal(d: &Child, sig: i32) {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(d.id() as i32, sig) };
 }
 
 /// The id of the daemon `d` in the registry, once it registered.
-fn daemon_id(store: &mut Store, d: &Child) -> String {
+pub(super) fn daemon_id(store: &mut Store, d: &Child) -> String {
     let mut id = String::new();
     wait_until("the daemon to register", Duration::from_secs(30), || {
         let rows = daemons::unstopped(store.conn(), None).unwrap();
@@ -259,88 +258,6 @@ fn a_killed_daemon_s_read_only_jobs_run_again_on_a_survivor_and_its_implement_wa
     for d in survivors {
         stop_daemon(d);
     }
-}
-
-#[test]
-fn a_daemon_paused_past_its_lease_settles_on_waking_what_nobody_claimed_again() {
-    let db = support::pg::database();
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("effects.log");
-    let a_home = host(dir.path(), "a", &db.url());
-    let b_home = host(dir.path(), "b", &db.url());
-    sleeper(&a_home, "quick", &log, "1");
-    let mut store = open(&db.url());
-    let mut a = spawn_daemon(&a_home, &["--parallel", "4", "--labels", "a"]);
-    let a_id = daemon_id(&mut store, &a);
-    // Only A carries the label, so nobody else can claim this one again.
-    let pinned = submit(&a_home, "quick", &["--on", "a"]);
-    let open_job = submit(&a_home, "quick", &[]);
-    let implement = submit(&a_home, "quick", &["--action", "implement"]);
-    let mine = [&pinned, &open_job, &implement];
-    wait_until("A to run all three", Duration::from_secs(60), || {
-        let started = effects(&log, "start");
-        mine.iter()
-            .all(|id| started.contains_key(&((*id).clone(), 1)))
-    });
-    signal(&a, libc::SIGSTOP);
-    let b = spawn_daemon(&b_home, &["--parallel", "4"]);
-    // The agents finish while their daemon is paused.
-    wait_until("the agents to finish", Duration::from_secs(30), || {
-        let ended = effects(&log, "end");
-        mine.iter()
-            .all(|id| ended.contains_key(&((*id).clone(), 1)))
-    });
-    wait_until("B to take A's jobs over", Duration::from_secs(30), || {
-        job(&mut store, &implement).state == JobState::Interrupted
-            && job(&mut store, &pinned).state == JobState::Queued
-    });
-    wait_until(
-        "B to run the unpinned job again",
-        Duration::from_secs(30),
-        || job(&mut store, &open_job).state == JobState::Succeeded,
-    );
-    signal(&a, libc::SIGCONT);
-    let status = a.wait().unwrap();
-    let a_err = stderr(&mut a);
-    assert!(!status.success(), "A exits saying its lease was taken over");
-    assert!(a_err.contains("lease ran out"), "{a_err}");
-    for id in [&pinned, &implement] {
-        let j = job(&mut store, id);
-        let evs = job_events(&mut store, id);
-        assert_eq!(
-            j.state,
-            JobState::Succeeded,
-            "{id}: A said {a_err}; {evs:?}"
-        );
-        assert_eq!(j.attempt, 1, "{id} settled from A's run: {evs:?}");
-        assert_eq!(j.daemon_id.as_deref(), Some(a_id.as_str()));
-        assert_eq!(count(&evs, "succeeded"), 1, "{evs:?}");
-        assert_eq!(count(&evs, "failed"), 0, "{evs:?}");
-        assert!(
-            evs.iter()
-                .any(|e| e.kind == "job_recovered" && e.message.starts_with("lease lost")),
-            "{evs:?}"
-        );
-    }
-    assert_eq!(
-        gitmoot::store::runs::require(store.conn(), &implement)
-            .unwrap()
-            .state
-            .as_str(),
-        "done",
-        "the interrupted tree went on once its job settled"
-    );
-    let j = job(&mut store, &open_job);
-    assert_eq!(j.attempt, 2, "B ran it again");
-    let evs = job_events(&mut store, &open_job);
-    assert_eq!(count(&evs, "succeeded"), 1, "{evs:?}");
-    assert_eq!(count(&evs, "failed"), 0, "{evs:?}");
-    assert_eq!(count(&evs, "job_settlement_discarded"), 1, "{evs:?}");
-    let starts = effects(&log, "start");
-    assert_eq!(starts.get(&(open_job.clone(), 1)), Some(&1));
-    assert_eq!(starts.get(&(open_job.clone(), 2)), Some(&1));
-    assert!(!starts.contains_key(&(pinned.clone(), 2)));
-    stop_daemon(b);
 }
 
 #[test]

@@ -59,6 +59,7 @@ impl Pool {
     /// left to the takeover. The daemon stops next.
     pub(super) async fn after_lease_lost(&mut self) {
         self.finish_or_terminate(FINISHED_GRACE, LEASE_LOST).await;
+        self.done.iter_mut().for_each(|f| f.after_lease_taken());
         if let Err(e) = self.settle_done().await {
             tracing::error!("settling after the lease was lost: {e}");
         }

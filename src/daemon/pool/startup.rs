@@ -173,6 +173,7 @@ pub(super) async fn open(d: &Daemon) -> Result<(Pool, Wakers), DaemonError> {
         relay: start_relay(d),
         live_writer: std::sync::OnceLock::new(),
         heard: Default::default(),
+        lost_homes: Default::default(),
     });
     let registration = Arc::new(Registration {
         id: crate::store::daemons::new_id(d.only_root.is_some()),

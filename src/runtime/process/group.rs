@@ -33,36 +33,46 @@ pub(super) async fn terminate_group(pgid: i32, child: &mut super::spawn::Child) 
 /// job's whole descendant tree, including children that left its process group or
 /// session. One pass over `/proc` whatever the number of jobs.
 pub fn kill_marked(jobs: &[&str]) {
+    for (pid, _) in marked(jobs) {
+        // SAFETY: kill(2) on one pid that carries a marker of these jobs.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Those of `jobs` a live process still carries the marker of: its agent, or something
+/// the agent left running. A zombie shows no environment, so an agent that exited and was
+/// not reaped yet (its daemon is paused) is not counted. One pass over `/proc`.
+pub fn live_marked(jobs: &[&str]) -> std::collections::HashSet<String> {
+    marked(jobs)
+        .into_iter()
+        .filter(|(pid, _)| crate::pid::is_alive(*pid))
+        .map(|(_, job)| job)
+        .collect()
+}
+
+/// The processes (other than this one) whose environment carries a marker of `jobs`,
+/// each with the job it names.
+fn marked(jobs: &[&str]) -> Vec<(i32, String)> {
     if jobs.is_empty() {
-        return;
+        return Vec::new();
     }
     let needles: Vec<String> = jobs.iter().map(|j| format!("{JOB_MARKER}={j}")).collect();
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
+        return Vec::new();
     };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if pid as u32 == me {
-            continue;
-        }
-        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if env
-            .split(|b| *b == 0)
-            .any(|kv| needles.iter().any(|n| kv == n.as_bytes()))
-        {
-            // SAFETY: kill(2) on one pid that carries a marker of these jobs.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
-    }
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid as u32 != me)
+        .filter_map(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let at = env
+                .split(|b| *b == 0)
+                .find_map(|kv| needles.iter().position(|n| kv == n.as_bytes()))?;
+            Some((pid, jobs[at].to_string()))
+        })
+        .collect()
 }

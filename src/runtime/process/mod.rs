@@ -26,7 +26,7 @@ use cadence::Reading;
 pub(crate) use cadence::next_boundary;
 use capture::{Capture, LineFeed, read_capped};
 use group::terminate_group;
-pub use group::{kill_marked, signal_group};
+pub use group::{kill_marked, live_marked, signal_group};
 use guard::guard;
 pub(crate) use lines::{LineReceiver, LineSender, line_channel};
 use paced::PacedPipe;
