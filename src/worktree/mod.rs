@@ -13,6 +13,7 @@ mod diff;
 mod discard;
 pub(crate) mod git;
 mod hosts;
+mod journal;
 mod land;
 mod list;
 pub mod many;
@@ -28,6 +29,7 @@ pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_dif
 pub use discard::{Loss, discard, loss};
 pub use git::{GitError, with_worktree_lock};
 pub use hosts::{StoredFrom, bounded as bounded_diff};
+pub use journal::{Resumed, resume_lands};
 pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, branch_for, open, push};
