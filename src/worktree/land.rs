@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::WorktreeError;
 use super::git::{self, split_z};
-use super::journal::{LandStep, at as step};
+use super::land_step::{LandStep, at as step};
 use super::overlap::merged_tree;
 use super::snapshot::snapshot;
 use crate::config::Config;
@@ -238,7 +238,7 @@ pub(super) fn plan(
 /// Lands the job's work on its base branch; see the module's doc for what is refused.
 /// Its intent is journalled (`store::lands`) before the base moves and taken back as the
 /// land is recorded, so a land killed midway is finished or dropped by the next start
-/// (`journal::resume_lands`, which this runs first too).
+/// (`resume_lands`); until then its job is refused as being landed.
 pub fn land(
     store: &mut Store,
     env: Env<'_>,
@@ -247,7 +247,6 @@ pub fn land(
     strategy: Strategy,
     message: Option<&str>,
 ) -> Result<Landed, WorktreeError> {
-    super::journal::resume_lands(store, env, config)?;
     let (p, first) = plan(store, config, id, strategy, message)?;
     let checkout = &p.checkout;
     step(LandStep::Planned, checkout);

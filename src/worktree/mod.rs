@@ -1,6 +1,7 @@
 //! Git worktrees outside the home: where they live (`root`), and the write jobs' worktrees,
 //! each on a branch of its own that is the job's work product until the operator lands or
-//! discards it (`open`, `push`, `diff`, `land`, `discard`, `many` for both over a
+//! discards it (`open`, `push`, `diff`, `land`, journalled so that `journal` finishes or
+//! drops a land killed midway, `discard`, `many` for both over a
 //! selection, `list`, `prune`, `forecast` of how open jobs' work merges, `follow` and
 //! `rebase` for a base that moved, `keep_stash` for what its agent's run left stashed).
 //!
@@ -15,6 +16,7 @@ pub(crate) mod git;
 mod hosts;
 mod journal;
 mod land;
+mod land_step;
 mod list;
 pub mod many;
 mod midway;
