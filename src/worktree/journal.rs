@@ -10,7 +10,6 @@
 
 use std::path::Path;
 
-use serde::Serialize;
 use serde_json::json;
 
 use super::WorktreeError;
@@ -25,8 +24,7 @@ use crate::store::lands::{self, Intent};
 use crate::store::{jobs, worktrees};
 
 /// What became of a land its process left midway.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resumed {
     /// The base held the land's commit: the land was finished and recorded.
     Finished { landed: Landed },

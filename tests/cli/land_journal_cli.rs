@@ -75,7 +75,12 @@ fn worktree_state(w: &WriteHome, job: &str) -> String {
 /// their land fast-forwards) and `n` on `main`, which moves on after they ran (their lands
 /// merge). (home, fast-forward jobs, merge jobs)
 fn home(n: usize) -> (WriteHome, Vec<String>, Vec<String>) {
-    let w = WriteHome::new("");
+    home_on(n, "")
+}
+
+/// `home` with `extra` in its config (a `[store]` on PostgreSQL).
+fn home_on(n: usize, extra: &str) -> (WriteHome, Vec<String>, Vec<String>) {
+    let w = WriteHome::new(extra);
     let mut ff = Vec::new();
     for i in 0..n {
         w.git(&["branch", &format!("b{i}"), "main"]);
@@ -251,4 +256,32 @@ fn a_land_under_way_is_left_to_its_process_and_its_job_cannot_be_discarded_meanw
         1,
         "after the kill",
     );
+}
+
+#[test]
+fn on_postgres_a_killed_land_is_finished_once_or_not_done() {
+    let db = support::pg::database();
+    let (w, ff, merge) = home_on(1, &format!("\n[store]\nurl = \"{}\"\n", db.url()));
+    assert!(
+        !w.h.path().join("gitmoot.db").exists(),
+        "the home is on SQLite"
+    );
+    let (a, b) = (&merge[0], &ff[0]);
+    killed_at(&w, a, "removed");
+    w.h.ok(&["worktree", "list"]);
+    landed_once(
+        &w,
+        a,
+        "main",
+        &format!("gitmoot job: {a}"),
+        1,
+        "killed at removed",
+    );
+    let tip = w.git(&["rev-parse", "b0"]);
+    killed_at(&w, b, "journalled");
+    w.h.ok(&["worktree", "list"]);
+    assert_eq!(w.git(&["rev-parse", "b0"]), tip);
+    assert_eq!(count(&w, b, "landed"), 0);
+    w.h.ok(&["job", "land", b]);
+    landed_once(&w, b, "b0", "ff work 0\n", 0, "killed at journalled");
 }
