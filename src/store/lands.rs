@@ -33,11 +33,14 @@ pub struct Intent {
     /// The host and process of the land, which alone may finish it while it lives.
     pub host: String,
     pub pid: i64,
+    /// When that process started (`crate::pid::started`), so a reused id is not taken
+    /// for it.
+    pub pid_started: i64,
     pub created_ms: Millis,
 }
 
 const COLUMNS: &str = "job_id, strategy, how, base, onto, new_commit, branch, tip, dirty, \
-    checkout, path, host, pid, created_ms";
+    checkout, path, host, pid, pid_started, created_ms";
 
 fn read(r: &Row<'_>) -> Result<Intent> {
     Ok(Intent {
@@ -54,7 +57,8 @@ fn read(r: &Row<'_>) -> Result<Intent> {
         path: r.get(10)?,
         host: r.get(11)?,
         pid: r.get(12)?,
-        created_ms: r.get(13)?,
+        pid_started: r.get(13)?,
+        created_ms: r.get(14)?,
     })
 }
 
@@ -63,7 +67,7 @@ pub fn begin<'a>(tx: impl Into<Tx<'a>>, i: &Intent) -> Result<bool> {
     let n = tx.into().execute(
         &format!(
             "INSERT INTO job_lands({COLUMNS}) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
              ON CONFLICT(job_id) DO NOTHING"
         ),
         params![
@@ -80,6 +84,7 @@ pub fn begin<'a>(tx: impl Into<Tx<'a>>, i: &Intent) -> Result<bool> {
             &i.path,
             &i.host,
             &i.pid,
+            &i.pid_started,
             &i.created_ms
         ],
     )?;

@@ -61,7 +61,9 @@ pub fn resume_lands(
     let host = crate::pid::hostname();
     let orphans: Vec<Intent> = lands::on_host(store.conn(), &host)?
         .into_iter()
-        .filter(|i| !i32::try_from(i.pid).is_ok_and(crate::pid::is_alive))
+        .filter(|i| {
+            !i32::try_from(i.pid).is_ok_and(|pid| crate::pid::still_runs(pid, i.pid_started))
+        })
         .collect();
     let mut out = Vec::new();
     for i in orphans {

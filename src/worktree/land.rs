@@ -264,6 +264,10 @@ pub fn land(
         path: p.path.display().to_string(),
         host: crate::pid::hostname(),
         pid: i64::from(std::process::id()),
+        pid_started: i32::try_from(std::process::id())
+            .ok()
+            .and_then(crate::pid::started)
+            .unwrap_or_default(),
         created_ms: env.clock.now_ms(),
     };
     if !store.write(|tx| lands::begin(tx, &intent))? {

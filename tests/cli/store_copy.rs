@@ -88,9 +88,9 @@ fn busy_home(home: &Path) {
             // A land under way on another host (this host's starts leave it alone).
             tx.execute(
                 "INSERT INTO job_lands(job_id, strategy, how, base, onto, new_commit, branch,
-                     tip, dirty, checkout, path, host, pid, created_ms)
+                     tip, dirty, checkout, path, host, pid, pid_started, created_ms)
                  VALUES (?1, 'merge', 'merge', 'main', 'abc', 'fed', 'gitmoot/x', 'cab', 1,
-                     '/co', '/wt', 'another-host', 4321, 11)",
+                     '/co', '/wt', 'another-host', 4321, 98765, 11)",
                 params![job],
             )?;
             tx.execute(

@@ -814,6 +814,7 @@ fn a_land_intent_is_begun_once_and_taken_back_once_on_both_backends() {
             path: "/wt/job-l".into(),
             host: "h1".into(),
             pid: 4_000_000_000,
+            pid_started: 5_000_000_000,
             created_ms: 7,
         };
         let (first, again) = store

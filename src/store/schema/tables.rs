@@ -202,6 +202,7 @@ pub(super) const TABLES: &[Table] = &[
             text("path").not_null(),
             text("host").not_null(),
             big("pid").not_null(),
+            big("pid_started").not_null(),
             big("created_ms").not_null(),
         ],
     )
