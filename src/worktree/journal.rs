@@ -87,6 +87,15 @@ fn resume(
     i: &Intent,
 ) -> Result<Option<Resumed>, WorktreeError> {
     let co = Path::new(&i.checkout);
+    // A checkout git cannot read now (unmounted, moved) says nothing of the land yet.
+    if !super::is_git_checkout(co) {
+        tracing::warn!(
+            "an interrupted land of {} waits for its checkout {}",
+            i.job_id,
+            co.display()
+        );
+        return Ok(None);
+    }
     let base_ref = format!("refs/heads/{}", i.base);
     let now = git::line(co, &["rev-parse", "--verify", "-q", &base_ref]).unwrap_or_default();
     let holds =
