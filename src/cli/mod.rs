@@ -202,12 +202,20 @@ impl Ctx {
     }
 
     /// Opens the store (creating the home, when the command may) and starts file logging.
+    /// A land this host's CLI or control room left midway (killed) is finished or dropped
+    /// first, so every command sees it recorded once or not done.
     pub fn store(&self) -> anyhow::Result<Store> {
         if let Some(why) = &self.missing_home {
             return Err(crate::Invalid(why.clone()).into());
         }
-        let store = Store::open_home(&self.home)?;
+        let mut store = Store::open_home(&self.home)?;
         crate::logging::init(&self.home);
+        if let Ok(config) = self.config() {
+            let env = crate::chat::live_env(&config.orchestrate);
+            for r in crate::worktree::resume_lands(&mut store, env, &config)? {
+                eprintln!("note: {}", r.line());
+            }
+        }
         Ok(store)
     }
 

@@ -44,14 +44,7 @@ impl Registration {
 
 /// This host's name, as its `daemons` row shows it.
 pub(crate) fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most `len` bytes into our buffer.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    match std::str::from_utf8(&buf[..end]) {
-        Ok(name) if ok && !name.is_empty() => name.to_string(),
-        _ => "localhost".to_string(),
-    }
+    crate::pid::hostname()
 }
 
 /// Registers this daemon. `exclusive`: it holds the store's lock, so every other unstopped

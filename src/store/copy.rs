@@ -27,6 +27,7 @@ pub const TABLES: &[&str] = &[
     "jobs",
     "job_payloads",
     "job_worktrees",
+    "job_lands",
     "delegations",
     "escalations",
     "events",

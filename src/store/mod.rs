@@ -18,6 +18,7 @@ pub mod events;
 mod feed;
 pub mod fleet;
 pub mod jobs;
+pub mod lands;
 pub mod location;
 pub mod memory;
 pub mod meta;

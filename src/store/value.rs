@@ -3,8 +3,8 @@
 //! from and to Rust values (`Param`, `FromValue`).
 
 use crate::domain::{
-    Action, AutonomyPolicy, Capability, JobKind, JobState, RunState, RuntimeKind, SearchSource,
-    WorktreeState,
+    Action, AutonomyPolicy, Capability, JobKind, JobState, LandStrategy, RunState, RuntimeKind,
+    SearchSource, WorktreeState,
 };
 
 /// One value on its way into or out of a statement.
@@ -120,6 +120,7 @@ named_values!(
     Capability,
     JobKind,
     JobState,
+    LandStrategy,
     RunState,
     RuntimeKind,
     SearchSource,

@@ -202,6 +202,8 @@ impl Executor {
         strategy: crate::worktree::Strategy,
     ) -> anyhow::Result<Outcome> {
         let env = live_env(&self.config.orchestrate);
+        // A land killed midway elsewhere is finished or dropped before this one is judged.
+        crate::worktree::resume_lands(&mut self.store, env, &self.config)?;
         let l = crate::worktree::land(&mut self.store, env, &self.config, job_id, strategy, None)?;
         let mut text = l.line();
         if !l.landed_first.files.is_empty() {
@@ -219,6 +221,8 @@ impl Executor {
 
     fn discard(&mut self, job_id: &str) -> anyhow::Result<Outcome> {
         let env = live_env(&self.config.orchestrate);
+        // A land killed midway elsewhere is finished or dropped before its job is judged.
+        crate::worktree::resume_lands(&mut self.store, env, &self.config)?;
         let lost =
             crate::worktree::discard(&mut self.store, env, &self.config.daemon.labels, job_id)?;
         Ok(Outcome::done(format!("discarded {}: {lost}", lost.job)))

@@ -110,6 +110,14 @@ pub(super) fn check(
     if w.state != WorktreeState::Open {
         return Err(crate::invalid!("{}'s work was already {}", job.id, w.state).into());
     }
+    // A land under way (or one its process left midway, until a start finishes or drops
+    // it) may already have moved the base: discarding would lose its record.
+    if let Some(i) = crate::store::lands::get(store.conn(), &job.id)? {
+        return Err(super::land::refuse(format!(
+            "{} is being landed on {} (process {} on {}); discard it once that land has ended",
+            job.id, i.base, i.pid, i.host
+        )));
+    }
     let lost = loss(store, &job.id)?;
     Ok((job, w, lost))
 }

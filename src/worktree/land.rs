@@ -3,8 +3,10 @@
 //! request). A refusal changes nothing: the result is built as git objects first (`plan`,
 //! which a dry run stops after), and the base branch moves only once it exists and the
 //! checkout can take it: never while git has an operation in progress there (`midway`),
-//! and only by compare-and-swap against the tip the plan read. The job's worktree and
-//! branch are removed only once the base is seen to hold the landed commit.
+//! and only by compare-and-swap against the tip the plan read, once the land's intent is
+//! journalled (`store::lands`; `journal` finishes or drops a land killed midway). The
+//! job's worktree and branch are removed only once the base is seen to hold the landed
+//! commit, and the land is recorded by the transaction that takes its intent back.
 //!
 //! Owns this verb; the CLI and the control room both call it.
 
@@ -16,6 +18,7 @@ use serde_json::json;
 
 use super::WorktreeError;
 use super::git::{self, split_z};
+use super::land_step::{LandStep, at as step};
 use super::overlap::merged_tree;
 use super::snapshot::snapshot;
 use crate::config::Config;
@@ -24,6 +27,7 @@ use crate::engine::Env;
 use crate::store::Store;
 use crate::store::events::{self, NewEvent};
 use crate::store::jobs::Job;
+use crate::store::lands::{self, Intent};
 use crate::store::worktrees::{self, WriteTree};
 
 /// How a job's branch is integrated into its base: the vocabulary's `LandStrategy`.
@@ -232,6 +236,9 @@ pub(super) fn plan(
 }
 
 /// Lands the job's work on its base branch; see the module's doc for what is refused.
+/// Its intent is journalled (`store::lands`) before the base moves and taken back as the
+/// land is recorded, so a land killed midway is finished or dropped by the next start
+/// (`resume_lands`); until then its job is refused as being landed.
 pub fn land(
     store: &mut Store,
     env: Env<'_>,
@@ -242,7 +249,49 @@ pub fn land(
 ) -> Result<Landed, WorktreeError> {
     let (p, first) = plan(store, config, id, strategy, message)?;
     let checkout = &p.checkout;
-    move_base(checkout, &p.base, &p.onto, &p.commit)?;
+    step(LandStep::Planned, checkout);
+    let intent = Intent {
+        job_id: p.job.id.clone(),
+        strategy,
+        how: p.how.to_string(),
+        base: p.base.clone(),
+        onto: p.onto.clone(),
+        commit: p.commit.clone(),
+        branch: p.branch.clone(),
+        tip: p.tip.clone(),
+        dirty: p.dirty,
+        checkout: checkout.display().to_string(),
+        path: p.path.display().to_string(),
+        host: crate::pid::hostname(),
+        pid: i64::from(std::process::id()),
+        pid_started: i32::try_from(std::process::id())
+            .ok()
+            .and_then(crate::pid::started)
+            .unwrap_or_default(),
+        created_ms: env.clock.now_ms(),
+    };
+    if !store.write(|tx| lands::begin(tx, &intent))? {
+        let other = lands::get(store.conn(), &p.job.id)?;
+        return Err(refuse(format!(
+            "{} is being landed already{}; nothing was changed",
+            p.job.id,
+            other
+                .map(|o| format!(" (by process {} on {})", o.pid, o.host))
+                .unwrap_or_default()
+        )));
+    }
+    step(LandStep::Journalled, checkout);
+    // A land refused from here on never moved the base (or moved it back): its intent goes.
+    let dropped = |store: &mut Store, e: WorktreeError| match store
+        .write(|tx| lands::take(tx, &intent.job_id))
+    {
+        Ok(_) => e,
+        Err(s) => s.into(),
+    };
+    if let Err(e) = move_base(checkout, &p.base, &p.onto, &p.commit) {
+        return Err(dropped(store, e));
+    }
+    step(LandStep::Moved, checkout);
     // The job's worktree and branch go only once the base is seen to hold the work.
     let base_ref = format!("refs/heads/{}", p.base);
     if !git::yes(
@@ -250,15 +299,30 @@ pub fn land(
         &["merge-base", "--is-ancestor", &p.commit, &base_ref],
     )? {
         let now = git::line(checkout, &["rev-parse", "--verify", "-q", &base_ref])?;
-        return Err(refuse(format!(
+        let e = refuse(format!(
             "{} moved again right after the land (now at {}, which does not hold {}); {}'s worktree and branch {} are kept, land again",
             p.base,
             short(&now),
             short(&p.commit),
             p.job.id,
             p.branch
-        )));
+        ));
+        return Err(dropped(store, e));
     }
+    finish(store, env, config, (&p.job, &p.w, &intent), first)
+}
+
+/// The rest of a land whose base holds its commit: the job's worktree removed, its branch
+/// deleted (or kept, holding what was landed) and the land recorded by whoever takes its
+/// intent back, once; the land whose process died midway is finished here too.
+pub(super) fn finish(
+    store: &mut Store,
+    env: Env<'_>,
+    config: &Config,
+    (job, w, i): (&Job, &WriteTree, &Intent),
+    first: super::LandedFirst,
+) -> Result<Landed, WorktreeError> {
+    let checkout = Path::new(&i.checkout);
     let mut notes = Vec::new();
     let mut note = |r: Result<Vec<u8>, git::GitError>| {
         if let Err(e) = r {
@@ -266,34 +330,51 @@ pub fn land(
         }
     };
     // The kept branch holds what was landed, uncommitted work included.
-    if p.dirty {
+    if i.dirty {
         note(git::run(
             checkout,
-            &["update-ref", &format!("refs/heads/{}", p.branch), &p.tip],
+            &["update-ref", &format!("refs/heads/{}", i.branch), &i.tip],
         ));
     }
-    let at = p.path.display().to_string();
     note(git::with_worktree_lock(checkout, || {
-        git::run(checkout, &["worktree", "remove", "--force", &at])
+        if Path::new(&i.path).exists() {
+            git::run(checkout, &["worktree", "remove", "--force", &i.path])
+        } else {
+            git::run(checkout, &["worktree", "prune"])
+        }
     }));
-    let keep = config.repos.get(&p.w.repo).is_some_and(|r| r.keep_branches);
-    if !keep {
-        note(git::run(checkout, &["branch", "-D", &p.branch]));
+    step(LandStep::Removed, checkout);
+    let keep = config.repos.get(&w.repo).is_some_and(|r| r.keep_branches);
+    if !keep && branch_exists(checkout, &i.branch) {
+        note(git::run(checkout, &["branch", "-D", &i.branch]));
     }
+    step(LandStep::Cleaned, checkout);
     let landed = Landed {
-        job: p.job.id.clone(),
-        base: p.base.clone(),
-        commit: p.commit.clone(),
-        how: p.how,
-        branch: p.branch.clone(),
+        job: job.id.clone(),
+        base: i.base.clone(),
+        commit: i.commit.clone(),
+        how: how_named(&i.how),
+        branch: i.branch.clone(),
         branch_kept: keep,
         notes,
         landed_first: first,
     };
-    record_land(store, env, &p.job, &p.w, &landed, strategy)?;
+    record_land(store, env, job, w, &landed, i.strategy)?;
     Ok(landed)
 }
 
+/// The stored spelling of a land's `how`, as `Landed` names it.
+fn how_named(how: &str) -> &'static str {
+    match how {
+        "fast_forward" => "fast_forward",
+        "squash" => "squash",
+        "merge" => "merge",
+        _ => "rebase",
+    }
+}
+
+/// Records the land in the transaction that takes its intent back: a land another
+/// process already recorded (it took the intent first) is not recorded again.
 fn record_land(
     store: &mut Store,
     env: Env<'_>,
@@ -304,6 +385,9 @@ fn record_land(
 ) -> Result<(), WorktreeError> {
     let now = env.clock.now_ms();
     store.write(|tx| {
+        if !lands::take(tx, &job.id)? {
+            return Ok(());
+        }
         worktrees::put(
             tx,
             &WriteTree {
@@ -417,7 +501,7 @@ fn rebase(co: &Path, onto: &str, tip: &str, base_commit: &str) -> Result<String,
 /// back.
 fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), WorktreeError> {
     let checked_out = base_movable(co, base, from, to)?;
-    between_plan_and_move(co);
+    step(LandStep::Checked, co);
     let base_ref = format!("refs/heads/{base}");
     let swap = |new: &str, old: &str, why: &str| {
         git::run(co, &["update-ref", "-m", why, &base_ref, new, old])
@@ -437,6 +521,7 @@ fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), Worktree
             )
         }));
     }
+    step(LandStep::Swapped, co);
     if checked_out && let Err(e) = git::run(co, &["read-tree", "-u", "-m", from, to]) {
         let back = match swap(from, to, "gitmoot land undone") {
             Ok(_) => format!("{base} was put back at {}", short(from)),
@@ -457,23 +542,6 @@ fn move_base(co: &Path, base: &str, from: &str, to: &str) -> Result<(), Worktree
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
-
-/// Tests only (debug builds): `GITMOOT_TEST_BEFORE_BASE_MOVES`, a shell command run in the
-/// checkout after the land's checks and before the base's swap, stands in for another
-/// writer moving the base in that window.
-#[cfg(debug_assertions)]
-fn between_plan_and_move(co: &Path) {
-    if let Some(cmd) = std::env::var_os("GITMOOT_TEST_BEFORE_BASE_MOVES") {
-        let _ = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .current_dir(co)
-            .status();
-    }
-}
-
-#[cfg(not(debug_assertions))]
-fn between_plan_and_move(_: &Path) {}
 
 /// Whether the base can move from `from` to `to`: refused when git has an operation in
 /// progress in the checkout or on the base (`midway`), when the base is checked out in

@@ -1,6 +1,7 @@
 //! Git worktrees outside the home: where they live (`root`), and the write jobs' worktrees,
 //! each on a branch of its own that is the job's work product until the operator lands or
-//! discards it (`open`, `push`, `diff`, `land`, `discard`, `many` for both over a
+//! discards it (`open`, `push`, `diff`, `land`, journalled so that `journal` finishes or
+//! drops a land killed midway, `discard`, `many` for both over a
 //! selection, `list`, `prune`, `forecast` of how open jobs' work merges, `follow` and
 //! `rebase` for a base that moved, `keep_stash` for what its agent's run left stashed).
 //!
@@ -13,7 +14,9 @@ mod diff;
 mod discard;
 pub(crate) mod git;
 mod hosts;
+mod journal;
 mod land;
+mod land_step;
 mod list;
 pub mod many;
 mod midway;
@@ -28,6 +31,7 @@ pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_dif
 pub use discard::{Loss, discard, loss};
 pub use git::{GitError, with_worktree_lock};
 pub use hosts::{StoredFrom, bounded as bounded_diff};
+pub use journal::{Resumed, resume_lands};
 pub use land::{Landed, Strategy, land};
 pub use list::{Listed, Pruned, list, prune};
 pub use open::{OpenSpec, Opened, branch_for, open, push};

@@ -17,6 +17,7 @@ mod fleet_cli;
 mod forecast_cli;
 mod foundation_cli;
 mod land_guard_cli;
+mod land_journal_cli;
 mod ops_cli;
 mod ops_config;
 mod polish_cli;

@@ -85,6 +85,14 @@ fn busy_home(home: &Path) {
                      NULL, 'def', 1, 'tree', 9, 10)",
                 params![job, root],
             )?;
+            // A land under way on another host (this host's starts leave it alone).
+            tx.execute(
+                "INSERT INTO job_lands(job_id, strategy, how, base, onto, new_commit, branch,
+                     tip, dirty, checkout, path, host, pid, pid_started, created_ms)
+                 VALUES (?1, 'merge', 'merge', 'main', 'abc', 'fed', 'gitmoot/x', 'cab', 1,
+                     '/co', '/wt', 'another-host', 4321, 98765, 11)",
+                params![job],
+            )?;
             tx.execute(
                 "INSERT INTO chat_thread_meta(thread_id, key, value, updated_ms)
                  VALUES (?1, 'topic', 'limits', 8)",

@@ -114,3 +114,44 @@ fn env(cfg: &Config) -> Env<'_> {
         hooks: &NoHooks,
     }
 }
+
+/// A daemon's own start (the control room's embedded one, which no CLI start precedes)
+/// finishes a land killed after its base moved: recorded once, the base holding it once.
+#[test]
+fn an_embedded_daemons_start_finishes_a_land_killed_after_its_base_moved() {
+    use std::os::unix::process::ExitStatusExt;
+    let w = gitmoot_test_support::write::WriteHome::new("");
+    let a = w.implement(
+        "echo a > a.txt; git add a.txt; git commit -qm 'work a'",
+        &[],
+    );
+    w.h.daemon_until_idle(1);
+    std::fs::write(w.repo.join("README"), "moved on\n").unwrap();
+    w.git(&["commit", "-qam", "main moved on"]);
+    let out =
+        w.h.cmd(&["job", "land", &a])
+            .env("GITMOOT_TEST_LAND_STEP", "moved")
+            .output()
+            .unwrap();
+    assert_eq!(out.status.signal(), Some(9), "the land was not killed");
+    let home = Home::resolve(Some(&w.h.path())).unwrap();
+    let db = home.db_path();
+    let landed = || {
+        let store = gitmoot::store::Store::open(&db).unwrap();
+        gitmoot::store::events::for_job(store.conn(), &a)
+            .unwrap()
+            .iter()
+            .filter(|e| e.kind == "landed")
+            .count()
+    };
+    assert_eq!(landed(), 0);
+    let config = Config::load(&home.config_path()).unwrap();
+    let handle = Daemon::new(home).config(config).spawn().unwrap();
+    assert!(wait_until(Duration::from_secs(20), || landed() == 1));
+    handle.shutdown();
+    handle.join().unwrap();
+    assert_eq!(landed(), 1);
+    let merges = w.git(&["rev-list", "--first-parent", "--merges", "main"]);
+    assert_eq!(merges.lines().count(), 1);
+    assert!(!w.worktree(&a).exists());
+}

@@ -791,3 +791,59 @@ fn the_binary_runs_a_job_on_a_postgres_store() {
     }
     assert_eq!(listings[0], listings[1]);
 }
+
+/// The land journal on both backends: one intent a job, read back as written, taken back
+/// by one caller only.
+#[test]
+fn a_land_intent_is_begun_once_and_taken_back_once_on_both_backends() {
+    use gitmoot::domain::LandStrategy;
+    use gitmoot::store::lands::{self, Intent};
+    for (mut store, _keep) in stores() {
+        let b = store.backend();
+        let i = Intent {
+            job_id: "job-l".into(),
+            strategy: LandStrategy::Merge,
+            how: "merge".into(),
+            base: "main".into(),
+            onto: "a".repeat(40),
+            commit: "b".repeat(40),
+            branch: "gitmoot/job-l/work".into(),
+            tip: "c".repeat(40),
+            dirty: true,
+            checkout: "/repo".into(),
+            path: "/wt/job-l".into(),
+            host: "h1".into(),
+            pid: 4_000_000_000,
+            pid_started: 5_000_000_000,
+            created_ms: 7,
+        };
+        let (first, again) = store
+            .write(|tx| {
+                agents::insert(tx, &Agent::shell("ana", "true"))?;
+                runs::put(tx, &Run::new("job-l".into(), "t".into(), None, 1))?;
+                jobs::put(
+                    tx,
+                    &Job::queued(
+                        "job-l".into(),
+                        "job-l".into(),
+                        JobKind::Root,
+                        "ana".into(),
+                        Action::Implement,
+                        "p".into(),
+                        1,
+                    ),
+                )?;
+                Ok::<_, StoreError>((lands::begin(tx, &i)?, lands::begin(tx, &i)?))
+            })
+            .unwrap();
+        assert!(first && !again, "{b:?}");
+        assert_eq!(lands::get(store.conn(), "job-l").unwrap(), Some(i.clone()));
+        assert_eq!(lands::on_host(store.conn(), "h1").unwrap(), vec![i.clone()]);
+        assert!(lands::on_host(store.conn(), "h2").unwrap().is_empty());
+        let taken = store
+            .write(|tx| Ok::<_, StoreError>((lands::take(tx, "job-l")?, lands::take(tx, "job-l")?)))
+            .unwrap();
+        assert_eq!(taken, (true, false), "{b:?}");
+        assert_eq!(lands::get(store.conn(), "job-l").unwrap(), None);
+    }
+}

@@ -102,6 +102,9 @@ crate::named_enum!(
         // its branch pushed to the repo's `push` remote when the job ended (or why not).
         WorktreeOpened => "worktree_opened",
         Landed => "landed",
+        // A land whose process died midway, found with its base moved elsewhere: the job
+        // is still open (`worktree::resume_lands`).
+        LandInterrupted => "land_interrupted",
         Discarded => "discarded",
         BranchPushed => "branch_pushed",
         BranchPushFailed => "branch_push_failed",

@@ -96,6 +96,7 @@ async fn register_and_recover(
             let now = sh.clock.now_ms();
             let exclusive = store.backend() == Backend::Sqlite;
             lease::register(store, &reg, parallel, now, exclusive)?;
+            resume_lands(store, sh);
             if !exclusive {
                 recovery::sweep_records(store, sh.home.root());
                 return lease::beat(store, sh, &reg, now);
@@ -118,6 +119,25 @@ async fn register_and_recover(
         );
     }
     Ok(())
+}
+
+/// Finishes or drops the lands this host's CLI or control room left midway (killed), as
+/// every CLI start does: a daemon that cannot is still started, the next start tries again.
+fn resume_lands(store: &mut Store, sh: &Shared) {
+    let config = sh.config();
+    let env = crate::engine::Env {
+        clock: sh.clock.as_ref(),
+        cfg: &config.orchestrate,
+        hooks: &*sh.hooks,
+    };
+    match crate::worktree::resume_lands(store, env, &config) {
+        Ok(done) => {
+            for r in done {
+                tracing::warn!("daemon: {}", r.line());
+            }
+        }
+        Err(e) => tracing::warn!("daemon: interrupted lands left as they are: {e}"),
+    }
 }
 
 /// What asks the loop to look again: the signals, a store change; and the config reload,

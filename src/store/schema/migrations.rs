@@ -98,6 +98,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // Cheaper activity: SQLite's steps indexed in place, without a doc row or a second copy
     // of their text (`natives.rs`).
     &[CreateNative("activity_search")],
+    // Lands journalled: a land's intent, so one its process left midway is finished or
+    // dropped by the next start, never merged twice.
+    &[Create("job_lands")],
 ];
 
 /// The version PostgreSQL stores start from, as their first version: no PostgreSQL store

@@ -13,6 +13,9 @@ use super::rollups::{USAGE_ACTIVITY, USAGE_JOBS, USAGE_JOBS_DEFERRED, USAGE_SINC
 /// The version that indexes the stall events (`events_stall`).
 const STALL_INDEX_SINCE: usize = 16;
 
+/// The version that journals lands (`job_lands`).
+const LANDS_SINCE: usize = 19;
+
 pub(super) const TABLES: &[Table] = &[
     table("meta", &[text("key").key(), text("value").not_null()]),
     table(
@@ -181,6 +184,29 @@ pub(super) const TABLES: &[Table] = &[
     )
     .indexes(&[index("job_worktrees_state", &["state", "created_ms"])])
     .since(12),
+    // The land journal: a land's intent, written before its base moves and taken back
+    // when it is recorded, so a start finishes or drops a land its process left midway.
+    table(
+        "job_lands",
+        &[
+            text("job_id").key().refs("jobs(id)"),
+            text("strategy").not_null(),
+            text("how").not_null(),
+            text("base").not_null(),
+            text("onto").not_null(),
+            text("new_commit").not_null(),
+            text("branch").not_null(),
+            text("tip").not_null(),
+            int("dirty").default("0"),
+            text("checkout").not_null(),
+            text("path").not_null(),
+            text("host").not_null(),
+            big("pid").not_null(),
+            big("pid_started").not_null(),
+            big("created_ms").not_null(),
+        ],
+    )
+    .since(LANDS_SINCE),
     table(
         "delegations",
         &[
