@@ -23,6 +23,7 @@ mod rebase;
 mod review;
 mod snapshot;
 mod stash;
+mod unlinked;
 
 pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_diff, job_diff_text};
 pub use discard::{Loss, discard, loss};
@@ -36,6 +37,7 @@ pub use rebase::{Followed, Rebased, follow, rebase};
 pub use review::{Reviewed, review};
 pub use snapshot::touched_since;
 pub use stash::keep_stash;
+pub use unlinked::UnlinkedFolder;
 
 use std::path::{Path, PathBuf};
 
@@ -211,6 +213,9 @@ pub(super) fn opened(
                 job.id
             ),
         });
+    }
+    if unlinked::is_unlinked(&path) {
+        return Err(unlinked::refusal(&job.id, &path, w.branch.as_deref()));
     }
     // Once the branch took in a newer tip of its base branch, its work starts there.
     let base = rebase::based(&path, &base, w.base_ref.as_deref()).base;

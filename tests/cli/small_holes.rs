@@ -1,10 +1,13 @@
 //! Issue 46's smaller holes through the real binary: a store write on a full disk names
-//! the database and its write-ahead log and says the disk is full.
+//! the database and its write-ahead log and says the disk is full; a worktree whose `.git`
+//! was deleted is listed `unlinked`, refused by land and removed by discard once its loss
+//! (the folder and its file count, the branch's commits) was said.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use gitmoot_test_support as support;
+use gitmoot_test_support::write::WriteHome;
 
 /// A tmpfs of `size` mounted on a scratch folder, unmounted when dropped; `None` (the
 /// test then says it skipped) where mounting is refused, as for a user who is not root.
@@ -94,4 +97,59 @@ fn job_run_on_a_full_disk_names_the_store_file_and_says_the_disk_is_full() {
     std::fs::remove_file(&filler).unwrap();
     let (code, err) = job_run(&home, prompt.path());
     assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn a_worktree_whose_git_file_was_deleted_is_unlinked_refused_by_land_and_discarded_saying_so() {
+    let w = WriteHome::new("");
+    let job = w.implement(
+        "echo a > a.txt; git add a.txt; git commit -qm a; echo u > u.txt",
+        &[],
+    );
+    w.h.daemon_until_idle(1);
+    let wt = w.worktree(&job);
+    let branch = w.summary(&job).1;
+    assert!(!w.git(&["branch", "--list", &branch]).trim().is_empty());
+    std::fs::remove_file(wt.join(".git")).unwrap();
+    let main = w.git(&["rev-parse", "main"]);
+
+    let list = w.json(&["worktree", "list", "--json"]);
+    assert_eq!(list[0]["state"], "unlinked", "{list}");
+    let err = w.fails(&["job", "land", &job], 1);
+    assert!(
+        err.contains(&format!("{}'s worktree {} is unlinked", job, wt.display()))
+            && err.contains("its .git file is gone")
+            && err.contains(&format!("gitmoot job discard {job}")),
+        "{err}"
+    );
+    assert_eq!(w.git(&["rev-parse", "main"]), main);
+
+    // Unasked, the discard says what it would lose and removes nothing.
+    let folder = format!(
+        "its unlinked folder {} (4 file(s), no longer git work",
+        wt.display()
+    );
+    let err = w.fails(&["job", "discard", &job], 2);
+    assert!(
+        err.contains(&folder) && err.contains("1 commit(s)"),
+        "{err}"
+    );
+    assert!(err.contains("a.txt"), "{err}");
+    assert!(wt.join("u.txt").exists());
+
+    let said = w.h.ok(&["job", "discard", &job, "--force"]);
+    assert!(
+        said.contains(&folder) && said.contains("1 commit(s)"),
+        "{said}"
+    );
+    assert!(!wt.exists());
+    let records = w.git(&["worktree", "list", "--porcelain"]);
+    assert!(!records.contains(&wt.display().to_string()), "{records}");
+    assert!(
+        w.git(&["branch", "--list", &branch]).trim().is_empty(),
+        "{branch}"
+    );
+    let list = w.json(&["worktree", "list", "--json"]);
+    assert_eq!(list[0]["state"], "discarded", "{list}");
+    assert_eq!(w.git(&["rev-parse", "main"]), main);
 }
