@@ -19,6 +19,7 @@ pub mod many;
 mod midway;
 mod open;
 mod overlap;
+mod patch;
 mod rebase;
 mod review;
 mod snapshot;

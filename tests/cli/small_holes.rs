@@ -153,3 +153,33 @@ fn a_worktree_whose_git_file_was_deleted_is_unlinked_refused_by_land_and_discard
     assert_eq!(list[0]["state"], "discarded", "{list}");
     assert_eq!(w.git(&["rev-parse", "main"]), main);
 }
+
+#[test]
+fn a_150_mb_files_diff_keeps_its_counts_and_cuts_its_hunks_at_the_bound() {
+    let w = WriteHome::new("");
+    let job = w.implement(
+        "yes \"$(printf '%0999d' 0)\" | head -c 150000000 > big.txt; echo s > s.txt; git add big.txt s.txt; git commit -qm big",
+        &[],
+    );
+    w.h.daemon_until_idle(1);
+    let d = w.json(&["job", "diff", &job, "--json"]);
+    let files = d["files"].as_array().unwrap();
+    let (big, small) = (&files[0], &files[1]);
+    assert_eq!(
+        (big["path"].as_str(), big["added"].as_u64()),
+        (Some("big.txt"), Some(150_000))
+    );
+    assert_eq!(big["hunks_cut"], true, "{}", big["added"]);
+    let kept: usize = big["hunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|h| h["lines"].as_array().unwrap())
+        .map(|l| l["text"].as_str().unwrap().len())
+        .sum();
+    // Kept up to the 1 MiB bound of a file's hunks, and no more.
+    assert!(kept <= 1024 * 1024 && kept > 1024 * 1024 - 1000, "{kept}");
+    assert_eq!(small["path"], "s.txt");
+    assert!(small.get("hunks_cut").is_none(), "{small}");
+    assert_eq!(small["hunks"][0]["lines"][0]["text"], "s", "{small}");
+}
