@@ -192,7 +192,7 @@ fn startable(
     store: &Store,
     config: &Config,
     now: Millis,
-    lease_ms: Millis,
+    me: &Registration,
 ) -> Result<(u64, Vec<Pinned>), DaemonError> {
     let mut caps = engine::caps::Caps::new(config, now);
     let queued = if caps.any() {
@@ -200,9 +200,11 @@ fn startable(
     } else {
         jobs::count_state(store.conn(), JobState::Queued)?
     };
-    let carried: HashSet<String> = daemons::unstopped(store.conn(), Some(now - lease_ms))?
+    // This daemon's own labels whatever its last beat says.
+    let carried: HashSet<String> = daemons::unstopped(store.conn(), Some(now - me.lease_ms))?
         .into_iter()
         .flat_map(|d| d.labels)
+        .chain(me.labels.iter().cloned())
         .collect();
     let mut unserved = Vec::new();
     for p in daemons::queued_pinned(store.conn())? {
@@ -259,8 +261,7 @@ impl Pass {
             Vec::new()
         };
         let (live, unserved) = if self.until_idle && claimed.is_empty() && !self.any_inflight {
-            let lease_ms = self.registration.lease_ms;
-            let (queued, unserved) = startable(store, config, self.now, lease_ms)?;
+            let (queued, unserved) = startable(store, config, self.now, &self.registration)?;
             let running = jobs::count_daemon_running(store.conn())?;
             (Some(queued + running), unserved)
         } else {
