@@ -104,6 +104,12 @@ fn run_foreground(
         .unwrap_or(0);
     drop(store);
     let n = parallel.unwrap_or(config.daemon.parallel);
+    let line = format!(
+        "daemon started: pid {}, {n} job(s) at once, home {} (Ctrl-C stops)",
+        std::process::id(),
+        ctx.home.root().display()
+    );
+    let cursor = Arc::new(Mutex::new(cursor));
     let daemon = Daemon::new(ctx.home.clone())
         .config(config)
         .config_file(ctx.home.config_path())
@@ -112,14 +118,17 @@ fn run_foreground(
         .labels(labels)
         .until_idle(until_idle)
         .handle_signals(true);
+    let (home, follow, stop) = (ctx.home.clone(), cursor.clone(), daemon.shutdown_handle());
+    // Said only once the lock is held and start-up succeeded: a refused daemon never
+    // claims it started.
+    let daemon = daemon.on_started(move || {
+        if writeln!(Out::lines(), "{line}").is_err() {
+            stop.request();
+            return;
+        }
+        follow_job_states(home, follow, stop);
+    });
     let rt = crate::daemon::runtime(n)?;
-    writeln!(
-        Out::lines(),
-        "daemon started: pid {}, {n} job(s) at once, home {} (Ctrl-C stops)",
-        std::process::id(),
-        ctx.home.root().display()
-    )?;
-    let cursor = follow_job_states(ctx.home.clone(), cursor, daemon.shutdown_handle());
     let exit = rt.block_on(daemon.run());
     // The last changes land after the poller's final read: print them before exiting
     // (not from a home removed under the daemon, which opening the store would make again).
@@ -362,13 +371,7 @@ const STATE_EVENTS: [EventKind; 7] = [
 /// from the events table on its own connection (the daemon decides nothing here). When
 /// the reader of stdout goes away (`daemon run | head -1`) the daemon is asked to stop,
 /// gracefully, as it would be on Ctrl-C.
-fn follow_job_states(
-    home: crate::home::Home,
-    cursor: i64,
-    stop: ShutdownHandle,
-) -> Arc<Mutex<i64>> {
-    let cursor = Arc::new(Mutex::new(cursor));
-    let shared = cursor.clone();
+fn follow_job_states(home: crate::home::Home, shared: Arc<Mutex<i64>>, stop: ShutdownHandle) {
     std::thread::spawn(move || {
         let Ok(store) = crate::store::Store::open_home(&home) else {
             return;
@@ -378,7 +381,6 @@ fn follow_job_states(
         }
         stop.request();
     });
-    cursor
 }
 
 /// Prints the state changes after `cursor` and moves it on; a line that could not be

@@ -227,7 +227,33 @@ impl Ctx {
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let ctx = Ctx::new(cli.home, cli.store, cli.command.may_create_home())?;
-    match cli.command {
+    let location = crate::store::Location::of_home(&ctx.home).ok();
+    run_in(ctx, cli.command).map_err(|e| match location {
+        Some(location) => name_full_disk(&location, e),
+        None => e,
+    })
+}
+
+/// A store write refused for a full disk, said with the files that could not grow.
+fn name_full_disk(location: &crate::store::Location, e: anyhow::Error) -> anyhow::Error {
+    let store = e.downcast_ref::<crate::store::StoreError>().or_else(|| {
+        match e.downcast_ref::<crate::engine::EngineError>() {
+            Some(crate::engine::EngineError::Store(s)) => Some(s),
+            _ => None,
+        }
+    });
+    let db = match location {
+        crate::store::Location::Sqlite(p) => Some(p.as_path()),
+        crate::store::Location::Postgres(_) => None,
+    };
+    match store {
+        Some(s) if s.is_disk_full(db) => anyhow::anyhow!(crate::store::full::message(location, s)),
+        _ => e,
+    }
+}
+
+fn run_in(ctx: Ctx, command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Init => {
             ctx.store()?;
             let mut out = output::Out::lines();

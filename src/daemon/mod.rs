@@ -232,6 +232,8 @@ pub struct Daemon {
     clock: Arc<dyn Clock>,
     signals: bool,
     shutdown: ShutdownHandle,
+    /// Run once the lock is held and start-up (recovery included) succeeded.
+    on_started: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl Daemon {
@@ -250,6 +252,7 @@ impl Daemon {
             clock: Arc::new(SteadyClock::default()),
             signals: false,
             shutdown: ShutdownHandle::default(),
+            on_started: None,
         }
     }
 
@@ -305,6 +308,13 @@ impl Daemon {
     /// `daemon run`).
     pub(crate) fn handle_signals(mut self, yes: bool) -> Self {
         self.signals = yes;
+        self
+    }
+
+    /// Called once the daemon holds its lock and has started: what `daemon run` says it
+    /// started must not be said by a daemon that is refused the lock.
+    pub(crate) fn on_started(mut self, f: impl FnOnce() + Send + 'static) -> Self {
+        self.on_started = Some(Box::new(f));
         self
     }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::DaemonError;
 use crate::engine::EngineError;
-use crate::store::{Location, StoreError};
+use crate::store::Location;
 
 /// The SQLite file the daemon opened, by its device and inode.
 pub(crate) struct StoreFile {
@@ -101,26 +101,11 @@ impl Gone {
 /// Whether `e` is the store's disk (or quota) being full: nothing was written, and the same
 /// write succeeds once space returns.
 pub(crate) fn is_disk_full(e: &DaemonError) -> bool {
-    let store = |e: &StoreError| match e {
-        StoreError::Sqlite(e) | StoreError::File { cause: e, .. } => {
-            e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
-        }
-        StoreError::Io(e) => no_space(e),
-        // The server's disk: `disk_full` (53100).
-        StoreError::Postgres(e) | StoreError::Server { cause: e, .. } => {
-            e.code() == Some(&postgres::error::SqlState::DISK_FULL)
-        }
-        _ => false,
-    };
     match e {
-        DaemonError::Store(e) | DaemonError::Engine(EngineError::Store(e)) => store(e),
-        DaemonError::Io(e) => no_space(e),
+        DaemonError::Store(e) | DaemonError::Engine(EngineError::Store(e)) => e.is_disk_full(None),
+        DaemonError::Io(e) => crate::store::full::no_space(e),
         _ => false,
     }
-}
-
-fn no_space(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
 }
 
 /// A full disk while it lasts: said once when it starts and once when it ends, retried
@@ -172,6 +157,7 @@ impl DiskFull {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::StoreError;
 
     #[test]
     fn a_deleted_or_replaced_file_and_a_removed_home_are_told_apart() {

@@ -256,9 +256,12 @@ pub(super) async fn run(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, Daemo
     })
 }
 
-async fn run_holding(d: Daemon, lock: DaemonLock) -> Result<DaemonExit, DaemonError> {
+async fn run_holding(mut d: Daemon, lock: DaemonLock) -> Result<DaemonExit, DaemonError> {
     let (mut pool, mut wakers) = startup::open(&d).await?;
     tracing::info!(parallel = pool.parallel, lock = %lock.path().display(), "daemon: started");
+    if let Some(started) = d.on_started.take() {
+        started();
+    }
     let exit = match pool.drive(&mut wakers).await? {
         Some(exit) => exit,
         None => pool.drain(wakers.stop.is_immediate()).await,

@@ -175,6 +175,30 @@ pub fn orphaned_running<'a>(
     )
 }
 
+/// A queued job pinned to a host label (`job run --on`): its id, agent and label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pinned {
+    pub id: String,
+    pub agent: String,
+    pub label: String,
+}
+
+/// Every queued job pinned to a host label, oldest first.
+pub fn queued_pinned<'a>(tx: impl Into<Tx<'a>>) -> Result<Vec<Pinned>> {
+    tx.into().query_map(
+        "SELECT id, agent, on_label FROM jobs WHERE state = 'queued' AND on_label IS NOT NULL \
+         ORDER BY created_ms, rowid",
+        params![],
+        |r| {
+            Ok(Pinned {
+                id: r.get(0)?,
+                agent: r.get(1)?,
+                label: r.get(2)?,
+            })
+        },
+    )
+}
+
 /// A queued job as the claim first sees it: enough to take its tree's lock before reading
 /// the job itself.
 #[derive(Debug, Clone)]

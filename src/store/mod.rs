@@ -17,6 +17,7 @@ pub mod escalations;
 pub mod events;
 mod feed;
 pub mod fleet;
+pub mod full;
 pub mod jobs;
 pub mod lands;
 pub mod location;

@@ -16,7 +16,7 @@ use super::snapshot::stage;
 use crate::store::Store;
 use crate::store::worktrees;
 
-pub use crate::domain::{DiffFile, DiffLine, FileStatus, Hunk, LineOp};
+pub use crate::domain::{DiffFile, DiffLine, FileStatus, Hunk};
 
 /// A write job's diff against its base, file by file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -178,7 +178,9 @@ pub fn diff_text(path: &Path, base: &str, stat: bool) -> Result<String, GitError
         args.push("--stat");
     }
     args.push(base);
-    Ok(String::from_utf8_lossy(&git::run_env(path, &args, &staged.env())?).into_owned())
+    // Not `from_utf8_lossy(..).into_owned()`, which copies a valid patch whole.
+    Ok(String::from_utf8(git::run_env(path, &args, &staged.env())?)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 fn status_of(code: &str) -> FileStatus {
@@ -193,7 +195,7 @@ fn status_of(code: &str) -> FileStatus {
 }
 
 /// The files the work in `path` changed against `base`, each with its counts and hunks:
-/// one `git diff` printing the raw records, the counts and the patch, in that order.
+/// one `git diff` printing the raw records and the counts, then its patch read as it comes.
 pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
     let staged = stage(path)?;
     let out = git::run_env(
@@ -207,7 +209,6 @@ pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
             "-z",
             "--raw",
             "--numstat",
-            "--patch",
             base,
         ],
         &staged.env(),
@@ -221,10 +222,22 @@ pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
             _ => file.binary = true,
         }
     }
-    // The patch follows the counts after one more separator.
-    fields.next();
-    for (file, hunks) in files.iter_mut().zip(patch_hunks(fields.0)) {
-        file.hunks = hunks;
+    // The patch is read as it comes, each file's hunks kept up to the bound.
+    let patch = super::patch::read(
+        path,
+        &[
+            "diff",
+            "--cached",
+            "--no-color",
+            "--no-ext-diff",
+            "-M",
+            "--patch",
+            base,
+        ],
+        &staged.env(),
+    )?;
+    for (file, hunks) in files.iter_mut().zip(patch) {
+        (file.hunks, file.hunks_cut) = (hunks.hunks, hunks.cut);
     }
     Ok(files)
 }
@@ -268,6 +281,7 @@ fn raw(fields: &mut Fields<'_>) -> Vec<DiffFile> {
             added: 0,
             removed: 0,
             hunks: Vec::new(),
+            hunks_cut: false,
         });
     }
     files
@@ -292,54 +306,6 @@ fn numstat(fields: &mut Fields<'_>, n: usize) -> Vec<(Option<u64>, Option<u64>)>
     out
 }
 
-/// The hunks of each file of a patch, in the patch's order.
-fn patch_hunks(patch: &[u8]) -> Vec<Vec<Hunk>> {
-    let text = String::from_utf8_lossy(patch);
-    let mut files: Vec<Vec<Hunk>> = Vec::new();
-    let (mut old, mut new) = (0u64, 0u64);
-    for line in text.lines() {
-        if line.starts_with("diff --git ") {
-            files.push(Vec::new());
-            continue;
-        }
-        let Some(hunks) = files.last_mut() else {
-            continue;
-        };
-        if let Some(rest) = line.strip_prefix("@@ ") {
-            let mut nums = rest.split_whitespace();
-            let start = |s: Option<&str>| {
-                s.and_then(|s| s[1..].split(',').next().and_then(|n| n.parse().ok()))
-                    .unwrap_or(0)
-            };
-            old = start(nums.next());
-            new = start(nums.next());
-            hunks.push(Hunk {
-                header: line.to_string(),
-                lines: Vec::new(),
-            });
-            continue;
-        }
-        let Some(hunk) = hunks.last_mut() else {
-            continue;
-        };
-        let (op, o, n) = match line.as_bytes().first() {
-            Some(b'+') => (LineOp::Add, None, Some(new)),
-            Some(b'-') => (LineOp::Remove, Some(old), None),
-            Some(b' ') => (LineOp::Context, Some(old), Some(new)),
-            _ => continue,
-        };
-        old += u64::from(o.is_some());
-        new += u64::from(n.is_some());
-        hunk.lines.push(DiffLine {
-            op,
-            old: o,
-            new: n,
-            text: line[1..].to_string(),
-        });
-    }
-    files
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,16 +317,5 @@ mod tests {
             numstat(&mut Fields(raw), 3),
             vec![(Some(1), Some(2)), (None, None), (Some(3), Some(0))]
         );
-    }
-
-    #[test]
-    fn hunks_number_their_lines_on_both_sides() {
-        let patch = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -2,2 +2,2 @@ fn\n a\n-b\n+c\n";
-        let files = patch_hunks(patch);
-        let lines = &files[0][0].lines;
-        assert_eq!(files[0][0].header, "@@ -2,2 +2,2 @@ fn");
-        assert_eq!((lines[0].old, lines[0].new), (Some(2), Some(2)));
-        assert_eq!((lines[1].op, lines[1].old), (LineOp::Remove, Some(3)));
-        assert_eq!((lines[2].op, lines[2].new), (LineOp::Add, Some(3)));
     }
 }

@@ -28,6 +28,9 @@ pub struct Loss {
     pub removed: u64,
     /// Commits on the job's branch since its base.
     pub commits: u64,
+    /// The worktree's folder when git no longer knows it (its `.git` is gone): its files go
+    /// with it, unreadable as git work.
+    pub unlinked: Option<super::UnlinkedFolder>,
 }
 
 impl std::fmt::Display for Loss {
@@ -42,6 +45,13 @@ impl std::fmt::Display for Loss {
         )?;
         if !self.files.is_empty() {
             write!(f, ": {}", self.files.join(", "))?;
+        }
+        if let Some(u) = &self.unlinked {
+            write!(
+                f,
+                "; and its unlinked folder {} ({} file(s), no longer git work: its .git file is gone)",
+                u.folder, u.files
+            )?;
         }
         Ok(())
     }
@@ -63,8 +73,12 @@ pub fn loss(store: &Store, id: &str) -> Result<Loss, WorktreeError> {
         added: 0,
         removed: 0,
         commits: 0,
+        unlinked: None,
     };
-    if path.exists() {
+    if super::unlinked::is_unlinked(path) {
+        loss.unlinked = Some(super::unlinked::folder(path));
+    }
+    if path.exists() && loss.unlinked.is_none() {
         let files = super::diff::diff_files(path, &base)?;
         loss.added = files.iter().map(|f| f.added).sum();
         loss.removed = files.iter().map(|f| f.removed).sum();
@@ -132,11 +146,23 @@ pub fn discard(
     let (job, w, lost) = check(store, here, id)?;
     let checkout = Path::new(w.checkout.as_deref().unwrap_or_default()).to_path_buf();
     let path = w.path.clone().unwrap_or_default();
-    git::with_worktree_lock(&checkout, || {
-        if Path::new(&path).exists() {
-            git::run(&checkout, &["worktree", "remove", "--force", &path])
+    git::with_worktree_lock(&checkout, || -> Result<_, WorktreeError> {
+        if lost.unlinked.is_some() {
+            // Git cannot remove what it no longer sees as a worktree: the folder goes by
+            // hand (its loss was said), then git forgets its record of it.
+            std::fs::remove_dir_all(&path).map_err(|cause| WorktreeError::Io {
+                what: "removing the unlinked worktree folder",
+                path: path.clone().into(),
+                cause,
+            })?;
+            Ok(git::run(&checkout, &["worktree", "prune"])?)
+        } else if Path::new(&path).exists() {
+            Ok(git::run(
+                &checkout,
+                &["worktree", "remove", "--force", &path],
+            )?)
         } else {
-            git::run(&checkout, &["worktree", "prune"])
+            Ok(git::run(&checkout, &["worktree", "prune"])?)
         }
     })?;
     if let Some(branch) = &w.branch
@@ -160,7 +186,7 @@ pub fn discard(
                 .message(format!("discarded: {lost}"))
                 .data(
                     json!({"files": lost.files, "added": lost.added, "removed": lost.removed,
-                    "commits": lost.commits, "branch": w.branch}),
+                    "commits": lost.commits, "branch": w.branch, "unlinked": lost.unlinked}),
                 ),
         )?;
         let note = format!("{}'s work was discarded: {lost}", job.id);

@@ -15,7 +15,7 @@ use crate::domain::DiffFile;
 use crate::store::jobs::Job;
 
 /// The stored copy of a diff is bounded like other captured output.
-const STORED_DIFF_LIMIT: usize = 1024 * 1024;
+pub(super) const STORED_DIFF_LIMIT: usize = 1024 * 1024;
 
 /// Where a diff read from the store came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -186,6 +186,7 @@ mod tests {
             old_path: None,
             status: FileStatus::Modified,
             binary: false,
+            hunks_cut: false,
             added: lines as u64,
             removed: 0,
             hunks: vec![Hunk {

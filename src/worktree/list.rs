@@ -26,7 +26,8 @@ pub struct Listed {
     pub base: Option<String>,
     pub base_commit: Option<String>,
     pub path: Option<String>,
-    /// `running`, `ready`, `base moved`, `conflicts`, `missing`, `landed` or `discarded`.
+    /// `running`, `ready`, `base moved`, `conflicts`, `missing`, `unlinked` (its folder is
+    /// there but git no longer knows it), `landed` or `discarded`.
     pub state: &'static str,
     /// The job's own state: anything but `succeeded` means its work may be partial.
     pub job_state: Option<JobState>,
@@ -111,6 +112,9 @@ fn describe(w: WriteTree, job_state: Option<JobState>, work: Option<overlap::Wor
         (WorktreeState::Landed, _) => ("landed", None),
         (WorktreeState::Discarded, _) => ("discarded", None),
         _ if !present => ("missing", None),
+        _ if super::unlinked::is_unlinked(path.as_deref().unwrap_or(Path::new(""))) => {
+            ("unlinked", None)
+        }
         (_, None) => ("ready", None),
         (_, Some(work)) => {
             let state = if job_state == Some(JobState::Running) {

@@ -22,10 +22,12 @@ pub mod many;
 mod midway;
 mod open;
 mod overlap;
+mod patch;
 mod rebase;
 mod review;
 mod snapshot;
 mod stash;
+mod unlinked;
 
 pub use diff::{DiffFile, DiffLine, Hunk, JobDiff, diff_files, diff_text, job_diff, job_diff_text};
 pub use discard::{Loss, discard, loss};
@@ -45,6 +47,7 @@ pub use review::{Reviewed, review};
 pub(crate) use snapshot::reads::of as reads_of;
 pub use snapshot::touched_since;
 pub use stash::keep_stash;
+pub use unlinked::UnlinkedFolder;
 
 use std::path::{Path, PathBuf};
 
@@ -220,6 +223,9 @@ pub(super) fn opened(
                 job.id
             ),
         });
+    }
+    if unlinked::is_unlinked(&path) {
+        return Err(unlinked::refusal(&job.id, &path, w.branch.as_deref()));
     }
     // Once the branch took in a newer tip of its base branch, its work starts there.
     let base = rebase::based(&path, &base, w.base_ref.as_deref()).base;

@@ -25,6 +25,7 @@ mod search_cli;
 mod seeds_engine_cli;
 mod seeds_last_cli;
 mod small_edges;
+mod small_holes;
 mod store_copy;
 mod terminal_escapes;
 mod usage_cli;

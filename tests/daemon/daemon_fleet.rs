@@ -236,3 +236,61 @@ fn running_jobs_of_a_stopped_or_unknown_daemon_are_taken_over_by_a_live_one() {
     }
     stop_daemon(live);
 }
+
+#[test]
+fn until_idle_stops_beside_a_job_pinned_to_a_label_no_daemon_carries() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(dir.path());
+    let pinned = submit(&home, &["--on", "gpu"]);
+    let free = submit(&home, &[]);
+    // The timeout only keeps a regression from hanging the suite.
+    let out = gitmoot(&home)
+        .args(["daemon", "run", "--until-idle"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(state(&home, &free), "succeeded");
+    assert_eq!(state(&home, &pinned), "queued");
+    assert!(
+        err.contains(&format!("left job {pinned} queued"))
+            && err.contains("pinned to label gpu")
+            && err.contains("--labels gpu"),
+        "{err}"
+    );
+    // A daemon carrying the label still takes it, and says nothing of it.
+    let out = gitmoot(&home)
+        .args(["daemon", "run", "--until-idle", "--labels", "gpu"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("left job"));
+    assert_eq!(state(&home, &pinned), "succeeded");
+}
+
+#[test]
+fn a_second_daemon_refused_the_lock_never_says_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home(dir.path());
+    let first = spawn_daemon(&home, &[]);
+    wait_until("the first daemon", WAIT, || {
+        stdout(&home, &["daemon", "status"]).starts_with("daemon running")
+    });
+    let out = gitmoot(&home)
+        .args(["daemon", "run"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("already holds the daemon lock"), "{err}");
+    assert!(!said.contains("daemon started"), "{said}");
+    stop_daemon(first);
+    let said = stdout(&home, &["daemon", "run", "--until-idle"]);
+    assert_eq!(said.matches("daemon started").count(), 1, "{said}");
+}

@@ -41,6 +41,10 @@ pub struct DiffFile {
     pub added: u64,
     pub removed: u64,
     pub hunks: Vec<Hunk>,
+    /// Hunks past the bound on a file's diff text (1 MiB) were left out: its counts are
+    /// whole, its hunks are not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hunks_cut: bool,
 }
 
 /// One `@@` hunk of a file.

@@ -151,6 +151,12 @@ impl Pool {
         }
         self.write_status(started_ahead || started);
         if report.live == Some(0) {
+            for p in &report.unserved {
+                super::super::notice(format_args!(
+                    "daemon: left job {} queued: it is pinned to label {} (job run --on), which no live daemon carries; a daemon started with --labels {} runs it",
+                    p.id, p.label, p.label
+                ));
+            }
             return Next::Idle;
         }
         if started && self.inflight.len() < self.parallel {

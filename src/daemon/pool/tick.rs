@@ -18,6 +18,7 @@ use crate::clock::Millis;
 use crate::config::Config;
 use crate::domain::JobState;
 use crate::engine;
+use crate::store::daemons::{self, Pinned};
 use crate::store::{Scope, Store, Tx, jobs};
 
 /// The stall watch runs at most this often, whatever the tick.
@@ -31,6 +32,8 @@ pub(super) struct TickReport {
     pub(super) notify: Vec<human_notify::Pending>,
     /// Queued + running jobs in the store, when `until_idle` asked for it.
     pub(super) live: Option<u64>,
+    /// Queued jobs pinned to a label no live daemon carries, when `live` was counted.
+    pub(super) unserved: Vec<Pinned>,
     /// `PRAGMA data_version` as this tick read it.
     data_version: i64,
 }
@@ -42,6 +45,7 @@ impl TickReport {
             force_killed: Vec::new(),
             notify: Vec::new(),
             live: None,
+            unserved: Vec::new(),
             data_version,
         }
     }
@@ -180,15 +184,37 @@ fn fenced_claim(
     })
 }
 
-/// The queued jobs a daemon could start: those a daily cap holds wait for a day or an
-/// operator, not for this daemon, so a `--until-idle` one stops beside them.
-fn startable(store: &Store, config: &Config, now: Millis) -> Result<u64, DaemonError> {
+/// The queued jobs a daemon could start, and the pinned ones nobody can: those a daily cap
+/// holds wait for a day or an operator, and those pinned to a label no live daemon carries
+/// wait for a daemon that may never come, not for this one, so a `--until-idle` one stops
+/// beside them (and says which it left).
+fn startable(
+    store: &Store,
+    config: &Config,
+    now: Millis,
+    me: &Registration,
+) -> Result<(u64, Vec<Pinned>), DaemonError> {
     let mut caps = engine::caps::Caps::new(config, now);
-    Ok(if caps.any() {
+    let queued = if caps.any() {
         caps.queued_unheld(&store.conn())?
     } else {
         jobs::count_state(store.conn(), JobState::Queued)?
-    })
+    };
+    // This daemon's own labels whatever its last beat says.
+    let carried: HashSet<String> = daemons::unstopped(store.conn(), Some(now - me.lease_ms))?
+        .into_iter()
+        .flat_map(|d| d.labels)
+        .chain(me.labels.iter().cloned())
+        .collect();
+    let mut unserved = Vec::new();
+    for p in daemons::queued_pinned(store.conn())? {
+        // A job a cap holds is already left out of `queued`.
+        let held = caps.any() && caps.hold(&store.conn(), &p.agent)?.is_some();
+        if !carried.contains(&p.label) && !held {
+            unserved.push(p);
+        }
+    }
+    Ok((queued.saturating_sub(unserved.len() as u64), unserved))
 }
 
 impl Pass {
@@ -234,16 +260,19 @@ impl Pass {
         } else {
             Vec::new()
         };
-        let live = if self.until_idle && claimed.is_empty() && !self.any_inflight {
-            Some(startable(store, config, self.now)? + jobs::count_daemon_running(store.conn())?)
+        let (live, unserved) = if self.until_idle && claimed.is_empty() && !self.any_inflight {
+            let (queued, unserved) = startable(store, config, self.now, &self.registration)?;
+            let running = jobs::count_daemon_running(store.conn())?;
+            (Some(queued + running), unserved)
         } else {
-            None
+            (None, Vec::new())
         };
         Ok(TickReport {
             claimed,
             force_killed: force,
             notify,
             live,
+            unserved,
             data_version: version,
         })
     }

@@ -18,10 +18,12 @@ use crate::state::State;
 use crate::theme::{Slot, Theme};
 use crate::work::{DiffFile, DiffRow, DiffView, LineOp, keep_in_view, status_word};
 
-/// A file's counts: `+12 −3`, or `binary`.
+/// A file's counts: `+12 −3`, or `binary`; `hunks cut` when its hunks passed the bound.
 fn counts(f: &DiffFile) -> String {
     if f.binary {
         "binary".to_string()
+    } else if f.hunks_cut {
+        format!("+{} −{}, hunks cut", f.added, f.removed)
     } else {
         format!("+{} −{}", f.added, f.removed)
     }

@@ -27,6 +27,7 @@ pub fn files() -> Vec<DiffFile> {
             old_path: None,
             status: FileStatus::Modified,
             binary: false,
+            hunks_cut: false,
             added: 3,
             removed: 1,
             hunks: vec![
@@ -60,6 +61,7 @@ pub fn files() -> Vec<DiffFile> {
             old_path: Some("docs/login.md".into()),
             status: FileStatus::Renamed,
             binary: false,
+            hunks_cut: false,
             added: 0,
             removed: 0,
             hunks: Vec::new(),
@@ -69,6 +71,7 @@ pub fn files() -> Vec<DiffFile> {
             old_path: None,
             status: FileStatus::Added,
             binary: true,
+            hunks_cut: false,
             added: 0,
             removed: 0,
             hunks: Vec::new(),
@@ -83,6 +86,7 @@ pub fn large(n: usize) -> Vec<DiffFile> {
         old_path: None,
         status: FileStatus::Added,
         binary: false,
+        hunks_cut: false,
         added: n as u64,
         removed: 0,
         hunks: vec![Hunk {
