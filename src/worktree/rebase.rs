@@ -49,10 +49,14 @@ pub(crate) fn based(dir: &Path, recorded: &str, base_ref: Option<&str>) -> Based
         git::line(dir, &["rev-parse", "--verify", "-q", &spec]).ok()
     });
     let tip = tip.filter(|t| !t.is_empty());
-    let merge_base = tip
-        .as_deref()
-        .and_then(|t| git::line(dir, &["merge-base", "HEAD", t]).ok())
-        .filter(|m| !m.is_empty());
+    // A base that has not moved is where the branch started: no merge base to look for.
+    let merge_base = match tip.as_deref() {
+        Some(t) if t == recorded => Some(t.to_string()),
+        Some(t) => git::line(dir, &["merge-base", "HEAD", t])
+            .ok()
+            .filter(|m| !m.is_empty()),
+        None => None,
+    };
     let newer = merge_base.as_deref().filter(|mb| {
         *mb != recorded
             && git::yes(dir, &["merge-base", "--is-ancestor", recorded, mb]).unwrap_or(false)

@@ -326,15 +326,15 @@ fn back_to_the_previous_version(store: &mut Store) {
              DROP TRIGGER usage_hours_activity_insert; DROP TRIGGER usage_hours_activity_update;
              DROP TRIGGER usage_hours_activity_move; DROP TRIGGER usage_hours_activity_delete;
              DROP INDEX jobs_unfinished; DROP INDEX events_stall;
-             DROP TABLE usage_hours; PRAGMA user_version = {};",
-            SCHEMA_VERSION - 4
+             DROP TABLE usage_hours; DROP TABLE job_lands; PRAGMA user_version = {};",
+            SCHEMA_VERSION - 5
         ),
         Backend::Postgres => format!(
             "DROP FUNCTION usage_hours_jobs() CASCADE; DROP FUNCTION usage_hours_activity() CASCADE;
              DROP FUNCTION usage_hours_put; DROP FUNCTION usage_hours_wall;
              DROP INDEX jobs_unfinished; DROP INDEX events_stall; DROP TABLE usage_hours;
-             UPDATE schema_version SET version = {};",
-            PG_SCHEMA_VERSION - 4
+             DROP TABLE job_lands; UPDATE schema_version SET version = {};",
+            PG_SCHEMA_VERSION - 5
         ),
     };
     store.write(|tx| tx.batch(&sql)).unwrap();
