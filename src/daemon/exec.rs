@@ -297,23 +297,26 @@ impl Finished {
         if stored.state == JobState::Interrupted {
             engine::lost::resume_clock(tx, env, &self.job.root_id)?;
         }
-        let event = NewEvent::job(
-            env.clock.now_ms(),
-            &self.job.root_id,
-            &self.job.id,
-            EventKind::JobRecovered,
+        self.recovered(
+            tx,
+            env,
+            "lost its lease, yet its agent had finished and nothing claimed the job since",
         )
-        .message(format!(
-            "lease lost: the daemon that ran attempt {} lost its lease, yet its agent had finished and nothing claimed the job since; settled from that run",
-            self.job.attempt
-        ));
-        events::append(tx, event)?;
-        Ok(())
     }
 
     /// Says why a job is settled by the daemon whose lease was taken: the takeover found
     /// its agent ended and left the job to it rather than run it again.
     fn left_to_us(&self, tx: &Tx<'_>, env: engine::Env<'_>) -> Result<(), EngineError> {
+        self.recovered(
+            tx,
+            env,
+            "was paused past its lease after its agent ended, so the takeover left the job to it",
+        )
+    }
+
+    /// The `job_recovered` event of a run settled after its daemon lost its lease: `how`
+    /// says why that daemon still settles it.
+    fn recovered(&self, tx: &Tx<'_>, env: engine::Env<'_>, how: &str) -> Result<(), EngineError> {
         let event = NewEvent::job(
             env.clock.now_ms(),
             &self.job.root_id,
@@ -321,7 +324,7 @@ impl Finished {
             EventKind::JobRecovered,
         )
         .message(format!(
-            "lease lost: the daemon that ran attempt {} was paused past its lease after its agent ended, so the takeover left the job to it; settled from that run",
+            "lease lost: the daemon that ran attempt {} {how}; settled from that run",
             self.job.attempt
         ));
         events::append(tx, event)?;

@@ -29,15 +29,7 @@ fn started_ms(pid: i32) -> Option<Millis> {
         .trim()
         .parse()
         .ok()?;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22 of stat(5); the fields after the command name start at field 3.
-    let ticks: i64 = stat
-        .rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(19)?
-        .parse()
-        .ok()?;
+    let ticks = crate::pid::started(pid)?;
     // SAFETY: sysconf has no preconditions.
     let per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
     Some(boot_s * 1_000 + ticks * 1_000 / per_s)

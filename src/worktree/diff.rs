@@ -169,11 +169,15 @@ pub fn job_diff_text(
     Ok(diff_text(&path, &from, stat)?)
 }
 
+/// How every diff of a job's work is asked of git: the staged work against the base, as
+/// git would show it (no colour, no external driver, renames found).
+const STAGED_DIFF: [&str; 5] = ["diff", "--cached", "--no-color", "--no-ext-diff", "-M"];
+
 /// Git's diff of the work in `path` against `base`: the patch, or with `stat` its
 /// `--stat` summary.
 pub fn diff_text(path: &Path, base: &str, stat: bool) -> Result<String, GitError> {
     let staged = stage(path)?;
-    let mut args = vec!["diff", "--cached", "--no-color", "--no-ext-diff", "-M"];
+    let mut args = STAGED_DIFF.to_vec();
     if stat {
         args.push("--stat");
     }
@@ -200,17 +204,7 @@ pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
     let staged = stage(path)?;
     let out = git::run_env(
         path,
-        &[
-            "diff",
-            "--cached",
-            "--no-color",
-            "--no-ext-diff",
-            "-M",
-            "-z",
-            "--raw",
-            "--numstat",
-            base,
-        ],
+        &[&STAGED_DIFF[..], &["-z", "--raw", "--numstat", base]].concat(),
         &staged.env(),
     )?;
     let mut fields = Fields(&out);
@@ -225,15 +219,7 @@ pub fn diff_files(path: &Path, base: &str) -> Result<Vec<DiffFile>, GitError> {
     // The patch is read as it comes, each file's hunks kept up to the bound.
     let patch = super::patch::read(
         path,
-        &[
-            "diff",
-            "--cached",
-            "--no-color",
-            "--no-ext-diff",
-            "-M",
-            "--patch",
-            base,
-        ],
+        &[&STAGED_DIFF[..], &["--patch", base]].concat(),
         &staged.env(),
     )?;
     for (file, hunks) in files.iter_mut().zip(patch) {
