@@ -143,8 +143,12 @@ fn seed(path: &Path, real: &Path) -> Option<PathBuf> {
     let admin = real.parent()?;
     let before = fingerprint(real)?;
     let seed = admin.join(format!("{SEED}{before}"));
-    if seed.is_file() {
-        return Some(seed);
+    // The admin folder is the agent's to write: only a plain file there is a seed, never a
+    // link it planted to make a read take another file (or a device) for the index.
+    match std::fs::symlink_metadata(&seed) {
+        Ok(m) if m.file_type().is_file() => return Some(seed),
+        Ok(_) => std::fs::remove_file(&seed).ok()?,
+        Err(_) => {}
     }
     let fresh = TempIndex(admin.join(format!(
         "gitmoot-seed.{}.{}",
@@ -432,6 +436,34 @@ mod tests {
             "the old private index is removed: {after:?}"
         );
         assert_ne!(after, first, "the real index changed, so its seed did");
+    }
+
+    /// A link the agent planted where the seed for its index goes is not read as the
+    /// seed: the read stages the work from the real index and puts a seed of its own there.
+    #[test]
+    fn a_link_planted_as_the_seed_is_not_taken_for_the_index() {
+        let (dir, wt) = linked();
+        std::fs::write(wt.join("a.txt"), "one, edited\n").unwrap();
+        let real = super::real_index(&wt).unwrap();
+        let bait = dir.path().join("bait");
+        std::fs::write(&bait, "not an index").unwrap();
+        let at = real.parent().unwrap().join(format!(
+            "{}{}",
+            super::SEED,
+            super::fingerprint(&real).unwrap()
+        ));
+        std::os::unix::fs::symlink(&bait, &at).unwrap();
+        let snap = super::snapshot(&wt).expect("the read ignores the planted link");
+        let blob = git(&wt, &["cat-file", "blob", &format!("{}:a.txt", snap.tree)]);
+        assert_eq!(blob, b"one, edited\n");
+        assert!(
+            std::fs::symlink_metadata(&at)
+                .unwrap()
+                .file_type()
+                .is_file(),
+            "the link was replaced by a seed of gitmoot's own"
+        );
+        assert_eq!(std::fs::read(&bait).unwrap(), b"not an index");
     }
 
     /// Round after round of an agent's changes read through the kept private index: the
